@@ -1,0 +1,632 @@
+//! Configuration: defaults, then a file (`--config.file`, YAML or TOML), then environment
+//! variables (`SPARK_EXPORTER_<SECTION>__<KEY>`), then flags, merged with the `config` crate.
+//!
+//! Every field is validated separately, so one run of `check-config` names every wrong field at
+//! once instead of stopping at the first.
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// Default listen address for `/metrics`.
+pub const DEFAULT_LISTEN_ADDRESS: &str = "0.0.0.0:9809";
+/// Default metrics path.
+pub const DEFAULT_TELEMETRY_PATH: &str = "/metrics";
+/// Default Spark UI URL: the driver in the same pod.
+pub const DEFAULT_SPARK_URL: &str = "http://localhost:4040";
+/// Default REST poll interval.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(5);
+/// Default per-request timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Default cap on applications followed per History Server target.
+pub const DEFAULT_APP_LIMIT: usize = 20;
+/// Default event-log poll interval (back-off at EOF).
+pub const DEFAULT_EVENTLOG_POLL: Duration = Duration::from_secs(1);
+/// Default cap on one event-log line; longer lines are skipped and counted.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+/// Default time a finished application stays exported.
+pub const DEFAULT_APP_RETENTION: Duration = Duration::from_secs(3600);
+/// Default time a finished stage keeps its per-stage series.
+pub const DEFAULT_STAGE_RETENTION: Duration = Duration::from_secs(300);
+/// Default time a dead executor keeps its series.
+pub const DEFAULT_DEAD_EXECUTOR_RETENTION: Duration = Duration::from_secs(1800);
+/// Default cap on a label value's length, in characters.
+pub const DEFAULT_MAX_VALUE_LENGTH: usize = 120;
+/// Default cap on distinct values per label per application.
+pub const DEFAULT_MAX_VALUES_PER_LABEL: usize = 200;
+/// Default buckets for job, stage, SQL and batch durations (seconds to hours).
+pub const DEFAULT_DURATION_BUCKETS: &[f64] = &[
+    0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0,
+    14400.0,
+];
+/// Default buckets for task durations (milliseconds to an hour).
+pub const DEFAULT_TASK_DURATION_BUCKETS: &[f64] = &[
+    0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0,
+];
+
+/// Default label rewrite rules, applied in order: UUIDs, dates/times, long hex ids, numbers.
+pub fn default_rewrite_rules() -> Vec<RewriteRule> {
+    [
+        (
+            r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+            "{uuid}",
+        ),
+        (
+            r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?",
+            "{date}",
+        ),
+        (r"\b(0x)?[0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*\b", "{hex}"),
+        (r"\d+", "{n}"),
+    ]
+    .iter()
+    .map(|(p, r)| RewriteRule {
+        pattern: p.to_string(),
+        replacement: r.to_string(),
+    })
+    .collect()
+}
+
+/// A regex rewrite applied to every job group, description and SQL description.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RewriteRule {
+    /// Regular expression (Rust `regex` syntax).
+    pub pattern: String,
+    /// Replacement; `$1` refers to capture groups.
+    pub replacement: String,
+}
+
+/// Output format of log lines.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// `key=value` text.
+    Logfmt,
+    /// One JSON object per line.
+    Json,
+}
+
+/// `/metrics` server.
+#[derive(Debug, Clone, Serialize)]
+pub struct WebConfig {
+    /// Address to listen on.
+    pub listen_address: SocketAddr,
+    /// Path that serves the exposition.
+    pub telemetry_path: String,
+}
+
+/// Logging.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogConfig {
+    /// `error`, `warn`, `info`, `debug` or `trace`.
+    pub level: String,
+    /// `logfmt` or `json`.
+    pub format: LogFormat,
+}
+
+/// REST targets: driver UIs or History Servers.
+#[derive(Debug, Clone, Serialize)]
+pub struct SparkConfig {
+    /// Base URLs (without `/api/v1`). Empty disables the REST collector.
+    pub urls: Vec<String>,
+    /// Time between polls.
+    #[serde(with = "humantime_serde_compat")]
+    pub poll_interval: Duration,
+    /// Per-request timeout.
+    #[serde(with = "humantime_serde_compat")]
+    pub timeout: Duration,
+    /// Only applications whose name matches this regex are followed (History Servers).
+    pub app_name_filter: Option<String>,
+    /// Most applications followed per target (History Servers list many).
+    pub app_limit: usize,
+}
+
+/// Event-log tailing.
+#[derive(Debug, Clone, Serialize)]
+pub struct EventLogConfig {
+    /// `spark.eventLog.dir` folders to watch. Empty disables the tailer.
+    pub dirs: Vec<PathBuf>,
+    /// Back-off when every file is at EOF, and the discovery interval.
+    #[serde(with = "humantime_serde_compat")]
+    pub poll_interval: Duration,
+    /// Longest line accepted; longer ones are skipped and counted.
+    pub max_line_bytes: usize,
+}
+
+/// Retention of entities in the model.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelConfig {
+    /// How long a finished application stays exported.
+    #[serde(with = "humantime_serde_compat")]
+    pub app_retention: Duration,
+    /// How long a finished stage keeps its `stage_id` series.
+    #[serde(with = "humantime_serde_compat")]
+    pub stage_retention: Duration,
+    /// How long a dead executor keeps its `executor_id` series.
+    #[serde(with = "humantime_serde_compat")]
+    pub dead_executor_retention: Duration,
+}
+
+/// Label cardinality control.
+#[derive(Debug, Clone, Serialize)]
+pub struct LabelsConfig {
+    /// Longest label value, in characters; longer ones are cut and end in `…`.
+    pub max_value_length: usize,
+    /// Distinct values per label per application; more go to `__other__`.
+    pub max_values_per_label: usize,
+    /// Rewrite rules, applied in order.
+    pub rewrite_rules: Vec<RewriteRule>,
+}
+
+/// Histogram buckets, in seconds.
+#[derive(Debug, Clone, Serialize)]
+pub struct HistogramConfig {
+    /// Job, stage, SQL and streaming-batch durations.
+    pub duration_buckets: Vec<f64>,
+    /// Task durations.
+    pub task_duration_buckets: Vec<f64>,
+}
+
+/// The whole effective configuration.
+#[derive(Debug, Clone, Serialize)]
+pub struct Settings {
+    /// `/metrics` server.
+    pub web: WebConfig,
+    /// Logging.
+    pub log: LogConfig,
+    /// REST collector.
+    pub spark: SparkConfig,
+    /// Event-log tailer.
+    pub event_log: EventLogConfig,
+    /// Retention.
+    pub model: ModelConfig,
+    /// Labels.
+    pub labels: LabelsConfig,
+    /// Histogram buckets.
+    pub histograms: HistogramConfig,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            web: WebConfig {
+                listen_address: DEFAULT_LISTEN_ADDRESS.parse().expect("constant address"),
+                telemetry_path: DEFAULT_TELEMETRY_PATH.into(),
+            },
+            log: LogConfig {
+                level: "info".into(),
+                format: LogFormat::Logfmt,
+            },
+            spark: SparkConfig {
+                urls: vec![DEFAULT_SPARK_URL.into()],
+                poll_interval: DEFAULT_POLL_INTERVAL,
+                timeout: DEFAULT_TIMEOUT,
+                app_name_filter: None,
+                app_limit: DEFAULT_APP_LIMIT,
+            },
+            event_log: EventLogConfig {
+                dirs: vec![],
+                poll_interval: DEFAULT_EVENTLOG_POLL,
+                max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            },
+            model: ModelConfig {
+                app_retention: DEFAULT_APP_RETENTION,
+                stage_retention: DEFAULT_STAGE_RETENTION,
+                dead_executor_retention: DEFAULT_DEAD_EXECUTOR_RETENTION,
+            },
+            labels: LabelsConfig {
+                max_value_length: DEFAULT_MAX_VALUE_LENGTH,
+                max_values_per_label: DEFAULT_MAX_VALUES_PER_LABEL,
+                rewrite_rules: default_rewrite_rules(),
+            },
+            histograms: HistogramConfig {
+                duration_buckets: DEFAULT_DURATION_BUCKETS.to_vec(),
+                task_duration_buckets: DEFAULT_TASK_DURATION_BUCKETS.to_vec(),
+            },
+        }
+    }
+}
+
+/// Durations serialize as humantime strings (`5s`, `1h`).
+mod humantime_serde_compat {
+    use std::time::Duration;
+    pub fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&humantime::format_duration(*d).to_string())
+    }
+}
+
+/// Configuration errors: every invalid field, found in one pass.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The sources could not be read or merged (missing file, syntax error).
+    #[error("cannot load configuration: {0}")]
+    Load(String),
+    /// One or more fields are invalid.
+    #[error("invalid configuration:\n{}", .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]
+    Invalid(Vec<String>),
+}
+
+/// Flag values that override everything else; `None` means "not given".
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    /// `--config.file`.
+    pub config_file: Option<PathBuf>,
+    /// `(key, value)` pairs such as `("web.listen_address", "0.0.0.0:9000")`.
+    pub values: Vec<(String, OverrideValue)>,
+}
+
+/// A flag value.
+#[derive(Debug, Clone)]
+pub enum OverrideValue {
+    /// A scalar.
+    One(String),
+    /// A repeatable flag.
+    Many(Vec<String>),
+}
+
+/// Env-var prefix: `SPARK_EXPORTER_SPARK__POLL_INTERVAL=10s`.
+pub const ENV_PREFIX: &str = "SPARK_EXPORTER";
+
+const LIST_KEYS: &[&str] = &["spark.urls", "event_log.dirs"];
+
+/// Load defaults, file, environment and flags, then validate every field.
+pub fn load(over: &Overrides) -> Result<Settings, ConfigError> {
+    let mut b = config::Config::builder();
+    if let Some(path) = &over.config_file {
+        if !path.exists() {
+            return Err(ConfigError::Invalid(vec![format!(
+                "config.file: {} does not exist",
+                path.display()
+            )]));
+        }
+        b = b.add_source(config::File::from(path.as_path()));
+    }
+    let mut env = config::Environment::with_prefix(ENV_PREFIX)
+        .prefix_separator("_")
+        .separator("__")
+        .list_separator(",")
+        .try_parsing(false);
+    for k in LIST_KEYS {
+        env = env.with_list_parse_key(k);
+    }
+    b = b.add_source(env);
+    for (k, v) in &over.values {
+        b = match v {
+            OverrideValue::One(s) => b.set_override(k.as_str(), s.as_str()),
+            OverrideValue::Many(l) => b.set_override(k.as_str(), l.clone()),
+        }
+        .map_err(|e| ConfigError::Load(e.to_string()))?;
+    }
+    let merged: Value = b
+        .build()
+        .and_then(|c| c.try_deserialize())
+        .map_err(|e| ConfigError::Load(e.to_string()))?;
+    from_value(&merged)
+}
+
+/// Validate a merged tree (missing keys take defaults) and list every problem.
+pub fn from_value(v: &Value) -> Result<Settings, ConfigError> {
+    let d = Settings::default();
+    let mut r = Reader {
+        root: v,
+        errors: vec![],
+        known: BTreeSet::new(),
+    };
+    let s = Settings {
+        web: WebConfig {
+            listen_address: r.parse("web.listen_address", d.web.listen_address, |s| {
+                s.parse::<SocketAddr>().map_err(|e| e.to_string())
+            }),
+            telemetry_path: r.parse("web.telemetry_path", d.web.telemetry_path, |s| {
+                if s.starts_with('/') && s.len() > 1 {
+                    Ok(s.to_string())
+                } else {
+                    Err("must start with '/' and not be '/' alone".into())
+                }
+            }),
+        },
+        log: LogConfig {
+            level: r.parse("log.level", d.log.level, |s| {
+                match s.to_ascii_lowercase().as_str() {
+                    l @ ("error" | "warn" | "info" | "debug" | "trace") => Ok(l.to_string()),
+                    _ => Err("must be one of error, warn, info, debug, trace".into()),
+                }
+            }),
+            format: r.parse("log.format", d.log.format, |s| {
+                match s.to_ascii_lowercase().as_str() {
+                    "logfmt" | "text" => Ok(LogFormat::Logfmt),
+                    "json" => Ok(LogFormat::Json),
+                    _ => Err("must be logfmt or json".into()),
+                }
+            }),
+        },
+        spark: SparkConfig {
+            urls: r.list("spark.urls", d.spark.urls, parse_url),
+            poll_interval: r.parse("spark.poll_interval", d.spark.poll_interval, parse_positive),
+            timeout: r.parse("spark.timeout", d.spark.timeout, parse_positive),
+            app_name_filter: r.parse("spark.app_name_filter", None, |s| {
+                if s.is_empty() {
+                    return Ok(None);
+                }
+                regex::Regex::new(s)
+                    .map(|_| Some(s.to_string()))
+                    .map_err(|e| format!("not a valid regex: {e}"))
+            }),
+            app_limit: r.parse("spark.app_limit", d.spark.app_limit, parse_count),
+        },
+        event_log: EventLogConfig {
+            dirs: r.list("event_log.dirs", d.event_log.dirs, |s| {
+                if s.is_empty() {
+                    Err("empty path".into())
+                } else {
+                    Ok(PathBuf::from(s))
+                }
+            }),
+            poll_interval: r.parse(
+                "event_log.poll_interval",
+                d.event_log.poll_interval,
+                parse_positive,
+            ),
+            max_line_bytes: r.parse("event_log.max_line_bytes", d.event_log.max_line_bytes, |s| {
+                let n = parse_count(s)?;
+                if n < 1024 {
+                    Err("must be at least 1024".into())
+                } else {
+                    Ok(n)
+                }
+            }),
+        },
+        model: ModelConfig {
+            app_retention: r.parse("model.app_retention", d.model.app_retention, parse_positive),
+            stage_retention: r.parse(
+                "model.stage_retention",
+                d.model.stage_retention,
+                parse_positive,
+            ),
+            dead_executor_retention: r.parse(
+                "model.dead_executor_retention",
+                d.model.dead_executor_retention,
+                parse_positive,
+            ),
+        },
+        labels: LabelsConfig {
+            max_value_length: r.parse(
+                "labels.max_value_length",
+                d.labels.max_value_length,
+                parse_count,
+            ),
+            max_values_per_label: r.parse(
+                "labels.max_values_per_label",
+                d.labels.max_values_per_label,
+                parse_count,
+            ),
+            rewrite_rules: r.rules("labels.rewrite_rules", d.labels.rewrite_rules),
+        },
+        histograms: HistogramConfig {
+            duration_buckets: r.buckets("histograms.duration_buckets", d.histograms.duration_buckets),
+            task_duration_buckets: r.buckets(
+                "histograms.task_duration_buckets",
+                d.histograms.task_duration_buckets,
+            ),
+        },
+    };
+    r.unknown_keys(v, "");
+    if r.errors.is_empty() {
+        Ok(s)
+    } else {
+        Err(ConfigError::Invalid(r.errors))
+    }
+}
+
+fn parse_url(s: &str) -> Result<String, String> {
+    let u = s.trim_end_matches('/');
+    if !(u.starts_with("http://") || u.starts_with("https://")) || u.len() < 10 {
+        return Err(format!("{s:?} is not an http(s) URL"));
+    }
+    Ok(u.trim_end_matches("/api/v1").to_string())
+}
+
+fn parse_positive(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s).map_err(|e| format!("{s:?} is not a duration ({e})"))?;
+    if d.is_zero() {
+        return Err("must be greater than zero".into());
+    }
+    Ok(d)
+}
+
+fn parse_count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be greater than zero".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{s:?} is not a positive integer")),
+    }
+}
+
+/// Walks the merged tree, collecting errors instead of stopping at the first.
+struct Reader<'a> {
+    root: &'a Value,
+    errors: Vec<String>,
+    known: BTreeSet<String>,
+}
+
+fn scalar_string(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+impl Reader<'_> {
+    fn get(&mut self, key: &str) -> Option<&Value> {
+        self.known.insert(key.to_string());
+        let mut v = self.root;
+        for part in key.split('.') {
+            v = v.get(part)?;
+        }
+        if v.is_null() {
+            None
+        } else {
+            Some(v)
+        }
+    }
+
+    fn parse<T>(&mut self, key: &str, default: T, f: impl Fn(&str) -> Result<T, String>) -> T {
+        let Some(v) = self.get(key).cloned() else {
+            return default;
+        };
+        match scalar_string(&v) {
+            Some(s) => match f(&s) {
+                Ok(t) => t,
+                Err(e) => {
+                    self.errors.push(format!("{key}: {e}"));
+                    default
+                }
+            },
+            None => {
+                self.errors.push(format!("{key}: expected a single value"));
+                default
+            }
+        }
+    }
+
+    fn list<T>(&mut self, key: &str, default: Vec<T>, f: impl Fn(&str) -> Result<T, String>) -> Vec<T> {
+        let Some(v) = self.get(key).cloned() else {
+            return default;
+        };
+        let items: Vec<Value> = match v {
+            Value::Array(a) => a,
+            Value::String(s) if s.is_empty() => vec![],
+            Value::String(s) => s.split(',').map(|x| Value::String(x.trim().into())).collect(),
+            other => vec![other],
+        };
+        let mut out = vec![];
+        for (i, item) in items.iter().enumerate() {
+            match scalar_string(item).ok_or_else(|| "expected a string".to_string()).and_then(|s| f(&s)) {
+                Ok(t) => out.push(t),
+                Err(e) => self.errors.push(format!("{key}[{i}]: {e}")),
+            }
+        }
+        out
+    }
+
+    fn buckets(&mut self, key: &str, default: Vec<f64>) -> Vec<f64> {
+        let b = self.list(key, default.clone(), |s| {
+            s.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .ok_or_else(|| format!("{s:?} is not a positive number"))
+        });
+        if b.is_empty() {
+            self.errors.push(format!("{key}: needs at least one bucket"));
+            return default;
+        }
+        if b.windows(2).any(|w| w[0] >= w[1]) {
+            self.errors.push(format!("{key}: buckets must be strictly increasing"));
+            return default;
+        }
+        b
+    }
+
+    fn rules(&mut self, key: &str, default: Vec<RewriteRule>) -> Vec<RewriteRule> {
+        let Some(v) = self.get(key).cloned() else {
+            return default;
+        };
+        let Value::Array(items) = v else {
+            self.errors.push(format!("{key}: expected a list of {{pattern, replacement}}"));
+            return default;
+        };
+        let mut out = vec![];
+        for (i, item) in items.iter().enumerate() {
+            let pattern = item.get("pattern").and_then(scalar_string);
+            let replacement = item.get("replacement").and_then(scalar_string).unwrap_or_default();
+            match pattern {
+                None => self.errors.push(format!("{key}[{i}].pattern: missing")),
+                Some(p) => match regex::Regex::new(&p) {
+                    Ok(_) => out.push(RewriteRule {
+                        pattern: p,
+                        replacement,
+                    }),
+                    Err(e) => self.errors.push(format!("{key}[{i}].pattern: not a valid regex: {e}")),
+                },
+            }
+        }
+        out
+    }
+
+    /// Report keys nobody asked for (typos such as `spark.pol_interval`).
+    fn unknown_keys(&mut self, v: &Value, prefix: &str) {
+        if let Value::Object(m) = v {
+            for (k, child) in m {
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                if self.known.contains(&path) {
+                    continue;
+                }
+                if self.known.iter().any(|kk| kk.starts_with(&format!("{path}."))) {
+                    self.unknown_keys(child, &path);
+                } else {
+                    self.errors.push(format!("{path}: unknown field"));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_are_valid() {
+        let s = from_value(&json!({})).unwrap();
+        assert_eq!(s.spark.urls, vec![DEFAULT_SPARK_URL.to_string()]);
+        assert_eq!(s.web.telemetry_path, "/metrics");
+    }
+
+    #[test]
+    fn every_wrong_field_is_listed() {
+        let v = json!({
+            "web": {"listen_address": "nope", "telemetry_path": "metrics"},
+            "spark": {"urls": ["ftp://x", "http://ok:4040"], "poll_interval": "0s", "timeout": "soon",
+                      "app_name_filter": "(" , "pol_interval": "1s"},
+            "labels": {"rewrite_rules": [{"pattern": "["}]},
+            "histograms": {"duration_buckets": [3, 1]},
+            "bogus": 1
+        });
+        let Err(ConfigError::Invalid(errs)) = from_value(&v) else {
+            panic!("expected errors")
+        };
+        let all = errs.join("\n");
+        for k in [
+            "web.listen_address",
+            "web.telemetry_path",
+            "spark.urls[0]",
+            "spark.poll_interval",
+            "spark.timeout",
+            "spark.app_name_filter",
+            "spark.pol_interval: unknown",
+            "labels.rewrite_rules[0].pattern",
+            "histograms.duration_buckets",
+            "bogus: unknown",
+        ] {
+            assert!(all.contains(k), "{k} missing from:\n{all}");
+        }
+        assert_eq!(errs.len(), 10, "{all}");
+    }
+
+    #[test]
+    fn urls_are_normalised() {
+        let s = from_value(&json!({"spark": {"urls": "http://a:4040/api/v1/, http://b:18080"}})).unwrap();
+        assert_eq!(s.spark.urls, vec!["http://a:4040", "http://b:18080"]);
+    }
+}

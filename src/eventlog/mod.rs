@@ -1,0 +1,1 @@
+//! Event-log discovery, tailing, codecs and parsing.

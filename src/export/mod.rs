@@ -1,0 +1,1 @@
+//! Exposition of the model: Prometheus (scrape time).

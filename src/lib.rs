@@ -1,0 +1,19 @@
+//! spark-exporter: turns running Apache Spark applications into Prometheus and OTLP metrics.
+//!
+//! Layout:
+//! - [`config`]: layered configuration (defaults, file, env, flags) and validation.
+//! - [`telemetry`]: the exporter's own health counters.
+//! - [`model`]: the in-memory state of applications, jobs, stages, tasks, executors, SQL and
+//!   streaming queries, fed by idempotent calls keyed by Spark's ids.
+//! - [`spark`]: the REST API client, its types and the poller.
+//! - [`eventlog`]: event-log discovery, tailing, codecs and parsing.
+//! - [`export`]: the Prometheus collector (rendered at scrape time).
+//! - [`server`]: `/metrics`, `/healthz`, `/readyz` and the landing page.
+
+pub mod config;
+pub mod eventlog;
+pub mod export;
+pub mod model;
+pub mod server;
+pub mod spark;
+pub mod telemetry;

@@ -1,0 +1,369 @@
+//! Observations: what a source (REST poller or event-log tailer) saw about one Spark entity.
+//!
+//! Every source translates what it read into these types and hands them to
+//! [`crate::model::Model`]. Fields a source does not know are `None`; the model merges what it
+//! is given with what it already has, keyed by Spark's own ids, so the same fact seen twice (or by
+//! two sources) counts once.
+
+/// Which source produced an observation. Cumulative values are kept per source and merged with
+/// `max`, so REST totals and event-log sums of the same stage never add up twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// The live UI or History Server REST API (`/api/v1`).
+    Rest,
+    /// A Spark event log (`spark.eventLog.dir`).
+    EventLog,
+}
+
+/// Milliseconds since the Unix epoch, as Spark reports times.
+pub type EpochMs = i64;
+
+/// An application (one attempt of it).
+#[derive(Debug, Clone, Default)]
+pub struct AppObs {
+    /// `spark.app.id`, e.g. `local-1795981136444` or `spark-1f2e...`.
+    pub app_id: String,
+    /// `spark.app.name`.
+    pub name: Option<String>,
+    /// Spark version the application runs on.
+    pub spark_version: Option<String>,
+    /// User that runs the application.
+    pub user: Option<String>,
+    /// Start time.
+    pub start_ms: Option<EpochMs>,
+    /// End time; `Some` once the application has ended.
+    pub end_ms: Option<EpochMs>,
+}
+
+/// Status of a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JobStatus {
+    /// Submitted and not ended.
+    Running,
+    /// Ended with success.
+    Succeeded,
+    /// Ended with failure.
+    Failed,
+}
+
+impl JobStatus {
+    /// True once the job has ended.
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, JobStatus::Running)
+    }
+    /// The `status` label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            JobStatus::Running => "running",
+            JobStatus::Succeeded => "succeeded",
+            JobStatus::Failed => "failed",
+        }
+    }
+}
+
+/// A job.
+#[derive(Debug, Clone)]
+pub struct JobObs {
+    /// Spark's job id (sequential per SparkContext).
+    pub job_id: u64,
+    /// `spark.jobGroup.id`, from `setJobGroup`.
+    pub job_group: Option<String>,
+    /// `spark.job.description`, from `setJobGroup` / `setJobDescription`.
+    pub description: Option<String>,
+    /// Current status.
+    pub status: JobStatus,
+    /// Submission time.
+    pub submission_ms: Option<EpochMs>,
+    /// Completion time (terminal jobs only).
+    pub completion_ms: Option<EpochMs>,
+    /// Ids of the stages this job runs (including ones that end up skipped).
+    pub stage_ids: Vec<u64>,
+    /// `spark.sql.execution.id`, when the job belongs to a SQL execution.
+    pub sql_execution_id: Option<u64>,
+}
+
+/// Status of a stage attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StageStatus {
+    /// Known (part of a submitted job) but not submitted yet.
+    Pending,
+    /// Submitted and running.
+    Active,
+    /// Completed successfully.
+    Complete,
+    /// Failed.
+    Failed,
+    /// Never ran because its output already existed.
+    Skipped,
+}
+
+impl StageStatus {
+    /// True once the stage attempt has ended (or was skipped).
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            StageStatus::Complete | StageStatus::Failed | StageStatus::Skipped
+        )
+    }
+    /// The `status` label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            StageStatus::Pending => "pending",
+            StageStatus::Active => "active",
+            StageStatus::Complete => "complete",
+            StageStatus::Failed => "failed",
+            StageStatus::Skipped => "skipped",
+        }
+    }
+}
+
+/// Task-metric sums. From REST these are a stage's (or executor's) running totals; from the event
+/// log they are the sum over the task-end events read so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TaskTotals {
+    /// Executor run time, milliseconds.
+    pub run_time_ms: u64,
+    /// Executor CPU time, nanoseconds.
+    pub cpu_time_ns: u64,
+    /// JVM GC time, milliseconds.
+    pub gc_time_ms: u64,
+    /// Bytes read from input sources.
+    pub input_bytes: u64,
+    /// Bytes written to output.
+    pub output_bytes: u64,
+    /// Shuffle bytes read (local + remote).
+    pub shuffle_read_bytes: u64,
+    /// Shuffle bytes written.
+    pub shuffle_write_bytes: u64,
+    /// Bytes spilled from memory (in-memory size).
+    pub memory_spilled_bytes: u64,
+    /// Bytes spilled to disk.
+    pub disk_spilled_bytes: u64,
+}
+
+impl TaskTotals {
+    /// Field-wise maximum: how two sources' views of the same cumulative totals merge.
+    pub fn max(&self, o: &TaskTotals) -> TaskTotals {
+        TaskTotals {
+            run_time_ms: self.run_time_ms.max(o.run_time_ms),
+            cpu_time_ns: self.cpu_time_ns.max(o.cpu_time_ns),
+            gc_time_ms: self.gc_time_ms.max(o.gc_time_ms),
+            input_bytes: self.input_bytes.max(o.input_bytes),
+            output_bytes: self.output_bytes.max(o.output_bytes),
+            shuffle_read_bytes: self.shuffle_read_bytes.max(o.shuffle_read_bytes),
+            shuffle_write_bytes: self.shuffle_write_bytes.max(o.shuffle_write_bytes),
+            memory_spilled_bytes: self.memory_spilled_bytes.max(o.memory_spilled_bytes),
+            disk_spilled_bytes: self.disk_spilled_bytes.max(o.disk_spilled_bytes),
+        }
+    }
+    /// Field-wise sum (saturating).
+    pub fn add(&mut self, o: &TaskTotals) {
+        self.run_time_ms = self.run_time_ms.saturating_add(o.run_time_ms);
+        self.cpu_time_ns = self.cpu_time_ns.saturating_add(o.cpu_time_ns);
+        self.gc_time_ms = self.gc_time_ms.saturating_add(o.gc_time_ms);
+        self.input_bytes = self.input_bytes.saturating_add(o.input_bytes);
+        self.output_bytes = self.output_bytes.saturating_add(o.output_bytes);
+        self.shuffle_read_bytes = self.shuffle_read_bytes.saturating_add(o.shuffle_read_bytes);
+        self.shuffle_write_bytes = self.shuffle_write_bytes.saturating_add(o.shuffle_write_bytes);
+        self.memory_spilled_bytes = self.memory_spilled_bytes.saturating_add(o.memory_spilled_bytes);
+        self.disk_spilled_bytes = self.disk_spilled_bytes.saturating_add(o.disk_spilled_bytes);
+    }
+}
+
+/// Task counts of a stage attempt, by outcome.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaskCounts {
+    /// Tasks that succeeded.
+    pub succeeded: u64,
+    /// Tasks that failed.
+    pub failed: u64,
+    /// Tasks that were killed.
+    pub killed: u64,
+}
+
+impl TaskCounts {
+    /// Field-wise maximum.
+    pub fn max(&self, o: &TaskCounts) -> TaskCounts {
+        TaskCounts {
+            succeeded: self.succeeded.max(o.succeeded),
+            failed: self.failed.max(o.failed),
+            killed: self.killed.max(o.killed),
+        }
+    }
+    /// All finished tasks.
+    pub fn finished(&self) -> u64 {
+        self.succeeded + self.failed + self.killed
+    }
+}
+
+/// A stage attempt as REST reports it (cumulative values), or as the event log's
+/// `SparkListenerStageSubmitted` / `SparkListenerStageCompleted` report it (no totals).
+#[derive(Debug, Clone)]
+pub struct StageObs {
+    /// Stage id.
+    pub stage_id: u64,
+    /// Attempt number.
+    pub attempt: u32,
+    /// Status.
+    pub status: StageStatus,
+    /// Stage name (the call site, e.g. `collect at job.py:12`).
+    pub name: Option<String>,
+    /// Job group from the stage's properties (event log); REST derives it from the job.
+    pub job_group: Option<String>,
+    /// Job description from the stage's properties / REST `description`.
+    pub description: Option<String>,
+    /// Number of tasks in the stage.
+    pub num_tasks: Option<u64>,
+    /// Tasks running now (REST only).
+    pub active_tasks: Option<u64>,
+    /// Submission time.
+    pub submission_ms: Option<EpochMs>,
+    /// Completion time.
+    pub completion_ms: Option<EpochMs>,
+    /// Cumulative task outcomes (REST only; the event log counts task ends).
+    pub task_counts: Option<TaskCounts>,
+    /// Cumulative task metrics (REST only; the event log sums task ends).
+    pub totals: Option<TaskTotals>,
+}
+
+/// A stage's task-duration summary (REST `taskSummary`), used for the skew ratio.
+#[derive(Debug, Clone, Copy)]
+pub struct TaskSummaryObs {
+    /// Median task duration, milliseconds.
+    pub median_ms: f64,
+    /// Longest task duration, milliseconds.
+    pub max_ms: f64,
+}
+
+/// Outcome of one task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskOutcome {
+    /// `Success`.
+    Succeeded,
+    /// Any failure reason other than a kill.
+    Failed,
+    /// `TaskKilled`.
+    Killed,
+}
+
+/// One finished task (event log `SparkListenerTaskEnd`).
+#[derive(Debug, Clone)]
+pub struct TaskEndObs {
+    /// Stage id.
+    pub stage_id: u64,
+    /// Stage attempt.
+    pub attempt: u32,
+    /// Task id (unique within the application).
+    pub task_id: u64,
+    /// Executor that ran it.
+    pub executor_id: String,
+    /// Outcome.
+    pub outcome: TaskOutcome,
+    /// Launch time.
+    pub launch_ms: EpochMs,
+    /// Finish time.
+    pub finish_ms: EpochMs,
+    /// Metrics (zero when the event had none, e.g. some failures).
+    pub metrics: TaskTotals,
+}
+
+/// An executor.
+#[derive(Debug, Clone, Default)]
+pub struct ExecutorObs {
+    /// Executor id (`driver`, `0`, `1`, ...).
+    pub executor_id: String,
+    /// `Some(false)` once removed.
+    pub active: Option<bool>,
+    /// Removal reason as Spark gave it.
+    pub remove_reason: Option<String>,
+    /// Time it was added.
+    pub add_ms: Option<EpochMs>,
+    /// Time it was removed.
+    pub remove_ms: Option<EpochMs>,
+    /// Task slots.
+    pub max_tasks: Option<u64>,
+    /// Tasks running now.
+    pub active_tasks: Option<u64>,
+    /// Cumulative completed tasks.
+    pub completed_tasks: Option<u64>,
+    /// Cumulative failed tasks.
+    pub failed_tasks: Option<u64>,
+    /// Cumulative task time (sum of task durations), milliseconds.
+    pub task_time_ms: Option<u64>,
+    /// Cumulative GC time, milliseconds.
+    pub gc_time_ms: Option<u64>,
+    /// Cumulative input bytes.
+    pub input_bytes: Option<u64>,
+    /// Cumulative shuffle bytes read.
+    pub shuffle_read_bytes: Option<u64>,
+    /// Cumulative shuffle bytes written.
+    pub shuffle_write_bytes: Option<u64>,
+    /// Storage memory used now.
+    pub storage_memory_used_bytes: Option<u64>,
+    /// Storage memory available.
+    pub max_memory_bytes: Option<u64>,
+    /// Disk used by cached blocks.
+    pub disk_used_bytes: Option<u64>,
+    /// `peakMemoryMetrics`: name and value.
+    pub peak_memory: Vec<(String, u64)>,
+}
+
+/// Status of a SQL execution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SqlStatus {
+    /// Running.
+    Running,
+    /// Completed successfully.
+    Completed,
+    /// Failed.
+    Failed,
+}
+
+impl SqlStatus {
+    /// True once ended.
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, SqlStatus::Running)
+    }
+    /// The `status` label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            SqlStatus::Running => "running",
+            SqlStatus::Completed => "completed",
+            SqlStatus::Failed => "failed",
+        }
+    }
+}
+
+/// A SQL execution.
+#[derive(Debug, Clone)]
+pub struct SqlObs {
+    /// Execution id.
+    pub execution_id: u64,
+    /// Description (the query text or what `setJobDescription` set).
+    pub description: Option<String>,
+    /// Status.
+    pub status: SqlStatus,
+    /// Submission time.
+    pub submission_ms: Option<EpochMs>,
+    /// Duration, once ended (milliseconds).
+    pub duration_ms: Option<u64>,
+}
+
+/// One structured-streaming micro-batch (`QueryProgressEvent`).
+#[derive(Debug, Clone)]
+pub struct StreamingProgressObs {
+    /// Query id (stable across restarts of the query).
+    pub query_id: String,
+    /// Query name, when the user set one.
+    pub name: Option<String>,
+    /// Batch id.
+    pub batch_id: u64,
+    /// Rows read in this batch.
+    pub num_input_rows: u64,
+    /// Input rows per second.
+    pub input_rows_per_second: f64,
+    /// Processed rows per second.
+    pub processed_rows_per_second: f64,
+    /// `durationMs.triggerExecution`, milliseconds.
+    pub batch_duration_ms: u64,
+}

@@ -1,0 +1,1 @@
+//! Spark REST API client, types and poller.

@@ -1,0 +1,93 @@
+//! The exporter's own health: target reachability, poll durations, error counters, event-log
+//! progress. Sources write here; the Prometheus collector and OTLP exporter read it at export time.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+/// Self-metrics shared by every task. Cheap to update; never blocks across `.await`.
+#[derive(Debug, Default)]
+pub struct Telemetry {
+    inner: Mutex<Inner>,
+}
+
+/// A snapshot of every self-metric, taken at export time.
+#[derive(Debug, Default, Clone)]
+pub struct Inner {
+    /// `spark_up{target}`.
+    pub up: BTreeMap<String, bool>,
+    /// `spark_exporter_scrape_duration_seconds{target}` (last poll).
+    pub scrape_duration: BTreeMap<String, f64>,
+    /// `spark_exporter_scrape_errors_total{target,kind}`.
+    pub scrape_errors: BTreeMap<(String, String), u64>,
+    /// `spark_exporter_label_overflow_total{label}`.
+    pub label_overflow: BTreeMap<String, u64>,
+    /// `spark_exporter_eventlog_bytes_total`.
+    pub eventlog_bytes: u64,
+    /// `spark_exporter_eventlog_events_total`.
+    pub eventlog_events: u64,
+    /// `spark_exporter_eventlog_errors_total{kind}`.
+    pub eventlog_errors: BTreeMap<String, u64>,
+    /// `spark_exporter_eventlog_files{state}`.
+    pub eventlog_files: BTreeMap<String, u64>,
+    /// Timestamp (ms) of the newest event read, for `spark_exporter_eventlog_lag_seconds`.
+    pub eventlog_newest_event_ms: Option<i64>,
+    /// `spark_exporter_rest_bytes_total{target}`: response bytes read from Spark.
+    pub rest_bytes: BTreeMap<String, u64>,
+    /// `spark_exporter_rest_requests_total{target}`.
+    pub rest_requests: BTreeMap<String, u64>,
+}
+
+impl Telemetry {
+    fn with<R>(&self, f: impl FnOnce(&mut Inner) -> R) -> R {
+        // A poisoned lock only means another thread panicked mid-update; the counters are still
+        // usable, so take them rather than propagate the panic.
+        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut g)
+    }
+    /// Copy of every value.
+    pub fn snapshot(&self) -> Inner {
+        self.with(|i| i.clone())
+    }
+    /// Record whether the last poll of `target` succeeded.
+    pub fn set_up(&self, target: &str, up: bool) {
+        self.with(|i| i.up.insert(target.to_string(), up));
+    }
+    /// Record how long the last poll of `target` took.
+    pub fn set_scrape_duration(&self, target: &str, secs: f64) {
+        self.with(|i| i.scrape_duration.insert(target.to_string(), secs));
+    }
+    /// Count a failed request to `target`; `kind` is a small fixed set
+    /// (`connect`, `timeout`, `http_status`, `decode`, `body`).
+    pub fn scrape_error(&self, target: &str, kind: &str) {
+        self.with(|i| *i.scrape_errors.entry((target.into(), kind.into())).or_default() += 1);
+    }
+    /// Count a REST response of `bytes` bytes from `target`.
+    pub fn rest_response(&self, target: &str, bytes: u64) {
+        self.with(|i| {
+            *i.rest_bytes.entry(target.into()).or_default() += bytes;
+            *i.rest_requests.entry(target.into()).or_default() += 1;
+        });
+    }
+    /// Count a label value folded into `__other__`.
+    pub fn label_overflow(&self, label: &str) {
+        self.with(|i| *i.label_overflow.entry(label.into()).or_default() += 1);
+    }
+    /// Count bytes (decompressed) and events read from event logs.
+    pub fn eventlog_read(&self, bytes: u64, events: u64, newest_event_ms: Option<i64>) {
+        self.with(|i| {
+            i.eventlog_bytes += bytes;
+            i.eventlog_events += events;
+            if let Some(t) = newest_event_ms {
+                i.eventlog_newest_event_ms = Some(i.eventlog_newest_event_ms.map_or(t, |o| o.max(t)));
+            }
+        });
+    }
+    /// Count an event-log error of `kind` (`parse`, `codec`, `line_too_long`, `io`, ...).
+    pub fn eventlog_error(&self, kind: &str) {
+        self.with(|i| *i.eventlog_errors.entry(kind.into()).or_default() += 1);
+    }
+    /// Set how many files are in each tailer state (`active`, `finished`, `error`).
+    pub fn set_eventlog_files(&self, counts: BTreeMap<String, u64>) {
+        self.with(|i| i.eventlog_files = counts);
+    }
+}
