@@ -48,7 +48,8 @@ pub const DEFAULT_TASK_DURATION_BUCKETS: &[f64] = &[
     0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0,
 ];
 
-/// Default label rewrite rules, applied in order: UUIDs, dates/times, long hex ids, numbers.
+/// Default label rewrite rules, applied in order: UUIDs, dates/times, long numbers, long hex ids
+/// (8+ hex digits), other numbers.
 pub fn default_rewrite_rules() -> Vec<RewriteRule> {
     [
         (
@@ -59,7 +60,8 @@ pub fn default_rewrite_rules() -> Vec<RewriteRule> {
             r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?",
             "{date}",
         ),
-        (r"\b(0x)?[0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*\b", "{hex}"),
+        (r"\b\d{8,}\b", "{n}"),
+        (r"\b(?:0x)?[0-9a-fA-F]{8,}\b", "{hex}"),
         (r"\d+", "{n}"),
     ]
     .iter()

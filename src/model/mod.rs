@@ -2,65 +2,156 @@
 //!
 //! Sources call the `upsert_*` / `task_end` / `streaming_progress` methods with observations
 //! ([`obs`]); each call is idempotent and keyed by Spark's own ids, so a job seen twice, or by the
-//! REST poller and the event-log tailer both, counts once. Exporters read the state at export time
-//! through [`Model::read`].
+//! REST poller and the event-log tailer both, counts once (see [`app`] for the rules). Exporters
+//! read the state at export time through [`Model::read`].
 
+pub mod app;
+pub mod hist;
+pub mod idset;
+pub mod labels;
 pub mod obs;
+pub mod others;
+mod update;
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::config::Settings;
+use crate::config::{ModelConfig, Settings};
 use crate::telemetry::Telemetry;
+pub use app::{AppState, GroupAgg, GroupKey, StageState};
+use labels::Labeler;
 pub use obs::*;
 
-/// Shared handle to the model.
+/// Wall-clock source, replaceable in tests.
+pub type Clock = Arc<dyn Fn() -> EpochMs + Send + Sync>;
+
+/// The system clock in epoch milliseconds.
+pub fn system_now_ms() -> EpochMs {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as EpochMs)
+        .unwrap_or(0)
+}
+
+/// Everything the model holds.
 #[derive(Debug)]
+pub struct State {
+    /// Applications by id.
+    pub apps: BTreeMap<String, AppState>,
+    /// Buckets of job, stage, SQL and batch durations.
+    pub duration_bounds: Arc<[f64]>,
+    /// Buckets of task durations.
+    pub task_bounds: Arc<[f64]>,
+    /// Retention settings.
+    pub retention: ModelConfig,
+    labeler: Labeler,
+}
+
+/// Shared handle to the model.
 pub struct Model {
     state: Mutex<State>,
     telemetry: Arc<Telemetry>,
+    clock: Clock,
 }
 
-/// Everything the model holds (filled in by `state.rs`).
-#[derive(Debug, Default)]
-pub struct State {}
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model").finish_non_exhaustive()
+    }
+}
 
 impl Model {
-    /// A new, empty model.
-    pub fn new(_settings: &Settings, telemetry: Arc<Telemetry>) -> Arc<Model> {
+    /// A new, empty model on the system clock.
+    pub fn new(settings: &Settings, telemetry: Arc<Telemetry>) -> Arc<Model> {
+        Self::with_clock(settings, telemetry, Arc::new(system_now_ms))
+    }
+
+    /// A new, empty model on the given clock (tests).
+    pub fn with_clock(settings: &Settings, telemetry: Arc<Telemetry>, clock: Clock) -> Arc<Model> {
         Arc::new(Model {
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                apps: BTreeMap::new(),
+                duration_bounds: Arc::from(settings.histograms.duration_buckets.clone()),
+                task_bounds: Arc::from(settings.histograms.task_duration_buckets.clone()),
+                retention: settings.model.clone(),
+                labeler: Labeler::new(&settings.labels),
+            }),
             telemetry,
+            clock,
         })
     }
+
     /// The self-metrics sink.
     pub fn telemetry(&self) -> &Arc<Telemetry> {
         &self.telemetry
     }
+
+    /// Current wall-clock time in epoch ms.
+    pub fn now_ms(&self) -> EpochMs {
+        (self.clock)()
+    }
+
     /// Read the state under the lock (exporters). Never `.await` inside `f`.
     pub fn read<R>(&self, f: impl FnOnce(&State) -> R) -> R {
         let g = self.state.lock().unwrap_or_else(|p| p.into_inner());
         f(&g)
     }
+
+    fn write<R>(&self, f: impl FnOnce(&mut State, &Telemetry, EpochMs) -> R) -> R {
+        let now = self.now_ms();
+        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut g, &self.telemetry, now)
+    }
+
     /// Add or update an application.
-    pub fn upsert_app(&self, _src: Source, _obs: &AppObs) {}
+    pub fn upsert_app(&self, _src: Source, obs: &AppObs) {
+        self.write(|s, _, now| s.upsert_app(obs, now))
+    }
     /// The REST target no longer lists this (unfinished) application: its driver went away.
     /// Marks it ended at `now_ms` so it expires after the retention time.
-    pub fn app_gone(&self, _app_id: &str, _now_ms: EpochMs) {}
+    pub fn app_gone(&self, app_id: &str, now_ms: EpochMs) {
+        self.write(|s, _, now| s.app_gone(app_id, now_ms, now))
+    }
     /// Add or update a job.
-    pub fn upsert_job(&self, _src: Source, _app_id: &str, _obs: &JobObs) {}
+    pub fn upsert_job(&self, src: Source, app_id: &str, obs: &JobObs) {
+        self.write(|s, t, now| s.upsert_job(src, app_id, obs, t, now))
+    }
     /// Add or update a stage attempt.
-    pub fn upsert_stage(&self, _src: Source, _app_id: &str, _obs: &StageObs) {}
+    pub fn upsert_stage(&self, _src: Source, app_id: &str, obs: &StageObs) {
+        self.write(|s, t, now| s.upsert_stage(app_id, obs, t, now))
+    }
     /// Set a stage attempt's task-duration summary (REST `taskSummary`).
-    pub fn set_task_summary(&self, _app_id: &str, _stage_id: u64, _attempt: u32, _s: TaskSummaryObs) {}
+    pub fn set_task_summary(&self, app_id: &str, stage_id: u64, attempt: u32, sum: TaskSummaryObs) {
+        self.write(|s, _, _| {
+            if let Some(st) = s
+                .apps
+                .get_mut(app_id)
+                .and_then(|a| a.stages.get_mut(&(stage_id, attempt)))
+            {
+                st.summary = Some(sum);
+            }
+        })
+    }
     /// A task ended (event log).
-    pub fn task_end(&self, _app_id: &str, _obs: &TaskEndObs) {}
+    pub fn task_end(&self, app_id: &str, obs: &TaskEndObs) {
+        self.write(|s, t, _| s.task_end(app_id, obs, t))
+    }
     /// Add or update an executor.
-    pub fn upsert_executor(&self, _src: Source, _app_id: &str, _obs: &ExecutorObs) {}
+    pub fn upsert_executor(&self, _src: Source, app_id: &str, obs: &ExecutorObs) {
+        self.write(|s, _, now| s.upsert_executor(app_id, obs, now))
+    }
     /// Add or update a SQL execution.
-    pub fn upsert_sql(&self, _src: Source, _app_id: &str, _obs: &SqlObs) {}
+    pub fn upsert_sql(&self, _src: Source, app_id: &str, obs: &SqlObs) {
+        self.write(|s, t, _| s.upsert_sql(app_id, obs, t))
+    }
     /// A streaming micro-batch finished (event log).
-    pub fn streaming_progress(&self, _app_id: &str, _obs: &StreamingProgressObs) {}
-    /// Drop what has aged out: finished applications, finished stages' per-stage series, dead
-    /// executors. Called periodically.
-    pub fn expire(&self, _now_ms: EpochMs) {}
+    pub fn streaming_progress(&self, app_id: &str, obs: &StreamingProgressObs) {
+        self.write(|s, t, _| s.streaming_progress(app_id, obs, t))
+    }
+    /// Drop what has aged out: finished applications, finished stages' per-stage series (their
+    /// totals fold into their job group), dead executors. Called periodically.
+    pub fn expire(&self, now_ms: EpochMs) {
+        self.write(|s, _, _| s.expire(now_ms))
+    }
 }

@@ -1,0 +1,209 @@
+//! One application's state: jobs, stages and the per-job-group aggregates built from them.
+//!
+//! Counting rules (what makes the calls idempotent):
+//! - A job, stage attempt or SQL execution is counted once, when it is first seen terminal; the
+//!   ids already counted live in an [`IdSet`], so Spark dropping old entities from its UI (or a
+//!   second source reporting them again) never counts them twice or takes a count back.
+//! - A stage attempt's task counts and metric sums are kept per source and merged with `max`
+//!   (REST reports running totals, the event log sums task ends); when the stage retires, its
+//!   merged totals fold into its job group's counters, so group counters never go backwards.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use super::hist::Hist;
+use super::idset::IdSet;
+use super::labels::LabelSets;
+use super::obs::*;
+use super::others::{ExecutorState, SqlAgg, SqlState, StreamAgg};
+
+/// `(job_group, job_description)` label values after rewriting.
+pub type GroupKey = (Arc<str>, Arc<str>);
+
+/// Counters and histograms of one job group + description.
+#[derive(Debug, Clone)]
+pub struct GroupAgg {
+    /// Jobs ended, by status label (`succeeded`, `failed`).
+    pub jobs: BTreeMap<&'static str, u64>,
+    /// Job durations by status label.
+    pub job_duration: BTreeMap<&'static str, Hist>,
+    /// Stage attempts ended, by status label (`complete`, `failed`, `skipped`).
+    pub stages: BTreeMap<&'static str, u64>,
+    /// Stage durations by status label (complete and failed).
+    pub stage_duration: BTreeMap<&'static str, Hist>,
+    /// Task outcomes of stages that have retired from the model.
+    pub retired_counts: TaskCounts,
+    /// Task metric sums of stages that have retired from the model.
+    pub retired_totals: TaskTotals,
+    /// Exact task durations (event log).
+    pub task_duration: Hist,
+}
+
+/// A stage attempt the model still holds (active, pending, or finished within retention).
+#[derive(Debug, Clone)]
+pub struct StageState {
+    /// Stage id.
+    pub stage_id: u64,
+    /// Attempt.
+    pub attempt: u32,
+    /// Labels.
+    pub group: GroupKey,
+    /// Stage name, length-capped.
+    pub name: Arc<str>,
+    /// Status.
+    pub status: StageStatus,
+    /// Submission time (Spark's clock).
+    pub submission_ms: Option<EpochMs>,
+    /// Completion time (Spark's clock).
+    pub completion_ms: Option<EpochMs>,
+    /// When the model first saw the stage (wall clock).
+    pub first_seen_ms: EpochMs,
+    /// When the model saw it end (wall clock); drives retirement.
+    pub ended_seen_ms: Option<EpochMs>,
+    /// Running tasks (REST).
+    pub active_tasks: Option<u64>,
+    /// Task outcomes per source.
+    pub rest_counts: TaskCounts,
+    /// Task outcomes from the event log.
+    pub log_counts: TaskCounts,
+    /// Metric sums per source.
+    pub rest_totals: TaskTotals,
+    /// Metric sums from the event log.
+    pub log_totals: TaskTotals,
+    /// Last time a task of this stage was seen finishing.
+    pub last_task_end_ms: Option<EpochMs>,
+    /// Task duration summary (REST).
+    pub summary: Option<TaskSummaryObs>,
+}
+
+impl StageState {
+    /// Task outcomes, both sources merged.
+    pub fn counts(&self) -> TaskCounts {
+        self.rest_counts.max(&self.log_counts)
+    }
+    /// Metric sums, both sources merged.
+    pub fn totals(&self) -> TaskTotals {
+        self.rest_totals.max(&self.log_totals)
+    }
+}
+
+/// A job that has not ended yet.
+#[derive(Debug, Clone)]
+pub struct JobState {
+    /// Labels.
+    pub group: GroupKey,
+    /// Submission time.
+    pub submission_ms: Option<EpochMs>,
+    /// Stage ids.
+    pub stage_ids: Vec<u64>,
+}
+
+/// Everything known about one application.
+#[derive(Debug)]
+pub struct AppState {
+    /// Application id.
+    pub id: Arc<str>,
+    /// Application name.
+    pub name: Arc<str>,
+    /// Spark version.
+    pub spark_version: Arc<str>,
+    /// User.
+    pub user: Arc<str>,
+    /// Start time.
+    pub start_ms: Option<EpochMs>,
+    /// End time (Spark's, or when the driver disappeared).
+    pub end_ms: Option<EpochMs>,
+    /// When the model noticed the end (wall clock); drives expiry.
+    pub ended_seen_ms: Option<EpochMs>,
+    /// Ended only because the REST target stopped listing it.
+    pub gone: bool,
+    /// Jobs not ended yet.
+    pub running_jobs: HashMap<u64, JobState>,
+    /// Job ids already counted.
+    pub counted_jobs: IdSet,
+    /// Stage attempts still held.
+    pub stages: HashMap<(u64, u32), StageState>,
+    /// Stage attempts already counted (attempt 0 in an IdSet, retries in a set).
+    pub counted_stages: IdSet,
+    /// Retried stage attempts already counted.
+    pub counted_retries: HashSet<(u64, u32)>,
+    /// Stage id -> job group, from the jobs that list the stage.
+    pub stage_groups: HashMap<u64, GroupKey>,
+    /// Per job group aggregates.
+    pub groups: HashMap<GroupKey, GroupAgg>,
+    /// Executors.
+    pub executors: BTreeMap<String, ExecutorState>,
+    /// `spark_executor_removed_total` by normalised reason.
+    pub executors_removed: BTreeMap<&'static str, u64>,
+    /// SQL executions not ended yet.
+    pub running_sql: HashMap<u64, SqlState>,
+    /// SQL ids already counted.
+    pub counted_sql: IdSet,
+    /// SQL aggregates by description label.
+    pub sql: HashMap<Arc<str>, SqlAgg>,
+    /// Streaming aggregates by query label.
+    pub streaming: BTreeMap<Arc<str>, StreamAgg>,
+    /// Distinct label values (cardinality caps).
+    pub label_sets: LabelSets,
+}
+
+impl AppState {
+    /// An application known only by id so far.
+    pub fn new(id: &str) -> AppState {
+        let empty: Arc<str> = Arc::from("");
+        AppState {
+            id: Arc::from(id),
+            name: empty.clone(),
+            spark_version: empty.clone(),
+            user: empty,
+            start_ms: None,
+            end_ms: None,
+            ended_seen_ms: None,
+            gone: false,
+            running_jobs: HashMap::new(),
+            counted_jobs: IdSet::default(),
+            stages: HashMap::new(),
+            counted_stages: IdSet::default(),
+            counted_retries: HashSet::new(),
+            stage_groups: HashMap::new(),
+            groups: HashMap::new(),
+            executors: BTreeMap::new(),
+            executors_removed: BTreeMap::new(),
+            running_sql: HashMap::new(),
+            counted_sql: IdSet::default(),
+            sql: HashMap::new(),
+            streaming: BTreeMap::new(),
+            label_sets: LabelSets::default(),
+        }
+    }
+
+    /// True once the stage attempt has been counted as ended.
+    pub fn stage_counted(&self, stage_id: u64, attempt: u32) -> bool {
+        if attempt == 0 {
+            self.counted_stages.contains(stage_id)
+        } else {
+            self.counted_retries.contains(&(stage_id, attempt))
+        }
+    }
+
+    pub(super) fn mark_stage_counted(&mut self, stage_id: u64, attempt: u32) {
+        if attempt == 0 {
+            self.counted_stages.insert(stage_id);
+        } else {
+            self.counted_retries.insert((stage_id, attempt));
+        }
+    }
+
+    /// True once the application has ended.
+    pub fn ended(&self) -> bool {
+        self.end_ms.is_some()
+    }
+}
+
+/// Stage duration in seconds from Spark's own times.
+pub fn span_secs(start: Option<EpochMs>, end: Option<EpochMs>) -> Option<f64> {
+    match (start, end) {
+        (Some(s), Some(e)) if e >= s && s > 0 => Some((e - s) as f64 / 1000.0),
+        _ => None,
+    }
+}

@@ -1,0 +1,176 @@
+//! Executors, SQL executions and streaming queries of one application.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::hist::Hist;
+use super::obs::{EpochMs, ExecutorObs};
+
+/// Cumulative executor values from one source.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExecutorTotals {
+    /// Sum of task durations, ms.
+    pub task_time_ms: u64,
+    /// GC time, ms.
+    pub gc_time_ms: u64,
+    /// Tasks completed.
+    pub completed_tasks: u64,
+    /// Tasks failed.
+    pub failed_tasks: u64,
+    /// Input bytes.
+    pub input_bytes: u64,
+    /// Shuffle bytes read.
+    pub shuffle_read_bytes: u64,
+    /// Shuffle bytes written.
+    pub shuffle_write_bytes: u64,
+}
+
+impl ExecutorTotals {
+    /// Field-wise maximum (source merge).
+    pub fn max(&self, o: &ExecutorTotals) -> ExecutorTotals {
+        ExecutorTotals {
+            task_time_ms: self.task_time_ms.max(o.task_time_ms),
+            gc_time_ms: self.gc_time_ms.max(o.gc_time_ms),
+            completed_tasks: self.completed_tasks.max(o.completed_tasks),
+            failed_tasks: self.failed_tasks.max(o.failed_tasks),
+            input_bytes: self.input_bytes.max(o.input_bytes),
+            shuffle_read_bytes: self.shuffle_read_bytes.max(o.shuffle_read_bytes),
+            shuffle_write_bytes: self.shuffle_write_bytes.max(o.shuffle_write_bytes),
+        }
+    }
+}
+
+/// One executor.
+#[derive(Debug, Clone, Default)]
+pub struct ExecutorState {
+    /// Still running.
+    pub active: bool,
+    /// Normalised removal reason, once removed.
+    pub remove_reason: Option<&'static str>,
+    /// When the model saw it die (wall clock), for retention.
+    pub dead_seen_ms: Option<EpochMs>,
+    /// Task slots.
+    pub max_tasks: Option<u64>,
+    /// Running tasks (REST).
+    pub active_tasks: Option<u64>,
+    /// Storage memory used.
+    pub storage_memory_used_bytes: Option<u64>,
+    /// Storage memory available.
+    pub max_memory_bytes: Option<u64>,
+    /// Disk used.
+    pub disk_used_bytes: Option<u64>,
+    /// Totals from REST.
+    pub rest: ExecutorTotals,
+    /// Totals summed from event-log task ends.
+    pub log: ExecutorTotals,
+    /// Peak memory by type (max ever seen).
+    pub peak_memory: BTreeMap<String, u64>,
+}
+
+impl ExecutorState {
+    /// Totals, sources merged.
+    pub fn totals(&self) -> ExecutorTotals {
+        self.rest.max(&self.log)
+    }
+
+    /// Merge a REST or event-log observation (except removal, handled by the model).
+    pub fn merge(&mut self, o: &ExecutorObs) {
+        fn set(dst: &mut Option<u64>, v: Option<u64>) {
+            if v.is_some() {
+                *dst = v;
+            }
+        }
+        set(&mut self.max_tasks, o.max_tasks);
+        set(&mut self.active_tasks, o.active_tasks);
+        set(&mut self.storage_memory_used_bytes, o.storage_memory_used_bytes);
+        set(&mut self.max_memory_bytes, o.max_memory_bytes);
+        set(&mut self.disk_used_bytes, o.disk_used_bytes);
+        let r = &mut self.rest;
+        let up = |dst: &mut u64, v: Option<u64>| *dst = (*dst).max(v.unwrap_or(0));
+        up(&mut r.task_time_ms, o.task_time_ms);
+        up(&mut r.gc_time_ms, o.gc_time_ms);
+        up(&mut r.completed_tasks, o.completed_tasks);
+        up(&mut r.failed_tasks, o.failed_tasks);
+        up(&mut r.input_bytes, o.input_bytes);
+        up(&mut r.shuffle_read_bytes, o.shuffle_read_bytes);
+        up(&mut r.shuffle_write_bytes, o.shuffle_write_bytes);
+        for (k, v) in &o.peak_memory {
+            // Only memory sizes: peakMemoryMetrics also holds GC counts and times.
+            if k.ends_with("Memory") {
+                let e = self.peak_memory.entry(k.clone()).or_default();
+                *e = (*e).max(*v);
+            }
+        }
+    }
+}
+
+/// Normalise Spark's free-text executor removal reason to a small set.
+pub fn normalise_reason(reason: Option<&str>) -> &'static str {
+    let r = reason.unwrap_or("").to_ascii_lowercase();
+    if r.contains("decommission") {
+        "decommissioned"
+    } else if r.contains("heartbeat") {
+        "heartbeat_timeout"
+    } else if r.contains("killed by driver")
+        || r.contains("requested by driver")
+        || r.contains("idle")
+        || r.contains("killed")
+    {
+        "killed_by_driver"
+    } else if r.contains("exit") || r.contains("oom") || r.contains("out of memory") {
+        "exited"
+    } else if r.contains("lost") || r.contains("disconnected") || r.contains("unreachable") {
+        "lost"
+    } else {
+        "other"
+    }
+}
+
+/// A SQL execution not ended yet.
+#[derive(Debug, Clone)]
+pub struct SqlState {
+    /// Description label.
+    pub description: Arc<str>,
+    /// Submission time.
+    pub submission_ms: Option<EpochMs>,
+}
+
+/// Aggregates of one SQL description.
+#[derive(Debug, Clone, Default)]
+pub struct SqlAgg {
+    /// Executions ended, by status label.
+    pub ended: BTreeMap<&'static str, u64>,
+    /// Durations by status label.
+    pub duration: BTreeMap<&'static str, Hist>,
+}
+
+/// Aggregates of one streaming query.
+#[derive(Debug, Clone)]
+pub struct StreamAgg {
+    /// Highest batch id counted, per query id (a query name can have several runs).
+    pub last_batch: BTreeMap<String, u64>,
+    /// Batches counted.
+    pub batches: u64,
+    /// Input rows counted.
+    pub input_rows: u64,
+    /// Latest input rate.
+    pub input_rows_per_second: f64,
+    /// Latest processing rate.
+    pub processed_rows_per_second: f64,
+    /// Batch durations.
+    pub batch_duration: Hist,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_fold_into_a_small_set() {
+        assert_eq!(normalise_reason(Some("Executor heartbeat timed out after 120000 ms")), "heartbeat_timeout");
+        assert_eq!(normalise_reason(Some("Executor killed by driver.")), "killed_by_driver");
+        assert_eq!(normalise_reason(Some("Command exited with code 137")), "exited");
+        assert_eq!(normalise_reason(Some("Executor decommission.")), "decommissioned");
+        assert_eq!(normalise_reason(None), "other");
+    }
+}

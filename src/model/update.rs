@@ -1,0 +1,437 @@
+//! How observations change the state. Every function here is idempotent per Spark id.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::app::{span_secs, AppState, GroupAgg, GroupKey, JobState, StageState};
+use super::hist::Hist;
+use super::labels::Labeler;
+use super::obs::*;
+use super::others::{normalise_reason, ExecutorState, SqlAgg, SqlState, StreamAgg};
+use super::State;
+use crate::telemetry::Telemetry;
+
+fn set_str(dst: &mut Arc<str>, v: &Option<String>) {
+    if let Some(v) = v {
+        if !v.is_empty() && **dst != **v {
+            *dst = Arc::from(v.as_str());
+        }
+    }
+}
+
+fn group_key(
+    labeler: &Labeler,
+    app: &mut AppState,
+    t: &Telemetry,
+    group: Option<&str>,
+    desc: Option<&str>,
+) -> GroupKey {
+    (
+        labeler.value(&mut app.label_sets, t, "job_group", group),
+        labeler.value(&mut app.label_sets, t, "job_description", desc),
+    )
+}
+
+fn group_agg<'a>(app: &'a mut AppState, key: &GroupKey, task_bounds: &Arc<[f64]>) -> &'a mut GroupAgg {
+    app.groups.entry(key.clone()).or_insert_with(|| GroupAgg {
+        jobs: BTreeMap::new(),
+        job_duration: BTreeMap::new(),
+        stages: BTreeMap::new(),
+        stage_duration: BTreeMap::new(),
+        retired_counts: TaskCounts::default(),
+        retired_totals: TaskTotals::default(),
+        task_duration: Hist::new(task_bounds.clone()),
+    })
+}
+
+impl State {
+    fn app(&mut self, app_id: &str) -> &mut AppState {
+        self.apps
+            .entry(app_id.to_string())
+            .or_insert_with(|| AppState::new(app_id))
+    }
+
+    pub(super) fn upsert_app(&mut self, obs: &AppObs, now: EpochMs) {
+        let app = self.app(&obs.app_id);
+        set_str(&mut app.name, &obs.name);
+        set_str(&mut app.spark_version, &obs.spark_version);
+        set_str(&mut app.user, &obs.user);
+        if obs.start_ms.is_some_and(|s| s > 0) {
+            app.start_ms = obs.start_ms;
+        }
+        match obs.end_ms.filter(|e| *e > 0) {
+            Some(e) => {
+                if app.end_ms != Some(e) {
+                    app.end_ms = Some(e);
+                    app.ended_seen_ms = Some(now);
+                }
+            }
+            // A source sees it running again (it was only marked gone): un-end it.
+            None if app.ended_seen_ms.is_some() && app.gone => {
+                app.end_ms = None;
+                app.ended_seen_ms = None;
+                app.gone = false;
+            }
+            None => {}
+        }
+    }
+
+    pub(super) fn app_gone(&mut self, app_id: &str, end_ms: EpochMs, now: EpochMs) {
+        if let Some(app) = self.apps.get_mut(app_id) {
+            if app.end_ms.is_none() {
+                app.end_ms = Some(end_ms);
+                app.ended_seen_ms = Some(now);
+                app.gone = true;
+            }
+        }
+    }
+
+    pub(super) fn upsert_job(&mut self, src: Source, app_id: &str, obs: &JobObs, t: &Telemetry, _now: EpochMs) {
+        let (dur_bounds, task_bounds) = (self.duration_bounds.clone(), self.task_bounds.clone());
+        let labeler = &self.labeler;
+        let app = self
+            .apps
+            .entry(app_id.to_string())
+            .or_insert_with(|| AppState::new(app_id));
+        if app.counted_jobs.contains(obs.job_id) {
+            return;
+        }
+        let prev = app.running_jobs.remove(&obs.job_id);
+        let group = match &prev {
+            Some(j) => j.group.clone(),
+            None => group_key(labeler, app, t, obs.job_group.as_deref(), obs.description.as_deref()),
+        };
+        for sid in &obs.stage_ids {
+            if !app.counted_stages.contains(*sid) {
+                app.stage_groups.entry(*sid).or_insert_with(|| group.clone());
+            }
+        }
+        let submission_ms = obs.submission_ms.or(prev.as_ref().and_then(|j| j.submission_ms));
+        if !obs.status.is_terminal() {
+            let mut stage_ids = prev.map(|p| p.stage_ids).unwrap_or_default();
+            if stage_ids.is_empty() {
+                stage_ids = obs.stage_ids.clone();
+            }
+            app.running_jobs.insert(
+                obs.job_id,
+                JobState {
+                    group,
+                    submission_ms,
+                    stage_ids,
+                },
+            );
+            return;
+        }
+        app.counted_jobs.insert(obs.job_id);
+        let status = obs.status.label();
+        let agg = group_agg(app, &group, &task_bounds);
+        *agg.jobs.entry(status).or_default() += 1;
+        let h = agg
+            .job_duration
+            .entry(status)
+            .or_insert_with(|| Hist::new(dur_bounds.clone()));
+        if let Some(d) = span_secs(submission_ms, obs.completion_ms) {
+            h.observe(d);
+        }
+        // The event log never says "skipped": a stage of an ended job that was never submitted
+        // was skipped (this is what Spark's own status store does at job end).
+        if src == Source::EventLog {
+            let mut ids = obs.stage_ids.clone();
+            if let Some(p) = &prev {
+                ids.extend(p.stage_ids.iter().copied());
+            }
+            for sid in ids {
+                if app.counted_stages.contains(sid) || app.stages.keys().any(|(s, _)| *s == sid) {
+                    continue;
+                }
+                app.counted_stages.insert(sid);
+                let g = app.stage_groups.remove(&sid).unwrap_or_else(|| group.clone());
+                *group_agg(app, &g, &task_bounds).stages.entry("skipped").or_default() += 1;
+            }
+        }
+    }
+
+    pub(super) fn upsert_stage(&mut self, app_id: &str, obs: &StageObs, t: &Telemetry, now: EpochMs) {
+        let (dur_bounds, task_bounds) = (self.duration_bounds.clone(), self.task_bounds.clone());
+        let labeler = &self.labeler;
+        let app = self
+            .apps
+            .entry(app_id.to_string())
+            .or_insert_with(|| AppState::new(app_id));
+        let key = (obs.stage_id, obs.attempt);
+        let counted = app.stage_counted(obs.stage_id, obs.attempt);
+        if !app.stages.contains_key(&key) {
+            if counted || obs.status == StageStatus::Pending {
+                return;
+            }
+            let group = match app.stage_groups.get(&obs.stage_id) {
+                Some(g) => g.clone(),
+                None => group_key(labeler, app, t, obs.job_group.as_deref(), obs.description.as_deref()),
+            };
+            if obs.status == StageStatus::Skipped {
+                app.mark_stage_counted(obs.stage_id, obs.attempt);
+                app.stage_groups.remove(&obs.stage_id);
+                *group_agg(app, &group, &task_bounds).stages.entry("skipped").or_default() += 1;
+                return;
+            }
+            let name = labeler.cap(obs.name.as_deref().unwrap_or(""));
+            app.stages.insert(
+                key,
+                StageState {
+                    stage_id: obs.stage_id,
+                    attempt: obs.attempt,
+                    group,
+                    name: Arc::from(name),
+                    status: StageStatus::Active,
+                    submission_ms: None,
+                    completion_ms: None,
+                    first_seen_ms: now,
+                    ended_seen_ms: None,
+                    active_tasks: None,
+                    rest_counts: TaskCounts::default(),
+                    log_counts: TaskCounts::default(),
+                    rest_totals: TaskTotals::default(),
+                    log_totals: TaskTotals::default(),
+                    last_task_end_ms: None,
+                    summary: None,
+                },
+            );
+        }
+        let Some(st) = app.stages.get_mut(&key) else {
+            return;
+        };
+        if st.submission_ms.is_none() {
+            st.submission_ms = obs.submission_ms;
+        }
+        if obs.completion_ms.is_some() {
+            st.completion_ms = obs.completion_ms;
+        }
+        if let Some(n) = &obs.name {
+            if st.name.is_empty() && !n.is_empty() {
+                st.name = Arc::from(labeler.cap(n));
+            }
+        }
+        if let Some(c) = obs.task_counts {
+            let before = st.counts().finished();
+            st.rest_counts = st.rest_counts.max(&c);
+            // REST cannot say when a task finished; the first poll that sees more finished
+            // tasks is the best bound.
+            if st.counts().finished() > before {
+                st.last_task_end_ms = Some(st.last_task_end_ms.map_or(now, |l| l.max(now)));
+            }
+        }
+        if let Some(tot) = obs.totals {
+            st.rest_totals = st.rest_totals.max(&tot);
+        }
+        if st.status.is_terminal() {
+            return;
+        }
+        if obs.active_tasks.is_some() {
+            st.active_tasks = obs.active_tasks;
+        }
+        if !obs.status.is_terminal() {
+            return;
+        }
+        // First time this attempt is seen ended: count it once.
+        st.status = obs.status;
+        st.active_tasks = Some(0);
+        st.ended_seen_ms = Some(now);
+        let (group, dur) = (st.group.clone(), span_secs(st.submission_ms, st.completion_ms));
+        let status = obs.status.label();
+        app.mark_stage_counted(obs.stage_id, obs.attempt);
+        let agg = group_agg(app, &group, &task_bounds);
+        *agg.stages.entry(status).or_default() += 1;
+        let h = agg
+            .stage_duration
+            .entry(status)
+            .or_insert_with(|| Hist::new(dur_bounds.clone()));
+        if let Some(d) = dur {
+            h.observe(d);
+        }
+    }
+
+    pub(super) fn task_end(&mut self, app_id: &str, obs: &TaskEndObs, t: &Telemetry) {
+        let task_bounds = self.task_bounds.clone();
+        let labeler = &self.labeler;
+        let app = self
+            .apps
+            .entry(app_id.to_string())
+            .or_insert_with(|| AppState::new(app_id));
+        let key = (obs.stage_id, obs.attempt);
+        let group = match app.stages.get_mut(&key) {
+            Some(st) => {
+                match obs.outcome {
+                    TaskOutcome::Succeeded => st.log_counts.succeeded += 1,
+                    TaskOutcome::Failed => st.log_counts.failed += 1,
+                    TaskOutcome::Killed => st.log_counts.killed += 1,
+                }
+                st.log_totals.add(&obs.metrics);
+                st.last_task_end_ms = Some(st.last_task_end_ms.map_or(obs.finish_ms, |l| l.max(obs.finish_ms)));
+                st.group.clone()
+            }
+            None => {
+                // The stage already retired (a late speculative task): fold straight into its
+                // group so nothing is lost.
+                let g = match app.stage_groups.get(&obs.stage_id) {
+                    Some(g) => g.clone(),
+                    None => group_key(labeler, app, t, None, None),
+                };
+                let agg = group_agg(app, &g, &task_bounds);
+                match obs.outcome {
+                    TaskOutcome::Succeeded => agg.retired_counts.succeeded += 1,
+                    TaskOutcome::Failed => agg.retired_counts.failed += 1,
+                    TaskOutcome::Killed => agg.retired_counts.killed += 1,
+                }
+                agg.retired_totals.add(&obs.metrics);
+                g
+            }
+        };
+        let dur_ms = (obs.finish_ms - obs.launch_ms).max(0) as u64;
+        group_agg(app, &group, &task_bounds)
+            .task_duration
+            .observe(dur_ms as f64 / 1000.0);
+        let ex = app
+            .executors
+            .entry(obs.executor_id.clone())
+            .or_insert_with(|| ExecutorState {
+                active: true,
+                ..Default::default()
+            });
+        let l = &mut ex.log;
+        l.task_time_ms += dur_ms;
+        l.gc_time_ms += obs.metrics.gc_time_ms;
+        match obs.outcome {
+            TaskOutcome::Succeeded => l.completed_tasks += 1,
+            TaskOutcome::Failed => l.failed_tasks += 1,
+            TaskOutcome::Killed => {}
+        }
+        l.input_bytes += obs.metrics.input_bytes;
+        l.shuffle_read_bytes += obs.metrics.shuffle_read_bytes;
+        l.shuffle_write_bytes += obs.metrics.shuffle_write_bytes;
+    }
+
+    pub(super) fn upsert_executor(&mut self, app_id: &str, obs: &ExecutorObs, now: EpochMs) {
+        let app = self.app(app_id);
+        let is_new = !app.executors.contains_key(&obs.executor_id);
+        let ex = app
+            .executors
+            .entry(obs.executor_id.clone())
+            .or_insert_with(|| ExecutorState {
+                active: true,
+                ..Default::default()
+            });
+        ex.merge(obs);
+        let removed = obs.active == Some(false) && ex.remove_reason.is_none() && (ex.active || is_new);
+        if removed {
+            let reason = normalise_reason(obs.remove_reason.as_deref());
+            ex.active = false;
+            ex.remove_reason = Some(reason);
+            ex.dead_seen_ms = Some(now);
+            ex.active_tasks = Some(0);
+            // The driver "executor" only goes away with the application.
+            if obs.executor_id != "driver" {
+                *app.executors_removed.entry(reason).or_default() += 1;
+            }
+        }
+    }
+
+    pub(super) fn upsert_sql(&mut self, app_id: &str, obs: &SqlObs, t: &Telemetry) {
+        let bounds = self.duration_bounds.clone();
+        let labeler = &self.labeler;
+        let app = self
+            .apps
+            .entry(app_id.to_string())
+            .or_insert_with(|| AppState::new(app_id));
+        if app.counted_sql.contains(obs.execution_id) {
+            return;
+        }
+        let prev = app.running_sql.remove(&obs.execution_id);
+        let description = match &prev {
+            Some(p) => p.description.clone(),
+            None => labeler.value(&mut app.label_sets, t, "description", obs.description.as_deref()),
+        };
+        if !obs.status.is_terminal() {
+            app.running_sql.insert(
+                obs.execution_id,
+                SqlState {
+                    description,
+                    submission_ms: obs.submission_ms.or(prev.and_then(|p| p.submission_ms)),
+                },
+            );
+            return;
+        }
+        app.counted_sql.insert(obs.execution_id);
+        let agg = app.sql.entry(description).or_insert_with(SqlAgg::default);
+        let status = obs.status.label();
+        *agg.ended.entry(status).or_default() += 1;
+        let h = agg.duration.entry(status).or_insert_with(|| Hist::new(bounds.clone()));
+        if let Some(d) = obs.duration_ms {
+            h.observe(d as f64 / 1000.0);
+        }
+    }
+
+    pub(super) fn streaming_progress(&mut self, app_id: &str, obs: &StreamingProgressObs, t: &Telemetry) {
+        let bounds = self.duration_bounds.clone();
+        let labeler = &self.labeler;
+        let app = self
+            .apps
+            .entry(app_id.to_string())
+            .or_insert_with(|| AppState::new(app_id));
+        let raw = obs.name.as_deref().filter(|n| !n.is_empty()).unwrap_or(&obs.query_id);
+        let q = labeler.value(&mut app.label_sets, t, "query", Some(raw));
+        let agg = app.streaming.entry(q).or_insert_with(|| StreamAgg {
+            last_batch: BTreeMap::new(),
+            batches: 0,
+            input_rows: 0,
+            input_rows_per_second: 0.0,
+            processed_rows_per_second: 0.0,
+            batch_duration: Hist::new(bounds),
+        });
+        if agg
+            .last_batch
+            .get(&obs.query_id)
+            .is_some_and(|last| obs.batch_id <= *last)
+        {
+            return;
+        }
+        agg.last_batch.insert(obs.query_id.clone(), obs.batch_id);
+        agg.batches += 1;
+        agg.input_rows += obs.num_input_rows;
+        agg.input_rows_per_second = obs.input_rows_per_second;
+        agg.processed_rows_per_second = obs.processed_rows_per_second;
+        agg.batch_duration.observe(obs.batch_duration_ms as f64 / 1000.0);
+    }
+
+    pub(super) fn expire(&mut self, now: EpochMs) {
+        let r = self.retention.clone();
+        let ms = |d: std::time::Duration| d.as_millis() as EpochMs;
+        let task_bounds = self.task_bounds.clone();
+        self.apps.retain(|_, a| {
+            a.ended_seen_ms
+                .is_none_or(|e| now - e < ms(r.app_retention))
+        });
+        for app in self.apps.values_mut() {
+            let old: Vec<(u64, u32)> = app
+                .stages
+                .iter()
+                .filter(|(_, s)| s.ended_seen_ms.is_some_and(|e| now - e >= ms(r.stage_retention)))
+                .map(|(k, _)| *k)
+                .collect();
+            for k in old {
+                if let Some(st) = app.stages.remove(&k) {
+                    app.stage_groups.remove(&k.0);
+                    let agg = group_agg(app, &st.group, &task_bounds);
+                    let (c, tot) = (st.counts(), st.totals());
+                    agg.retired_counts.succeeded += c.succeeded;
+                    agg.retired_counts.failed += c.failed;
+                    agg.retired_counts.killed += c.killed;
+                    agg.retired_totals.add(&tot);
+                }
+            }
+            app.executors.retain(|_, e| {
+                e.dead_seen_ms
+                    .is_none_or(|d| now - d < ms(r.dead_executor_retention))
+            });
+        }
+    }
+}
