@@ -75,7 +75,7 @@ for dest in "${dests[@]}"; do
     fi
   else
     mkdir -p "$(dirname "$dest")"
-    cp "$tmp" "$dest"
+    cat "$tmp" >"$dest"
     echo "wrote $rel"
   fi
 done

@@ -1,0 +1,169 @@
+{{/*
+Named templates. The ones users may include from their own charts take a context with
+.Values (this chart's values) and .Release, e.g. from a parent chart that depends on this one:
+  {{ include "spark-exporter.sidecar" (dict "Values" (index .Values "spark-exporter") "Release" .Release) }}
+They use nothing else (no .Chart), so such a dict is enough.
+*/}}
+
+{{/* Resource name prefix: <release>-spark-exporter, or the release name if it contains it. */}}
+{{- define "spark-exporter.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default "spark-exporter" .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Name of the ConfigMap holding config.yaml. */}}
+{{- define "spark-exporter.configMapName" -}}
+{{- printf "%s-config" (include "spark-exporter.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Labels of the chart's own resources. */}}
+{{- define "spark-exporter.labels" -}}
+app.kubernetes.io/name: {{ default "spark-exporter" .Values.nameOverride }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/version: {{ .Values.image.tag | quote }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{/*
+The exporter container as ONE LIST ITEM ("- name: spark-exporter ..."): put it under
+spec.initContainers in `native` mode (it carries restartPolicy: Always, Kubernetes 1.29+), or
+under spec.containers in `classic` mode, where it probes the driver UI instead (see
+deploy/kubernetes/driver-pod-template-classic.yaml), e.g.
+  initContainers:
+    {{- include "spark-exporter.sidecar" $ctx | nindent 4 }}
+*/}}
+{{- define "spark-exporter.sidecar" -}}
+{{- include "spark-exporter.container" . | indent 2 | trimPrefix "  " | printf "- %s" -}}
+{{- end -}}
+
+{{/* The exporter container as a mapping (what "spark-exporter.sidecar" lists). */}}
+{{- define "spark-exporter.container" -}}
+{{- $s := .Values.sidecar -}}
+{{- if not (has $s.mode (list "native" "classic")) -}}
+{{- fail (printf "sidecar.mode must be native or classic, not %q" $s.mode) -}}
+{{- end -}}
+name: {{ $s.name }}
+image: {{ printf "%s:%s" .Values.image.repository .Values.image.tag | quote }}
+imagePullPolicy: {{ .Values.image.pullPolicy }}
+{{- if eq $s.mode "native" }}
+restartPolicy: Always
+{{- end }}
+args:
+  - --config.file=/etc/spark-exporter/config.yaml
+{{- range $s.extraArgs }}
+  - {{ . | quote }}
+{{- end }}
+{{- with $s.env }}
+env:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+ports:
+  - name: metrics
+    containerPort: {{ $s.port }}
+    protocol: TCP
+{{- if eq $s.mode "native" }}
+livenessProbe:
+  httpGet:
+    path: /healthz
+    port: metrics
+  periodSeconds: 10
+  timeoutSeconds: 2
+  failureThreshold: 3
+{{- else }}
+startupProbe:
+  httpGet:
+    path: /api/v1/version
+    port: 4040
+  periodSeconds: 5
+  timeoutSeconds: 2
+  failureThreshold: 120
+livenessProbe:
+  httpGet:
+    path: /api/v1/version
+    port: 4040
+  periodSeconds: 10
+  timeoutSeconds: 5
+  failureThreshold: 6
+{{- end }}
+{{- if $s.readinessProbe.enabled }}
+readinessProbe:
+  httpGet:
+    path: /readyz
+    port: metrics
+  periodSeconds: 5
+  timeoutSeconds: 2
+  failureThreshold: 3
+{{- end }}
+resources:
+  {{- toYaml $s.resources | nindent 2 }}
+securityContext:
+  {{- toYaml $s.securityContext | nindent 2 }}
+volumeMounts:
+  - name: spark-events
+    mountPath: {{ $s.eventLogDir }}
+    readOnly: true
+  - name: spark-exporter-config
+    mountPath: /etc/spark-exporter
+    readOnly: true
+  - name: spark-exporter-tmp
+    mountPath: /tmp
+{{- end -}}
+
+{{/* The pod volumes the sidecar needs, as list items. */}}
+{{- define "spark-exporter.volumes" -}}
+- name: spark-events
+  {{- toYaml .Values.sidecar.eventLogVolume | nindent 2 }}
+- name: spark-exporter-config
+  configMap:
+    name: {{ include "spark-exporter.configMapName" . }}
+- name: spark-exporter-tmp
+  emptyDir:
+    sizeLimit: {{ .Values.sidecar.tmpSizeLimit }}
+{{- end -}}
+
+{{/* The driver container's part, as one list item: the event-log mount. */}}
+{{- define "spark-exporter.driverContainer" -}}
+- name: {{ .Values.podTemplate.driverContainerName }}
+  volumeMounts:
+    - name: spark-events
+      mountPath: {{ .Values.sidecar.eventLogDir }}
+{{- end -}}
+
+{{/* A whole driver pod template for spark.kubernetes.driver.podTemplateFile. */}}
+{{- define "spark-exporter.podTemplate" -}}
+apiVersion: v1
+kind: Pod
+metadata:
+  {{- with .Values.podTemplate.labels }}
+  labels:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- if .Values.podTemplate.prometheusAnnotations }}
+  annotations:
+    prometheus.io/scrape: "true"
+    prometheus.io/port: {{ .Values.sidecar.port | quote }}
+    prometheus.io/path: {{ .Values.config.web.telemetry_path | default "/metrics" }}
+  {{- end }}
+spec:
+  {{- if eq .Values.sidecar.mode "native" }}
+  initContainers:
+    {{- include "spark-exporter.sidecar" . | nindent 4 }}
+  containers:
+    {{- include "spark-exporter.driverContainer" . | nindent 4 }}
+  {{- else }}
+  containers:
+    {{- include "spark-exporter.driverContainer" . | nindent 4 }}
+    {{- include "spark-exporter.sidecar" . | nindent 4 }}
+  {{- end }}
+  volumes:
+    {{- include "spark-exporter.volumes" . | nindent 4 }}
+{{- end -}}
