@@ -1,1 +1,20 @@
-//! Spark REST API client, types and poller.
+//! The REST collector: polls driver UIs and History Servers (`/api/v1`) and feeds the model.
+//!
+//! - [`api`]: serde types of the REST API, tolerant of missing, extra and odd fields.
+//! - [`client`]: the HTTP client of one target (timeouts, body cap, byte counting, [`ClientError`]).
+//! - [`convert`]: REST values to model observations (statuses, units, Spark's time format).
+//! - [`tracker`]: which entity ids are known, so only new ones are fetched.
+//! - `app`: the per-application incremental read (private).
+//! - [`poller`]: the per-target poll loop, [`run`] and [`poll_once`].
+
+pub mod api;
+mod app;
+pub mod client;
+pub mod convert;
+pub mod poller;
+pub mod tracker;
+
+pub use client::ClientError;
+pub use poller::{
+    poll_once, poll_once_with, run, run_with, PollError, PollStats, Sink, TargetPoller,
+};

@@ -1,0 +1,447 @@
+//! Polling one application: a full read the first time, then only what changed.
+//!
+//! Per poll, in order (jobs before stages, so the model knows each stage's job first):
+//! - jobs: `/jobs?status=running`; jobs that were running and are no longer listed are fetched one
+//!   by one (`/jobs/{id}`) for their final state; new ids are probed (see [`super::tracker`]).
+//! - stages: `/stages?status=active&status=pending&details=false`; stages that left that list are
+//!   fetched one by one (`/stages/{id}?details=false`, every attempt); new ids are probed. Pending
+//!   stages are listed too so a stage that goes pending -> skipped is noticed.
+//! - task summaries (`taskSummary?quantiles=0.5,1.0`) of active stages, and once for each stage
+//!   that just ended.
+//! - SQL: running executions re-fetched one by one, new ids probed (`/sql` has no status filter).
+//! - executors: `/allexecutors` (small, and shows dead executors).
+//!
+//! Idle, that is O(running jobs + unfinished stages + running SQL + executors) bytes, whatever the
+//! history. Task lists are never fetched, and stage requests always say `details=false`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::de::DeserializeOwned;
+
+use crate::model::obs::{EpochMs, JobStatus, StageStatus};
+
+use super::api::{ExecutionData, ExecutorSummary, JobData, StageData, TaskMetricDistributions};
+use super::client::{Client, ClientError};
+use super::convert::{self, job_obs, sql_obs, stage_obs};
+use super::poller::Sink;
+use super::tracker::{IdTracker, PROBE_CAP};
+
+const SQL_QUERY: &str = "details=false&planDescription=false";
+
+/// What the poller remembers about one application between polls.
+#[derive(Debug)]
+pub struct AppState {
+    app_id: String,
+    /// `/api/v1/applications/{id}[/{attempt}]`.
+    base: String,
+    /// `lastUpdatedEpoch` of the read that made this state complete.
+    last_updated: i64,
+    /// Completed and fully read: nothing to poll until `lastUpdated` changes.
+    done: bool,
+    /// The listing said the application has ended.
+    ended: bool,
+    jobs: IdTracker,
+    running_jobs: BTreeSet<u64>,
+    stages: IdTracker,
+    open_stages: BTreeMap<(u64, u32), StageStatus>,
+    summary_due: BTreeSet<(u64, u32)>,
+    sql: IdTracker,
+    running_sql: BTreeSet<u64>,
+}
+
+/// Per-poll inputs shared by every application of a target.
+#[derive(Debug, Clone, Copy)]
+pub struct PollCtx {
+    /// Wall clock at the start of the poll.
+    pub now_ms: EpochMs,
+    /// Stages that ended before `now_ms - summary_window_ms` get no task summary on a full read
+    /// (their per-stage series would already have expired).
+    pub summary_window_ms: i64,
+}
+
+impl AppState {
+    /// State for an application never read before; `attempt` is its newest attempt id, if any.
+    pub fn new(app_id: &str, attempt: Option<&str>) -> AppState {
+        let mut base = format!("/api/v1/applications/{}", encode(app_id));
+        if let Some(a) = attempt.filter(|a| !a.is_empty()) {
+            base.push('/');
+            base.push_str(&encode(a));
+        }
+        AppState {
+            app_id: app_id.to_string(),
+            base,
+            last_updated: 0,
+            done: false,
+            ended: false,
+            jobs: IdTracker::new(),
+            running_jobs: BTreeSet::new(),
+            stages: IdTracker::new(),
+            open_stages: BTreeMap::new(),
+            summary_due: BTreeSet::new(),
+            sql: IdTracker::new(),
+            running_sql: BTreeSet::new(),
+        }
+    }
+
+    /// Record whether the latest listing shows the application as ended.
+    pub fn set_ended(&mut self, ended: bool) {
+        self.ended = ended;
+    }
+
+    /// True once a listing showed the application as ended.
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// True when this state no longer needs polling for a listing with these values.
+    pub fn is_done(&self, completed: bool, last_updated: i64) -> bool {
+        self.done && completed && last_updated == self.last_updated
+    }
+
+    /// True when the state belongs to a finished read that is now stale: the History Server
+    /// re-read the event log, so start over.
+    pub fn is_stale(&self, last_updated: i64) -> bool {
+        self.done && last_updated != self.last_updated
+    }
+
+    /// Poll everything that may have changed. `completed` and `last_updated` come from the
+    /// listing; a completed application is marked done after one successful read.
+    pub async fn poll(
+        &mut self,
+        c: &Client,
+        sink: &dyn Sink,
+        ctx: PollCtx,
+        completed: bool,
+        last_updated: i64,
+    ) -> Result<(), ClientError> {
+        self.poll_jobs(c, sink).await?;
+        self.poll_stages(c, sink, ctx).await?;
+        self.poll_summaries(c, sink).await?;
+        self.poll_sql(c, sink).await?;
+        let execs: Vec<ExecutorSummary> = c.get(&format!("{}/allexecutors", self.base)).await?;
+        for e in &execs {
+            sink.upsert_executor(&self.app_id, &convert::executor_obs(e));
+        }
+        self.done = completed;
+        self.last_updated = last_updated;
+        Ok(())
+    }
+
+    async fn poll_jobs(&mut self, c: &Client, sink: &dyn Sink) -> Result<(), ClientError> {
+        let app = self.app_id.clone();
+        if self.jobs.needs_full() {
+            return self.full_jobs(c, sink).await;
+        }
+        let listed: Vec<JobData> = c.get(&format!("{}/jobs?status=running", self.base)).await?;
+        let listed_ids: BTreeSet<u64> = listed.iter().map(|j| j.job_id).collect();
+        for j in &listed {
+            self.jobs.saw(j.job_id);
+            self.job_seen(sink, j);
+        }
+        // Jobs that left the running list ended (or were evicted): learn how.
+        let ended: Vec<u64> = self.running_jobs.difference(&listed_ids).copied().collect();
+        for id in ended {
+            match c
+                .get_opt::<JobData>(&format!("{}/jobs/{id}", self.base))
+                .await?
+            {
+                Some(j) => self.job_seen(sink, &j),
+                None => {
+                    self.running_jobs.remove(&id);
+                }
+            }
+        }
+        let base = self.base.clone();
+        let (tracker, running) = (&mut self.jobs, &mut self.running_jobs);
+        discover(
+            c,
+            tracker,
+            |id| format!("{base}/jobs/{id}"),
+            |j: JobData| track_job(running, sink, &app, &j),
+        )
+        .await?;
+        if self.jobs.needs_full() {
+            self.full_jobs(c, sink).await?;
+        }
+        Ok(())
+    }
+
+    async fn full_jobs(&mut self, c: &Client, sink: &dyn Sink) -> Result<(), ClientError> {
+        let all: Vec<JobData> = c.get(&format!("{}/jobs", self.base)).await?;
+        self.running_jobs.clear();
+        for j in &all {
+            self.job_seen(sink, j);
+        }
+        self.jobs.reset_from_full(all.iter().map(|j| j.job_id));
+        Ok(())
+    }
+
+    fn job_seen(&mut self, sink: &dyn Sink, j: &JobData) {
+        track_job(&mut self.running_jobs, sink, &self.app_id, j);
+    }
+
+    async fn poll_stages(
+        &mut self,
+        c: &Client,
+        sink: &dyn Sink,
+        ctx: PollCtx,
+    ) -> Result<(), ClientError> {
+        if self.stages.needs_full() {
+            return self.full_stages(c, sink, ctx).await;
+        }
+        let path = format!(
+            "{}/stages?status=active&status=pending&details=false",
+            self.base
+        );
+        let listed: Vec<StageData> = c.get(&path).await?;
+        let mut listed_keys = BTreeSet::new();
+        for s in &listed {
+            self.stages.saw(s.stage_id);
+            listed_keys.insert(stage_key(s));
+            self.stage_seen(sink, s, None);
+        }
+        // Stages that left the unfinished list ended: fetch every attempt of each once.
+        let left: BTreeSet<u64> = self
+            .open_stages
+            .keys()
+            .filter(|k| !listed_keys.contains(k))
+            .map(|k| k.0)
+            .collect();
+        for id in left {
+            let path = format!("{}/stages/{id}?details=false", self.base);
+            let attempts = c
+                .get_opt::<Vec<StageData>>(&path)
+                .await?
+                .unwrap_or_default();
+            let fetched: BTreeSet<(u64, u32)> = attempts.iter().map(stage_key).collect();
+            for s in &attempts {
+                self.stage_seen(sink, s, None);
+            }
+            // Attempts Spark no longer has (evicted) stop being tracked.
+            self.open_stages
+                .retain(|k, _| k.0 != id || fetched.contains(k));
+        }
+        let base = self.base.clone();
+        let mut found = vec![];
+        let probed = discover(
+            c,
+            &mut self.stages,
+            |id| format!("{base}/stages/{id}?details=false"),
+            |attempts: Vec<StageData>| found.extend(attempts),
+        )
+        .await;
+        // Stages found by probing are new since the last poll, so any that ended just did.
+        // Record them even if a later probe failed: the tracker already counts them as seen.
+        for s in &found {
+            self.stage_seen(sink, s, Some(i64::MIN));
+        }
+        probed?;
+        if self.stages.needs_full() {
+            self.full_stages(c, sink, ctx).await?;
+        }
+        Ok(())
+    }
+
+    async fn full_stages(
+        &mut self,
+        c: &Client,
+        sink: &dyn Sink,
+        ctx: PollCtx,
+    ) -> Result<(), ClientError> {
+        let all: Vec<StageData> = c
+            .get(&format!("{}/stages?details=false", self.base))
+            .await?;
+        self.open_stages.clear();
+        let cutoff = ctx.now_ms.saturating_sub(ctx.summary_window_ms);
+        for s in &all {
+            self.stage_seen(sink, s, Some(cutoff));
+        }
+        self.stages.reset_from_full(all.iter().map(|s| s.stage_id));
+        Ok(())
+    }
+
+    /// Upsert a stage attempt and update the unfinished set. An attempt that is now terminal
+    /// (and ran) gets a task summary if it was open before, or, when `new_since` is given, if it
+    /// completed after that time.
+    fn stage_seen(&mut self, sink: &dyn Sink, s: &StageData, new_since: Option<EpochMs>) {
+        let Some(obs) = stage_obs(s) else {
+            return;
+        };
+        sink.upsert_stage(&self.app_id, &obs);
+        let key = (obs.stage_id, obs.attempt);
+        if !obs.status.is_terminal() {
+            self.open_stages.insert(key, obs.status);
+            return;
+        }
+        let was_open = self.open_stages.remove(&key).is_some();
+        let recent = new_since.is_some_and(|t| obs.completion_ms.is_some_and(|c| c >= t));
+        if obs.status != StageStatus::Skipped && (was_open || recent) {
+            self.summary_due.insert(key);
+        }
+    }
+
+    async fn poll_summaries(&mut self, c: &Client, sink: &dyn Sink) -> Result<(), ClientError> {
+        let active = self
+            .open_stages
+            .iter()
+            .filter(|(_, st)| **st == StageStatus::Active)
+            .map(|(k, _)| *k);
+        let keys: BTreeSet<(u64, u32)> = active.chain(self.summary_due.iter().copied()).collect();
+        for (id, attempt) in keys {
+            let path = format!(
+                "{}/stages/{id}/{attempt}/taskSummary?quantiles=0.5,1.0",
+                self.base
+            );
+            // 404: no task has reported metrics yet.
+            let summary = c.get_opt::<TaskMetricDistributions>(&path).await?;
+            if let Some(s) = summary.as_ref().and_then(convert::task_summary_obs) {
+                sink.set_task_summary(&self.app_id, id, attempt, s);
+            }
+            self.summary_due.remove(&(id, attempt));
+        }
+        Ok(())
+    }
+
+    async fn poll_sql(&mut self, c: &Client, sink: &dyn Sink) -> Result<(), ClientError> {
+        let app = self.app_id.as_str();
+        let base = self.base.clone();
+        if !self.sql.needs_full() {
+            for id in self.running_sql.clone() {
+                let path = format!("{base}/sql/{id}?{SQL_QUERY}");
+                match c.get_opt::<ExecutionData>(&path).await? {
+                    Some(e) => track_sql(&mut self.running_sql, sink, app, &e),
+                    None => {
+                        self.running_sql.remove(&id);
+                    }
+                }
+            }
+            let (tracker, running) = (&mut self.sql, &mut self.running_sql);
+            discover(
+                c,
+                tracker,
+                |id| format!("{base}/sql/{id}?{SQL_QUERY}"),
+                |e| track_sql(running, sink, app, &e),
+            )
+            .await?;
+        }
+        if self.sql.needs_full() {
+            let all: Vec<ExecutionData> = c.get(&format!("{base}/sql?{SQL_QUERY}")).await?;
+            self.running_sql.clear();
+            for e in &all {
+                track_sql(&mut self.running_sql, sink, app, e);
+            }
+            self.sql.reset_from_full(all.iter().map(|e| e.id));
+        }
+        Ok(())
+    }
+}
+
+fn stage_key(s: &StageData) -> (u64, u32) {
+    (s.stage_id, u32::try_from(s.attempt_id).unwrap_or(u32::MAX))
+}
+
+/// Upsert a job; keep it in `running` while it runs. `UNKNOWN` jobs are not upserted and stop
+/// being tracked.
+fn track_job(running: &mut BTreeSet<u64>, sink: &dyn Sink, app: &str, j: &JobData) {
+    match job_obs(j) {
+        Some(obs) => {
+            sink.upsert_job(app, &obs);
+            if obs.status == JobStatus::Running {
+                running.insert(j.job_id);
+            } else {
+                running.remove(&j.job_id);
+            }
+        }
+        None => {
+            running.remove(&j.job_id);
+        }
+    }
+}
+
+/// Upsert a SQL execution; keep it in `running` while it runs.
+fn track_sql(running: &mut BTreeSet<u64>, sink: &dyn Sink, app: &str, e: &ExecutionData) {
+    match sql_obs(e) {
+        Some(obs) if !obs.status.is_terminal() => {
+            sink.upsert_sql(app, &obs);
+            running.insert(e.id);
+        }
+        Some(obs) => {
+            sink.upsert_sql(app, &obs);
+            running.remove(&e.id);
+        }
+        None => {
+            running.remove(&e.id);
+        }
+    }
+}
+
+/// Probe the tracker's holes, then new ids from `max + 1` until a 404 or [`PROBE_CAP`]; hand
+/// every entity found to `found` as soon as it arrives, so an error later in the poll loses
+/// nothing already recorded.
+async fn discover<T: DeserializeOwned>(
+    c: &Client,
+    t: &mut IdTracker,
+    path: impl Fn(u64) -> String,
+    mut found: impl FnMut(T),
+) -> Result<(), ClientError> {
+    for id in t.holes() {
+        match c.get_opt::<T>(&path(id)).await? {
+            Some(v) => {
+                t.saw(id);
+                found(v);
+            }
+            None => t.hole_missed(id),
+        }
+    }
+    for _ in 0..PROBE_CAP {
+        let id = t.next_probe();
+        match c.get_opt::<T>(&path(id)).await? {
+            Some(v) => {
+                t.saw(id);
+                found(v);
+            }
+            None => return Ok(()),
+        }
+    }
+    // Still finding new ids after the cap: a burst; one full list is cheaper than probing on.
+    t.request_full();
+    Ok(())
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters (ids are plain in practice).
+fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_include_attempt_and_encode_ids() {
+        let s = AppState::new("local-1795981136444", None);
+        assert_eq!(s.base, "/api/v1/applications/local-1795981136444");
+        let s = AppState::new("application_1/x y", Some("2"));
+        assert_eq!(s.base, "/api/v1/applications/application_1%2Fx%20y/2");
+    }
+
+    #[test]
+    fn done_and_stale_follow_last_updated() {
+        let mut s = AppState::new("a", None);
+        assert!(!s.is_done(true, 5));
+        s.done = true;
+        s.last_updated = 5;
+        assert!(s.is_done(true, 5));
+        assert!(!s.is_done(true, 6));
+        assert!(s.is_stale(6));
+        assert!(!s.is_stale(5));
+    }
+}

@@ -1,0 +1,321 @@
+//! HTTP client for one REST target: per-request timeout, capped bodies, typed errors, and a count
+//! of every byte read (the poller's load on the driver is a feature we measure, not guess).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+
+use crate::telemetry::Telemetry;
+
+/// Largest response body accepted. A full `/stages` list of a big application is a few MiB;
+/// anything past this is a misconfigured target, not Spark.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+
+/// Why a request failed. [`ClientError::kind`] is the `kind` label of
+/// `spark_exporter_scrape_errors_total`.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The HTTP client could not be built (TLS backend).
+    #[error("cannot build HTTP client: {0}")]
+    Build(#[source] reqwest::Error),
+    /// Connection refused, DNS failure, TLS handshake, reset before a response.
+    #[error("cannot connect to {url}: {source}")]
+    Connect {
+        /// Request URL.
+        url: String,
+        /// Underlying error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// No complete response within the per-request timeout.
+    #[error("{url} timed out after {timeout:?}")]
+    Timeout {
+        /// Request URL.
+        url: String,
+        /// The timeout that expired.
+        timeout: Duration,
+    },
+    /// A status other than 2xx (404 only where it is not an expected "not yet").
+    #[error("{url} answered HTTP {status}")]
+    HttpStatus {
+        /// Request URL.
+        url: String,
+        /// Status code.
+        status: u16,
+    },
+    /// The body is not the JSON we expect (an HTML login page, garbage, a wrong shape).
+    #[error("{url} sent a body that is not the expected JSON ({content_type}): {reason}")]
+    Decode {
+        /// Request URL.
+        url: String,
+        /// `Content-Type` header, or `-`.
+        content_type: String,
+        /// Decoder message.
+        reason: String,
+    },
+    /// The body broke off, or is larger than the cap.
+    #[error("{url}: bad response body: {reason}")]
+    Body {
+        /// Request URL.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+impl ClientError {
+    /// The error-counter `kind`: `connect`, `timeout`, `http_status`, `decode` or `body`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ClientError::Build(_) | ClientError::Connect { .. } => "connect",
+            ClientError::Timeout { .. } => "timeout",
+            ClientError::HttpStatus { .. } => "http_status",
+            ClientError::Decode { .. } => "decode",
+            ClientError::Body { .. } => "body",
+        }
+    }
+}
+
+/// A client bound to one target (a driver UI or History Server base URL).
+#[derive(Debug)]
+pub struct Client {
+    http: reqwest::Client,
+    base: String,
+    target: String,
+    timeout: Duration,
+    max_body: usize,
+    telemetry: Arc<Telemetry>,
+    bytes: AtomicU64,
+    requests: AtomicU64,
+}
+
+impl Client {
+    /// A client for `base` (e.g. `http://localhost:4040`), `timeout` per request, bodies capped
+    /// at `max_body` bytes. `target` names it in telemetry and logs.
+    pub fn new(
+        base: &str,
+        timeout: Duration,
+        max_body: usize,
+        telemetry: Arc<Telemetry>,
+    ) -> Result<Client, ClientError> {
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .pool_max_idle_per_host(2)
+            .user_agent(concat!("spark-exporter/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(ClientError::Build)?;
+        Ok(Client {
+            http,
+            base: base.trim_end_matches('/').to_string(),
+            target: base.to_string(),
+            timeout,
+            max_body,
+            telemetry,
+            bytes: AtomicU64::new(0),
+            requests: AtomicU64::new(0),
+        })
+    }
+
+    /// The target name used in telemetry (the configured base URL).
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
+    /// Body bytes and responses read since this client was made.
+    pub fn counters(&self) -> (u64, u64) {
+        (
+            self.bytes.load(Ordering::Relaxed),
+            self.requests.load(Ordering::Relaxed),
+        )
+    }
+
+    /// GET `path` (relative to the base, e.g. `/api/v1/applications`) and decode it.
+    /// Every non-2xx status, 404 included, is an error.
+    pub async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
+        match self.get_opt(path).await? {
+            Some(v) => Ok(v),
+            None => Err(ClientError::HttpStatus {
+                url: self.url(path),
+                status: 404,
+            }),
+        }
+    }
+
+    /// Like [`Client::get`], but 404 gives `Ok(None)`: "this id does not exist (yet)".
+    pub async fn get_opt<T: DeserializeOwned>(&self, path: &str) -> Result<Option<T>, ClientError> {
+        let url = self.url(path);
+        let resp = self
+            .http
+            .get(&url)
+            .header(reqwest::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|e| self.transport_error(&url, e))?;
+        let status = resp.status();
+        let content_type = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("-")
+            .to_string();
+        let body = self.read_body(&url, resp).await;
+        // Count what was read even when the body then turns out to be useless.
+        let len = match &body {
+            Ok(b) => b.len() as u64,
+            Err((_, n)) => *n,
+        };
+        self.bytes.fetch_add(len, Ordering::Relaxed);
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        self.telemetry.rest_response(&self.target, len);
+        let body = body.map_err(|(e, _)| e)?;
+        if status == reqwest::StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !status.is_success() {
+            return Err(ClientError::HttpStatus {
+                url,
+                status: status.as_u16(),
+            });
+        }
+        serde_json::from_slice(&body)
+            .map(Some)
+            .map_err(|e| ClientError::Decode {
+                url,
+                content_type,
+                reason: e.to_string(),
+            })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// Reads the body up to the cap; on error also returns how many bytes arrived.
+    async fn read_body(
+        &self,
+        url: &str,
+        mut resp: reqwest::Response,
+    ) -> Result<Vec<u8>, (ClientError, u64)> {
+        let too_large = |n: u64| ClientError::Body {
+            url: url.to_string(),
+            reason: format!("larger than the {} byte cap ({n} bytes)", self.max_body),
+        };
+        if let Some(n) = resp.content_length() {
+            if n > self.max_body as u64 {
+                return Err((too_large(n), 0));
+            }
+        }
+        let mut buf = Vec::with_capacity(resp.content_length().unwrap_or(0) as usize);
+        loop {
+            match resp.chunk().await {
+                Ok(Some(chunk)) => {
+                    if buf.len() + chunk.len() > self.max_body {
+                        let n = (buf.len() + chunk.len()) as u64;
+                        return Err((too_large(n), n));
+                    }
+                    buf.extend_from_slice(&chunk);
+                }
+                Ok(None) => return Ok(buf),
+                Err(e) => {
+                    let err = if e.is_timeout() {
+                        self.timeout_error(url)
+                    } else {
+                        ClientError::Body {
+                            url: url.to_string(),
+                            reason: error_chain(&e),
+                        }
+                    };
+                    return Err((err, buf.len() as u64));
+                }
+            }
+        }
+    }
+
+    fn timeout_error(&self, url: &str) -> ClientError {
+        ClientError::Timeout {
+            url: url.to_string(),
+            timeout: self.timeout,
+        }
+    }
+
+    fn transport_error(&self, url: &str, e: reqwest::Error) -> ClientError {
+        if e.is_timeout() {
+            self.timeout_error(url)
+        } else {
+            ClientError::Connect {
+                url: url.to_string(),
+                source: e,
+            }
+        }
+    }
+}
+
+/// `reqwest` errors say little at the top level; the cause chain says what happened.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_the_documented_set() {
+        let url = || "http://x/api/v1".to_string();
+        let errs = [
+            ClientError::Timeout {
+                url: url(),
+                timeout: Duration::from_secs(1),
+            },
+            ClientError::HttpStatus {
+                url: url(),
+                status: 500,
+            },
+            ClientError::Decode {
+                url: url(),
+                content_type: "text/html".into(),
+                reason: "expected value".into(),
+            },
+            ClientError::Body {
+                url: url(),
+                reason: "closed".into(),
+            },
+        ];
+        let kinds: Vec<_> = errs.iter().map(ClientError::kind).collect();
+        assert_eq!(kinds, ["timeout", "http_status", "decode", "body"]);
+        assert!(errs[2].to_string().contains("text/html"));
+    }
+
+    #[tokio::test]
+    async fn refused_connection_is_a_connect_error() {
+        // Bind then drop a listener so the port is (almost certainly) closed.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap();
+        let t = Arc::new(Telemetry::default());
+        let c = Client::new(
+            &format!("http://127.0.0.1:{port}"),
+            Duration::from_secs(2),
+            DEFAULT_MAX_BODY_BYTES,
+            t.clone(),
+        )
+        .unwrap();
+        let e = c
+            .get::<serde_json::Value>("/api/v1/applications")
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), "connect", "{e}");
+        assert_eq!(c.counters(), (0, 0), "no response, nothing counted");
+    }
+}

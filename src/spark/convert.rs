@@ -1,0 +1,400 @@
+//! Turns REST API values ([`super::api`]) into model observations ([`crate::model::obs`]).
+//!
+//! Pure functions, so every mapping (statuses, units, the `-1` and `1969` "not yet" times) is
+//! tested without a server.
+
+use crate::model::obs::{
+    AppObs, EpochMs, ExecutorObs, JobObs, JobStatus, SqlObs, SqlStatus, StageObs, StageStatus,
+    TaskCounts, TaskSummaryObs, TaskTotals,
+};
+
+use super::api::{
+    ApplicationInfo, ExecutionData, ExecutorSummary, JobData, StageData, TaskMetricDistributions,
+};
+
+/// Parses Spark's REST time format, `2026-11-29T19:39:20.198GMT`, into epoch milliseconds.
+///
+/// Also takes a `Z` or `+00:00` suffix and a missing fraction. Times at or before the epoch
+/// (Spark writes `1969-12-31T23:59:59.999GMT` for "not ended") and anything malformed give `None`.
+pub fn parse_time(s: &str) -> Option<EpochMs> {
+    let s = s.trim();
+    let body = ["GMT", "Z", "+00:00", "UTC"]
+        .iter()
+        .find_map(|suffix| s.strip_suffix(suffix))
+        .unwrap_or(s);
+    let (date, time) = body.split_once('T')?;
+    let mut d = date.splitn(3, '-');
+    let year: i64 = num(d.next()?, 4)?;
+    let month: i64 = num(d.next()?, 2)?;
+    let day: i64 = num(d.next()?, 2)?;
+    let (hms, frac) = match time.split_once('.') {
+        Some((hms, frac)) => (hms, frac),
+        None => (time, ""),
+    };
+    let mut t = hms.splitn(3, ':');
+    let hour: i64 = num(t.next()?, 2)?;
+    let minute: i64 = num(t.next()?, 2)?;
+    let second: i64 = num(t.next()?, 2)?;
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+        return None;
+    }
+    // Second 60 is a leap second; Java never prints one, but accept it rather than fail.
+    if second > 60 || !frac.bytes().all(|b| b.is_ascii_digit()) || frac.len() > 9 {
+        return None;
+    }
+    let millis = frac.bytes().take(3).enumerate().fold(0i64, |acc, (i, b)| {
+        acc + i64::from(b - b'0') * [100, 10, 1][i]
+    });
+    let days = days_from_civil(year, month, day);
+    let ms = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis;
+    (ms > 0).then_some(ms)
+}
+
+/// Parses exactly `len` ASCII digits.
+fn num(s: &str, len: usize) -> Option<i64> {
+    if s.len() != len || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn time(s: &Option<String>) -> Option<EpochMs> {
+    s.as_deref().and_then(parse_time)
+}
+
+fn non_empty(s: &Option<String>) -> Option<String> {
+    s.as_ref().filter(|s| !s.is_empty()).cloned()
+}
+
+/// The application as the model wants it, from its newest attempt.
+pub fn app_obs(app: &ApplicationInfo) -> AppObs {
+    let a = app.attempts.first();
+    AppObs {
+        app_id: app.id.clone(),
+        name: non_empty(&app.name),
+        spark_version: a.and_then(|a| non_empty(&a.app_spark_version)),
+        user: a.and_then(|a| non_empty(&a.spark_user)),
+        start_ms: a.map(|a| a.start_time_epoch).filter(|t| *t > 0),
+        end_ms: a
+            .filter(|a| a.completed || a.end_time_epoch > 0)
+            .map(|a| a.end_time_epoch)
+            .filter(|t| *t > 0),
+    }
+}
+
+/// Maps a job status; `UNKNOWN` (and anything unexpected) gives `None`: the model has no such
+/// state and guessing would count a job as running or failed when it is neither.
+pub fn job_status(s: &str) -> Option<JobStatus> {
+    match s.to_ascii_uppercase().as_str() {
+        "RUNNING" => Some(JobStatus::Running),
+        "SUCCEEDED" => Some(JobStatus::Succeeded),
+        "FAILED" => Some(JobStatus::Failed),
+        _ => None,
+    }
+}
+
+/// Maps a stage status; unknown strings give `None`.
+pub fn stage_status(s: &str) -> Option<StageStatus> {
+    match s.to_ascii_uppercase().as_str() {
+        "ACTIVE" => Some(StageStatus::Active),
+        "COMPLETE" => Some(StageStatus::Complete),
+        "FAILED" => Some(StageStatus::Failed),
+        "PENDING" => Some(StageStatus::Pending),
+        "SKIPPED" => Some(StageStatus::Skipped),
+        _ => None,
+    }
+}
+
+/// Maps a SQL execution status; unknown strings give `None`.
+pub fn sql_status(s: &str) -> Option<SqlStatus> {
+    match s.to_ascii_uppercase().as_str() {
+        "RUNNING" => Some(SqlStatus::Running),
+        "COMPLETED" => Some(SqlStatus::Completed),
+        "FAILED" => Some(SqlStatus::Failed),
+        _ => None,
+    }
+}
+
+/// A job observation; `None` when its status is `UNKNOWN` or unrecognised.
+pub fn job_obs(j: &JobData) -> Option<JobObs> {
+    let status = job_status(&j.status)?;
+    Some(JobObs {
+        job_id: j.job_id,
+        job_group: non_empty(&j.job_group),
+        description: non_empty(&j.description),
+        status,
+        submission_ms: time(&j.submission_time),
+        completion_ms: if status.is_terminal() {
+            time(&j.completion_time)
+        } else {
+            None
+        },
+        stage_ids: j.stage_ids.clone(),
+        sql_execution_id: None,
+    })
+}
+
+/// A stage-attempt observation with REST's cumulative totals; `None` for an unknown status.
+/// REST stages carry no job group (the model derives it from the job's `stageIds`).
+pub fn stage_obs(s: &StageData) -> Option<StageObs> {
+    let status = stage_status(&s.status)?;
+    Some(StageObs {
+        stage_id: s.stage_id,
+        attempt: u32::try_from(s.attempt_id).unwrap_or(u32::MAX),
+        status,
+        name: non_empty(&s.name),
+        job_group: None,
+        description: non_empty(&s.description),
+        num_tasks: Some(s.num_tasks),
+        active_tasks: Some(s.num_active_tasks),
+        submission_ms: time(&s.submission_time),
+        completion_ms: time(&s.completion_time),
+        task_counts: Some(TaskCounts {
+            succeeded: s.num_complete_tasks,
+            failed: s.num_failed_tasks,
+            killed: s.num_killed_tasks,
+        }),
+        totals: Some(TaskTotals {
+            run_time_ms: s.executor_run_time,
+            cpu_time_ns: s.executor_cpu_time,
+            gc_time_ms: s.jvm_gc_time,
+            input_bytes: s.input_bytes,
+            output_bytes: s.output_bytes,
+            shuffle_read_bytes: s.shuffle_read_bytes,
+            shuffle_write_bytes: s.shuffle_write_bytes,
+            memory_spilled_bytes: s.memory_bytes_spilled,
+            disk_spilled_bytes: s.disk_bytes_spilled,
+        }),
+    })
+}
+
+/// An executor observation.
+pub fn executor_obs(e: &ExecutorSummary) -> ExecutorObs {
+    ExecutorObs {
+        executor_id: e.id.clone(),
+        active: e.is_active,
+        remove_reason: non_empty(&e.remove_reason),
+        add_ms: time(&e.add_time),
+        remove_ms: time(&e.remove_time),
+        max_tasks: Some(e.max_tasks),
+        active_tasks: Some(e.active_tasks),
+        completed_tasks: Some(e.completed_tasks),
+        failed_tasks: Some(e.failed_tasks),
+        task_time_ms: Some(e.total_duration),
+        gc_time_ms: Some(e.total_gc_time),
+        input_bytes: Some(e.total_input_bytes),
+        shuffle_read_bytes: Some(e.total_shuffle_read),
+        shuffle_write_bytes: Some(e.total_shuffle_write),
+        storage_memory_used_bytes: Some(e.memory_used),
+        max_memory_bytes: Some(e.max_memory),
+        disk_used_bytes: Some(e.disk_used),
+        peak_memory: e
+            .peak_memory_metrics
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect(),
+    }
+}
+
+/// A SQL execution observation; `None` for an unknown status. A running execution's `duration`
+/// is "time so far", so it is only passed on once the execution has ended.
+pub fn sql_obs(e: &ExecutionData) -> Option<SqlObs> {
+    let status = sql_status(&e.status)?;
+    Some(SqlObs {
+        execution_id: e.id,
+        description: non_empty(&e.description),
+        status,
+        submission_ms: time(&e.submission_time),
+        duration_ms: status.is_terminal().then_some(e.duration),
+    })
+}
+
+/// Median and maximum task duration from a summary fetched with `quantiles=0.5,1.0`. Falls back
+/// to executor run time where `duration` is missing (Spark before 3.1); `None` if neither is
+/// usable.
+pub fn task_summary_obs(t: &TaskMetricDistributions) -> Option<TaskSummaryObs> {
+    let series = if t.duration.len() == t.quantiles.len() && !t.duration.is_empty() {
+        &t.duration
+    } else {
+        &t.executor_run_time
+    };
+    let at = |q: f64| {
+        let i = t.quantiles.iter().position(|x| (x - q).abs() < 1e-9)?;
+        series
+            .get(i)
+            .copied()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+    };
+    Some(TaskSummaryObs {
+        median_ms: at(0.5)?,
+        max_ms: at(1.0)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SNAP: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/spark-4.1.1-basic/rest-snapshots/0009"
+    );
+
+    fn load<T: serde::de::DeserializeOwned>(file: &str) -> T {
+        serde_json::from_str(&std::fs::read_to_string(format!("{SNAP}/{file}")).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn parses_spark_times() {
+        assert_eq!(
+            parse_time("2026-11-29T19:38:55.073GMT"),
+            Some(1795981135073)
+        );
+        assert_eq!(parse_time("1970-01-01T00:00:01.000GMT"), Some(1000));
+        assert_eq!(parse_time("2000-02-29T00:00:00Z"), Some(951782400000));
+        assert_eq!(parse_time("2026-11-29T19:38:55.07GMT"), Some(1795981135070));
+        assert_eq!(parse_time("1969-12-31T23:59:59.999GMT"), None);
+        for bad in [
+            "",
+            "2026-11-29",
+            "2026-13-01T00:00:00GMT",
+            "2026-1-01T00:00:00GMT",
+            "x",
+        ] {
+            assert_eq!(parse_time(bad), None, "{bad}");
+        }
+        assert_eq!(parse_time("2026-11-29T19:38:55.0a3GMT"), None);
+    }
+
+    #[test]
+    fn app_from_recorded_snapshot() {
+        let app: ApplicationInfo = load("app.json");
+        let o = app_obs(&app);
+        assert_eq!(o.app_id, "local-1795981136444");
+        assert_eq!(o.name.as_deref(), Some("acceptance-basic"));
+        assert_eq!(o.spark_version.as_deref(), Some("4.1.1"));
+        assert_eq!(o.user.as_deref(), Some("root"));
+        assert_eq!(o.start_ms, Some(1795981135073));
+        assert_eq!(o.end_ms, None, "endTimeEpoch -1 means running");
+        let mut done = app.clone();
+        done.attempts[0].completed = true;
+        done.attempts[0].end_time_epoch = 1795981170000;
+        assert_eq!(app_obs(&done).end_ms, Some(1795981170000));
+    }
+
+    #[test]
+    fn jobs_from_recorded_snapshot() {
+        let jobs: Vec<JobData> = load("jobs.json");
+        let obs: Vec<JobObs> = jobs.iter().filter_map(job_obs).collect();
+        assert_eq!(obs.len(), 15);
+        let j14 = obs.iter().find(|j| j.job_id == 14).unwrap();
+        assert_eq!(j14.status, JobStatus::Failed);
+        assert_eq!(j14.job_group.as_deref(), Some("failing_job"));
+        assert_eq!(
+            j14.description.as_deref(),
+            Some("This job fails on purpose")
+        );
+        assert_eq!(j14.submission_ms, parse_time("2026-11-29T19:39:20.198GMT"));
+        assert_eq!(j14.completion_ms, parse_time("2026-11-29T19:39:20.814GMT"));
+        assert_eq!(j14.stage_ids, vec![19]);
+        assert_eq!(j14.sql_execution_id, None);
+        let mut unknown = jobs[0].clone();
+        unknown.status = "UNKNOWN".into();
+        assert!(job_obs(&unknown).is_none());
+    }
+
+    #[test]
+    fn stages_from_recorded_snapshot() {
+        let stages: Vec<StageData> = load("stages.json");
+        let s19 = stages
+            .iter()
+            .find(|s| s.stage_id == 19)
+            .and_then(stage_obs)
+            .unwrap();
+        assert_eq!((s19.status, s19.attempt), (StageStatus::Failed, 0));
+        assert_eq!(s19.job_group, None);
+        assert_eq!(
+            s19.description.as_deref(),
+            Some("This job fails on purpose")
+        );
+        assert_eq!(s19.num_tasks, Some(4));
+        assert_eq!(
+            s19.task_counts,
+            Some(TaskCounts {
+                succeeded: 3,
+                failed: 2,
+                killed: 0
+            })
+        );
+        let t = s19.totals.unwrap();
+        assert_eq!((t.run_time_ms, t.cpu_time_ns), (1074, 7958514));
+        let skipped = stages
+            .iter()
+            .find(|s| s.stage_id == 16)
+            .and_then(stage_obs)
+            .unwrap();
+        assert_eq!(skipped.status, StageStatus::Skipped);
+        assert_eq!(skipped.completion_ms, None);
+        let with_input = stages
+            .iter()
+            .filter_map(stage_obs)
+            .map(|s| s.totals.unwrap());
+        assert!(with_input.clone().any(|t| t.input_bytes > 0));
+        assert!(with_input.clone().any(|t| t.shuffle_write_bytes > 0));
+        assert_eq!(stage_status("pending"), Some(StageStatus::Pending));
+        assert_eq!(stage_status("BOGUS"), None);
+    }
+
+    #[test]
+    fn executors_and_sql_from_recorded_snapshot() {
+        let ex: Vec<ExecutorSummary> = load("allexecutors.json");
+        let d = executor_obs(&ex[0]);
+        assert_eq!(d.executor_id, "driver");
+        assert_eq!(d.active, Some(true));
+        assert_eq!(d.add_ms, parse_time("2026-11-29T19:38:56.581GMT"));
+        assert_eq!((d.completed_tasks, d.failed_tasks), (Some(32), Some(2)));
+        assert_eq!((d.task_time_ms, d.gc_time_ms), (Some(28182), Some(373)));
+        assert_eq!(d.storage_memory_used_bytes, Some(5187762));
+        assert_eq!(d.max_memory_bytes, Some(455501414));
+        assert!(d.peak_memory.contains(&("JVMHeapMemory".into(), 285334280)));
+
+        let sql: Vec<ExecutionData> = load("sql__details-false.json");
+        let s0 = sql_obs(&sql[0]).unwrap();
+        assert_eq!(s0.status, SqlStatus::Completed);
+        assert_eq!(s0.description.as_deref(), Some("Load orders for region EU"));
+        assert_eq!(s0.submission_ms, parse_time("2026-11-29T19:39:03.730GMT"));
+        assert_eq!(s0.duration_ms, Some(4755));
+        let mut running = sql[0].clone();
+        running.status = "RUNNING".into();
+        assert_eq!(sql_obs(&running).unwrap().duration_ms, None);
+    }
+
+    #[test]
+    fn task_summary_picks_median_and_max() {
+        let t: TaskMetricDistributions = serde_json::from_str(
+            r#"{"quantiles":[0.5,1.0],"duration":[120.0,900.0],"executorRunTime":[1.0,2.0]}"#,
+        )
+        .unwrap();
+        let s = task_summary_obs(&t).unwrap();
+        assert_eq!((s.median_ms, s.max_ms), (120.0, 900.0));
+        let old: TaskMetricDistributions =
+            serde_json::from_str(r#"{"quantiles":[0.5,1.0],"executorRunTime":[10.0,20.0]}"#)
+                .unwrap();
+        let s = task_summary_obs(&old).unwrap();
+        assert_eq!((s.median_ms, s.max_ms), (10.0, 20.0));
+        let wrong: TaskMetricDistributions =
+            serde_json::from_str(r#"{"quantiles":[0.25],"duration":[1.0]}"#).unwrap();
+        assert!(task_summary_obs(&wrong).is_none());
+    }
+}
