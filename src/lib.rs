@@ -1,6 +1,7 @@
 //! spark-exporter: turns running Apache Spark applications into Prometheus and OTLP metrics.
 //!
 //! Layout:
+//! - [`cli`]: command-line flags and their mapping onto configuration keys.
 //! - [`config`]: layered configuration (defaults, file, env, flags) and validation.
 //! - [`telemetry`]: the exporter's own health counters.
 //! - [`model`]: the in-memory state of applications, jobs, stages, tasks, executors, SQL and
@@ -10,6 +11,7 @@
 //! - [`export`]: the Prometheus collector (rendered at scrape time).
 //! - [`server`]: `/metrics`, `/healthz`, `/readyz` and the landing page.
 
+pub mod cli;
 pub mod config;
 pub mod eventlog;
 pub mod export;

@@ -1,1 +1,148 @@
-//! HTTP server: `/metrics`, `/healthz`, `/readyz`, `/`.
+//! HTTP server: `/metrics` (or the configured path), `/healthz`, `/readyz` and a landing page.
+//! The exposition is rendered from the model on each scrape; nothing here blocks on Spark.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use prometheus_client::registry::Registry;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Settings;
+use crate::export::prometheus::{self, CLASSIC, OPENMETRICS};
+use crate::model::Model;
+
+/// Server errors.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// Address.
+        addr: std::net::SocketAddr,
+        /// Cause.
+        source: std::io::Error,
+    },
+}
+
+/// What the handlers share.
+struct Ctx {
+    registry: Registry,
+    model: Arc<Model>,
+    settings: Arc<Settings>,
+}
+
+/// True once every configured source has finished its first round.
+pub fn ready(model: &Model, settings: &Settings) -> bool {
+    let t = model.telemetry().snapshot();
+    let rest = settings.spark.urls.iter().all(|u| t.up.contains_key(u));
+    let logs = settings.event_log.dirs.is_empty() || t.eventlog_scanned;
+    rest && logs
+}
+
+fn reply(status: StatusCode, ctype: &'static str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(body.into()));
+    *r.status_mut() = status;
+    r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
+    r
+}
+
+fn handle(ctx: &Ctx, req: &Request<Incoming>) -> Response<Full<Bytes>> {
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        return reply(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "method not allowed\n");
+    }
+    let path = req.uri().path();
+    if path == ctx.settings.web.telemetry_path {
+        let om = prometheus::wants_openmetrics(req.headers().get(ACCEPT).and_then(|v| v.to_str().ok()));
+        return match prometheus::render(&ctx.registry, om) {
+            Ok(body) => reply(StatusCode::OK, if om { OPENMETRICS } else { CLASSIC }, body),
+            Err(_) => reply(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", "encoding failed\n"),
+        };
+    }
+    match path {
+        "/healthz" => reply(StatusCode::OK, "text/plain", "ok\n"),
+        "/readyz" => {
+            if ready(&ctx.model, &ctx.settings) {
+                reply(StatusCode::OK, "text/plain", "ready\n")
+            } else {
+                reply(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "waiting for the first poll\n")
+            }
+        }
+        "/" => reply(
+            StatusCode::OK,
+            "text/html; charset=utf-8",
+            format!(
+                "<html><head><title>spark-exporter</title></head><body><h1>spark-exporter {}</h1>\
+                 <p><a href=\"{p}\">{p}</a> &middot; <a href=\"/healthz\">/healthz</a> &middot; \
+                 <a href=\"/readyz\">/readyz</a></p></body></html>\n",
+                env!("CARGO_PKG_VERSION"),
+                p = ctx.settings.web.telemetry_path
+            ),
+        ),
+        _ => reply(StatusCode::NOT_FOUND, "text/plain", "not found\n"),
+    }
+}
+
+/// Bind the listen address (separate from [`serve`] so a bad address fails at start-up).
+pub async fn bind(settings: &Settings) -> Result<TcpListener, ServerError> {
+    let addr = settings.web.listen_address;
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServerError::Bind { addr, source })
+}
+
+/// Serve until `shutdown`, then let in-flight requests finish for up to `grace`.
+pub async fn serve(
+    listener: TcpListener,
+    settings: Arc<Settings>,
+    model: Arc<Model>,
+    shutdown: CancellationToken,
+    grace: Duration,
+) {
+    let ctx = Arc::new(Ctx {
+        registry: prometheus::registry(model.clone()),
+        model,
+        settings,
+    });
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            conn = listener.accept() => {
+                let (stream, _) = match conn {
+                    Ok(c) => c,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "Accept failed.");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    }
+                };
+                let ctx = ctx.clone();
+                let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
+                    let ctx = ctx.clone();
+                    async move { Ok::<_, Infallible>(handle(&ctx, &req)) }
+                });
+                let conn = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), svc);
+                let conn = graceful.watch(conn);
+                tokio::spawn(async move {
+                    if let Err(e) = conn.await {
+                        tracing::debug!(error = %e, "Connection ended with an error.");
+                    }
+                });
+            }
+        }
+    }
+    drop(listener);
+    tokio::select! {
+        _ = graceful.shutdown() => {},
+        _ = tokio::time::sleep(grace) => tracing::warn!("In-flight requests did not finish within the grace period."),
+    }
+}

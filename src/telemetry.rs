@@ -31,6 +31,8 @@ pub struct Inner {
     pub eventlog_files: BTreeMap<String, u64>,
     /// Timestamp (ms) of the newest event read, for `spark_exporter_eventlog_lag_seconds`.
     pub eventlog_newest_event_ms: Option<i64>,
+    /// True once the event-log tailer finished its first discovery pass.
+    pub eventlog_scanned: bool,
     /// `spark_exporter_rest_bytes_total{target}`: response bytes read from Spark.
     pub rest_bytes: BTreeMap<String, u64>,
     /// `spark_exporter_rest_requests_total{target}`.
@@ -88,6 +90,9 @@ impl Telemetry {
     }
     /// Set how many files are in each tailer state (`active`, `finished`, `error`).
     pub fn set_eventlog_files(&self, counts: BTreeMap<String, u64>) {
-        self.with(|i| i.eventlog_files = counts);
+        self.with(|i| {
+            i.eventlog_files = counts;
+            i.eventlog_scanned = true;
+        });
     }
 }

@@ -1,0 +1,108 @@
+//! Command-line flags, named after Prometheus exporter conventions (`--web.listen-address`), and
+//! their translation into configuration overrides (flags beat env vars, files and defaults).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::{OverrideValue, Overrides};
+
+/// Exit code for invalid configuration or flags (EX_USAGE).
+pub const EXIT_CONFIG: i32 = 64;
+
+/// Prometheus and OTLP exporter for Apache Spark applications.
+#[derive(Debug, Parser)]
+#[command(name = "spark-exporter", version, about)]
+pub struct Cli {
+    /// What to do (default: run the exporter).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Configuration file (YAML or TOML).
+    #[arg(long = "config.file", global = true)]
+    pub config_file: Option<PathBuf>,
+    /// Address to serve /metrics on [default: 0.0.0.0:9809].
+    #[arg(long = "web.listen-address", global = true)]
+    pub listen_address: Option<String>,
+    /// Path of the exposition [default: /metrics].
+    #[arg(long = "web.telemetry-path", global = true)]
+    pub telemetry_path: Option<String>,
+    /// Log level: error, warn, info, debug, trace [default: info].
+    #[arg(long = "log.level", global = true)]
+    pub log_level: Option<String>,
+    /// Log format: logfmt or json [default: logfmt].
+    #[arg(long = "log.format", global = true)]
+    pub log_format: Option<String>,
+    /// Spark UI or History Server base URL; repeatable [default: http://localhost:4040].
+    /// Pass an empty value (`--spark.url=`) to disable REST polling.
+    #[arg(long = "spark.url", global = true)]
+    pub spark_url: Vec<String>,
+    /// Time between REST polls [default: 5s].
+    #[arg(long = "spark.poll-interval", global = true)]
+    pub spark_poll_interval: Option<String>,
+    /// Per-request timeout [default: 5s].
+    #[arg(long = "spark.timeout", global = true)]
+    pub spark_timeout: Option<String>,
+    /// Only follow applications whose name matches this regex (History Servers).
+    #[arg(long = "spark.app-name-filter", global = true)]
+    pub spark_app_name_filter: Option<String>,
+    /// Most applications followed per REST target [default: 20].
+    #[arg(long = "spark.app-limit", global = true)]
+    pub spark_app_limit: Option<String>,
+    /// Event-log folder (`spark.eventLog.dir`) to tail; repeatable.
+    #[arg(long = "event-log.dir", global = true)]
+    pub event_log_dir: Vec<String>,
+    /// Event-log back-off and discovery interval [default: 1s].
+    #[arg(long = "event-log.poll-interval", global = true)]
+    pub event_log_poll_interval: Option<String>,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the exporter (the default).
+    Run,
+    /// Print the effective configuration, or list every invalid field and exit 64.
+    CheckConfig,
+    /// Poll once / read event logs to the end, print the exposition and exit
+    /// (non-zero if a target failed).
+    Dump {
+        /// Event-log files or folders to read to the end; repeatable.
+        #[arg(long = "event-log", num_args = 1..)]
+        event_log: Vec<PathBuf>,
+        /// Print OpenMetrics instead of the classic text format.
+        #[arg(long)]
+        openmetrics: bool,
+    },
+}
+
+impl Cli {
+    /// The flags that were given, as configuration overrides.
+    pub fn overrides(&self) -> Overrides {
+        let mut v: Vec<(String, OverrideValue)> = vec![];
+        let mut one = |k: &str, x: &Option<String>| {
+            if let Some(x) = x {
+                v.push((k.into(), OverrideValue::One(x.clone())));
+            }
+        };
+        one("web.listen_address", &self.listen_address);
+        one("web.telemetry_path", &self.telemetry_path);
+        one("log.level", &self.log_level);
+        one("log.format", &self.log_format);
+        one("spark.poll_interval", &self.spark_poll_interval);
+        one("spark.timeout", &self.spark_timeout);
+        one("spark.app_name_filter", &self.spark_app_name_filter);
+        one("spark.app_limit", &self.spark_app_limit);
+        one("event_log.poll_interval", &self.event_log_poll_interval);
+        let urls: Vec<String> = self.spark_url.iter().filter(|u| !u.is_empty()).cloned().collect();
+        if !self.spark_url.is_empty() {
+            v.push(("spark.urls".into(), OverrideValue::Many(urls)));
+        }
+        if !self.event_log_dir.is_empty() {
+            v.push(("event_log.dirs".into(), OverrideValue::Many(self.event_log_dir.clone())));
+        }
+        Overrides {
+            config_file: self.config_file.clone(),
+            values: v,
+        }
+    }
+}
