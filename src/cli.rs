@@ -93,12 +93,20 @@ impl Cli {
         one("spark.app_name_filter", &self.spark_app_name_filter);
         one("spark.app_limit", &self.spark_app_limit);
         one("event_log.poll_interval", &self.event_log_poll_interval);
-        let urls: Vec<String> = self.spark_url.iter().filter(|u| !u.is_empty()).cloned().collect();
+        let urls: Vec<String> = self
+            .spark_url
+            .iter()
+            .filter(|u| !u.is_empty())
+            .cloned()
+            .collect();
         if !self.spark_url.is_empty() {
             v.push(("spark.urls".into(), OverrideValue::Many(urls)));
         }
         if !self.event_log_dir.is_empty() {
-            v.push(("event_log.dirs".into(), OverrideValue::Many(self.event_log_dir.clone())));
+            v.push((
+                "event_log.dirs".into(),
+                OverrideValue::Many(self.event_log_dir.clone()),
+            ));
         }
         Overrides {
             config_file: self.config_file.clone(),

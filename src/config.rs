@@ -40,8 +40,7 @@ pub const DEFAULT_MAX_VALUE_LENGTH: usize = 120;
 pub const DEFAULT_MAX_VALUES_PER_LABEL: usize = 200;
 /// Default buckets for job, stage, SQL and batch durations (seconds to hours).
 pub const DEFAULT_DURATION_BUCKETS: &[f64] = &[
-    0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0,
-    14400.0,
+    0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0, 14400.0,
 ];
 /// Default buckets for task durations (milliseconds to an hour).
 pub const DEFAULT_TASK_DURATION_BUCKETS: &[f64] = &[
@@ -372,14 +371,18 @@ pub fn from_value(v: &Value) -> Result<Settings, ConfigError> {
                 d.event_log.poll_interval,
                 parse_positive,
             ),
-            max_line_bytes: r.parse("event_log.max_line_bytes", d.event_log.max_line_bytes, |s| {
-                let n = parse_count(s)?;
-                if n < 1024 {
-                    Err("must be at least 1024".into())
-                } else {
-                    Ok(n)
-                }
-            }),
+            max_line_bytes: r.parse(
+                "event_log.max_line_bytes",
+                d.event_log.max_line_bytes,
+                |s| {
+                    let n = parse_count(s)?;
+                    if n < 1024 {
+                        Err("must be at least 1024".into())
+                    } else {
+                        Ok(n)
+                    }
+                },
+            ),
         },
         model: ModelConfig {
             app_retention: r.parse("model.app_retention", d.model.app_retention, parse_positive),
@@ -408,7 +411,8 @@ pub fn from_value(v: &Value) -> Result<Settings, ConfigError> {
             rewrite_rules: r.rules("labels.rewrite_rules", d.labels.rewrite_rules),
         },
         histograms: HistogramConfig {
-            duration_buckets: r.buckets("histograms.duration_buckets", d.histograms.duration_buckets),
+            duration_buckets: r
+                .buckets("histograms.duration_buckets", d.histograms.duration_buckets),
             task_duration_buckets: r.buckets(
                 "histograms.task_duration_buckets",
                 d.histograms.task_duration_buckets,
@@ -496,19 +500,30 @@ impl Reader<'_> {
         }
     }
 
-    fn list<T>(&mut self, key: &str, default: Vec<T>, f: impl Fn(&str) -> Result<T, String>) -> Vec<T> {
+    fn list<T>(
+        &mut self,
+        key: &str,
+        default: Vec<T>,
+        f: impl Fn(&str) -> Result<T, String>,
+    ) -> Vec<T> {
         let Some(v) = self.get(key).cloned() else {
             return default;
         };
         let items: Vec<Value> = match v {
             Value::Array(a) => a,
             Value::String(s) if s.is_empty() => vec![],
-            Value::String(s) => s.split(',').map(|x| Value::String(x.trim().into())).collect(),
+            Value::String(s) => s
+                .split(',')
+                .map(|x| Value::String(x.trim().into()))
+                .collect(),
             other => vec![other],
         };
         let mut out = vec![];
         for (i, item) in items.iter().enumerate() {
-            match scalar_string(item).ok_or_else(|| "expected a string".to_string()).and_then(|s| f(&s)) {
+            match scalar_string(item)
+                .ok_or_else(|| "expected a string".to_string())
+                .and_then(|s| f(&s))
+            {
                 Ok(t) => out.push(t),
                 Err(e) => self.errors.push(format!("{key}[{i}]: {e}")),
             }
@@ -525,11 +540,13 @@ impl Reader<'_> {
                 .ok_or_else(|| format!("{s:?} is not a positive number"))
         });
         if b.is_empty() {
-            self.errors.push(format!("{key}: needs at least one bucket"));
+            self.errors
+                .push(format!("{key}: needs at least one bucket"));
             return default;
         }
         if b.windows(2).any(|w| w[0] >= w[1]) {
-            self.errors.push(format!("{key}: buckets must be strictly increasing"));
+            self.errors
+                .push(format!("{key}: buckets must be strictly increasing"));
             return default;
         }
         b
@@ -540,13 +557,18 @@ impl Reader<'_> {
             return default;
         };
         let Value::Array(items) = v else {
-            self.errors.push(format!("{key}: expected a list of {{pattern, replacement}}"));
+            self.errors.push(format!(
+                "{key}: expected a list of {{pattern, replacement}}"
+            ));
             return default;
         };
         let mut out = vec![];
         for (i, item) in items.iter().enumerate() {
             let pattern = item.get("pattern").and_then(scalar_string);
-            let replacement = item.get("replacement").and_then(scalar_string).unwrap_or_default();
+            let replacement = item
+                .get("replacement")
+                .and_then(scalar_string)
+                .unwrap_or_default();
             match pattern {
                 None => self.errors.push(format!("{key}[{i}].pattern: missing")),
                 Some(p) => match regex::Regex::new(&p) {
@@ -554,7 +576,9 @@ impl Reader<'_> {
                         pattern: p,
                         replacement,
                     }),
-                    Err(e) => self.errors.push(format!("{key}[{i}].pattern: not a valid regex: {e}")),
+                    Err(e) => self
+                        .errors
+                        .push(format!("{key}[{i}].pattern: not a valid regex: {e}")),
                 },
             }
         }
@@ -573,7 +597,11 @@ impl Reader<'_> {
                 if self.known.contains(&path) {
                     continue;
                 }
-                if self.known.iter().any(|kk| kk.starts_with(&format!("{path}."))) {
+                if self
+                    .known
+                    .iter()
+                    .any(|kk| kk.starts_with(&format!("{path}.")))
+                {
                     self.unknown_keys(child, &path);
                 } else {
                     self.errors.push(format!("{path}: unknown field"));
@@ -628,7 +656,8 @@ mod tests {
 
     #[test]
     fn urls_are_normalised() {
-        let s = from_value(&json!({"spark": {"urls": "http://a:4040/api/v1/, http://b:18080"}})).unwrap();
+        let s = from_value(&json!({"spark": {"urls": "http://a:4040/api/v1/, http://b:18080"}}))
+            .unwrap();
         assert_eq!(s.spark.urls, vec!["http://a:4040", "http://b:18080"]);
     }
 }

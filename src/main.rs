@@ -17,7 +17,11 @@ use spark_exporter::{server, spark};
 mod eventlog {
     use super::*;
     pub async fn run(_s: Arc<Settings>, _m: Arc<Model>, _c: CancellationToken) {}
-    pub fn ingest_paths(_p: &[std::path::PathBuf], _s: &Settings, _m: &Model) -> Result<(), String> {
+    pub fn ingest_paths(
+        _p: &[std::path::PathBuf],
+        _s: &Settings,
+        _m: &Model,
+    ) -> Result<(), String> {
         Err("event logs not supported yet".into())
     }
 }
@@ -46,7 +50,11 @@ fn main() -> ExitCode {
         }
     };
     init_logging(&settings);
-    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("spark-exporter: cannot start the runtime: {e}");
@@ -55,25 +63,39 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Some(Command::CheckConfig) => {
-            println!("{}", serde_json::to_string_pretty(&*settings).unwrap_or_default());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&*settings).unwrap_or_default()
+            );
             ExitCode::SUCCESS
         }
-        Some(Command::Dump { event_log, openmetrics }) => rt.block_on(dump(settings, &cli.spark_url, event_log, openmetrics)),
+        Some(Command::Dump {
+            event_log,
+            openmetrics,
+        }) => rt.block_on(dump(settings, &cli.spark_url, event_log, openmetrics)),
         Some(Command::Run) | None => rt.block_on(run(settings)),
     }
 }
 
 fn init_logging(s: &Settings) {
-    let filter = tracing_subscriber::EnvFilter::try_new(format!("{},hyper=warn,reqwest=warn", s.log.level))
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let b = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let filter =
+        tracing_subscriber::EnvFilter::try_new(format!("{},hyper=warn,reqwest=warn", s.log.level))
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let b = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     match s.log.format {
         LogFormat::Json => b.json().init(),
         LogFormat::Logfmt => b.with_ansi(false).init(),
     }
 }
 
-async fn dump(settings: Arc<Settings>, url_flags: &[String], paths: Vec<std::path::PathBuf>, om: bool) -> ExitCode {
+async fn dump(
+    settings: Arc<Settings>,
+    url_flags: &[String],
+    paths: Vec<std::path::PathBuf>,
+    om: bool,
+) -> ExitCode {
     let model = Model::new(&settings, Arc::new(Telemetry::default()));
     let mut ok = true;
     if !paths.is_empty() {
@@ -112,20 +134,36 @@ async fn run(settings: Arc<Settings>) -> ExitCode {
     tracing::info!(address = %settings.web.listen_address, path = %settings.web.telemetry_path, "Serving metrics.");
     let shutdown = CancellationToken::new();
     let mut tasks = tokio::task::JoinSet::new();
-    tasks.spawn(server::serve(listener, settings.clone(), model.clone(), shutdown.clone(), SHUTDOWN_GRACE));
+    tasks.spawn(server::serve(
+        listener,
+        settings.clone(),
+        model.clone(),
+        shutdown.clone(),
+        SHUTDOWN_GRACE,
+    ));
     if !settings.spark.urls.is_empty() {
-        tasks.spawn(spark::run(settings.clone(), model.clone(), shutdown.clone()));
+        tasks.spawn(spark::run(
+            settings.clone(),
+            model.clone(),
+            shutdown.clone(),
+        ));
     }
     if !settings.event_log.dirs.is_empty() {
-        tasks.spawn(eventlog::run(settings.clone(), model.clone(), shutdown.clone()));
+        tasks.spawn(eventlog::run(
+            settings.clone(),
+            model.clone(),
+            shutdown.clone(),
+        ));
     }
     tasks.spawn(expire_loop(model.clone(), shutdown.clone()));
     wait_for_signal().await;
     tracing::info!("Shutting down.");
     shutdown.cancel();
-    if tokio::time::timeout(SHUTDOWN_GRACE, async { while tasks.join_next().await.is_some() {} })
-        .await
-        .is_err()
+    if tokio::time::timeout(SHUTDOWN_GRACE, async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await
+    .is_err()
     {
         tracing::warn!("Tasks did not stop within the grace period.");
     }

@@ -50,20 +50,30 @@ pub fn ready(model: &Model, settings: &Settings) -> bool {
 fn reply(status: StatusCode, ctype: &'static str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(body.into()));
     *r.status_mut() = status;
-    r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
     r
 }
 
 fn handle(ctx: &Ctx, req: &Request<Incoming>) -> Response<Full<Bytes>> {
     if req.method() != Method::GET && req.method() != Method::HEAD {
-        return reply(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "method not allowed\n");
+        return reply(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "text/plain",
+            "method not allowed\n",
+        );
     }
     let path = req.uri().path();
     if path == ctx.settings.web.telemetry_path {
-        let om = prometheus::wants_openmetrics(req.headers().get(ACCEPT).and_then(|v| v.to_str().ok()));
+        let om =
+            prometheus::wants_openmetrics(req.headers().get(ACCEPT).and_then(|v| v.to_str().ok()));
         return match prometheus::render(&ctx.registry, om) {
             Ok(body) => reply(StatusCode::OK, if om { OPENMETRICS } else { CLASSIC }, body),
-            Err(_) => reply(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", "encoding failed\n"),
+            Err(_) => reply(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "text/plain",
+                "encoding failed\n",
+            ),
         };
     }
     match path {
@@ -72,7 +82,11 @@ fn handle(ctx: &Ctx, req: &Request<Incoming>) -> Response<Full<Bytes>> {
             if ready(&ctx.model, &ctx.settings) {
                 reply(StatusCode::OK, "text/plain", "ready\n")
             } else {
-                reply(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "waiting for the first poll\n")
+                reply(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "text/plain",
+                    "waiting for the first poll\n",
+                )
             }
         }
         "/" => reply(

@@ -61,7 +61,11 @@ impl Telemetry {
     /// Count a failed request to `target`; `kind` is a small fixed set
     /// (`connect`, `timeout`, `http_status`, `decode`, `body`).
     pub fn scrape_error(&self, target: &str, kind: &str) {
-        self.with(|i| *i.scrape_errors.entry((target.into(), kind.into())).or_default() += 1);
+        self.with(|i| {
+            *i.scrape_errors
+                .entry((target.into(), kind.into()))
+                .or_default() += 1
+        });
     }
     /// Count a REST response of `bytes` bytes from `target`.
     pub fn rest_response(&self, target: &str, bytes: u64) {
@@ -80,7 +84,8 @@ impl Telemetry {
             i.eventlog_bytes += bytes;
             i.eventlog_events += events;
             if let Some(t) = newest_event_ms {
-                i.eventlog_newest_event_ms = Some(i.eventlog_newest_event_ms.map_or(t, |o| o.max(t)));
+                i.eventlog_newest_event_ms =
+                    Some(i.eventlog_newest_event_ms.map_or(t, |o| o.max(t)));
             }
         });
     }

@@ -152,12 +152,21 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
         let mut info = base.clone();
         info.push(("spark_version", app.spark_version.clone()));
         info.push(("user", app.user.clone()));
-        app_info.push(Sample { labels: info, value: Value::Int(1) });
+        app_info.push(Sample {
+            labels: info,
+            value: Value::Int(1),
+        });
         if let Some(t) = app.start_ms {
-            app_start.push(Sample { labels: base.clone(), value: secs(t as u64) });
+            app_start.push(Sample {
+                labels: base.clone(),
+                value: secs(t as u64),
+            });
         }
         if let Some(t) = app.end_ms {
-            app_end.push(Sample { labels: base.clone(), value: secs(t.max(0) as u64) });
+            app_end.push(Sample {
+                labels: base.clone(),
+                value: secs(t.max(0) as u64),
+            });
         }
 
         // Live contributions per group.
@@ -176,7 +185,10 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
             l.counts.killed += c.killed;
             l.totals.add(&sg.totals());
             let g = |extra: &[(&'static str, Arc<str>)]| {
-                let mut v = with(&[("job_group", sg.group.0.clone()), ("job_description", sg.group.1.clone())]);
+                let mut v = with(&[
+                    ("job_group", sg.group.0.clone()),
+                    ("job_description", sg.group.1.clone()),
+                ]);
                 v.extend_from_slice(extra);
                 v
             };
@@ -202,18 +214,28 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
             if active || sg.status.is_terminal() {
                 stage_tasks_active.push(Sample {
                     labels: g(&ids),
-                    value: Value::Int(if active { sg.active_tasks.unwrap_or(0) } else { 0 }),
+                    value: Value::Int(if active {
+                        sg.active_tasks.unwrap_or(0)
+                    } else {
+                        0
+                    }),
                 });
             }
             if let Some(sum) = sg.summary.filter(|x| x.median_ms > 0.0) {
-                skew.push(Sample { labels: g(&ids), value: Value::Float(sum.max_ms / sum.median_ms) });
+                skew.push(Sample {
+                    labels: g(&ids),
+                    value: Value::Float(sum.max_ms / sum.median_ms),
+                });
             }
         }
         let mut keys: Vec<&GroupKey> = app.groups.keys().chain(live.keys().copied()).collect();
         keys.sort();
         keys.dedup();
         for key in keys {
-            let gl = with(&[("job_group", key.0.clone()), ("job_description", key.1.clone())]);
+            let gl = with(&[
+                ("job_group", key.0.clone()),
+                ("job_description", key.1.clone()),
+            ]);
             let glx = |k: &'static str, v: &'static str| {
                 let mut l = gl.clone();
                 l.push((k, s(v)));
@@ -223,13 +245,25 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
             let lv = live.get(key);
             for status in ["succeeded", "failed"] {
                 let n = agg.and_then(|a| a.jobs.get(status)).copied().unwrap_or(0);
-                jobs.push(Sample { labels: glx("status", status), value: Value::Int(n) });
+                jobs.push(Sample {
+                    labels: glx("status", status),
+                    value: Value::Int(n),
+                });
             }
-            jobs_active.push(Sample { labels: gl.clone(), value: Value::Int(lv.map_or(0, |l| l.active_jobs)) });
-            stages_active.push(Sample { labels: gl.clone(), value: Value::Int(lv.map_or(0, |l| l.active_stages)) });
+            jobs_active.push(Sample {
+                labels: gl.clone(),
+                value: Value::Int(lv.map_or(0, |l| l.active_jobs)),
+            });
+            stages_active.push(Sample {
+                labels: gl.clone(),
+                value: Value::Int(lv.map_or(0, |l| l.active_stages)),
+            });
             for status in ["complete", "failed", "skipped"] {
                 let n = agg.and_then(|a| a.stages.get(status)).copied().unwrap_or(0);
-                stages.push(Sample { labels: glx("status", status), value: Value::Int(n) });
+                stages.push(Sample {
+                    labels: glx("status", status),
+                    value: Value::Int(n),
+                });
             }
             let mut counts = agg.map(|a| a.retired_counts).unwrap_or_default();
             let mut totals = agg.map(|a| a.retired_totals).unwrap_or_default();
@@ -239,8 +273,15 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
                 counts.killed += l.counts.killed;
                 totals.add(&l.totals);
             }
-            for (status, n) in [("succeeded", counts.succeeded), ("failed", counts.failed), ("killed", counts.killed)] {
-                tasks.push(Sample { labels: glx("status", status), value: Value::Int(n) });
+            for (status, n) in [
+                ("succeeded", counts.succeeded),
+                ("failed", counts.failed),
+                ("killed", counts.killed),
+            ] {
+                tasks.push(Sample {
+                    labels: glx("status", status),
+                    value: Value::Int(n),
+                });
             }
             let vals = [
                 secs(totals.run_time_ms),
@@ -254,17 +295,29 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
                 Value::Int(totals.disk_spilled_bytes),
             ];
             for (i, v) in vals.into_iter().enumerate() {
-                sums[i].push(Sample { labels: gl.clone(), value: v });
+                sums[i].push(Sample {
+                    labels: gl.clone(),
+                    value: v,
+                });
             }
             if let Some(a) = agg {
                 for (status, h) in &a.job_duration {
-                    job_dur.push(Sample { labels: glx("status", status), value: hist(h) });
+                    job_dur.push(Sample {
+                        labels: glx("status", status),
+                        value: hist(h),
+                    });
                 }
                 for (status, h) in &a.stage_duration {
-                    stage_dur.push(Sample { labels: glx("status", status), value: hist(h) });
+                    stage_dur.push(Sample {
+                        labels: glx("status", status),
+                        value: hist(h),
+                    });
                 }
                 if a.task_duration.count > 0 {
-                    task_dur.push(Sample { labels: gl.clone(), value: hist(&a.task_duration) });
+                    task_dur.push(Sample {
+                        labels: gl.clone(),
+                        value: hist(&a.task_duration),
+                    });
                 }
             }
         }
@@ -285,7 +338,11 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
                 Some(Value::Int(t.input_bytes)),
                 Some(Value::Int(t.shuffle_read_bytes)),
                 Some(Value::Int(t.shuffle_write_bytes)),
-                Some(Value::Int(if e.active { e.active_tasks.unwrap_or(0) } else { 0 })),
+                Some(Value::Int(if e.active {
+                    e.active_tasks.unwrap_or(0)
+                } else {
+                    0
+                })),
                 e.max_tasks.map(Value::Int),
                 e.storage_memory_used_bytes.map(Value::Int),
                 e.max_memory_bytes.map(Value::Int),
@@ -294,25 +351,40 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
             ];
             for (i, v) in vals.into_iter().enumerate() {
                 if let Some(v) = v {
-                    ex[i].push(Sample { labels: el.clone(), value: v });
+                    ex[i].push(Sample {
+                        labels: el.clone(),
+                        value: v,
+                    });
                 }
             }
             for (status, n) in [("completed", t.completed_tasks), ("failed", t.failed_tasks)] {
                 let mut l = el.clone();
                 l.push(("status", s(status)));
-                ex[EXEC_TASKS].push(Sample { labels: l, value: Value::Int(n) });
+                ex[EXEC_TASKS].push(Sample {
+                    labels: l,
+                    value: Value::Int(n),
+                });
             }
             for (k, v) in &e.peak_memory {
                 let mut l = el.clone();
                 l.push(("type", s(k)));
-                ex[EXEC_PEAK].push(Sample { labels: l, value: Value::Int(*v) });
+                ex[EXEC_PEAK].push(Sample {
+                    labels: l,
+                    value: Value::Int(*v),
+                });
             }
         }
         for (state, n) in [("active", n_active), ("dead", n_dead)] {
-            executors.push(Sample { labels: with(&[("state", s(state))]), value: Value::Int(n) });
+            executors.push(Sample {
+                labels: with(&[("state", s(state))]),
+                value: Value::Int(n),
+            });
         }
         for (reason, n) in &app.executors_removed {
-            removed.push(Sample { labels: with(&[("reason", s(reason))]), value: Value::Int(*n) });
+            removed.push(Sample {
+                labels: with(&[("reason", s(reason))]),
+                value: Value::Int(*n),
+            });
         }
 
         // SQL.
@@ -330,14 +402,23 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
                 let mut l = dl.clone();
                 l.push(("status", s(status)));
                 let n = agg.and_then(|a| a.ended.get(status)).copied().unwrap_or(0);
-                sql_total.push(Sample { labels: l, value: Value::Int(n) });
+                sql_total.push(Sample {
+                    labels: l,
+                    value: Value::Int(n),
+                });
             }
-            sql_active.push(Sample { labels: dl.clone(), value: Value::Int(running.get(d).copied().unwrap_or(0)) });
+            sql_active.push(Sample {
+                labels: dl.clone(),
+                value: Value::Int(running.get(d).copied().unwrap_or(0)),
+            });
             if let Some(a) = agg {
                 for (status, h) in &a.duration {
                     let mut l = dl.clone();
                     l.push(("status", s(status)));
-                    sql_dur.push(Sample { labels: l, value: hist(h) });
+                    sql_dur.push(Sample {
+                        labels: l,
+                        value: hist(h),
+                    });
                 }
             }
         }
@@ -345,94 +426,281 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
         // Streaming.
         for (q, a) in &app.streaming {
             let ql = with(&[("query", q.clone())]);
-            st_batches.push(Sample { labels: ql.clone(), value: Value::Int(a.batches) });
-            st_rows.push(Sample { labels: ql.clone(), value: Value::Int(a.input_rows) });
-            st_in_rate.push(Sample { labels: ql.clone(), value: Value::Float(a.input_rows_per_second) });
-            st_proc_rate.push(Sample { labels: ql.clone(), value: Value::Float(a.processed_rows_per_second) });
-            st_dur.push(Sample { labels: ql, value: hist(&a.batch_duration) });
+            st_batches.push(Sample {
+                labels: ql.clone(),
+                value: Value::Int(a.batches),
+            });
+            st_rows.push(Sample {
+                labels: ql.clone(),
+                value: Value::Int(a.input_rows),
+            });
+            st_in_rate.push(Sample {
+                labels: ql.clone(),
+                value: Value::Float(a.input_rows_per_second),
+            });
+            st_proc_rate.push(Sample {
+                labels: ql.clone(),
+                value: Value::Float(a.processed_rows_per_second),
+            });
+            st_dur.push(Sample {
+                labels: ql,
+                value: hist(&a.batch_duration),
+            });
         }
     }
 
     use Kind::*;
-    *out.fam("spark_app", Info, "Spark application (value 1): id, name, Spark version and user.") = app_info;
-    *out.fam("spark_app_start_time_seconds", Gauge, "Application start time, seconds since the Unix epoch.") = app_start;
-    *out.fam("spark_app_end_time_seconds", Gauge, "Application end time (or when its driver disappeared), seconds since the Unix epoch.") = app_end;
-    *out.fam("spark_jobs", Counter, "Jobs ended, by job group, description and status.") = jobs;
+    *out.fam(
+        "spark_app",
+        Info,
+        "Spark application (value 1): id, name, Spark version and user.",
+    ) = app_info;
+    *out.fam(
+        "spark_app_start_time_seconds",
+        Gauge,
+        "Application start time, seconds since the Unix epoch.",
+    ) = app_start;
+    *out.fam(
+        "spark_app_end_time_seconds",
+        Gauge,
+        "Application end time (or when its driver disappeared), seconds since the Unix epoch.",
+    ) = app_end;
+    *out.fam(
+        "spark_jobs",
+        Counter,
+        "Jobs ended, by job group, description and status.",
+    ) = jobs;
     *out.fam("spark_jobs_active", Gauge, "Jobs running now.") = jobs_active;
-    *out.fam("spark_job_duration_seconds", Histogram, "Job duration from submission to completion.") = job_dur;
-    *out.fam("spark_stages", Counter, "Stage attempts ended, by status (complete, failed, skipped).") = stages;
+    *out.fam(
+        "spark_job_duration_seconds",
+        Histogram,
+        "Job duration from submission to completion.",
+    ) = job_dur;
+    *out.fam(
+        "spark_stages",
+        Counter,
+        "Stage attempts ended, by status (complete, failed, skipped).",
+    ) = stages;
     *out.fam("spark_stages_active", Gauge, "Stage attempts running now.") = stages_active;
-    *out.fam("spark_stage_duration_seconds", Histogram, "Stage attempt duration from submission to completion.") = stage_dur;
+    *out.fam(
+        "spark_stage_duration_seconds",
+        Histogram,
+        "Stage attempt duration from submission to completion.",
+    ) = stage_dur;
     *out.fam("spark_stage_stalled_seconds", Gauge, "For each active stage: seconds since one of its tasks last finished, or since submission if none has.") = stalled;
     *out.fam("spark_stage_tasks_active", Gauge, "Tasks running now in this stage attempt (active stages and stages finished within the retention window).") = stage_tasks_active;
-    *out.fam("spark_stage_task_skew_ratio", Gauge, "Longest task duration divided by the median task duration of this stage attempt.") = skew;
-    *out.fam("spark_tasks", Counter, "Tasks ended, by status (succeeded, failed, killed).") = tasks;
-    *out.fam("spark_task_duration_seconds", Histogram, "Task duration from launch to finish (from event logs).") = task_dur;
+    *out.fam(
+        "spark_stage_task_skew_ratio",
+        Gauge,
+        "Longest task duration divided by the median task duration of this stage attempt.",
+    ) = skew;
+    *out.fam(
+        "spark_tasks",
+        Counter,
+        "Tasks ended, by status (succeeded, failed, killed).",
+    ) = tasks;
+    *out.fam(
+        "spark_task_duration_seconds",
+        Histogram,
+        "Task duration from launch to finish (from event logs).",
+    ) = task_dur;
     for ((name, help), samples) in TASK_SUMS.iter().zip(sums) {
         *out.fam(name, Counter, help) = samples;
     }
-    *out.fam("spark_executors", Gauge, "Executors by state (active, dead), the driver included.") = executors;
-    *out.fam("spark_executor_removed", Counter, "Executors removed, by normalised reason.") = removed;
+    *out.fam(
+        "spark_executors",
+        Gauge,
+        "Executors by state (active, dead), the driver included.",
+    ) = executors;
+    *out.fam(
+        "spark_executor_removed",
+        Counter,
+        "Executors removed, by normalised reason.",
+    ) = removed;
     for ((name, kind, help), samples) in EXEC_FAMS.iter().zip(ex) {
         *out.fam(name, *kind, help) = samples;
     }
-    *out.fam("spark_sql_executions", Counter, "SQL executions ended, by description and status.") = sql_total;
-    *out.fam("spark_sql_executions_active", Gauge, "SQL executions running now.") = sql_active;
-    *out.fam("spark_sql_execution_duration_seconds", Histogram, "SQL execution duration.") = sql_dur;
-    *out.fam("spark_streaming_batches", Counter, "Structured-streaming micro-batches completed.") = st_batches;
-    *out.fam("spark_streaming_input_rows", Counter, "Rows read by structured-streaming micro-batches.") = st_rows;
-    *out.fam("spark_streaming_input_rows_per_second", Gauge, "Input rate of the latest micro-batch.") = st_in_rate;
-    *out.fam("spark_streaming_processed_rows_per_second", Gauge, "Processing rate of the latest micro-batch.") = st_proc_rate;
-    *out.fam("spark_streaming_batch_duration_seconds", Histogram, "Micro-batch duration (triggerExecution).") = st_dur;
+    *out.fam(
+        "spark_sql_executions",
+        Counter,
+        "SQL executions ended, by description and status.",
+    ) = sql_total;
+    *out.fam(
+        "spark_sql_executions_active",
+        Gauge,
+        "SQL executions running now.",
+    ) = sql_active;
+    *out.fam(
+        "spark_sql_execution_duration_seconds",
+        Histogram,
+        "SQL execution duration.",
+    ) = sql_dur;
+    *out.fam(
+        "spark_streaming_batches",
+        Counter,
+        "Structured-streaming micro-batches completed.",
+    ) = st_batches;
+    *out.fam(
+        "spark_streaming_input_rows",
+        Counter,
+        "Rows read by structured-streaming micro-batches.",
+    ) = st_rows;
+    *out.fam(
+        "spark_streaming_input_rows_per_second",
+        Gauge,
+        "Input rate of the latest micro-batch.",
+    ) = st_in_rate;
+    *out.fam(
+        "spark_streaming_processed_rows_per_second",
+        Gauge,
+        "Processing rate of the latest micro-batch.",
+    ) = st_proc_rate;
+    *out.fam(
+        "spark_streaming_batch_duration_seconds",
+        Histogram,
+        "Micro-batch duration (triggerExecution).",
+    ) = st_dur;
 }
 
 const TASK_SUMS: [(&str, &str); 9] = [
-    ("spark_task_run_time_seconds", "Executor run time of tasks, summed per job group."),
-    ("spark_task_cpu_time_seconds", "Executor CPU time of tasks, summed per job group."),
-    ("spark_task_gc_time_seconds", "JVM garbage-collection time of tasks, summed per job group."),
-    ("spark_task_input_bytes", "Bytes read from input sources by tasks."),
-    ("spark_task_output_bytes", "Bytes written to outputs by tasks."),
-    ("spark_task_shuffle_read_bytes", "Shuffle bytes read by tasks (local and remote)."),
-    ("spark_task_shuffle_write_bytes", "Shuffle bytes written by tasks."),
-    ("spark_task_memory_spilled_bytes", "Bytes spilled from memory by tasks (in-memory size)."),
-    ("spark_task_disk_spilled_bytes", "Bytes spilled to disk by tasks."),
+    (
+        "spark_task_run_time_seconds",
+        "Executor run time of tasks, summed per job group.",
+    ),
+    (
+        "spark_task_cpu_time_seconds",
+        "Executor CPU time of tasks, summed per job group.",
+    ),
+    (
+        "spark_task_gc_time_seconds",
+        "JVM garbage-collection time of tasks, summed per job group.",
+    ),
+    (
+        "spark_task_input_bytes",
+        "Bytes read from input sources by tasks.",
+    ),
+    (
+        "spark_task_output_bytes",
+        "Bytes written to outputs by tasks.",
+    ),
+    (
+        "spark_task_shuffle_read_bytes",
+        "Shuffle bytes read by tasks (local and remote).",
+    ),
+    (
+        "spark_task_shuffle_write_bytes",
+        "Shuffle bytes written by tasks.",
+    ),
+    (
+        "spark_task_memory_spilled_bytes",
+        "Bytes spilled from memory by tasks (in-memory size).",
+    ),
+    (
+        "spark_task_disk_spilled_bytes",
+        "Bytes spilled to disk by tasks.",
+    ),
 ];
 
 const EXEC_TASKS: usize = 10;
 const EXEC_PEAK: usize = 11;
 const EXEC_FAMS: [(&str, Kind, &str); 12] = [
-    ("spark_executor_task_time_seconds", Kind::Counter, "Sum of the durations of the tasks this executor ran."),
-    ("spark_executor_gc_time_seconds", Kind::Counter, "JVM garbage-collection time of this executor's tasks."),
-    ("spark_executor_input_bytes", Kind::Counter, "Bytes read from input sources by this executor."),
-    ("spark_executor_shuffle_read_bytes", Kind::Counter, "Shuffle bytes read by this executor."),
-    ("spark_executor_shuffle_write_bytes", Kind::Counter, "Shuffle bytes written by this executor."),
-    ("spark_executor_active_tasks", Kind::Gauge, "Tasks running now on this executor."),
-    ("spark_executor_max_tasks", Kind::Gauge, "Task slots of this executor."),
-    ("spark_executor_storage_memory_used_bytes", Kind::Gauge, "Storage memory used by cached blocks."),
-    ("spark_executor_max_memory_bytes", Kind::Gauge, "Storage memory available to this executor."),
-    ("spark_executor_disk_used_bytes", Kind::Gauge, "Disk space used by cached blocks."),
-    ("spark_executor_tasks", Kind::Counter, "Tasks ended on this executor, by status (completed, failed)."),
-    ("spark_executor_peak_memory_bytes", Kind::Gauge, "Peak memory of this executor by type (peakMemoryMetrics)."),
+    (
+        "spark_executor_task_time_seconds",
+        Kind::Counter,
+        "Sum of the durations of the tasks this executor ran.",
+    ),
+    (
+        "spark_executor_gc_time_seconds",
+        Kind::Counter,
+        "JVM garbage-collection time of this executor's tasks.",
+    ),
+    (
+        "spark_executor_input_bytes",
+        Kind::Counter,
+        "Bytes read from input sources by this executor.",
+    ),
+    (
+        "spark_executor_shuffle_read_bytes",
+        Kind::Counter,
+        "Shuffle bytes read by this executor.",
+    ),
+    (
+        "spark_executor_shuffle_write_bytes",
+        Kind::Counter,
+        "Shuffle bytes written by this executor.",
+    ),
+    (
+        "spark_executor_active_tasks",
+        Kind::Gauge,
+        "Tasks running now on this executor.",
+    ),
+    (
+        "spark_executor_max_tasks",
+        Kind::Gauge,
+        "Task slots of this executor.",
+    ),
+    (
+        "spark_executor_storage_memory_used_bytes",
+        Kind::Gauge,
+        "Storage memory used by cached blocks.",
+    ),
+    (
+        "spark_executor_max_memory_bytes",
+        Kind::Gauge,
+        "Storage memory available to this executor.",
+    ),
+    (
+        "spark_executor_disk_used_bytes",
+        Kind::Gauge,
+        "Disk space used by cached blocks.",
+    ),
+    (
+        "spark_executor_tasks",
+        Kind::Counter,
+        "Tasks ended on this executor, by status (completed, failed).",
+    ),
+    (
+        "spark_executor_peak_memory_bytes",
+        Kind::Gauge,
+        "Peak memory of this executor by type (peakMemoryMetrics).",
+    ),
 ];
 
 fn self_families(t: &Tele, now: EpochMs, out: &mut Out) {
     use Kind::*;
     let one = |k: &'static str, v: &str| vec![(k, s(v))];
-    *out.fam("spark_up", Gauge, "1 if the last poll of this Spark REST target succeeded.") = t
-        .up
-        .iter()
-        .map(|(k, v)| Sample { labels: one("target", k), value: Value::Int(*v as u64) })
-        .collect();
+    *out.fam(
+        "spark_up",
+        Gauge,
+        "1 if the last poll of this Spark REST target succeeded.",
+    ) =
+        t.up.iter()
+            .map(|(k, v)| Sample {
+                labels: one("target", k),
+                value: Value::Int(*v as u64),
+            })
+            .collect();
     *out.fam("spark_exporter_build", Info, "Exporter build (value 1).") = vec![Sample {
         labels: one("version", env!("CARGO_PKG_VERSION")),
         value: Value::Int(1),
     }];
-    *out.fam("spark_exporter_scrape_duration_seconds", Gauge, "Duration of the last poll of this REST target.") = t
+    *out.fam(
+        "spark_exporter_scrape_duration_seconds",
+        Gauge,
+        "Duration of the last poll of this REST target.",
+    ) = t
         .scrape_duration
         .iter()
-        .map(|(k, v)| Sample { labels: one("target", k), value: Value::Float(*v) })
+        .map(|(k, v)| Sample {
+            labels: one("target", k),
+            value: Value::Float(*v),
+        })
         .collect();
-    *out.fam("spark_exporter_scrape_errors", Counter, "Failed requests to a REST target, by kind (connect, timeout, http_status, decode, body).") = t
+    *out.fam(
+        "spark_exporter_scrape_errors",
+        Counter,
+        "Failed requests to a REST target, by kind (connect, timeout, http_status, decode, body).",
+    ) = t
         .scrape_errors
         .iter()
         .map(|((tg, k), v)| Sample {
@@ -440,37 +708,93 @@ fn self_families(t: &Tele, now: EpochMs, out: &mut Out) {
             value: Value::Int(*v),
         })
         .collect();
-    *out.fam("spark_exporter_rest_response_bytes", Counter, "Response bytes read from a REST target.") = t
+    *out.fam(
+        "spark_exporter_rest_response_bytes",
+        Counter,
+        "Response bytes read from a REST target.",
+    ) = t
         .rest_bytes
         .iter()
-        .map(|(k, v)| Sample { labels: one("target", k), value: Value::Int(*v) })
+        .map(|(k, v)| Sample {
+            labels: one("target", k),
+            value: Value::Int(*v),
+        })
         .collect();
-    *out.fam("spark_exporter_rest_requests", Counter, "Requests made to a REST target.") = t
+    *out.fam(
+        "spark_exporter_rest_requests",
+        Counter,
+        "Requests made to a REST target.",
+    ) = t
         .rest_requests
         .iter()
-        .map(|(k, v)| Sample { labels: one("target", k), value: Value::Int(*v) })
+        .map(|(k, v)| Sample {
+            labels: one("target", k),
+            value: Value::Int(*v),
+        })
         .collect();
-    *out.fam("spark_exporter_label_overflow", Counter, "Label values folded into __other__ because the label hit its distinct-value cap.") = t
+    *out.fam(
+        "spark_exporter_label_overflow",
+        Counter,
+        "Label values folded into __other__ because the label hit its distinct-value cap.",
+    ) = t
         .label_overflow
         .iter()
-        .map(|(k, v)| Sample { labels: one("label", k), value: Value::Int(*v) })
+        .map(|(k, v)| Sample {
+            labels: one("label", k),
+            value: Value::Int(*v),
+        })
         .collect();
-    *out.fam("spark_exporter_eventlog_bytes", Counter, "Event-log bytes read (after decompression).") =
-        vec![Sample { labels: vec![], value: Value::Int(t.eventlog_bytes) }];
-    *out.fam("spark_exporter_eventlog_events", Counter, "Event-log events read.") =
-        vec![Sample { labels: vec![], value: Value::Int(t.eventlog_events) }];
-    *out.fam("spark_exporter_eventlog_errors", Counter, "Event-log problems skipped, by kind.") = t
+    *out.fam(
+        "spark_exporter_eventlog_bytes",
+        Counter,
+        "Event-log bytes read (after decompression).",
+    ) = vec![Sample {
+        labels: vec![],
+        value: Value::Int(t.eventlog_bytes),
+    }];
+    *out.fam(
+        "spark_exporter_eventlog_events",
+        Counter,
+        "Event-log events read.",
+    ) = vec![Sample {
+        labels: vec![],
+        value: Value::Int(t.eventlog_events),
+    }];
+    *out.fam(
+        "spark_exporter_eventlog_errors",
+        Counter,
+        "Event-log problems skipped, by kind.",
+    ) = t
         .eventlog_errors
         .iter()
-        .map(|(k, v)| Sample { labels: one("kind", k), value: Value::Int(*v) })
+        .map(|(k, v)| Sample {
+            labels: one("kind", k),
+            value: Value::Int(*v),
+        })
         .collect();
-    *out.fam("spark_exporter_eventlog_files", Gauge, "Event-log files by tailer state.") = t
+    *out.fam(
+        "spark_exporter_eventlog_files",
+        Gauge,
+        "Event-log files by tailer state.",
+    ) = t
         .eventlog_files
         .iter()
-        .map(|(k, v)| Sample { labels: one("state", k), value: Value::Int(*v) })
+        .map(|(k, v)| Sample {
+            labels: one("state", k),
+            value: Value::Int(*v),
+        })
         .collect();
-    *out.fam("spark_exporter_eventlog_lag_seconds", Gauge, "Seconds between now and the newest event read from any event log.") = t
+    *out.fam(
+        "spark_exporter_eventlog_lag_seconds",
+        Gauge,
+        "Seconds between now and the newest event read from any event log.",
+    ) = t
         .eventlog_newest_event_ms
-        .map(|e| vec![Sample { labels: vec![], value: Value::Float((now - e).max(0) as f64 / 1000.0) }])
+        .map(|e| {
+            vec![Sample {
+                labels: vec![],
+                value: Value::Float((now - e).max(0) as f64 / 1000.0),
+            }]
+        })
         .unwrap_or_default();
 }

@@ -139,7 +139,10 @@ fn to_classic(om: &str) -> String {
         if let Some(rest) = line.strip_prefix("# HELP ") {
             let (name, help) = rest.split_once(' ').unwrap_or((rest, ""));
             let ty_line = lines.peek().copied().unwrap_or("");
-            let ty = ty_line.strip_prefix("# TYPE ").and_then(|t| t.rsplit(' ').next()).unwrap_or("");
+            let ty = ty_line
+                .strip_prefix("# TYPE ")
+                .and_then(|t| t.rsplit(' ').next())
+                .unwrap_or("");
             let (name, ty) = match ty {
                 "counter" => (format!("{name}_total"), "counter"),
                 "info" => (format!("{name}_info"), "gauge"),

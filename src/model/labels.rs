@@ -34,7 +34,11 @@ impl Labeler {
             rules: cfg
                 .rewrite_rules
                 .iter()
-                .filter_map(|r| Regex::new(&r.pattern).ok().map(|re| (re, r.replacement.clone())))
+                .filter_map(|r| {
+                    Regex::new(&r.pattern)
+                        .ok()
+                        .map(|re| (re, r.replacement.clone()))
+                })
                 .collect(),
             max_len: cfg.max_value_length,
             max_values: cfg.max_values_per_label,

@@ -155,3 +155,5 @@ impl Model {
         self.write(|s, _, _| s.expire(now_ms))
     }
 }
+#[cfg(test)]
+mod tests;

@@ -164,8 +164,12 @@ impl TaskTotals {
         self.input_bytes = self.input_bytes.saturating_add(o.input_bytes);
         self.output_bytes = self.output_bytes.saturating_add(o.output_bytes);
         self.shuffle_read_bytes = self.shuffle_read_bytes.saturating_add(o.shuffle_read_bytes);
-        self.shuffle_write_bytes = self.shuffle_write_bytes.saturating_add(o.shuffle_write_bytes);
-        self.memory_spilled_bytes = self.memory_spilled_bytes.saturating_add(o.memory_spilled_bytes);
+        self.shuffle_write_bytes = self
+            .shuffle_write_bytes
+            .saturating_add(o.shuffle_write_bytes);
+        self.memory_spilled_bytes = self
+            .memory_spilled_bytes
+            .saturating_add(o.memory_spilled_bytes);
         self.disk_spilled_bytes = self.disk_spilled_bytes.saturating_add(o.disk_spilled_bytes);
     }
 }

@@ -82,7 +82,10 @@ impl ExecutorState {
         }
         set(&mut self.max_tasks, o.max_tasks);
         set(&mut self.active_tasks, o.active_tasks);
-        set(&mut self.storage_memory_used_bytes, o.storage_memory_used_bytes);
+        set(
+            &mut self.storage_memory_used_bytes,
+            o.storage_memory_used_bytes,
+        );
         set(&mut self.max_memory_bytes, o.max_memory_bytes);
         set(&mut self.disk_used_bytes, o.disk_used_bytes);
         let r = &mut self.rest;
@@ -167,10 +170,22 @@ mod tests {
 
     #[test]
     fn reasons_fold_into_a_small_set() {
-        assert_eq!(normalise_reason(Some("Executor heartbeat timed out after 120000 ms")), "heartbeat_timeout");
-        assert_eq!(normalise_reason(Some("Executor killed by driver.")), "killed_by_driver");
-        assert_eq!(normalise_reason(Some("Command exited with code 137")), "exited");
-        assert_eq!(normalise_reason(Some("Executor decommission.")), "decommissioned");
+        assert_eq!(
+            normalise_reason(Some("Executor heartbeat timed out after 120000 ms")),
+            "heartbeat_timeout"
+        );
+        assert_eq!(
+            normalise_reason(Some("Executor killed by driver.")),
+            "killed_by_driver"
+        );
+        assert_eq!(
+            normalise_reason(Some("Command exited with code 137")),
+            "exited"
+        );
+        assert_eq!(
+            normalise_reason(Some("Executor decommission.")),
+            "decommissioned"
+        );
         assert_eq!(normalise_reason(None), "other");
     }
 }

@@ -7,7 +7,7 @@ use super::app::{span_secs, AppState, GroupAgg, GroupKey, JobState, StageState};
 use super::hist::Hist;
 use super::labels::Labeler;
 use super::obs::*;
-use super::others::{normalise_reason, ExecutorState, SqlAgg, SqlState, StreamAgg};
+use super::others::{normalise_reason, ExecutorState, SqlState, StreamAgg};
 use super::State;
 use crate::telemetry::Telemetry;
 
@@ -32,7 +32,11 @@ fn group_key(
     )
 }
 
-fn group_agg<'a>(app: &'a mut AppState, key: &GroupKey, task_bounds: &Arc<[f64]>) -> &'a mut GroupAgg {
+fn group_agg<'a>(
+    app: &'a mut AppState,
+    key: &GroupKey,
+    task_bounds: &Arc<[f64]>,
+) -> &'a mut GroupAgg {
     app.groups.entry(key.clone()).or_insert_with(|| GroupAgg {
         jobs: BTreeMap::new(),
         job_duration: BTreeMap::new(),
@@ -60,11 +64,10 @@ impl State {
             app.start_ms = obs.start_ms;
         }
         match obs.end_ms.filter(|e| *e > 0) {
-            Some(e) => {
-                if app.end_ms != Some(e) {
-                    app.end_ms = Some(e);
-                    app.ended_seen_ms = Some(now);
-                }
+            Some(e) if app.end_ms != Some(e) => {
+                app.end_ms = Some(e);
+                app.ended_seen_ms = Some(now);
+                app.gone = false;
             }
             // A source sees it running again (it was only marked gone): un-end it.
             None if app.ended_seen_ms.is_some() && app.gone => {
@@ -72,7 +75,7 @@ impl State {
                 app.ended_seen_ms = None;
                 app.gone = false;
             }
-            None => {}
+            _ => {}
         }
     }
 
@@ -86,7 +89,14 @@ impl State {
         }
     }
 
-    pub(super) fn upsert_job(&mut self, src: Source, app_id: &str, obs: &JobObs, t: &Telemetry, _now: EpochMs) {
+    pub(super) fn upsert_job(
+        &mut self,
+        src: Source,
+        app_id: &str,
+        obs: &JobObs,
+        t: &Telemetry,
+        _now: EpochMs,
+    ) {
         let (dur_bounds, task_bounds) = (self.duration_bounds.clone(), self.task_bounds.clone());
         let labeler = &self.labeler;
         let app = self
@@ -99,14 +109,24 @@ impl State {
         let prev = app.running_jobs.remove(&obs.job_id);
         let group = match &prev {
             Some(j) => j.group.clone(),
-            None => group_key(labeler, app, t, obs.job_group.as_deref(), obs.description.as_deref()),
+            None => group_key(
+                labeler,
+                app,
+                t,
+                obs.job_group.as_deref(),
+                obs.description.as_deref(),
+            ),
         };
         for sid in &obs.stage_ids {
             if !app.counted_stages.contains(*sid) {
-                app.stage_groups.entry(*sid).or_insert_with(|| group.clone());
+                app.stage_groups
+                    .entry(*sid)
+                    .or_insert_with(|| group.clone());
             }
         }
-        let submission_ms = obs.submission_ms.or(prev.as_ref().and_then(|j| j.submission_ms));
+        let submission_ms = obs
+            .submission_ms
+            .or(prev.as_ref().and_then(|j| j.submission_ms));
         if !obs.status.is_terminal() {
             let mut stage_ids = prev.map(|p| p.stage_ids).unwrap_or_default();
             if stage_ids.is_empty() {
@@ -145,13 +165,25 @@ impl State {
                     continue;
                 }
                 app.counted_stages.insert(sid);
-                let g = app.stage_groups.remove(&sid).unwrap_or_else(|| group.clone());
-                *group_agg(app, &g, &task_bounds).stages.entry("skipped").or_default() += 1;
+                let g = app
+                    .stage_groups
+                    .remove(&sid)
+                    .unwrap_or_else(|| group.clone());
+                *group_agg(app, &g, &task_bounds)
+                    .stages
+                    .entry("skipped")
+                    .or_default() += 1;
             }
         }
     }
 
-    pub(super) fn upsert_stage(&mut self, app_id: &str, obs: &StageObs, t: &Telemetry, now: EpochMs) {
+    pub(super) fn upsert_stage(
+        &mut self,
+        app_id: &str,
+        obs: &StageObs,
+        t: &Telemetry,
+        now: EpochMs,
+    ) {
         let (dur_bounds, task_bounds) = (self.duration_bounds.clone(), self.task_bounds.clone());
         let labeler = &self.labeler;
         let app = self
@@ -166,12 +198,21 @@ impl State {
             }
             let group = match app.stage_groups.get(&obs.stage_id) {
                 Some(g) => g.clone(),
-                None => group_key(labeler, app, t, obs.job_group.as_deref(), obs.description.as_deref()),
+                None => group_key(
+                    labeler,
+                    app,
+                    t,
+                    obs.job_group.as_deref(),
+                    obs.description.as_deref(),
+                ),
             };
             if obs.status == StageStatus::Skipped {
                 app.mark_stage_counted(obs.stage_id, obs.attempt);
                 app.stage_groups.remove(&obs.stage_id);
-                *group_agg(app, &group, &task_bounds).stages.entry("skipped").or_default() += 1;
+                *group_agg(app, &group, &task_bounds)
+                    .stages
+                    .entry("skipped")
+                    .or_default() += 1;
                 return;
             }
             let name = labeler.cap(obs.name.as_deref().unwrap_or(""));
@@ -236,7 +277,10 @@ impl State {
         st.status = obs.status;
         st.active_tasks = Some(0);
         st.ended_seen_ms = Some(now);
-        let (group, dur) = (st.group.clone(), span_secs(st.submission_ms, st.completion_ms));
+        let (group, dur) = (
+            st.group.clone(),
+            span_secs(st.submission_ms, st.completion_ms),
+        );
         let status = obs.status.label();
         app.mark_stage_counted(obs.stage_id, obs.attempt);
         let agg = group_agg(app, &group, &task_bounds);
@@ -266,7 +310,10 @@ impl State {
                     TaskOutcome::Killed => st.log_counts.killed += 1,
                 }
                 st.log_totals.add(&obs.metrics);
-                st.last_task_end_ms = Some(st.last_task_end_ms.map_or(obs.finish_ms, |l| l.max(obs.finish_ms)));
+                st.last_task_end_ms = Some(
+                    st.last_task_end_ms
+                        .map_or(obs.finish_ms, |l| l.max(obs.finish_ms)),
+                );
                 st.group.clone()
             }
             None => {
@@ -321,7 +368,8 @@ impl State {
                 ..Default::default()
             });
         ex.merge(obs);
-        let removed = obs.active == Some(false) && ex.remove_reason.is_none() && (ex.active || is_new);
+        let removed =
+            obs.active == Some(false) && ex.remove_reason.is_none() && (ex.active || is_new);
         if removed {
             let reason = normalise_reason(obs.remove_reason.as_deref());
             ex.active = false;
@@ -348,7 +396,12 @@ impl State {
         let prev = app.running_sql.remove(&obs.execution_id);
         let description = match &prev {
             Some(p) => p.description.clone(),
-            None => labeler.value(&mut app.label_sets, t, "description", obs.description.as_deref()),
+            None => labeler.value(
+                &mut app.label_sets,
+                t,
+                "description",
+                obs.description.as_deref(),
+            ),
         };
         if !obs.status.is_terminal() {
             app.running_sql.insert(
@@ -361,23 +414,35 @@ impl State {
             return;
         }
         app.counted_sql.insert(obs.execution_id);
-        let agg = app.sql.entry(description).or_insert_with(SqlAgg::default);
+        let agg = app.sql.entry(description).or_default();
         let status = obs.status.label();
         *agg.ended.entry(status).or_default() += 1;
-        let h = agg.duration.entry(status).or_insert_with(|| Hist::new(bounds.clone()));
+        let h = agg
+            .duration
+            .entry(status)
+            .or_insert_with(|| Hist::new(bounds.clone()));
         if let Some(d) = obs.duration_ms {
             h.observe(d as f64 / 1000.0);
         }
     }
 
-    pub(super) fn streaming_progress(&mut self, app_id: &str, obs: &StreamingProgressObs, t: &Telemetry) {
+    pub(super) fn streaming_progress(
+        &mut self,
+        app_id: &str,
+        obs: &StreamingProgressObs,
+        t: &Telemetry,
+    ) {
         let bounds = self.duration_bounds.clone();
         let labeler = &self.labeler;
         let app = self
             .apps
             .entry(app_id.to_string())
             .or_insert_with(|| AppState::new(app_id));
-        let raw = obs.name.as_deref().filter(|n| !n.is_empty()).unwrap_or(&obs.query_id);
+        let raw = obs
+            .name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .unwrap_or(&obs.query_id);
         let q = labeler.value(&mut app.label_sets, t, "query", Some(raw));
         let agg = app.streaming.entry(q).or_insert_with(|| StreamAgg {
             last_batch: BTreeMap::new(),
@@ -399,7 +464,8 @@ impl State {
         agg.input_rows += obs.num_input_rows;
         agg.input_rows_per_second = obs.input_rows_per_second;
         agg.processed_rows_per_second = obs.processed_rows_per_second;
-        agg.batch_duration.observe(obs.batch_duration_ms as f64 / 1000.0);
+        agg.batch_duration
+            .observe(obs.batch_duration_ms as f64 / 1000.0);
     }
 
     pub(super) fn expire(&mut self, now: EpochMs) {
@@ -414,7 +480,10 @@ impl State {
             let old: Vec<(u64, u32)> = app
                 .stages
                 .iter()
-                .filter(|(_, s)| s.ended_seen_ms.is_some_and(|e| now - e >= ms(r.stage_retention)))
+                .filter(|(_, s)| {
+                    s.ended_seen_ms
+                        .is_some_and(|e| now - e >= ms(r.stage_retention))
+                })
                 .map(|(k, _)| *k)
                 .collect();
             for k in old {

@@ -1,0 +1,507 @@
+//! Model behaviour: idempotence, source merging, retention, label control.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
+use super::*;
+use crate::config::Settings;
+use crate::export::families::{collect, Family, Value};
+
+const APP: &str = "app-1";
+
+fn model_at(clock: Arc<AtomicI64>, settings: &Settings) -> Arc<Model> {
+    Model::with_clock(
+        settings,
+        Arc::new(Telemetry::default()),
+        Arc::new(move || clock.load(Ordering::SeqCst)),
+    )
+}
+
+fn model() -> (Arc<Model>, Arc<AtomicI64>) {
+    let c = Arc::new(AtomicI64::new(1_000_000));
+    (model_at(c.clone(), &Settings::default()), c)
+}
+
+/// Value of the one sample of `name` whose labels include all of `want`.
+fn val(f: &[Family], name: &str, want: &[(&str, &str)]) -> Option<f64> {
+    let fam = f.iter().find(|x| x.name == name)?;
+    let m: Vec<_> = fam
+        .samples
+        .iter()
+        .filter(|s| {
+            want.iter()
+                .all(|(k, v)| s.labels.iter().any(|(lk, lv)| lk == k && &**lv == *v))
+        })
+        .collect();
+    assert!(m.len() <= 1, "{name} {want:?} matches {} samples", m.len());
+    m.first().map(|s| s.value.as_f64())
+}
+
+fn job(id: u64, status: JobStatus, group: &str, stages: Vec<u64>) -> JobObs {
+    JobObs {
+        job_id: id,
+        job_group: Some(group.into()),
+        description: Some(format!("{group} desc")),
+        status,
+        submission_ms: Some(1000),
+        completion_ms: status.is_terminal().then_some(3000),
+        stage_ids: stages,
+        sql_execution_id: None,
+    }
+}
+
+fn stage(id: u64, status: StageStatus, counts: Option<TaskCounts>, run_ms: u64) -> StageObs {
+    StageObs {
+        stage_id: id,
+        attempt: 0,
+        status,
+        name: Some(format!("stage {id}")),
+        job_group: None,
+        description: None,
+        num_tasks: Some(4),
+        active_tasks: Some(0),
+        submission_ms: Some(1000),
+        completion_ms: status.is_terminal().then_some(2000),
+        task_counts: counts,
+        totals: counts.map(|_| TaskTotals {
+            run_time_ms: run_ms,
+            ..Default::default()
+        }),
+    }
+}
+
+fn task(id: u64, stage_id: u64, ms: u64) -> TaskEndObs {
+    TaskEndObs {
+        stage_id,
+        attempt: 0,
+        task_id: id,
+        executor_id: "1".into(),
+        outcome: TaskOutcome::Succeeded,
+        launch_ms: 1000,
+        finish_ms: 1000 + ms as i64,
+        metrics: TaskTotals {
+            run_time_ms: ms,
+            gc_time_ms: 10,
+            ..Default::default()
+        },
+    }
+}
+
+#[test]
+fn a_job_seen_twice_or_by_two_sources_counts_once() {
+    let (m, _) = model();
+    let j = job(0, JobStatus::Succeeded, "g", vec![0]);
+    m.upsert_job(Source::Rest, APP, &j);
+    m.upsert_job(Source::Rest, APP, &j);
+    m.upsert_job(Source::EventLog, APP, &j);
+    let f = collect(&m);
+    let g = [("job_group", "g"), ("status", "succeeded")];
+    assert_eq!(val(&f, "spark_jobs", &g), Some(1.0));
+    assert_eq!(
+        val(
+            &f,
+            "spark_jobs",
+            &[("job_group", "g"), ("status", "failed")]
+        ),
+        Some(0.0)
+    );
+    assert_eq!(
+        val(&f, "spark_job_duration_seconds", &g),
+        Some(1.0),
+        "one observation"
+    );
+}
+
+#[test]
+fn running_then_ended_job_keeps_its_labels_and_duration() {
+    let (m, _) = model();
+    m.upsert_job(
+        Source::EventLog,
+        APP,
+        &job(3, JobStatus::Running, "etl", vec![]),
+    );
+    assert_eq!(
+        val(&collect(&m), "spark_jobs_active", &[("job_group", "etl")]),
+        Some(1.0)
+    );
+    // The event log's JobEnd carries neither group nor description.
+    let mut end = job(3, JobStatus::Failed, "ignored", vec![]);
+    end.job_group = None;
+    end.description = None;
+    end.submission_ms = None;
+    m.upsert_job(Source::EventLog, APP, &end);
+    let f = collect(&m);
+    assert_eq!(
+        val(&f, "spark_jobs_active", &[("job_group", "etl")]),
+        Some(0.0)
+    );
+    assert_eq!(
+        val(
+            &f,
+            "spark_jobs",
+            &[("job_group", "etl"), ("status", "failed")]
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        val(&f, "spark_job_duration_seconds", &[("job_group", "etl")]),
+        Some(1.0)
+    );
+}
+
+#[test]
+fn stage_totals_from_rest_and_event_log_merge_not_add() {
+    let (m, _) = model();
+    m.upsert_job(Source::Rest, APP, &job(0, JobStatus::Running, "g", vec![7]));
+    let c = TaskCounts {
+        succeeded: 2,
+        failed: 0,
+        killed: 0,
+    };
+    m.upsert_stage(
+        Source::Rest,
+        APP,
+        &stage(7, StageStatus::Active, Some(c), 200),
+    );
+    m.upsert_stage(
+        Source::EventLog,
+        APP,
+        &stage(7, StageStatus::Active, None, 0),
+    );
+    m.task_end(APP, &task(1, 7, 100));
+    m.task_end(APP, &task(2, 7, 100));
+    m.task_end(APP, &task(3, 7, 100));
+    let f = collect(&m);
+    let g = [("job_group", "g"), ("status", "succeeded")];
+    assert_eq!(
+        val(&f, "spark_tasks", &g),
+        Some(3.0),
+        "max(2 from REST, 3 from log)"
+    );
+    assert_eq!(
+        val(&f, "spark_task_run_time_seconds", &[("job_group", "g")]),
+        Some(0.3)
+    );
+    assert_eq!(
+        val(
+            &f,
+            "spark_executor_task_time_seconds",
+            &[("executor_id", "1")]
+        ),
+        Some(0.3)
+    );
+    assert_eq!(
+        val(&f, "spark_stages_active", &[("job_group", "g")]),
+        Some(1.0)
+    );
+    assert_eq!(
+        val(&f, "spark_task_duration_seconds", &[("job_group", "g")]),
+        Some(3.0)
+    );
+}
+
+#[test]
+fn counters_survive_stage_retirement_and_ui_retention() {
+    let (m, clock) = model();
+    m.upsert_job(
+        Source::Rest,
+        APP,
+        &job(0, JobStatus::Succeeded, "g", vec![1]),
+    );
+    let c = TaskCounts {
+        succeeded: 4,
+        failed: 1,
+        killed: 0,
+    };
+    m.upsert_stage(
+        Source::Rest,
+        APP,
+        &stage(1, StageStatus::Complete, Some(c), 400),
+    );
+    let before = collect(&m);
+    // Retention window passes: the stage's own series go, its totals stay in the group.
+    clock.fetch_add(3_600_000, Ordering::SeqCst);
+    m.expire(m.now_ms());
+    // Spark dropped the stage from its UI, then a stale or repeated observation arrives.
+    m.upsert_stage(
+        Source::Rest,
+        APP,
+        &stage(1, StageStatus::Complete, Some(c), 400),
+    );
+    m.upsert_job(
+        Source::Rest,
+        APP,
+        &job(0, JobStatus::Succeeded, "g", vec![1]),
+    );
+    let after = collect(&m);
+    for (name, lab) in [
+        (
+            "spark_tasks",
+            vec![("job_group", "g"), ("status", "succeeded")],
+        ),
+        (
+            "spark_tasks",
+            vec![("job_group", "g"), ("status", "failed")],
+        ),
+        (
+            "spark_stages",
+            vec![("job_group", "g"), ("status", "complete")],
+        ),
+        (
+            "spark_jobs",
+            vec![("job_group", "g"), ("status", "succeeded")],
+        ),
+        ("spark_task_run_time_seconds", vec![("job_group", "g")]),
+    ] {
+        assert_eq!(
+            val(&before, name, &lab),
+            val(&after, name, &lab),
+            "{name} {lab:?}"
+        );
+    }
+    assert_eq!(
+        val(
+            &after,
+            "spark_tasks",
+            &[("job_group", "g"), ("status", "succeeded")]
+        ),
+        Some(4.0)
+    );
+    assert_eq!(
+        val(&after, "spark_stage_tasks_active", &[("stage_id", "1")]),
+        None
+    );
+}
+
+#[test]
+fn event_log_job_end_infers_skipped_stages_once() {
+    let (m, _) = model();
+    m.upsert_job(
+        Source::EventLog,
+        APP,
+        &job(0, JobStatus::Running, "g", vec![1, 2]),
+    );
+    m.upsert_stage(
+        Source::EventLog,
+        APP,
+        &stage(2, StageStatus::Active, None, 0),
+    );
+    m.upsert_stage(
+        Source::EventLog,
+        APP,
+        &stage(2, StageStatus::Complete, None, 0),
+    );
+    m.upsert_job(
+        Source::EventLog,
+        APP,
+        &job(0, JobStatus::Succeeded, "g", vec![]),
+    );
+    // REST later reports the same stage as skipped: no double count.
+    m.upsert_stage(Source::Rest, APP, &stage(1, StageStatus::Skipped, None, 0));
+    let f = collect(&m);
+    assert_eq!(
+        val(
+            &f,
+            "spark_stages",
+            &[("job_group", "g"), ("status", "skipped")]
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        val(
+            &f,
+            "spark_stages",
+            &[("job_group", "g"), ("status", "complete")]
+        ),
+        Some(1.0)
+    );
+}
+
+#[test]
+fn executor_removal_counts_once_and_never_for_the_driver() {
+    let (m, _) = model();
+    let mut e = ExecutorObs {
+        executor_id: "3".into(),
+        active: Some(true),
+        ..Default::default()
+    };
+    m.upsert_executor(Source::Rest, APP, &e);
+    e.active = Some(false);
+    e.remove_reason = Some("Executor heartbeat timed out after 120000 ms".into());
+    m.upsert_executor(Source::EventLog, APP, &e);
+    m.upsert_executor(Source::Rest, APP, &e);
+    e.active = Some(true); // a stale REST answer must not revive it
+    m.upsert_executor(Source::Rest, APP, &e);
+    m.upsert_executor(
+        Source::Rest,
+        APP,
+        &ExecutorObs {
+            executor_id: "driver".into(),
+            active: Some(false),
+            ..Default::default()
+        },
+    );
+    let f = collect(&m);
+    assert_eq!(
+        val(
+            &f,
+            "spark_executor_removed",
+            &[("reason", "heartbeat_timeout")]
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        val(&f, "spark_executor_removed", &[("reason", "other")]),
+        None
+    );
+    assert_eq!(val(&f, "spark_executors", &[("state", "dead")]), Some(2.0));
+    assert_eq!(
+        val(&f, "spark_executors", &[("state", "active")]),
+        Some(0.0)
+    );
+}
+
+#[test]
+fn stalled_seconds_count_from_the_last_task_end() {
+    let (m, clock) = model();
+    clock.store(10_000, Ordering::SeqCst);
+    m.upsert_job(
+        Source::EventLog,
+        APP,
+        &job(0, JobStatus::Running, "g", vec![5]),
+    );
+    let mut s = stage(5, StageStatus::Active, None, 0);
+    s.submission_ms = Some(10_000);
+    m.upsert_stage(Source::EventLog, APP, &s);
+    clock.store(70_000, Ordering::SeqCst);
+    assert_eq!(
+        val(
+            &collect(&m),
+            "spark_stage_stalled_seconds",
+            &[("stage_id", "5")]
+        ),
+        Some(60.0)
+    );
+    let mut t = task(1, 5, 0);
+    t.finish_ms = 40_000;
+    m.task_end(APP, &t);
+    assert_eq!(
+        val(
+            &collect(&m),
+            "spark_stage_stalled_seconds",
+            &[("stage_id", "5")]
+        ),
+        Some(30.0)
+    );
+}
+
+#[test]
+fn descriptions_fold_by_rules_then_by_cap() {
+    let mut settings = Settings::default();
+    settings.labels.max_values_per_label = 3;
+    let m = model_at(Arc::new(AtomicI64::new(0)), &settings);
+    for (i, day) in ["2026-11-01", "2026-11-02", "2026-11-03"]
+        .iter()
+        .enumerate()
+    {
+        let mut j = job(i as u64, JobStatus::Succeeded, "report", vec![]);
+        j.description = Some(format!("revenue for {day}"));
+        m.upsert_job(Source::Rest, APP, &j);
+    }
+    for i in 0..5u64 {
+        let mut j = job(10 + i, JobStatus::Succeeded, "adhoc", vec![]);
+        j.description = Some(format!("query {}", ["a", "b", "c", "d", "e"][i as usize]));
+        m.upsert_job(Source::Rest, APP, &j);
+    }
+    let f = collect(&m);
+    assert_eq!(
+        val(
+            &f,
+            "spark_jobs",
+            &[
+                ("job_description", "revenue for {date}"),
+                ("status", "succeeded")
+            ]
+        ),
+        Some(3.0)
+    );
+    assert_eq!(
+        val(
+            &f,
+            "spark_jobs",
+            &[("job_description", "__other__"), ("status", "succeeded")]
+        ),
+        Some(3.0)
+    );
+    assert_eq!(
+        m.telemetry()
+            .snapshot()
+            .label_overflow
+            .get("job_description"),
+        Some(&3)
+    );
+}
+
+#[test]
+fn finished_apps_expire_and_a_restarted_driver_is_a_new_app() {
+    let (m, clock) = model();
+    m.upsert_app(
+        Source::Rest,
+        &AppObs {
+            app_id: "old".into(),
+            name: Some("n".into()),
+            ..Default::default()
+        },
+    );
+    m.upsert_app(
+        Source::Rest,
+        &AppObs {
+            app_id: "new".into(),
+            name: Some("n".into()),
+            ..Default::default()
+        },
+    );
+    m.app_gone("old", m.now_ms());
+    let f = collect(&m);
+    assert!(val(&f, "spark_app_end_time_seconds", &[("app_id", "old")]).is_some());
+    assert!(val(&f, "spark_app_end_time_seconds", &[("app_id", "new")]).is_none());
+    clock.fetch_add(2 * 3_600_000, Ordering::SeqCst);
+    m.expire(m.now_ms());
+    let f = collect(&m);
+    assert!(val(&f, "spark_app", &[("app_id", "old")]).is_none());
+    assert_eq!(val(&f, "spark_app", &[("app_id", "new")]), Some(1.0));
+}
+
+#[test]
+fn streaming_batches_count_once_per_batch_id() {
+    let (m, _) = model();
+    let p = |b| StreamingProgressObs {
+        query_id: "q-1".into(),
+        name: Some("events".into()),
+        batch_id: b,
+        num_input_rows: 10,
+        input_rows_per_second: 5.0,
+        processed_rows_per_second: 7.0,
+        batch_duration_ms: 500,
+    };
+    for b in [0, 1, 1, 2] {
+        m.streaming_progress(APP, &p(b));
+    }
+    let f = collect(&m);
+    assert_eq!(
+        val(&f, "spark_streaming_batches", &[("query", "events")]),
+        Some(3.0)
+    );
+    assert_eq!(
+        val(&f, "spark_streaming_input_rows", &[("query", "events")]),
+        Some(30.0)
+    );
+    let Some(Value::Hist(_, sum, _)) = f
+        .iter()
+        .find(|x| x.name == "spark_streaming_batch_duration_seconds")
+        .map(|x| x.samples[0].value.clone())
+    else {
+        panic!("no batch histogram")
+    };
+    assert_eq!(sum, 1.5);
+}
