@@ -1,1 +1,126 @@
 //! Event-log discovery, tailing, codecs and parsing.
+//!
+//! - [`discovery`]: finds single-file and rolling (`eventlog_v2_*`) logs in the configured
+//!   folders and names their codec, application and status.
+//! - [`codec`] and [`block`]: incremental decoders for zstd, lz4-java, snappy-java, ning LZF and
+//!   plain text, as Spark's `CompressionCodec` writes them.
+//! - [`tailer`]: follows one file by identity (device, inode): offsets, undecoded bytes, partial
+//!   lines, truncation.
+//! - [`parser`] and [`json`]: one JSON line to one [`parser::Event`], reading only the events and
+//!   fields the exporter uses.
+//! - [`apply`]: completes events with what the log said before and feeds the model
+//!   ([`crate::model::Source::EventLog`]).
+//! - [`engine`]: the set of followed logs, polled in turn.
+//!
+//! **Restarts.** No checkpoint is kept: on start every log is read again from its beginning.
+//! The model's updates are keyed by Spark's ids and the event-log counters are sums over the
+//! task ends read, so reading the same logs again rebuilds the same state. This costs a re-read
+//! of the logs at start (hundreds of MB/s per core, see `BENCHMARKS.md`) and avoids checkpoint
+//! files that could disagree with the in-memory model after a crash. Finished logs are read once
+//! and then only their size is watched.
+
+pub mod apply;
+pub mod block;
+pub mod codec;
+pub mod discovery;
+pub mod engine;
+pub mod json;
+pub mod parser;
+pub mod tailer;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Settings;
+use crate::model::Model;
+
+pub use engine::Engine;
+pub use parser::{parse_line, Event, ParseError};
+
+/// Errors of the event-log entry points.
+#[derive(Debug, thiserror::Error)]
+pub enum EventLogError {
+    /// A path given to [`ingest_paths`] cannot be read.
+    #[error(transparent)]
+    Discovery(#[from] discovery::DiscoveryError),
+}
+
+/// Runs until `shutdown` is cancelled: discovers and tails every log under
+/// `settings.event_log.dirs`.
+///
+/// Each step (listing when due, then reading every log up to a budget) runs on the blocking
+/// pool; between steps that read nothing the task sleeps `poll_interval`.
+pub async fn run(settings: Arc<Settings>, model: Arc<Model>, shutdown: CancellationToken) {
+    let dirs = settings.event_log.dirs.clone();
+    if dirs.is_empty() {
+        return;
+    }
+    let interval = settings.event_log.poll_interval;
+    let max_line = settings.event_log.max_line_bytes;
+    let mut engine = Engine::new(max_line);
+    let mut last_scan: Option<tokio::time::Instant> = None;
+    tracing::info!(dirs = ?dirs, "Following event logs.");
+    while !shutdown.is_cancelled() {
+        let scan_due = last_scan.is_none_or(|t| t.elapsed() >= interval);
+        let (m, d) = (model.clone(), dirs.clone());
+        let step = tokio::task::spawn_blocking(move || {
+            if scan_due {
+                engine.scan(&d, &m);
+            }
+            let n = engine.poll(&m, None);
+            engine.report(&m);
+            (engine, n)
+        });
+        let read = match step.await {
+            Ok((e, n)) => {
+                engine = e;
+                n
+            }
+            Err(e) => {
+                // The engine was lost with the panicking step: start over. Re-reading is safe
+                // (see the module documentation), only slower.
+                tracing::error!(error = %e, "Event-log step failed; reading every log again.");
+                model.telemetry().eventlog_error("internal");
+                engine = Engine::new(max_line);
+                0
+            }
+        };
+        if scan_due {
+            last_scan = Some(tokio::time::Instant::now());
+        }
+        if read > 0 {
+            tokio::task::yield_now().await;
+            continue;
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = tokio::time::sleep(interval) => {}
+        }
+    }
+    tracing::info!("Event-log tailer stopped.");
+}
+
+/// Post-mortem: read the given files or folders to the end into the model (the
+/// `dump --event-log PATH...` subcommand).
+///
+/// A path may be a single-file log, a rolling `eventlog_v2_*` folder, or a folder holding logs.
+/// Damaged input is counted and skipped as when tailing; only an unreadable path is an error.
+pub fn ingest_paths(paths: &[PathBuf], settings: &Settings, model: &Model) -> Result<(), EventLogError> {
+    let mut engine = Engine::new(settings.event_log.max_line_bytes);
+    for path in paths {
+        match discovery::classify(path)? {
+            Some(found) => engine.add(found, None, model),
+            None => {
+                for found in discovery::scan(path)? {
+                    engine.add(found, None, model);
+                }
+            }
+        }
+    }
+    while engine.poll(model, None) > 0 {}
+    engine.settle_all(model);
+    engine.report(model);
+    Ok(())
+}

@@ -1,0 +1,325 @@
+//! The set of logs being followed: discovery results merged in by identity, each log polled in
+//! turn, file states reported to telemetry.
+//!
+//! The engine does blocking file I/O and decoding; [`super::run`] drives it from a blocking
+//! thread, [`super::ingest_paths`] directly.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use crate::model::Model;
+
+use super::apply::{AppState, Applier, ReadStats, Warnings};
+use super::codec::Codec;
+use super::discovery::{self, app_id_from_name, FileId, Found, Part};
+use super::tailer::{FileTailer, TailState};
+
+/// Raw bytes one file may read per step before the next file's turn.
+const FILE_BUDGET: u64 = 8 * 1024 * 1024;
+/// Raw bytes all files together may read per step (keeps a step, and so shutdown, short).
+const STEP_BUDGET: u64 = 64 * 1024 * 1024;
+
+/// A part of a rolling log, or the one file of a single-file log.
+#[derive(Debug)]
+struct Tracked {
+    tailer: FileTailer,
+    compact: bool,
+    warnings: Warnings,
+}
+
+#[derive(Debug)]
+enum Files {
+    Single { file: Box<Tracked>, in_progress: bool },
+    Rolling { parts: BTreeMap<(u64, bool), Tracked>, finished: bool },
+}
+
+#[derive(Debug)]
+struct Log {
+    path: PathBuf,
+    /// Folder it was discovered in (`None`: given explicitly, never considered deleted).
+    dir: Option<PathBuf>,
+    files: Files,
+    app: AppState,
+    /// No longer listed: read what the open handles still give, then forget it.
+    gone: bool,
+    warnings: Warnings,
+}
+
+/// Every followed log.
+#[derive(Debug, Default)]
+pub struct Engine {
+    max_line: usize,
+    logs: HashMap<FileId, Log>,
+    failing_dirs: HashSet<PathBuf>,
+    cursor: usize,
+}
+
+impl Engine {
+    /// An engine that skips lines over `max_line` bytes.
+    pub fn new(max_line: usize) -> Engine {
+        Engine {
+            max_line,
+            ..Engine::default()
+        }
+    }
+
+    /// Merge what a folder listing found; logs of a listed folder that are not there any more
+    /// are marked gone.
+    pub fn scan(&mut self, dirs: &[PathBuf], model: &Model) {
+        for dir in dirs {
+            match discovery::scan(dir) {
+                Ok(found) => {
+                    if self.failing_dirs.remove(dir) {
+                        tracing::info!(dir = %dir.display(), "Event-log folder readable again.");
+                    }
+                    let ids: HashSet<FileId> = found.iter().map(Found::id).collect();
+                    for f in found {
+                        self.add(f, Some(dir.clone()), model);
+                    }
+                    for (id, log) in self.logs.iter_mut() {
+                        if log.dir.as_deref() == Some(dir.as_path()) && !ids.contains(id) {
+                            log.gone = true;
+                        }
+                    }
+                }
+                Err(e) => {
+                    if self.failing_dirs.insert(dir.clone()) {
+                        model.telemetry().eventlog_error("io");
+                        tracing::warn!(dir = %dir.display(), error = %e, "Cannot list event-log folder.");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Add or update one log.
+    pub fn add(&mut self, found: Found, dir: Option<PathBuf>, model: &Model) {
+        let id = found.id();
+        let max_line = self.max_line;
+        match found {
+            Found::Single { path, name, len, .. } => {
+                let log = self.logs.entry(id).or_insert_with(|| Log {
+                    path: path.clone(),
+                    dir: dir.clone(),
+                    files: Files::Single {
+                        file: Box::new(tracked(&path, id, name.codec, false, max_line, model)),
+                        in_progress: name.in_progress,
+                    },
+                    app: AppState::new(app_id_from_name(&name.name)),
+                    gone: false,
+                    warnings: Warnings::default(),
+                });
+                log.path = path.clone();
+                log.gone = false;
+                if let Files::Single { file, in_progress } = &mut log.files {
+                    *in_progress = name.in_progress;
+                    file.tailer.set_path(path);
+                    revive(file, len);
+                }
+            }
+            Found::Rolling { path, name, .. } => {
+                let log = self.logs.entry(id).or_insert_with(|| Log {
+                    path: path.clone(),
+                    dir: dir.clone(),
+                    files: Files::Rolling {
+                        parts: BTreeMap::new(),
+                        finished: false,
+                    },
+                    app: AppState::new(app_id_from_name(&name)),
+                    gone: false,
+                    warnings: Warnings::default(),
+                });
+                log.path = path;
+                log.gone = false;
+                log.list_parts(max_line, model);
+            }
+        }
+    }
+
+    /// Read from every log, in turn, up to the step budget. Returns the raw bytes read.
+    pub fn poll(&mut self, model: &Model, step_budget: Option<u64>) -> u64 {
+        let budget = step_budget.unwrap_or(STEP_BUDGET);
+        let mut ids: Vec<FileId> = self.logs.keys().copied().collect();
+        ids.sort_unstable();
+        if !ids.is_empty() {
+            let k = self.cursor % ids.len();
+            ids.rotate_left(k);
+        }
+        let mut stats = ReadStats::default();
+        let mut total = 0;
+        for id in ids {
+            if total >= budget {
+                break;
+            }
+            self.cursor += 1;
+            let Some(log) = self.logs.get_mut(&id) else { continue };
+            let n = log.poll(model, &mut stats);
+            total += n;
+            if log.gone && n == 0 {
+                self.logs.remove(&id);
+            }
+        }
+        if stats.bytes > 0 || stats.events > 0 {
+            model.telemetry().eventlog_read(stats.bytes, stats.events, stats.newest_ms);
+        }
+        total
+    }
+
+    /// Post-mortem: every log is as complete as it will get; settle application ids.
+    pub fn settle_all(&mut self, model: &Model) {
+        for log in self.logs.values_mut() {
+            log.app.settle(model);
+        }
+    }
+
+    /// Report file counts by state (`active`, `finished`, `error`).
+    pub fn report(&self, model: &Model) {
+        let mut counts: BTreeMap<String, u64> =
+            ["active", "finished", "error"].iter().map(|s| (s.to_string(), 0)).collect();
+        for log in self.logs.values() {
+            for t in log.tracked() {
+                let k = match t.tailer.state {
+                    TailState::Active => "active",
+                    TailState::Done => "finished",
+                    TailState::Failed => "error",
+                };
+                *counts.entry(k.to_string()).or_default() += 1;
+            }
+        }
+        model.telemetry().set_eventlog_files(counts);
+    }
+
+    /// Number of logs followed.
+    pub fn len(&self) -> usize {
+        self.logs.len()
+    }
+
+    /// Whether no log is followed.
+    pub fn is_empty(&self) -> bool {
+        self.logs.is_empty()
+    }
+}
+
+fn tracked(path: &Path, id: FileId, codec: Codec, compact: bool, max_line: usize, model: &Model) -> Tracked {
+    // Decoder construction only fails if zstd cannot allocate a context; such a file is failed.
+    let tailer = FileTailer::new(path.to_path_buf(), id, codec, max_line).unwrap_or_else(|e| {
+        model.telemetry().eventlog_error("codec");
+        tracing::warn!(file = %path.display(), error = %e, "Cannot create a decoder.");
+        let mut t = FileTailer::new(path.to_path_buf(), id, Codec::Plain, max_line)
+            .expect("the plain decoder has no state to allocate");
+        t.state = TailState::Failed;
+        t
+    });
+    Tracked {
+        tailer,
+        compact,
+        warnings: Warnings::default(),
+    }
+}
+
+/// A finished or failed file whose size no longer matches what was read changed on disk: follow
+/// it again (it grew, or shrank and will be read from the start).
+fn revive(t: &mut Tracked, len: u64) {
+    if t.tailer.state != TailState::Active && len != t.tailer.offset() {
+        t.tailer.state = TailState::Active;
+    }
+}
+
+impl Log {
+    fn tracked(&self) -> Vec<&Tracked> {
+        match &self.files {
+            Files::Single { file, .. } => vec![file],
+            Files::Rolling { parts, .. } => parts.values().collect(),
+        }
+    }
+
+    /// Refresh a rolling log's parts and status (skipped once it has ended and is fully read).
+    fn list_parts(&mut self, max_line: usize, model: &Model) {
+        let Files::Rolling { parts, finished } = &mut self.files else { return };
+        if *finished && parts.values().all(|t| t.tailer.state != TailState::Active) {
+            return;
+        }
+        let listing = match discovery::list_rolling(&self.path) {
+            Ok(l) => l,
+            Err(e) => {
+                let file = self.path.display().to_string();
+                self.warnings.report(model, &file, "io", &e);
+                return;
+            }
+        };
+        *finished = listing.finished;
+        for Part { path, id, name, len } in listing.parts {
+            let t = parts
+                .entry((name.index, name.compact))
+                .or_insert_with(|| tracked(&path, id, name.codec, name.compact, max_line, model));
+            t.tailer.set_path(path);
+            revive(t, len);
+        }
+    }
+
+    /// Read what this log has; returns raw bytes read.
+    fn poll(&mut self, model: &Model, stats: &mut ReadStats) -> u64 {
+        let Log { files, app, gone, .. } = self;
+        match files {
+            Files::Single { file, in_progress } => {
+                let complete = !*in_progress || *gone;
+                poll_one(file, complete, app, model, stats).0
+            }
+            Files::Rolling { parts, finished } => {
+                let keys: Vec<(u64, bool)> = parts.keys().copied().collect();
+                // A compacted part N repeats parts 1..=N: skip it once any of those was read.
+                let first_started = parts
+                    .iter()
+                    .filter(|(_, t)| !t.compact && (t.tailer.offset() > 0 || t.tailer.state != TailState::Active))
+                    .map(|(k, _)| k.0)
+                    .min();
+                let mut total = 0;
+                for (i, key) in keys.iter().enumerate() {
+                    let later_exists = i + 1 < keys.len();
+                    let Some(t) = parts.get_mut(key) else { continue };
+                    if t.compact && t.tailer.offset() == 0 && first_started.is_some_and(|s| s <= key.0) {
+                        t.tailer.state = TailState::Done;
+                    }
+                    if t.tailer.state != TailState::Active {
+                        continue;
+                    }
+                    let (n, at_end) = poll_one(t, later_exists || *finished || *gone, app, model, stats);
+                    total += n;
+                    if !at_end {
+                        break;
+                    }
+                }
+                total
+            }
+        }
+    }
+}
+
+/// Poll one file; a `complete` file is finished at its end. Returns (raw bytes, reached the end
+/// of a complete file or failed, so the next part may go).
+fn poll_one(t: &mut Tracked, complete: bool, app: &mut AppState, model: &Model, stats: &mut ReadStats) -> (u64, bool) {
+    if t.tailer.state != TailState::Active {
+        return (0, true);
+    }
+    let file = t.tailer.path().display().to_string();
+    let mut sink = Applier {
+        app,
+        model,
+        file: &file,
+        stats,
+        warnings: &mut t.warnings,
+    };
+    match t.tailer.poll(FILE_BUDGET, &mut sink) {
+        Ok(p) if p.eof && complete => {
+            t.tailer.finish(&mut sink);
+            (p.raw_bytes, true)
+        }
+        Ok(p) => (p.raw_bytes, false),
+        Err(e) => {
+            sink.warnings.report(model, &file, e.kind(), &e);
+            t.tailer.state = TailState::Failed;
+            t.tailer.close();
+            (0, true)
+        }
+    }
+}

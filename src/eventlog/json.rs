@@ -1,0 +1,343 @@
+//! The slices of Spark's event JSON that the exporter reads (`JsonProtocol.scala` for core
+//! events; Jackson-serialised case classes for SQL and streaming events).
+//!
+//! Every struct names only the fields used; serde skips the rest (task accumulables, RDD infos,
+//! plans) without building values. Strings borrow from the line where they can. Every field that
+//! some Spark version may omit is optional or defaulted, so 3.x and 4.x logs both parse.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Deserializer};
+
+/// A number Spark wrote as a JSON long; negative or fractional values are clamped to `u64`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Count(pub u64);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Count;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Count, E> {
+                Ok(Count(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Count, E> {
+                Ok(Count(v.max(0) as u64))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Count, E> {
+                Ok(Count(if v.is_finite() && v > 0.0 { v as u64 } else { 0 }))
+            }
+            fn visit_unit<E>(self) -> Result<Count, E> {
+                Ok(Count(0))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A double Jackson may have written as a number, a string (`"NaN"`, `"Infinity"`) or null.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Rate(pub Option<f64>);
+
+impl<'de> Deserialize<'de> for Rate {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        let f = match v {
+            serde_json::Value::Number(n) => n.as_f64(),
+            serde_json::Value::String(s) => s.parse::<f64>().ok(),
+            _ => None,
+        };
+        Ok(Rate(f.filter(|x| x.is_finite())))
+    }
+}
+
+/// Only reads the event name (for lines whose `"Event"` key is not first).
+#[derive(Deserialize)]
+pub struct Head<'a> {
+    #[serde(rename = "Event", borrow)]
+    pub event: Cow<'a, str>,
+}
+
+/// `SparkListenerLogStart`.
+#[derive(Deserialize)]
+pub struct LogStart<'a> {
+    #[serde(rename = "Spark Version", borrow)]
+    pub version: Cow<'a, str>,
+}
+
+/// `SparkListenerApplicationStart`.
+#[derive(Deserialize)]
+pub struct AppStart<'a> {
+    #[serde(rename = "App Name", borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(rename = "App ID", borrow, default)]
+    pub app_id: Option<Cow<'a, str>>,
+    #[serde(rename = "App Attempt ID", borrow, default)]
+    pub attempt_id: Option<Cow<'a, str>>,
+    #[serde(rename = "Timestamp", default)]
+    pub time: Option<i64>,
+    #[serde(rename = "User", borrow, default)]
+    pub user: Option<Cow<'a, str>>,
+}
+
+/// Any event with only a `Timestamp` of interest (`SparkListenerApplicationEnd`).
+#[derive(Deserialize)]
+pub struct Timestamped {
+    #[serde(rename = "Timestamp")]
+    pub time: i64,
+}
+
+/// The job-level `Properties` the exporter labels by.
+#[derive(Deserialize, Default)]
+pub struct Props<'a> {
+    #[serde(rename = "spark.jobGroup.id", borrow, default)]
+    pub job_group: Option<Cow<'a, str>>,
+    #[serde(rename = "spark.job.description", borrow, default)]
+    pub description: Option<Cow<'a, str>>,
+    #[serde(rename = "spark.job.tags", borrow, default)]
+    pub tags: Option<Cow<'a, str>>,
+    #[serde(rename = "spark.sql.execution.id", borrow, default)]
+    pub sql_execution_id: Option<Cow<'a, str>>,
+}
+
+/// Only a stage id (job start's `Stage Infos`, read when `Stage IDs` is missing).
+#[derive(Deserialize)]
+pub struct StageIdOnly {
+    #[serde(rename = "Stage ID")]
+    pub stage_id: u64,
+}
+
+/// `SparkListenerJobStart`.
+#[derive(Deserialize)]
+pub struct JobStart<'a> {
+    #[serde(rename = "Job ID")]
+    pub job_id: u64,
+    #[serde(rename = "Submission Time", default)]
+    pub submission: Option<i64>,
+    #[serde(rename = "Stage IDs", default)]
+    pub stage_ids: Option<Vec<u64>>,
+    #[serde(rename = "Stage Infos", default)]
+    pub stage_infos: Option<Vec<StageIdOnly>>,
+    #[serde(rename = "Properties", borrow, default)]
+    pub props: Option<Props<'a>>,
+}
+
+/// `Job Result`.
+#[derive(Deserialize)]
+pub struct JobResult<'a> {
+    #[serde(rename = "Result", borrow)]
+    pub result: Cow<'a, str>,
+}
+
+/// `SparkListenerJobEnd`.
+#[derive(Deserialize)]
+pub struct JobEnd<'a> {
+    #[serde(rename = "Job ID")]
+    pub job_id: u64,
+    #[serde(rename = "Completion Time", default)]
+    pub completion: Option<i64>,
+    #[serde(rename = "Job Result", borrow)]
+    pub result: JobResult<'a>,
+}
+
+/// `Stage Info`.
+#[derive(Deserialize)]
+pub struct StageInfo<'a> {
+    #[serde(rename = "Stage ID")]
+    pub stage_id: u64,
+    #[serde(rename = "Stage Attempt ID", default)]
+    pub attempt: u32,
+    #[serde(rename = "Stage Name", borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(rename = "Number of Tasks", default)]
+    pub num_tasks: Option<u64>,
+    #[serde(rename = "Submission Time", default)]
+    pub submission: Option<i64>,
+    #[serde(rename = "Completion Time", default)]
+    pub completion: Option<i64>,
+    #[serde(rename = "Failure Reason", borrow, default)]
+    pub failure: Option<Cow<'a, str>>,
+}
+
+/// `SparkListenerStageSubmitted` / `SparkListenerStageCompleted`.
+#[derive(Deserialize)]
+pub struct StageEvent<'a> {
+    #[serde(rename = "Stage Info", borrow)]
+    pub info: StageInfo<'a>,
+    #[serde(rename = "Properties", borrow, default)]
+    pub props: Option<Props<'a>>,
+}
+
+/// `Task End Reason`.
+#[derive(Deserialize)]
+pub struct Reason<'a> {
+    #[serde(rename = "Reason", borrow)]
+    pub reason: Cow<'a, str>,
+}
+
+/// `Task Info`.
+#[derive(Deserialize)]
+pub struct TaskInfo<'a> {
+    #[serde(rename = "Task ID")]
+    pub task_id: u64,
+    #[serde(rename = "Executor ID", borrow)]
+    pub executor_id: Cow<'a, str>,
+    #[serde(rename = "Launch Time", default)]
+    pub launch: i64,
+    #[serde(rename = "Finish Time", default)]
+    pub finish: i64,
+    #[serde(rename = "Failed", default)]
+    pub failed: bool,
+    #[serde(rename = "Killed", default)]
+    pub killed: bool,
+}
+
+/// `Input Metrics`.
+#[derive(Deserialize, Default)]
+pub struct InputMetrics {
+    #[serde(rename = "Bytes Read", default)]
+    pub bytes: Count,
+}
+
+/// `Output Metrics`.
+#[derive(Deserialize, Default)]
+pub struct OutputMetrics {
+    #[serde(rename = "Bytes Written", default)]
+    pub bytes: Count,
+}
+
+/// `Shuffle Read Metrics`.
+#[derive(Deserialize, Default)]
+pub struct ShuffleRead {
+    #[serde(rename = "Remote Bytes Read", default)]
+    pub remote: Count,
+    #[serde(rename = "Local Bytes Read", default)]
+    pub local: Count,
+}
+
+/// `Shuffle Write Metrics`.
+#[derive(Deserialize, Default)]
+pub struct ShuffleWrite {
+    #[serde(rename = "Shuffle Bytes Written", default)]
+    pub bytes: Count,
+}
+
+/// `Task Metrics`.
+#[derive(Deserialize, Default)]
+pub struct TaskMetrics {
+    #[serde(rename = "Executor Run Time", default)]
+    pub run_time: Count,
+    #[serde(rename = "Executor CPU Time", default)]
+    pub cpu_time: Count,
+    #[serde(rename = "JVM GC Time", default)]
+    pub gc_time: Count,
+    #[serde(rename = "Memory Bytes Spilled", default)]
+    pub memory_spilled: Count,
+    #[serde(rename = "Disk Bytes Spilled", default)]
+    pub disk_spilled: Count,
+    #[serde(rename = "Input Metrics", default)]
+    pub input: Option<InputMetrics>,
+    #[serde(rename = "Output Metrics", default)]
+    pub output: Option<OutputMetrics>,
+    #[serde(rename = "Shuffle Read Metrics", default)]
+    pub shuffle_read: Option<ShuffleRead>,
+    #[serde(rename = "Shuffle Write Metrics", default)]
+    pub shuffle_write: Option<ShuffleWrite>,
+}
+
+/// `SparkListenerTaskEnd`.
+#[derive(Deserialize)]
+pub struct TaskEnd<'a> {
+    #[serde(rename = "Stage ID")]
+    pub stage_id: u64,
+    #[serde(rename = "Stage Attempt ID", default)]
+    pub attempt: u32,
+    #[serde(rename = "Task End Reason", borrow, default)]
+    pub reason: Option<Reason<'a>>,
+    #[serde(rename = "Task Info", borrow)]
+    pub info: TaskInfo<'a>,
+    #[serde(rename = "Task Metrics", default)]
+    pub metrics: Option<TaskMetrics>,
+}
+
+/// `Executor Info`.
+#[derive(Deserialize)]
+pub struct ExecutorInfo {
+    #[serde(rename = "Total Cores", default)]
+    pub cores: Option<u64>,
+}
+
+/// `SparkListenerExecutorAdded` / `SparkListenerExecutorRemoved`.
+#[derive(Deserialize)]
+pub struct ExecutorEvent<'a> {
+    #[serde(rename = "Timestamp", default)]
+    pub time: Option<i64>,
+    #[serde(rename = "Executor ID", borrow)]
+    pub executor_id: Cow<'a, str>,
+    #[serde(rename = "Executor Info", default)]
+    pub info: Option<ExecutorInfo>,
+    #[serde(rename = "Removed Reason", borrow, default)]
+    pub reason: Option<Cow<'a, str>>,
+}
+
+/// `SparkListenerSQLExecutionStart` / `SparkListenerSQLExecutionEnd`.
+#[derive(Deserialize)]
+pub struct SqlEvent<'a> {
+    #[serde(rename = "executionId")]
+    pub execution_id: u64,
+    #[serde(borrow, default)]
+    pub description: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub time: Option<i64>,
+    #[serde(rename = "errorMessage", borrow, default)]
+    pub error: Option<Cow<'a, str>>,
+}
+
+/// `durationMs`.
+#[derive(Deserialize, Default)]
+pub struct Durations {
+    #[serde(rename = "triggerExecution", default)]
+    pub trigger_execution: Option<Count>,
+}
+
+/// One entry of `sources`: Spark's progress rates are sums over the sources.
+#[derive(Deserialize, Default)]
+pub struct SourceProgress {
+    #[serde(rename = "numInputRows", default)]
+    pub num_input_rows: Count,
+    #[serde(rename = "inputRowsPerSecond", default)]
+    pub input_rate: Rate,
+    #[serde(rename = "processedRowsPerSecond", default)]
+    pub processed_rate: Rate,
+}
+
+/// `progress` of a `QueryProgressEvent`.
+#[derive(Deserialize)]
+pub struct Progress<'a> {
+    #[serde(borrow)]
+    pub id: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(rename = "batchId")]
+    pub batch_id: u64,
+    #[serde(rename = "numInputRows", default)]
+    pub num_input_rows: Option<Count>,
+    #[serde(rename = "inputRowsPerSecond", default)]
+    pub input_rate: Rate,
+    #[serde(rename = "processedRowsPerSecond", default)]
+    pub processed_rate: Rate,
+    #[serde(rename = "durationMs", default)]
+    pub durations: Durations,
+    #[serde(default)]
+    pub sources: Vec<SourceProgress>,
+}
+
+/// `StreamingQueryListener$QueryProgressEvent`.
+#[derive(Deserialize)]
+pub struct ProgressEvent<'a> {
+    #[serde(borrow)]
+    pub progress: Progress<'a>,
+}

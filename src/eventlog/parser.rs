@@ -1,0 +1,355 @@
+//! One event-log line (one JSON object) to one [`Event`].
+//!
+//! Most bytes of a log are task events and SQL plans the exporter does not need, so the event
+//! name is read first from the line's prefix (Spark always writes `{"Event":"<name>",...` first)
+//! and only the wanted events are handed to serde, which reads the few fields named in
+//! [`super::json`] and skips the rest.
+
+use std::borrow::Cow;
+
+use crate::model::{
+    AppObs, EpochMs, ExecutorObs, JobObs, JobStatus, StageObs, StageStatus, StreamingProgressObs,
+    TaskEndObs, TaskOutcome, TaskTotals,
+};
+
+use super::json;
+
+/// Prefix of every line Spark writes.
+const PREFIX: &[u8] = br#"{"Event":""#;
+
+const SQL_START: &str = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart";
+const SQL_END: &str = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd";
+const QUERY_PROGRESS: &str = "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent";
+
+/// What one line said, as model observations.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// `SparkListenerLogStart`: the Spark version that wrote the log.
+    LogStart {
+        /// Spark version.
+        spark_version: String,
+    },
+    /// `SparkListenerApplicationStart`. `app.app_id` is empty when the event had no `App ID`.
+    AppStart {
+        /// The application.
+        app: AppObs,
+        /// `App Attempt ID`, on cluster managers with attempts.
+        attempt_id: Option<String>,
+    },
+    /// `SparkListenerApplicationEnd`.
+    AppEnd {
+        /// End time.
+        end_ms: EpochMs,
+    },
+    /// `SparkListenerJobStart` (status `Running`).
+    JobStart {
+        /// The job.
+        job: JobObs,
+        /// `spark.job.tags` (Spark 3.5+), split on commas.
+        tags: Vec<String>,
+    },
+    /// `SparkListenerJobEnd`.
+    JobEnd {
+        /// Job id.
+        job_id: u64,
+        /// Completion time.
+        completion_ms: Option<EpochMs>,
+        /// `JobSucceeded` (else `JobFailed`).
+        succeeded: bool,
+    },
+    /// `SparkListenerStageSubmitted` (status `Active`).
+    StageSubmitted(StageObs),
+    /// `SparkListenerStageCompleted` (status `Complete`, or `Failed` with a failure reason).
+    StageCompleted(StageObs),
+    /// `SparkListenerTaskEnd`.
+    TaskEnd(TaskEndObs),
+    /// `SparkListenerExecutorAdded` (`active: Some(true)`) or `...Removed` (`Some(false)`).
+    Executor(ExecutorObs),
+    /// `SparkListenerSQLExecutionStart`.
+    SqlStart {
+        /// Execution id.
+        execution_id: u64,
+        /// Description.
+        description: Option<String>,
+        /// Start time.
+        time_ms: Option<EpochMs>,
+    },
+    /// `SparkListenerSQLExecutionEnd`; `error` is set (Spark 3.4+) when the execution failed.
+    SqlEnd {
+        /// Execution id.
+        execution_id: u64,
+        /// End time.
+        time_ms: Option<EpochMs>,
+        /// Error message of a failed execution.
+        error: Option<String>,
+    },
+    /// `QueryProgressEvent`.
+    StreamingProgress(StreamingProgressObs),
+}
+
+impl Event {
+    /// The event's own timestamp, when it has one (for the lag self-metric).
+    pub fn time_ms(&self) -> Option<EpochMs> {
+        match self {
+            Event::AppStart { app, .. } => app.start_ms,
+            Event::AppEnd { end_ms } => Some(*end_ms),
+            Event::JobStart { job, .. } => job.submission_ms,
+            Event::JobEnd { completion_ms, .. } => *completion_ms,
+            Event::StageSubmitted(s) => s.submission_ms,
+            Event::StageCompleted(s) => s.completion_ms,
+            Event::TaskEnd(t) => Some(t.finish_ms),
+            Event::Executor(e) => e.remove_ms.or(e.add_ms),
+            Event::SqlStart { time_ms, .. } | Event::SqlEnd { time_ms, .. } => *time_ms,
+            Event::LogStart { .. } | Event::StreamingProgress(_) => None,
+        }
+    }
+}
+
+/// Why a line was skipped.
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    /// The line is not a JSON object with an `"Event"` string.
+    #[error("not an event: {0}")]
+    NotAnEvent(String),
+    /// A wanted event whose JSON is malformed or lacks a required field.
+    #[error("bad {event} event: {source}")]
+    Json {
+        /// Event name.
+        event: &'static str,
+        /// What serde said.
+        source: serde_json::Error,
+    },
+    /// An event name that is neither Spark's nor known.
+    #[error("unknown event {0:?}")]
+    UnknownEvent(String),
+}
+
+impl ParseError {
+    /// The `kind` label of `spark_exporter_eventlog_errors_total`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ParseError::NotAnEvent(_) | ParseError::Json { .. } => "parse",
+            ParseError::UnknownEvent(_) => "unknown_event",
+        }
+    }
+}
+
+/// The event name, from the prefix when Spark's usual layout is used, else by parsing the line.
+pub fn event_name(line: &[u8]) -> Result<Cow<'_, str>, ParseError> {
+    if let Some(rest) = line.strip_prefix(PREFIX) {
+        if let Some(end) = memchr::memchr2(b'"', b'\\', rest) {
+            if rest[end] == b'"' {
+                if let Ok(name) = std::str::from_utf8(&rest[..end]) {
+                    return Ok(Cow::Borrowed(name));
+                }
+            }
+        }
+    }
+    serde_json::from_slice::<json::Head>(line)
+        .map(|h| h.event)
+        .map_err(|e| ParseError::NotAnEvent(e.to_string()))
+}
+
+/// Parse one line (without its newline). `Ok(None)` for blank lines and for Spark events the
+/// exporter does not use.
+pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
+    let line = line.trim_ascii();
+    if line.is_empty() {
+        return Ok(None);
+    }
+    let name = event_name(line)?;
+    macro_rules! read {
+        ($ty:ty, $event:expr) => {
+            serde_json::from_slice::<$ty>(line).map_err(|source| ParseError::Json { event: $event, source })?
+        };
+    }
+    let ev = match name.as_ref() {
+        "SparkListenerTaskEnd" => task_end(read!(json::TaskEnd, "TaskEnd")),
+        "SparkListenerStageSubmitted" => stage(read!(json::StageEvent, "StageSubmitted"), true),
+        "SparkListenerStageCompleted" => stage(read!(json::StageEvent, "StageCompleted"), false),
+        "SparkListenerJobStart" => job_start(read!(json::JobStart, "JobStart")),
+        "SparkListenerJobEnd" => {
+            let j = read!(json::JobEnd, "JobEnd");
+            Event::JobEnd {
+                job_id: j.job_id,
+                completion_ms: j.completion,
+                succeeded: j.result.result == "JobSucceeded",
+            }
+        }
+        "SparkListenerApplicationStart" => {
+            let a = read!(json::AppStart, "ApplicationStart");
+            Event::AppStart {
+                app: AppObs {
+                    app_id: a.app_id.map(Cow::into_owned).unwrap_or_default(),
+                    name: a.name.map(Cow::into_owned),
+                    spark_version: None,
+                    user: a.user.map(Cow::into_owned),
+                    start_ms: a.time,
+                    end_ms: None,
+                },
+                attempt_id: a.attempt_id.map(Cow::into_owned),
+            }
+        }
+        "SparkListenerApplicationEnd" => Event::AppEnd {
+            end_ms: read!(json::Timestamped, "ApplicationEnd").time,
+        },
+        "SparkListenerLogStart" => Event::LogStart {
+            spark_version: read!(json::LogStart, "LogStart").version.into_owned(),
+        },
+        "SparkListenerExecutorAdded" | "SparkListenerExecutorRemoved" => {
+            let added = name.as_ref() == "SparkListenerExecutorAdded";
+            executor(read!(json::ExecutorEvent, "Executor"), added)
+        }
+        SQL_START => {
+            let s = read!(json::SqlEvent, "SQLExecutionStart");
+            Event::SqlStart {
+                execution_id: s.execution_id,
+                description: s.description.map(Cow::into_owned),
+                time_ms: s.time,
+            }
+        }
+        SQL_END => {
+            let s = read!(json::SqlEvent, "SQLExecutionEnd");
+            Event::SqlEnd {
+                execution_id: s.execution_id,
+                time_ms: s.time,
+                error: s.error.filter(|e| !e.is_empty()).map(Cow::into_owned),
+            }
+        }
+        QUERY_PROGRESS => progress(read!(json::ProgressEvent, "QueryProgressEvent")),
+        n if n.starts_with("SparkListener") || n.starts_with("org.apache.spark.") => return Ok(None),
+        n => return Err(ParseError::UnknownEvent(n.to_string())),
+    };
+    Ok(Some(ev))
+}
+
+fn task_end(t: json::TaskEnd) -> Event {
+    let reason = t.reason.as_ref().map(|r| r.reason.as_ref());
+    let outcome = if t.info.killed || reason == Some("TaskKilled") {
+        TaskOutcome::Killed
+    } else if t.info.failed || reason.is_some_and(|r| r != "Success") {
+        TaskOutcome::Failed
+    } else {
+        TaskOutcome::Succeeded
+    };
+    let m = t.metrics.unwrap_or_default();
+    let read = m.shuffle_read.unwrap_or_default();
+    let metrics = TaskTotals {
+        run_time_ms: m.run_time.0,
+        cpu_time_ns: m.cpu_time.0,
+        gc_time_ms: m.gc_time.0,
+        input_bytes: m.input.unwrap_or_default().bytes.0,
+        output_bytes: m.output.unwrap_or_default().bytes.0,
+        shuffle_read_bytes: read.remote.0.saturating_add(read.local.0),
+        shuffle_write_bytes: m.shuffle_write.unwrap_or_default().bytes.0,
+        memory_spilled_bytes: m.memory_spilled.0,
+        disk_spilled_bytes: m.disk_spilled.0,
+    };
+    Event::TaskEnd(TaskEndObs {
+        stage_id: t.stage_id,
+        attempt: t.attempt,
+        task_id: t.info.task_id,
+        executor_id: t.info.executor_id.into_owned(),
+        outcome,
+        launch_ms: t.info.launch,
+        finish_ms: t.info.finish.max(t.info.launch),
+        metrics,
+    })
+}
+
+fn owned(s: Option<Cow<'_, str>>) -> Option<String> {
+    s.map(Cow::into_owned)
+}
+
+fn stage(s: json::StageEvent, submitted: bool) -> Event {
+    let props = s.props.unwrap_or_default();
+    let i = s.info;
+    let status = match (submitted, &i.failure) {
+        (true, _) => StageStatus::Active,
+        (false, Some(_)) => StageStatus::Failed,
+        (false, None) => StageStatus::Complete,
+    };
+    let obs = StageObs {
+        stage_id: i.stage_id,
+        attempt: i.attempt,
+        status,
+        name: owned(i.name),
+        job_group: owned(props.job_group),
+        description: owned(props.description),
+        num_tasks: i.num_tasks,
+        active_tasks: None,
+        submission_ms: i.submission,
+        completion_ms: if submitted { None } else { i.completion },
+        task_counts: None,
+        totals: None,
+    };
+    if submitted {
+        Event::StageSubmitted(obs)
+    } else {
+        Event::StageCompleted(obs)
+    }
+}
+
+fn job_start(j: json::JobStart) -> Event {
+    let props = j.props.unwrap_or_default();
+    let stage_ids = j
+        .stage_ids
+        .or_else(|| j.stage_infos.map(|v| v.into_iter().map(|s| s.stage_id).collect()))
+        .unwrap_or_default();
+    let tags = props
+        .tags
+        .as_deref()
+        .map(|t| t.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect())
+        .unwrap_or_default();
+    Event::JobStart {
+        job: JobObs {
+            job_id: j.job_id,
+            job_group: owned(props.job_group),
+            description: owned(props.description),
+            status: JobStatus::Running,
+            submission_ms: j.submission,
+            completion_ms: None,
+            stage_ids,
+            sql_execution_id: props.sql_execution_id.and_then(|s| s.trim().parse().ok()),
+        },
+        tags,
+    }
+}
+
+fn executor(e: json::ExecutorEvent, added: bool) -> Event {
+    Event::Executor(ExecutorObs {
+        executor_id: e.executor_id.into_owned(),
+        active: Some(added),
+        remove_reason: if added { None } else { owned(e.reason) },
+        add_ms: if added { e.time } else { None },
+        remove_ms: if added { None } else { e.time },
+        max_tasks: e.info.and_then(|i| i.cores),
+        ..ExecutorObs::default()
+    })
+}
+
+fn progress(p: json::ProgressEvent) -> Event {
+    let p = p.progress;
+    // Spark 3.x/4.x serialise only the per-source values; the query totals are their sums.
+    let sum = |f: fn(&json::SourceProgress) -> f64| p.sources.iter().map(f).sum::<f64>();
+    let rows = p
+        .num_input_rows
+        .map(|c| c.0)
+        .unwrap_or_else(|| p.sources.iter().map(|s| s.num_input_rows.0).sum());
+    Event::StreamingProgress(StreamingProgressObs {
+        query_id: p.id.into_owned(),
+        name: owned(p.name),
+        batch_id: p.batch_id,
+        num_input_rows: rows,
+        input_rows_per_second: p.input_rate.0.unwrap_or_else(|| sum(|s| s.input_rate.0.unwrap_or(0.0))),
+        processed_rows_per_second: p
+            .processed_rate
+            .0
+            .unwrap_or_else(|| sum(|s| s.processed_rate.0.unwrap_or(0.0))),
+        batch_duration_ms: p.durations.trigger_execution.map_or(0, |c| c.0),
+    })
+}
+
+#[cfg(test)]
+#[path = "parser_tests.rs"]
+mod tests;

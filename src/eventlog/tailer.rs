@@ -1,0 +1,338 @@
+//! Following one file: raw offset, undecoded bytes, decoder state and the partial last line.
+//!
+//! A [`FileTailer`] keeps its file open while it follows it, so a rename (`.inprogress` to the
+//! final name) or a deletion does not disturb the reading. Only whole lines leave it: the bytes
+//! after the last newline wait in [`LineSplitter`], and bytes of a compressed block not yet
+//! fully written wait in `pending` until the rest arrives. A file that shrinks below the offset
+//! was truncated or rewritten: the tailer counts it and starts over from the beginning.
+
+use std::fmt::Display;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use super::codec::{Codec, CodecError, Decoder};
+use super::discovery::FileId;
+
+/// Raw bytes read per `read` call.
+const READ_CHUNK: usize = 256 * 1024;
+/// Decoded bytes produced per decoder call before they are split into lines.
+const DECODE_CHUNK: usize = 256 * 1024;
+
+/// Receives what a tailer reads.
+pub trait LineSink {
+    /// One complete line, without its newline.
+    fn line(&mut self, line: &[u8]);
+    /// A recoverable problem (`kind` is the error-counter label); reading goes on.
+    fn error(&mut self, kind: &'static str, detail: &dyn Display);
+}
+
+/// Errors that stop reading a file.
+#[derive(Debug, thiserror::Error)]
+pub enum TailError {
+    /// The file could not be opened or read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+    /// The path now names another file than the one followed.
+    #[error("{0}: replaced by another file")]
+    Replaced(PathBuf),
+    /// The compressed stream cannot be decoded further.
+    #[error("{path}: {source}")]
+    Codec {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: CodecError,
+    },
+}
+
+impl TailError {
+    /// The `kind` label of `spark_exporter_eventlog_errors_total`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TailError::Io { .. } | TailError::Replaced(_) => "io",
+            TailError::Codec { .. } => "codec",
+        }
+    }
+}
+
+/// Splits decoded bytes into lines, holding back the partial last one. Lines longer than the cap
+/// are dropped (counted once each), so memory stays bounded by the cap.
+#[derive(Debug)]
+pub struct LineSplitter {
+    buf: Vec<u8>,
+    max: usize,
+    skipping: bool,
+}
+
+impl LineSplitter {
+    /// A splitter that accepts lines of at most `max` bytes.
+    pub fn new(max: usize) -> LineSplitter {
+        LineSplitter {
+            buf: Vec::new(),
+            max,
+            skipping: false,
+        }
+    }
+
+    /// Split `data`, handing each complete line to `sink`.
+    pub fn feed(&mut self, mut data: &[u8], sink: &mut dyn LineSink) {
+        while let Some(i) = memchr::memchr(b'\n', data) {
+            let piece = &data[..i];
+            data = &data[i + 1..];
+            if self.skipping {
+                self.skipping = false;
+            } else if self.buf.len() + piece.len() > self.max {
+                self.buf.clear();
+                sink.error("line_too_long", &format_args!("line over {} bytes skipped", self.max));
+            } else if self.buf.is_empty() {
+                sink.line(piece);
+            } else {
+                self.buf.extend_from_slice(piece);
+                sink.line(&self.buf);
+                self.buf.clear();
+            }
+        }
+        if self.skipping {
+            return;
+        }
+        if self.buf.len() + data.len() > self.max {
+            self.buf = Vec::new();
+            self.skipping = true;
+            sink.error("line_too_long", &format_args!("line over {} bytes skipped", self.max));
+        } else {
+            self.buf.extend_from_slice(data);
+        }
+    }
+
+    /// Bytes of the partial last line held back.
+    pub fn partial_len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Deliver the partial last line as a line (a finished file that lacks a final newline).
+    pub fn flush(&mut self, sink: &mut dyn LineSink) {
+        if !self.buf.is_empty() && !self.skipping {
+            sink.line(&self.buf);
+        }
+        self.reset();
+    }
+
+    /// Forget everything held back.
+    pub fn reset(&mut self) {
+        self.buf = Vec::new();
+        self.skipping = false;
+    }
+}
+
+/// Where a tailer is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TailState {
+    /// Following (or waiting to open) the file.
+    Active,
+    /// Read to the end of a file that will not grow any more.
+    Done,
+    /// Stopped by an error.
+    Failed,
+}
+
+/// What one [`FileTailer::poll`] did.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Polled {
+    /// Raw (file) bytes read.
+    pub raw_bytes: u64,
+    /// The end of the file was reached.
+    pub eof: bool,
+}
+
+/// Follows one file.
+#[derive(Debug)]
+pub struct FileTailer {
+    path: PathBuf,
+    id: FileId,
+    codec: Codec,
+    file: Option<File>,
+    offset: u64,
+    pending: Vec<u8>,
+    decoded: Vec<u8>,
+    decoder: Decoder,
+    lines: LineSplitter,
+    /// Where this tailer is.
+    pub state: TailState,
+}
+
+impl FileTailer {
+    /// A tailer for the file `id`, now at `path`, not opened yet.
+    pub fn new(path: PathBuf, id: FileId, codec: Codec, max_line: usize) -> Result<FileTailer, CodecError> {
+        Ok(FileTailer {
+            path,
+            id,
+            codec,
+            file: None,
+            offset: 0,
+            pending: Vec::new(),
+            decoded: Vec::new(),
+            decoder: Decoder::new(codec)?,
+            lines: LineSplitter::new(max_line),
+            state: TailState::Active,
+        })
+    }
+
+    /// Raw bytes consumed from the file.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The path the file was last seen at.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file was renamed.
+    pub fn set_path(&mut self, path: PathBuf) {
+        self.path = path;
+    }
+
+    /// Whether the file handle is open.
+    pub fn is_open(&self) -> bool {
+        self.file.is_some()
+    }
+
+    /// Release the file handle; a later poll reopens it at the same offset.
+    pub fn close(&mut self) {
+        self.file = None;
+    }
+
+    /// Start again from byte 0 with fresh decoder state.
+    pub fn restart(&mut self) -> Result<(), CodecError> {
+        self.offset = 0;
+        self.pending = Vec::new();
+        self.decoder = Decoder::new(self.codec)?;
+        self.lines.reset();
+        self.state = TailState::Active;
+        if let Some(f) = &mut self.file {
+            if f.seek(SeekFrom::Start(0)).is_err() {
+                self.file = None;
+            }
+        }
+        Ok(())
+    }
+
+    fn io(&self, source: io::Error) -> TailError {
+        TailError::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    fn open(&mut self) -> Result<&mut File, TailError> {
+        if self.file.is_none() {
+            let mut f = File::open(&self.path).map_err(|e| self.io(e))?;
+            let m = f.metadata().map_err(|e| self.io(e))?;
+            if (m.dev(), m.ino()) != self.id {
+                return Err(TailError::Replaced(self.path.clone()));
+            }
+            f.seek(SeekFrom::Start(self.offset)).map_err(|e| self.io(e))?;
+            self.file = Some(f);
+        }
+        self.file.as_mut().ok_or_else(|| TailError::Replaced(self.path.clone()))
+    }
+
+    /// Read up to about `budget` raw bytes, handing complete lines to `sink`.
+    pub fn poll(&mut self, budget: u64, sink: &mut dyn LineSink) -> Result<Polled, TailError> {
+        let offset = self.offset;
+        let len = match self.open() {
+            Ok(f) => f.metadata().map(|m| m.len()),
+            // Renamed or deleted between listing and opening: the next listing says which.
+            Err(TailError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+                return Ok(Polled::default());
+            }
+            Err(e) => return Err(e),
+        }
+        .map_err(|e| self.io(e))?;
+        if len < offset {
+            sink.error(
+                "truncated",
+                &format_args!("{} shrank to {len} bytes below offset {offset}; reading it again", self.path.display()),
+            );
+            self.restart().map_err(|source| TailError::Codec {
+                path: self.path.clone(),
+                source,
+            })?;
+        }
+        let mut polled = Polled::default();
+        let mut buf = vec![0u8; READ_CHUNK];
+        while polled.raw_bytes < budget {
+            let n = {
+                let f = self.open()?;
+                f.read(&mut buf)
+            };
+            let n = match n {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.io(e)),
+            };
+            if n == 0 {
+                polled.eof = true;
+                break;
+            }
+            self.offset += n as u64;
+            polled.raw_bytes += n as u64;
+            self.pending.extend_from_slice(&buf[..n]);
+            self.drain(sink)?;
+        }
+        Ok(polled)
+    }
+
+    /// Decode every complete block in `pending` and split the output into lines.
+    fn drain(&mut self, sink: &mut dyn LineSink) -> Result<(), TailError> {
+        if self.codec == Codec::Plain {
+            self.lines.feed(&self.pending, sink);
+            self.pending.clear();
+            return Ok(());
+        }
+        loop {
+            self.decoded.clear();
+            let r = self.decoder.decode(&self.pending, &mut self.decoded, DECODE_CHUNK);
+            self.lines.feed(&self.decoded, sink);
+            match r {
+                Ok(0) if self.decoded.is_empty() => return Ok(()),
+                Ok(n) => drop(self.pending.drain(..n)),
+                Err(CodecError::BadBlock { consumed, codec, reason }) => {
+                    self.pending.drain(..consumed.min(self.pending.len()));
+                    let e = CodecError::BadBlock { consumed, codec, reason };
+                    sink.error("codec", &format_args!("{}: {e}", self.path.display()));
+                }
+                Err(source) => {
+                    self.pending = Vec::new();
+                    self.state = TailState::Failed;
+                    return Err(TailError::Codec {
+                        path: self.path.clone(),
+                        source,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The file is complete and read to its end: report leftovers, deliver a last line that
+    /// lacks its newline, and release the handle.
+    pub fn finish(&mut self, sink: &mut dyn LineSink) {
+        if !self.pending.is_empty() {
+            sink.error(
+                "truncated",
+                &format_args!("{}: {} bytes of an incomplete block at the end", self.path.display(), self.pending.len()),
+            );
+            self.pending = Vec::new();
+        }
+        self.lines.flush(sink);
+        self.state = TailState::Done;
+        self.close();
+    }
+}
