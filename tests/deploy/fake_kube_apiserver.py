@@ -72,6 +72,8 @@ class FakeKube:
         self.lock = threading.Lock()
         self.objects: dict[tuple[str, str, str, str], dict] = {}
         self.requests: list[dict] = []
+        #: requests that matched no route (a test asserts there are none)
+        self.unrouted: list[str] = []
         self._rv = 1000
 
     def record(self, entry: dict) -> None:
@@ -113,6 +115,7 @@ class FakeKube:
 
 
 def status(code: int, reason: str, message: str) -> dict:
+    """A metav1.Status body, as the API server answers errors."""
     return {
         "kind": "Status",
         "apiVersion": "v1",
@@ -162,6 +165,10 @@ class Handler(BaseHTTPRequestHandler):
             }
         )
 
+    def _unrouted(self):
+        self.kube.unrouted.append(f"{self.command} {self.path}")
+        return self._send(404, status(404, "NotFound", f"no route for {self.command} {self.path}"))
+
     # -- verbs ------------------------------------------------------------------------------
     def do_GET(self):
         self._record(b"")
@@ -171,7 +178,7 @@ class Handler(BaseHTTPRequestHandler):
         if url.path in ("/version", "/version/"):
             return self._send(200, {"major": "1", "minor": "33", "gitVersion": "v1.33.0-fake"})
         if p is None:
-            return self._send(404, status(404, "NotFound", f"no route {url.path}"))
+            return self._unrouted()
         api_version, ns, plural, name, _ = p
         if name is None and q.get("watch", ["false"])[0] in ("true", "1"):
             return self._watch(api_version, ns, plural, q)
@@ -201,7 +208,7 @@ class Handler(BaseHTTPRequestHandler):
         self._record(body)
         p = parse_path(urlsplit(self.path).path)
         if p is None or p[3] is not None:
-            return self._send(404, status(404, "NotFound", "no route"))
+            return self._unrouted()
         api_version, ns, plural, _, _ = p
         obj = json.loads(body)
         name = obj.get("metadata", {}).get("name")
@@ -225,7 +232,7 @@ class Handler(BaseHTTPRequestHandler):
         self._record(body)
         p = parse_path(urlsplit(self.path).path)
         if p is None or p[3] is None:
-            return self._send(404, status(404, "NotFound", "no route"))
+            return self._unrouted()
         api_version, ns, plural, name, _ = p
         ctype = self.headers.get("Content-Type", "")
         try:
@@ -255,7 +262,7 @@ class Handler(BaseHTTPRequestHandler):
         self._record(self._body())
         p = parse_path(urlsplit(self.path).path)
         if p is None or p[3] is None:
-            return self._send(404, status(404, "NotFound", "no route"))
+            return self._unrouted()
         obj = self.kube.objects.pop(p[:4], None)
         if obj is None:
             return self._send(404, status(404, "NotFound", "not found"))

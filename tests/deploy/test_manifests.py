@@ -1,0 +1,286 @@
+"""deploy/kubernetes: schemas, secure defaults, and that the variants say the same thing."""
+
+from __future__ import annotations
+
+import copy
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import KUBE_DIR, ROOT, load_docs, load_one
+from k8s_checks import check_object, validate_core
+
+#: Files that are not Kubernetes objects.
+NOT_OBJECTS = {"kustomization.yaml", "prometheus-scrape-config.yaml"}
+MANIFESTS = sorted(p for p in KUBE_DIR.glob("*.yaml") if p.name not in NOT_OBJECTS)
+
+#: Config keys the exporter accepts (section -> keys), from its flag/config reference.
+CONFIG_KEYS = {
+    "web": {"listen_address", "telemetry_path"},
+    "log": {"level", "format"},
+    "spark": {"urls", "poll_interval", "timeout", "app_name_filter", "app_limit"},
+    "event_log": {"dirs", "poll_interval", "max_line_bytes"},
+    "model": {"app_retention", "stage_retention", "dead_executor_retention"},
+    "labels": {"max_value_length", "max_values_per_label", "rewrite_rules"},
+    "histograms": {"duration_buckets", "task_duration_buckets"},
+}
+
+
+def exporter_containers(pod: dict) -> list[dict]:
+    spec = pod["spec"]
+    return [c for c in spec.get("initContainers", []) + spec["containers"] if c["name"] == "spark-exporter"]
+
+
+def test_there_are_manifests():
+    names = {p.name for p in MANIFESTS}
+    assert {"driver-pod-template.yaml", "driver-pod-template-classic.yaml", "configmap.yaml",
+            "podmonitor.yaml", "prometheusrule.yaml", "sparkapplication.yaml"} <= names
+
+
+@pytest.mark.parametrize("path", MANIFESTS, ids=lambda p: p.name)
+def test_manifest_is_valid(path: Path):
+    for obj in load_docs(path):
+        assert check_object(obj) == [], path.name
+
+
+def test_strict_schema_rejects_unknown_fields():
+    """The schema check is not a no-op: a misspelt field in a sidecar fails it."""
+    pod = load_one(KUBE_DIR / "driver-pod-template.yaml")
+    bad = copy.deepcopy(pod)
+    bad["spec"]["initContainers"][0]["restartPolicyy"] = "Always"
+    assert validate_core(bad)
+    bad = copy.deepcopy(pod)
+    bad["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] = {"not": "a quantity"}
+    assert validate_core(bad)
+
+
+def test_native_sidecar_shape():
+    pod = load_one(KUBE_DIR / "driver-pod-template.yaml")
+    (c,) = pod["spec"]["initContainers"]
+    assert c["name"] == "spark-exporter" and c["restartPolicy"] == "Always"
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
+    # see the template: readiness would gate the driver Service, a startupProbe the driver
+    assert "readinessProbe" not in c and "startupProbe" not in c
+    assert [d["name"] for d in pod["spec"]["containers"]] == ["spark-kubernetes-driver"]
+
+
+def test_classic_sidecar_shape():
+    pod = load_one(KUBE_DIR / "driver-pod-template-classic.yaml")
+    assert "initContainers" not in pod["spec"]
+    names = [c["name"] for c in pod["spec"]["containers"]]
+    assert names == ["spark-kubernetes-driver", "spark-exporter"]
+    c = pod["spec"]["containers"][1]
+    assert "restartPolicy" not in c
+    # ends itself once the driver UI is gone, so the pod can complete
+    assert c["livenessProbe"]["httpGet"]["port"] == 4040
+    assert c["startupProbe"]["httpGet"]["port"] == 4040
+    assert "podTemplateContainerName=spark-kubernetes-driver" in (KUBE_DIR / "driver-pod-template-classic.yaml").read_text()
+
+
+def _without_probes(c: dict) -> dict:
+    c = copy.deepcopy(c)
+    for k in ("livenessProbe", "readinessProbe", "startupProbe", "restartPolicy"):
+        c.pop(k, None)
+    return c
+
+
+def test_variants_agree():
+    """Native, classic and SparkApplication carry the same exporter but for lifecycle and
+    probes, and the same volumes and driver mount."""
+    native = load_one(KUBE_DIR / "driver-pod-template.yaml")
+    classic = load_one(KUBE_DIR / "driver-pod-template-classic.yaml")
+    app = load_one(KUBE_DIR / "sparkapplication.yaml")
+    (n,), (c,) = exporter_containers(native), exporter_containers(classic)
+    (a,) = app["spec"]["driver"]["sidecars"]
+    assert _without_probes(n) == _without_probes(c) == _without_probes(a)
+    assert {k: c[k] for k in ("livenessProbe", "startupProbe")} == {k: a[k] for k in ("livenessProbe", "startupProbe")}
+    assert native["spec"]["volumes"] == classic["spec"]["volumes"] == app["spec"]["volumes"]
+    assert native["metadata"] == classic["metadata"]
+    assert native["metadata"]["labels"] == app["spec"]["driver"]["labels"]
+    assert native["metadata"]["annotations"] == app["spec"]["driver"]["annotations"]
+    drv_mounts = native["spec"]["containers"][0]["volumeMounts"]
+    assert drv_mounts == classic["spec"]["containers"][0]["volumeMounts"] == app["spec"]["driver"]["volumeMounts"]
+    assert app["spec"]["sparkConf"]["spark.eventLog.dir"] == "file://" + drv_mounts[0]["mountPath"]
+
+
+@pytest.mark.parametrize("path", ["driver-pod-template.yaml", "driver-pod-template-classic.yaml", "sparkapplication.yaml"])
+def test_secure_defaults(path):
+    obj = load_one(KUBE_DIR / path)
+    containers = obj["spec"]["driver"]["sidecars"] if obj["kind"] == "SparkApplication" else exporter_containers(obj)
+    assert containers
+    for c in containers:
+        sc = c["securityContext"]
+        assert sc["runAsNonRoot"] is True and sc["runAsUser"] != 0
+        assert sc["readOnlyRootFilesystem"] is True
+        assert sc["allowPrivilegeEscalation"] is False
+        assert sc["capabilities"] == {"drop": ["ALL"]}
+        assert sc["seccompProfile"] == {"type": "RuntimeDefault"}
+        assert {"cpu", "memory"} <= set(c["resources"]["requests"]) and "memory" in c["resources"]["limits"]
+        mounts = {m["mountPath"]: m for m in c["volumeMounts"]}
+        assert mounts["/var/spark-events"]["readOnly"] is True
+        assert mounts["/etc/spark-exporter"]["readOnly"] is True
+        assert "/tmp" in mounts  # the one writable path
+        assert c["ports"] == [{"name": "metrics", "containerPort": 9809, "protocol": "TCP"}]
+
+
+def exporter_config() -> dict:
+    cm = load_one(KUBE_DIR / "configmap.yaml")
+    return yaml.safe_load(cm["data"]["config.yaml"])
+
+
+def test_config_uses_known_keys_and_matches_the_pods():
+    cfg = exporter_config()
+    for section, body in cfg.items():
+        assert section in CONFIG_KEYS, section
+        assert set(body) <= CONFIG_KEYS[section], (section, set(body) - CONFIG_KEYS[section])
+    pod = load_one(KUBE_DIR / "driver-pod-template.yaml")
+    (c,) = exporter_containers(pod)
+    assert cfg["web"]["listen_address"].endswith(":%d" % c["ports"][0]["containerPort"])
+    assert cfg["spark"]["urls"] == ["http://localhost:4040"]
+    mounted = {m["mountPath"] for m in c["volumeMounts"]}
+    assert set(cfg["event_log"]["dirs"]) <= mounted
+    assert pod["metadata"]["annotations"]["prometheus.io/port"] == "9809"
+    assert pod["metadata"]["annotations"]["prometheus.io/path"] == cfg["web"]["telemetry_path"]
+    cm_name = load_one(KUBE_DIR / "configmap.yaml")["metadata"]["name"]
+    assert {"name": "spark-exporter-config", "configMap": {"name": cm_name}} in pod["spec"]["volumes"]
+
+
+def _exporter_binary():
+    for p in (ROOT / "target" / "release" / "spark-exporter", ROOT / "target" / "debug" / "spark-exporter"):
+        if p.exists():
+            return p
+    return None
+
+
+def test_config_passes_check_config(tmp_path):
+    """The exporter itself accepts the shipped config (when a built binary is around)."""
+    exe = _exporter_binary()
+    if exe is None:
+        pytest.skip("no target/{release,debug}/spark-exporter built")
+    def check(text: str) -> subprocess.CompletedProcess:
+        f = tmp_path / "config.yaml"
+        f.write_text(text)
+        return subprocess.run([str(exe), "--config.file", str(f), "check-config"],
+                              capture_output=True, text=True, timeout=60)
+
+    # only trust a binary that does reject a bad config (exit 64), not an unfinished one
+    bad = check("web:\n  listen_address: not-an-address\nnot_a_section: 1\n")
+    if bad.returncode != 64:
+        pytest.skip(f"{exe.relative_to(ROOT)} does not implement check-config yet (exit {bad.returncode} on a bad config)")
+    good = check(load_one(KUBE_DIR / "configmap.yaml")["data"]["config.yaml"])
+    assert good.returncode == 0, good.stdout + good.stderr
+
+
+def test_podmonitor_selects_the_driver_pods():
+    pm = load_one(KUBE_DIR / "podmonitor.yaml")
+    pod = load_one(KUBE_DIR / "driver-pod-template.yaml")
+    labels = dict(pod["metadata"]["labels"], **{"spark-role": "driver"})  # Spark adds spark-role
+    sel = pm["spec"]["selector"]["matchLabels"]
+    assert all(labels.get(k) == v for k, v in sel.items())
+    ports = {p["name"] for c in exporter_containers(pod) for p in c["ports"]}
+    assert {ep["port"] for ep in pm["spec"]["podMetricsEndpoints"]} <= ports
+
+
+def test_rules_are_in_sync_with_alerts():
+    r = subprocess.run([str(ROOT / "scripts" / "deploy-sync-rules.sh"), "--check"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_rules_check_detects_drift(tmp_path):
+    """--check fails when a copy is edited by hand (run on a scratch copy of the tree)."""
+    for rel in ("scripts/deploy-sync-rules.sh", "deploy/kubernetes/prometheusrule.yaml",
+                "deploy/helm/spark-exporter/files/prometheusrule.yaml", "alerts/prometheusrule.yaml"):
+        src = ROOT / rel
+        if src.exists():
+            (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, tmp_path / rel)
+    script = tmp_path / "scripts" / "deploy-sync-rules.sh"
+    assert subprocess.run([str(script), "--check"], capture_output=True).returncode == 0
+    with open(tmp_path / "deploy/kubernetes/prometheusrule.yaml", "a") as f:
+        f.write("# hand edit\n")
+    assert subprocess.run([str(script), "--check"], capture_output=True).returncode == 1
+    assert subprocess.run([str(script)], capture_output=True).returncode == 0
+    assert subprocess.run([str(script), "--check"], capture_output=True).returncode == 0
+
+
+def test_kustomization_builds():
+    kubectl = shutil.which("kubectl")
+    if not kubectl:
+        pytest.skip("kubectl not installed")
+    r = subprocess.run([kubectl, "kustomize", str(KUBE_DIR)], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0 and "kustomize" in r.stderr and "unknown command" in r.stderr:
+        pytest.skip("this kubectl has no kustomize")
+    assert r.returncode == 0, r.stderr
+    kinds = sorted(d["kind"] for d in load_docs(r.stdout))
+    assert kinds == ["ConfigMap", "PodMonitor", "PrometheusRule"]
+
+
+# -- plain Prometheus: run the job's relabelings over the targets pod discovery would produce --
+
+def relabel(rules: list[dict], labels: dict) -> dict | None:
+    """Prometheus relabeling (replace, keep, drop), enough for our job."""
+    labels = dict(labels)
+    for r in rules:
+        action = r.get("action", "replace")
+        value = r.get("separator", ";").join(labels.get(s, "") for s in r.get("source_labels", []))
+        rx = re.compile("^(?:" + r.get("regex", "(.*)") + ")$")
+        m = rx.match(value)
+        if action == "keep" and not m:
+            return None
+        if action == "drop" and m:
+            return None
+        if action == "replace" and m:
+            repl = re.sub(r"\$(\d+)", lambda g: m.group(int(g.group(1))) or "", r.get("replacement", "$1"))
+            if repl:
+                labels[r["target_label"]] = repl
+            else:
+                labels.pop(r["target_label"], None)
+    return labels
+
+
+def discovered_targets(pod: dict, ip: str = "10.1.2.3", name: str = "app-driver", ns: str = "spark-jobs"):
+    """What kubernetes_sd_configs role=pod yields: one target per container port, init
+    containers included (Prometheus >= 2.22 marks them __meta_kubernetes_pod_container_init)."""
+    md = pod["metadata"]
+    base = {"__meta_kubernetes_namespace": ns, "__meta_kubernetes_pod_name": name, "__metrics_path__": "/metrics",
+            "__meta_kubernetes_pod_ip": ip}
+    for k, v in md.get("labels", {}).items():
+        base["__meta_kubernetes_pod_label_" + re.sub(r"[^a-zA-Z0-9_]", "_", k)] = v
+    for k, v in md.get("annotations", {}).items():
+        base["__meta_kubernetes_pod_annotation_" + re.sub(r"[^a-zA-Z0-9_]", "_", k)] = v
+    out = []
+    for init, cs in ((True, pod["spec"].get("initContainers", [])), (False, pod["spec"]["containers"])):
+        for c in cs:
+            for p in c.get("ports", []):
+                out.append(dict(base, __address__=f"{ip}:{p['containerPort']}",
+                                __meta_kubernetes_pod_container_name=c["name"],
+                                __meta_kubernetes_pod_container_init=str(init).lower(),
+                                __meta_kubernetes_pod_container_port_name=p.get("name", "")))
+    return out
+
+
+@pytest.mark.parametrize("template", ["driver-pod-template.yaml", "driver-pod-template-classic.yaml"])
+def test_plain_prometheus_job_scrapes_exactly_the_exporter(template):
+    job = load_one(KUBE_DIR / "prometheus-scrape-config.yaml")["scrape_configs"][0]
+    assert job["kubernetes_sd_configs"][0]["role"] == "pod"
+    pod = load_one(KUBE_DIR / template)
+    # what the API server holds after Spark merged the template (recorded by test_spark_submit)
+    pod["metadata"]["labels"].update({"spark-role": "driver", "spark-app-selector": "spark-0123"})
+    driver = next(c for c in pod["spec"]["containers"] if c["name"] == "spark-kubernetes-driver")
+    driver["ports"] = [{"name": "driver-rpc-port", "containerPort": 7078}, {"name": "blockmanager", "containerPort": 7079},
+                       {"name": "spark-ui", "containerPort": 4040}, {"name": "spark-connect", "containerPort": 15002}]
+    kept = [t for t in (relabel(job["relabel_configs"], t) for t in discovered_targets(pod)) if t]
+    assert len(kept) == 1
+    (t,) = kept
+    assert t["__address__"] == "10.1.2.3:9809" and t["__metrics_path__"] == "/metrics"
+    assert (t["namespace"], t["pod"], t["spark_app_selector"]) == ("spark-jobs", "app-driver", "spark-0123")
+    # an executor pod (spark-role=executor) and an unannotated driver are not scraped
+    pod["metadata"]["labels"]["spark-role"] = "executor"
+    assert not [t for t in discovered_targets(pod) if relabel(job["relabel_configs"], t)]
+    pod["metadata"]["labels"]["spark-role"] = "driver"
+    pod["metadata"]["annotations"] = {}
+    assert not [t for t in discovered_targets(pod) if relabel(job["relabel_configs"], t)]
