@@ -1,0 +1,544 @@
+#!/usr/bin/env python3
+"""The source of spark-exporter's Grafana dashboards (dashboards/*.json).
+
+Usage:
+  scripts/dashboards-generate.py           rewrite dashboards/*.json
+  scripts/dashboards-generate.py --check   exit 1 (with a diff) if a JSON file differs from this source
+
+The JSON files are what users import or provision; they are generated so that every panel gets
+the same datasource, template variables, units and layout rules. `scripts/dashboards-lint.py`
+checks the JSON files themselves (it does not trust this generator).
+
+Conventions:
+- Every query filters by the template variables: `app_name`, `app_id` on application metrics,
+  plus `job_group` on job/stage/task metrics (SQL, executor and streaming metrics have no job
+  group). The exporter's own metrics (`spark_up`, `spark_exporter_*`) are not per application.
+- Failure counters only appear with the first failure, so `rate()` misses that one: failure
+  panels chart the cumulative counter (a step up per failure) rather than a rate.
+- Ratios come from the recording rules of alerts/spark-exporter.rules.yml.
+"""
+import argparse
+import difflib
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "dashboards")
+SCHEMA_VERSION = 39
+DS = {"type": "prometheus", "uid": "${datasource}"}
+APP = 'app_name=~"$app_name", app_id=~"$app_id"'
+JOB = APP + ', job_group=~"$job_group"'
+RI = "$__rate_interval"
+STUCK_SECONDS = 900  # SparkStageStuck default (STUCK_MINUTES in scripts/alerts-generate.py)
+GC_RATIO = 0.10      # SparkExecutorHighGCRatio default
+
+
+# --- building blocks ---------------------------------------------------------------------------
+
+def target(expr, legend="", instant=False, table=False):
+    t = {"datasource": DS, "editorMode": "code", "expr": expr, "legendFormat": legend or "__auto",
+         "range": not instant, "instant": instant}
+    if table:
+        t["format"] = "table"
+    return t
+
+
+def thresholds(*steps):
+    """steps: (value, color) after the base green."""
+    return {"mode": "absolute",
+            "steps": [{"color": "green", "value": None}] + [{"color": c, "value": v} for v, c in steps]}
+
+
+def panel(kind, title, description, unit, targets, w=12, h=8, **kw):
+    p = {
+        "type": kind,
+        "title": title,
+        "description": description,
+        "datasource": DS,
+        "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
+        "options": {},
+        "targets": targets,
+        "_size": (w, h),
+    }
+    d = p["fieldConfig"]["defaults"]
+    if "decimals" in kw:
+        d["decimals"] = kw["decimals"]
+    if "min" in kw:
+        d["min"] = kw["min"]
+    d["thresholds"] = kw.get("thresholds") or thresholds()
+    if kw.get("no_value") is not None:
+        d["noValue"] = kw["no_value"]
+    if kw.get("mappings"):
+        d["mappings"] = kw["mappings"]
+    return p
+
+
+def ts(title, description, unit, targets, w=12, h=8, stack=False, threshold_line=None, **kw):
+    p = panel("timeseries", title, description, unit, targets, w, h,
+              thresholds=thresholds((threshold_line, "red")) if threshold_line is not None else None, **kw)
+    p["fieldConfig"]["defaults"]["color"] = {"mode": "palette-classic"}
+    p["fieldConfig"]["defaults"]["custom"] = {
+        "drawStyle": "line", "lineInterpolation": "linear", "lineWidth": 1,
+        "fillOpacity": 20 if stack else 8, "showPoints": "never", "spanNulls": False,
+        "stacking": {"mode": "normal" if stack else "none", "group": "A"},
+        "thresholdsStyle": {"mode": "line" if threshold_line is not None else "off"},
+        "axisPlacement": "auto", "axisSoftMin": 0,
+    }
+    p["options"] = {
+        "legend": {"displayMode": "table", "placement": "bottom", "showLegend": True,
+                   "calcs": ["lastNotNull", "max"]},
+        "tooltip": {"mode": "multi", "sort": "desc"},
+    }
+    return p
+
+
+def stat(title, description, unit, targets, w=4, h=4, steps=(), no_value=None, mappings=None,
+         text_mode="auto", graph=True, **kw):
+    p = panel("stat", title, description, unit, targets, w, h, thresholds=thresholds(*steps),
+              no_value=no_value, mappings=mappings, **kw)
+    p["fieldConfig"]["defaults"]["color"] = {"mode": "thresholds"}
+    p["options"] = {
+        "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
+        "colorMode": "value", "graphMode": "area" if graph else "none", "justifyMode": "auto",
+        "orientation": "auto", "textMode": text_mode, "showPercentChange": False,
+        "wideLayout": True,
+    }
+    return p
+
+
+def table(title, description, unit, targets, w=24, h=8, hide=(), rename=None, sort_by=None, **kw):
+    p = panel("table", title, description, unit, targets, w, h, **kw)
+    p["fieldConfig"]["defaults"]["custom"] = {"align": "auto", "cellOptions": {"type": "auto"},
+                                             "filterable": True}
+    p["options"] = {"showHeader": True, "cellHeight": "sm",
+                    "footer": {"show": False, "reducer": ["sum"], "countRows": False, "fields": ""}}
+    if sort_by:
+        p["options"]["sortBy"] = [{"displayName": sort_by, "desc": True}]
+    exclude = {k: True for k in ("Time", "__name__", "instance", "job") + tuple(hide)}
+    p["transformations"] = [{"id": "organize", "options": {
+        "excludeByName": exclude, "indexByName": {}, "renameByName": rename or {}}}]
+    return p
+
+
+def row(title):
+    return {"type": "row", "title": title, "collapsed": False, "panels": [], "_size": (24, 1)}
+
+
+def quantiles(metric, by, selector, legend, qs=((0.5, "p50"), (0.95, "p95"), (1, "max"))):
+    """histogram_quantile targets over the rate of a histogram's buckets."""
+    return [target(f"histogram_quantile({q}, sum by ({by}, le) (rate({metric}_bucket{{{selector}}}[{RI}])))",
+                   f"{name} {legend}") for q, name in qs]
+
+
+def variables():
+    def var(name, label, query):
+        return {
+            "type": "query", "name": name, "label": label, "datasource": DS,
+            "query": {"query": query, "refId": f"{name}-query"}, "definition": query,
+            "refresh": 2, "multi": True, "includeAll": True, "allValue": ".*", "sort": 1,
+            "regex": "", "hide": 0, "options": [],
+            "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
+        }
+    return [
+        {"type": "datasource", "name": "datasource", "label": "Data source", "query": "prometheus",
+         "refresh": 1, "regex": "", "hide": 0, "options": [], "current": {}},
+        var("app_name", "Application", "label_values(spark_app_info, app_name)"),
+        var("app_id", "Application id", 'label_values(spark_app_info{app_name=~"$app_name"}, app_id)'),
+        var("job_group", "Job group",
+            'label_values({__name__=~"spark_jobs_total|spark_jobs_active|spark_stages_active", '
+            'app_name=~"$app_name", app_id=~"$app_id"}, job_group)'),
+    ]
+
+
+def layout(panels):
+    """Give panels ids and grid positions: left to right, wrapping at 24 columns."""
+    x = y = row_h = 0
+    out = []
+    for i, p in enumerate(panels, 1):
+        w, h = p.pop("_size")
+        if x + w > 24 or p["type"] == "row":
+            x, y, row_h = 0, y + row_h, 0
+        p = {"id": i, "gridPos": {"h": h, "w": w, "x": x, "y": y}, **p}
+        x += w
+        row_h = max(row_h, h)
+        if p["type"] == "row":
+            x, y, row_h = 0, y + h, 0
+        out.append(p)
+    return out
+
+
+def dashboard(uid, title, description, panels):
+    return {
+        "annotations": {"list": [{
+            "builtIn": 1, "datasource": {"type": "grafana", "uid": "-- Grafana --"}, "enable": True,
+            "hide": True, "iconColor": "rgba(0, 211, 255, 1)", "name": "Annotations & Alerts",
+            "type": "dashboard"}]},
+        "description": description,
+        "editable": True,
+        "fiscalYearStartMonth": 0,
+        "graphTooltip": 1,
+        "id": None,
+        "links": [{"asDropdown": True, "includeVars": True, "keepTime": True, "tags": ["spark-exporter"],
+                   "targetBlank": False, "title": "Spark dashboards", "type": "dashboards", "icon": "external link",
+                   "tooltip": "", "url": ""}],
+        "panels": layout(panels),
+        "refresh": "30s",
+        "schemaVersion": SCHEMA_VERSION,
+        "tags": ["spark", "spark-exporter"],
+        "templating": {"list": variables()},
+        "time": {"from": "now-3h", "to": "now"},
+        "timepicker": {},
+        "timezone": "browser",
+        "title": title,
+        "uid": uid,
+        "version": 1,
+        "weekStart": "",
+    }
+
+
+UP_MAPPINGS = [{"type": "value", "options": {
+    "0": {"text": "DOWN", "color": "red", "index": 0},
+    "1": {"text": "UP", "color": "green", "index": 1}}}]
+
+
+# --- dashboards --------------------------------------------------------------------------------
+
+def overview():
+    return dashboard("spark-exporter-overview", "Spark / Applications overview",
+                     "Running and finished Spark applications, throughput, failures and the health of spark-exporter.", [
+        row("Applications"),
+        stat("Running applications", "Applications exported that have not ended (no end time yet).", "short",
+             [target(f"count(spark_app_info{{{APP}}} unless on (app_id) spark_app_end_time_seconds{{{APP}}})")],
+             no_value="0"),
+        stat("Finished applications", "Ended applications still exported (kept for the exporter's app retention, 1h by default).",
+             "short", [target(f"count(spark_app_end_time_seconds{{{APP}}})")], no_value="0"),
+        stat("Active executors", "Executors alive in the selected applications (the driver counts as one in local mode).",
+             "short", [target(f'sum(spark_executors{{{APP}, state="active"}})')], no_value="0"),
+        stat("Active jobs", "Spark jobs running now.", "short", [target(f"sum(spark_jobs_active{{{JOB}}})")], no_value="0"),
+        stat("Active stages", "Stages running now.", "short", [target(f"sum(spark_stages_active{{{JOB}}})")], no_value="0"),
+        stat("Failed jobs", "Jobs that failed since their application started.", "short",
+             [target(f'sum(spark_jobs_total{{{JOB}, status="failed"}})')], no_value="0", steps=((1, "red"),)),
+        table("Applications", "One row per application: version, user and run time (until now while running).", "s",
+              [target(f"((spark_app_end_time_seconds{{{APP}}} or (0 * spark_app_start_time_seconds{{{APP}}} + time()))"
+                      f" - spark_app_start_time_seconds{{{APP}}})"
+                      f" * on (instance, job, app_id, app_name) group_left (spark_version, user) spark_app_info{{{APP}}}",
+                      instant=True, table=True)],
+              h=6, rename={"Value": "Run time", "app_name": "Application", "app_id": "Id",
+                           "spark_version": "Spark", "user": "User"}, sort_by="Run time"),
+        row("Throughput"),
+        ts("Tasks finished by status", "Tasks finishing per second, by application and status (succeeded, failed, killed).",
+           "suffix: tasks/s", [target(f"sum by (app_name, status) (rate(spark_tasks_total{{{JOB}}}[{RI}]))",
+                                      "{{app_name}} {{status}}")], w=8),
+        ts("Jobs finished by status", "Jobs finishing per minute, by application and status.", "suffix: jobs/min",
+           [target(f"sum by (app_name, status) (60 * rate(spark_jobs_total{{{JOB}}}[{RI}]))", "{{app_name}} {{status}}")], w=8),
+        ts("Busy task slots", "Task-seconds run per second: how many cores are busy with tasks, per application.",
+           "short", [target(f"sum by (app_name) (rate(spark_executor_task_time_seconds_total{{{APP}}}[{RI}]))",
+                            "{{app_name}}")], w=8),
+        ts("Executors by state", "Active and dead executors per application.", "short",
+           [target(f"sum by (app_name, state) (spark_executors{{{APP}}})", "{{app_name}} {{state}}")], w=8),
+        ts("Failed jobs, stages and tasks", "Cumulative failures per application since it started; every step up is a new failure.",
+           "short", [target(f'sum by (app_name) (spark_jobs_total{{{JOB}, status="failed"}})', "jobs {{app_name}}"),
+                     target(f'sum by (app_name) (spark_stages_total{{{JOB}, status="failed"}})', "stages {{app_name}}"),
+                     target(f'sum by (app_name) (spark_tasks_total{{{JOB}, status="failed"}})', "tasks {{app_name}}")], w=8),
+        ts("Task failure ratio", "Failed / finished tasks over 5m (recording rule spark_app:task_failure_ratio:rate5m).",
+           "percentunit", [target(f"spark_app:task_failure_ratio:rate5m{{{APP}}}", "{{app_name}}")], w=8, threshold_line=0.05),
+        row("Exporter health"),
+        stat("REST targets", "Whether the exporter's last poll of each Spark UI / History Server succeeded (spark_up).",
+             "none", [target("spark_up", "{{target}}")], w=6, mappings=UP_MAPPINGS, graph=False,
+             steps=((1, "green"),), text_mode="value_and_name"),
+        stat("Exporter version", "Version of each running spark-exporter (spark_exporter_build_info).", "none",
+             [target("spark_exporter_build_info", "{{instance}} {{version}}")], w=6, graph=False, text_mode="name"),
+        ts("Scrape errors by kind", "Failed REST polls per second, by target and kind of error.", "cps",
+           [target(f"sum by (target, kind) (rate(spark_exporter_scrape_errors_total[{RI}]))", "{{target}} {{kind}}")], w=6),
+        ts("REST poll duration", "Duration of the last poll of each REST target.", "s",
+           [target("spark_exporter_scrape_duration_seconds", "{{target}}")], w=6),
+        ts("REST requests", "REST API requests per second, by target.", "reqps",
+           [target(f"sum by (target) (rate(spark_exporter_rest_requests_total[{RI}]))", "{{target}}")], w=6),
+        ts("REST response bytes", "Bytes of REST API responses per second, by target.", "Bps",
+           [target(f"sum by (target) (rate(spark_exporter_rest_response_bytes_total[{RI}]))", "{{target}}")], w=6),
+        ts("Label overflow", "Label values folded into __other__ since the exporter started, by label "
+           "(more distinct values per application than --labels.max-values-per-label).", "short",
+           [target("sum by (instance, label) (spark_exporter_label_overflow_total)", "{{label}}")], w=6),
+        ts("Event-log errors", "Event-log errors since the exporter started, by kind (cumulative).", "short",
+           [target("sum by (instance, kind) (spark_exporter_eventlog_errors_total)", "{{kind}}")], w=6),
+        ts("Event-log lag", "How far the event-log tailer is behind the newest event.", "s",
+           [target("spark_exporter_eventlog_lag_seconds", "{{instance}}")], w=6),
+        ts("Event-log events", "Events parsed from event logs per second.", "cps",
+           [target(f"sum by (instance) (rate(spark_exporter_eventlog_events_total[{RI}]))", "{{instance}}")], w=6),
+        ts("Event-log bytes", "Event-log bytes read per second (after decompression).", "Bps",
+           [target(f"sum by (instance) (rate(spark_exporter_eventlog_bytes_total[{RI}]))", "{{instance}}")], w=6),
+        ts("Event-log files", "Event-log files known to the tailer, by state.", "short",
+           [target("sum by (instance, state) (spark_exporter_eventlog_files)", "{{state}}")], w=6),
+    ])
+
+
+def jobs():
+    by = "app_name, job_group"
+    return dashboard("spark-exporter-jobs", "Spark / Jobs and job groups",
+                     "Job durations (from the duration histograms), outcomes and activity per job group and description.", [
+        row("Outcomes"),
+        stat("Active jobs", "Jobs running now.", "short", [target(f"sum(spark_jobs_active{{{JOB}}})")], w=6, no_value="0"),
+        stat("Succeeded jobs", "Jobs that succeeded since their application started.", "short",
+             [target(f'sum(spark_jobs_total{{{JOB}, status="succeeded"}})')], w=6, no_value="0"),
+        stat("Failed jobs", "Jobs that failed since their application started.", "short",
+             [target(f'sum(spark_jobs_total{{{JOB}, status="failed"}})')], w=6, no_value="0", steps=((1, "red"),)),
+        stat("Job failure rate", "Failed / finished jobs since their application started.", "percentunit",
+             [target(f'sum(spark_jobs_total{{{JOB}, status="failed"}}) / sum(spark_jobs_total{{{JOB}}})')],
+             w=6, no_value="0", steps=((0.01, "orange"), (0.1, "red"))),
+        row("Durations"),
+        ts("Job duration by job group", "p50, p95 and max of job durations per job group, from the jobs that finished "
+           "in each interval (histogram_quantile over the rate of spark_job_duration_seconds_bucket; max is the upper "
+           "bound of the highest filled bucket).", "s",
+           quantiles("spark_job_duration_seconds", by, JOB, "{{app_name}} {{job_group}}"), w=24, h=9),
+        ts("Job duration p95 by description", "p95 of job durations per job group and description.", "s",
+           quantiles("spark_job_duration_seconds", by + ", job_description", JOB,
+                     "{{job_group}} / {{job_description}}", qs=((0.95, "p95"),)), w=12),
+        ts("Mean job duration", "Mean duration of the jobs that finished in each interval, per job group.", "s",
+           [target(f"sum by ({by}) (rate(spark_job_duration_seconds_sum{{{JOB}}}[{RI}]))"
+                   f" / sum by ({by}) (rate(spark_job_duration_seconds_count{{{JOB}}}[{RI}]))",
+                   "{{app_name}} {{job_group}}")], w=12),
+        row("Activity"),
+        ts("Jobs finished by job group", "Jobs finishing per minute, per job group and status.", "suffix: jobs/min",
+           [target(f"sum by ({by}, status) (60 * rate(spark_jobs_total{{{JOB}}}[{RI}]))",
+                   "{{job_group}} {{status}}")], w=12),
+        ts("Active jobs by job group", "Jobs running now, per job group.", "short",
+           [target(f"sum by ({by}) (spark_jobs_active{{{JOB}}})", "{{app_name}} {{job_group}}")], w=12),
+        ts("Failed jobs by job group", "Cumulative failed jobs per job group and description; each step is a failure.",
+           "short", [target(f'sum by ({by}, job_description) (spark_jobs_total{{{JOB}, status="failed"}})',
+                            "{{job_group}} / {{job_description}}")], w=12),
+        table("Jobs by description", "Finished jobs per job group, description and status since the application started.",
+              "short", [target(f"sum by (app_name, job_group, job_description, status) (spark_jobs_total{{{JOB}}})",
+                               instant=True, table=True)], w=12,
+              rename={"Value": "Jobs", "app_name": "Application", "job_group": "Job group",
+                      "job_description": "Description", "status": "Status"}, sort_by="Jobs"),
+        row("Tasks of the job groups"),
+        ts("Busy task slots by job group", "Task run time per second (cores busy running the group's tasks).", "short",
+           [target(f"sum by ({by}) (rate(spark_task_run_time_seconds_total{{{JOB}}}[{RI}]))",
+                   "{{app_name}} {{job_group}}")], w=8),
+        ts("CPU efficiency by job group", "Task CPU time / task run time: low values mean tasks wait on I/O, locks or GC.",
+           "percentunit", [target(f"sum by ({by}) (rate(spark_task_cpu_time_seconds_total{{{JOB}}}[{RI}]))"
+                                  f" / sum by ({by}) (rate(spark_task_run_time_seconds_total{{{JOB}}}[{RI}]))",
+                                  "{{app_name}} {{job_group}}")], w=8),
+        ts("GC ratio by job group", "JVM GC time / task run time over 5m (recording rule spark_job_group:gc_ratio:rate5m).",
+           "percentunit", [target(f"spark_job_group:gc_ratio:rate5m{{{JOB}}}", "{{app_name}} {{job_group}}")],
+           w=8, threshold_line=GC_RATIO),
+        ts("Task duration by job group", "p50 and p95 of task durations per job group (from the event log; needs "
+           "--event-log.dir).", "s",
+           quantiles("spark_task_duration_seconds", by, JOB, "{{app_name}} {{job_group}}",
+                     qs=((0.5, "p50"), (0.95, "p95"))), w=12),
+        ts("Tasks finished by job group", "Tasks finishing per second, per job group and status.", "suffix: tasks/s",
+           [target(f"sum by ({by}, status) (rate(spark_tasks_total{{{JOB}}}[{RI}]))", "{{job_group}} {{status}}")], w=12),
+    ])
+
+
+def stages():
+    by = "app_name, job_group"
+    stage_legend = "{{app_name}} stage {{stage_id}}.{{stage_attempt}} {{job_group}}"
+    return dashboard("spark-exporter-stages", "Spark / Stages",
+                     "Active and stalled stages, task skew, spill, shuffle and stage durations.", [
+        row("Active stages"),
+        stat("Active stages", "Stages running now.", "short", [target(f"sum(spark_stages_active{{{JOB}}})")],
+             w=6, no_value="0"),
+        stat("Longest stall", "Longest time any active stage has gone without finishing a task "
+             f"(SparkStageStuck fires above {STUCK_SECONDS // 60} minutes by default).", "s",
+             [target(f"max(spark_stage_stalled_seconds{{{JOB}}})")], w=6, no_value="0",
+             steps=((STUCK_SECONDS / 3, "orange"), (STUCK_SECONDS, "red"))),
+        stat("Failed stage attempts", "Stage attempts that failed since their application started.", "short",
+             [target(f'sum(spark_stages_total{{{JOB}, status="failed"}})')], w=6, no_value="0", steps=((1, "red"),)),
+        stat("Worst task skew", "Highest max/median task duration ratio among exported stages.", "suffix:×",
+             [target(f"max(spark_stage_task_skew_ratio{{{JOB}}})")], w=6, decimals=1, steps=((3, "orange"), (5, "red"))),
+        table("Stalled stages", "Active stages and the time since one of their tasks last finished (or since "
+              "submission); the top rows are the stuck candidates.", "s",
+              [target(f"spark_stage_stalled_seconds{{{JOB}}}", instant=True, table=True)],
+              rename={"Value": "No task finished for", "app_name": "Application", "app_id": "Id",
+                      "job_group": "Job group", "job_description": "Description", "stage_id": "Stage",
+                      "stage_attempt": "Attempt", "stage_name": "Name"}, sort_by="No task finished for", h=7),
+        ts("Stall per active stage", "Seconds since a task of each active stage last finished; the red line is the "
+           "SparkStageStuck threshold.", "s",
+           [target(f"spark_stage_stalled_seconds{{{JOB}}}", stage_legend + " {{stage_name}}")],
+           threshold_line=STUCK_SECONDS),
+        ts("Active tasks per stage", "Running tasks of each active stage.", "short",
+           [target(f"spark_stage_tasks_active{{{JOB}}}", stage_legend)]),
+        ts("Active stages by job group", "Stages running now, per job group.", "short",
+           [target(f"sum by ({by}) (spark_stages_active{{{JOB}}})", "{{app_name}} {{job_group}}")]),
+        ts("Task skew per stage", "Max / median task duration of each stage (1 = even; SparkStageTaskSkew fires "
+           "above 5 for active stages).", "suffix:×",
+           [target(f"spark_stage_task_skew_ratio{{{JOB}}}", stage_legend)], threshold_line=5),
+        row("Durations and outcomes"),
+        ts("Stage duration by job group", "p50, p95 and max of stage durations per job group (histogram_quantile over "
+           "the rate of spark_stage_duration_seconds_bucket).", "s",
+           quantiles("spark_stage_duration_seconds", by, JOB, "{{app_name}} {{job_group}}"), w=24, h=9),
+        ts("Stages finished by status", "Stages finishing per minute, by status (complete, failed, skipped).",
+           "suffix: stages/min", [target(f"sum by (app_name, status) (60 * rate(spark_stages_total{{{JOB}}}[{RI}]))",
+                                         "{{app_name}} {{status}}")]),
+        ts("Failed stage attempts by job group", "Cumulative failed stage attempts per job group; each step is a failure.",
+           "short", [target(f'sum by ({by}) (spark_stages_total{{{JOB}, status="failed"}})',
+                            "{{app_name}} {{job_group}}")]),
+        row("Data movement"),
+        ts("Shuffle read and write", "Shuffle bytes read and written per second by the tasks of each job group.", "Bps",
+           [target(f"sum by ({by}) (rate(spark_task_shuffle_read_bytes_total{{{JOB}}}[{RI}]))", "read {{job_group}}"),
+            target(f"sum by ({by}) (rate(spark_task_shuffle_write_bytes_total{{{JOB}}}[{RI}]))", "write {{job_group}}")], w=8),
+        ts("Spill", "Bytes spilled per second, per job group: memory = in-memory size of the spilled data, disk = "
+           "bytes written to local disk.", "Bps",
+           [target(f"sum by ({by}) (rate(spark_task_memory_spilled_bytes_total{{{JOB}}}[{RI}]))", "memory {{job_group}}"),
+            target(f"sum by ({by}) (rate(spark_task_disk_spilled_bytes_total{{{JOB}}}[{RI}]))", "disk {{job_group}}")], w=8),
+        ts("Input and output", "Bytes read from sources and written to sinks per second, per job group.", "Bps",
+           [target(f"sum by ({by}) (rate(spark_task_input_bytes_total{{{JOB}}}[{RI}]))", "input {{job_group}}"),
+            target(f"sum by ({by}) (rate(spark_task_output_bytes_total{{{JOB}}}[{RI}]))", "output {{job_group}}")], w=8),
+    ])
+
+
+def executors():
+    ex = "{{app_name}} executor {{executor_id}}"
+    return dashboard("spark-exporter-executors", "Spark / Executors",
+                     "Executor GC, task time, memory, disk and lifecycle. Executor metrics have no job group.", [
+        row("Executors"),
+        stat("Active executors", "Executors alive now.", "short",
+             [target(f'sum(spark_executors{{{APP}, state="active"}})')], w=6, no_value="0"),
+        stat("Dead executors", "Executors removed and still remembered by the driver.", "short",
+             [target(f'sum(spark_executors{{{APP}, state="dead"}})')], w=6, no_value="0", steps=((1, "orange"),)),
+        stat("GC ratio (worst application)", "Highest GC time / task time over 5m among the selected applications.",
+             "percentunit", [target(f"max(spark_app:gc_ratio:rate5m{{{APP}}})")], w=6,
+             steps=((GC_RATIO / 2, "orange"), (GC_RATIO, "red"))),
+        stat("Executors removed", "Executor removals since the application started, all reasons.", "short",
+             [target(f"sum(spark_executor_removed_total{{{APP}}})")], w=6, no_value="0", steps=((1, "orange"),)),
+        row("GC and task time"),
+        ts("GC ratio per executor", "JVM GC time / task time over 5m (recording rule spark_executor:gc_ratio:rate5m); "
+           "the red line is the SparkExecutorHighGCRatio threshold.", "percentunit",
+           [target(f"spark_executor:gc_ratio:rate5m{{{APP}}}", ex)], threshold_line=GC_RATIO),
+        ts("GC ratio per application", "JVM GC time / task time over 5m of all executors of an application "
+           "(recording rule spark_app:gc_ratio:rate5m).", "percentunit",
+           [target(f"spark_app:gc_ratio:rate5m{{{APP}}}", "{{app_name}}")], threshold_line=GC_RATIO),
+        ts("Task time per executor", "Task-seconds per second run by each executor (busy task slots).", "short",
+           [target(f"rate(spark_executor_task_time_seconds_total{{{APP}}}[{RI}])", ex)], w=8),
+        ts("Slot utilization per executor", "Busy task slots / task slots over 5m (recording rule "
+           "spark_executor:utilization:rate5m).", "percentunit",
+           [target(f"spark_executor:utilization:rate5m{{{APP}}}", ex)], w=8),
+        ts("Active tasks per executor", "Tasks running now on each executor.", "short",
+           [target(f"spark_executor_active_tasks{{{APP}}}", ex)], w=8),
+        ts("Tasks finished per executor", "Tasks finishing per second on each executor, by status.", "suffix: tasks/s",
+           [target(f"sum by (app_name, executor_id, status) (rate(spark_executor_tasks_total{{{APP}}}[{RI}]))",
+                   ex + " {{status}}")], w=24),
+        row("Memory and disk"),
+        ts("Storage memory per executor", "Memory used by cached blocks, and the executor's storage memory limit.",
+           "bytes", [target(f"spark_executor_storage_memory_used_bytes{{{APP}}}", "used " + ex),
+                     target(f"spark_executor_max_memory_bytes{{{APP}}}", "limit " + ex)], w=8),
+        ts("Peak JVM heap per executor", "Highest JVM heap use seen on each executor (peak memory metrics).", "bytes",
+           [target(f'spark_executor_peak_memory_bytes{{{APP}, type="JVMHeapMemory"}}', ex)], w=8),
+        ts("Disk used per executor", "Disk used by each executor's cached blocks.", "bytes",
+           [target(f"spark_executor_disk_used_bytes{{{APP}}}", ex)], w=8),
+        ts("Peak memory by type", "Highest peak of each memory kind over the executors of an application.", "bytes",
+           [target(f"max by (app_name, type) (spark_executor_peak_memory_bytes{{{APP}}})", "{{app_name}} {{type}}")],
+           w=24),
+        row("Lifecycle and I/O"),
+        ts("Executors by state", "Active and dead executors per application.", "short",
+           [target(f"sum by (app_name, state) (spark_executors{{{APP}}})", "{{app_name}} {{state}}")], w=8),
+        ts("Executor removals by reason", "Cumulative executor removals per reason (killed_by_driver and "
+           "decommissioned are routine; the rest fire SparkExecutorsLost).", "short",
+           [target(f"sum by (app_name, reason) (spark_executor_removed_total{{{APP}}})", "{{app_name}} {{reason}}")], w=8),
+        ts("Shuffle and input per executor", "Shuffle read, shuffle write and input bytes per second on each executor.",
+           "Bps", [target(f"rate(spark_executor_shuffle_read_bytes_total{{{APP}}}[{RI}])", "shuffle read " + ex),
+                   target(f"rate(spark_executor_shuffle_write_bytes_total{{{APP}}}[{RI}])", "shuffle write " + ex),
+                   target(f"rate(spark_executor_input_bytes_total{{{APP}}}[{RI}])", "input " + ex)], w=8),
+    ])
+
+
+def sql_streaming():
+    return dashboard("spark-exporter-sql-streaming", "Spark / SQL and streaming",
+                     "SQL executions by description, and Structured Streaming rates and batch durations "
+                     "(streaming metrics come from the event log). These metrics have no job group.", [
+        row("SQL"),
+        stat("Active SQL executions", "SQL / DataFrame queries running now.", "short",
+             [target(f"sum(spark_sql_executions_active{{{APP}}})")], w=8, no_value="0"),
+        stat("Completed SQL executions", "SQL executions that completed since their application started.", "short",
+             [target(f'sum(spark_sql_executions_total{{{APP}, status="completed"}})')], w=8, no_value="0"),
+        stat("Failed SQL executions", "SQL executions that failed since their application started.", "short",
+             [target(f'sum(spark_sql_executions_total{{{APP}, status="failed"}})')], w=8, no_value="0",
+             steps=((1, "red"),)),
+        ts("SQL execution duration by description", "p50 and p95 of SQL execution durations per description "
+           "(histogram_quantile over the rate of spark_sql_execution_duration_seconds_bucket).", "s",
+           quantiles("spark_sql_execution_duration_seconds", "app_name, description", APP, "{{description}}",
+                     qs=((0.5, "p50"), (0.95, "p95"))), w=24, h=9),
+        ts("SQL executions finished by status", "SQL executions finishing per minute, by status.", "suffix: queries/min",
+           [target(f"sum by (app_name, status) (60 * rate(spark_sql_executions_total{{{APP}}}[{RI}]))",
+                   "{{app_name}} {{status}}")], w=8),
+        ts("Active SQL executions by description", "SQL executions running now, per description.", "short",
+           [target(f"sum by (app_name, description) (spark_sql_executions_active{{{APP}}})", "{{description}}")], w=8),
+        ts("Failed SQL executions by description", "Cumulative failed SQL executions per description; each step is a "
+           "failure.", "short",
+           [target(f'sum by (app_name, description) (spark_sql_executions_total{{{APP}, status="failed"}})',
+                   "{{description}}")], w=8),
+        table("SQL executions by description", "Finished SQL executions per description and status since the "
+              "application started.", "short",
+              [target(f"sum by (app_name, description, status) (spark_sql_executions_total{{{APP}}})",
+                      instant=True, table=True)],
+              rename={"Value": "Executions", "app_name": "Application", "description": "Description",
+                      "status": "Status"}, sort_by="Executions"),
+        row("Structured Streaming"),
+        ts("Input rate", "Rows per second arriving from the sources, per streaming query (last progress report).",
+           "suffix: rows/s", [target(f"spark_streaming_input_rows_per_second{{{APP}}}", "{{app_name}} {{query}}")]),
+        ts("Processing rate", "Rows per second processed, per streaming query; below the input rate the query falls "
+           "behind.", "suffix: rows/s",
+           [target(f"spark_streaming_processed_rows_per_second{{{APP}}}", "{{app_name}} {{query}}")]),
+        ts("Batch duration", "p50, p95 and max of micro-batch durations per streaming query.", "s",
+           quantiles("spark_streaming_batch_duration_seconds", "app_name, query", APP, "{{query}}")),
+        ts("Batches and rows", "Micro-batches completed per minute and input rows per second, per streaming query "
+           "(from the counters).", "short",
+           [target(f"sum by (app_name, query) (60 * rate(spark_streaming_batches_total{{{APP}}}[{RI}]))",
+                   "batches/min {{query}}"),
+            target(f"sum by (app_name, query) (rate(spark_streaming_input_rows_total{{{APP}}}[{RI}]))",
+                   "rows/s {{query}}")]),
+    ])
+
+
+DASHBOARDS = {
+    "spark-overview.json": overview,
+    "spark-jobs.json": jobs,
+    "spark-stages.json": stages,
+    "spark-executors.json": executors,
+    "spark-sql-streaming.json": sql_streaming,
+}
+
+
+def render():
+    out = {}
+    for name, build in DASHBOARDS.items():
+        d = build()
+        for p in d["panels"]:
+            for i, t in enumerate(p.get("targets", [])):
+                t["refId"] = chr(ord("A") + i)
+        out[name] = json.dumps(d, indent=2, ensure_ascii=False) + "\n"
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="fail if dashboards/*.json are stale")
+    a = ap.parse_args()
+    files = render()
+    if a.check:
+        stale = 0
+        for name, text in files.items():
+            path = os.path.join(OUT, name)
+            current = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+            if current != text:
+                stale += 1
+                sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), text.splitlines(True),
+                                                           "dashboards/" + name, "dashboards/" + name + " (generated)"))
+        if stale:
+            print(f"\n{stale} dashboard(s) differ from scripts/dashboards-generate.py; run it and commit the result.",
+                  file=sys.stderr)
+            return 1
+        print("dashboards are up to date")
+        return 0
+    os.makedirs(OUT, exist_ok=True)
+    for name, text in files.items():
+        with open(os.path.join(OUT, name), "w", encoding="utf-8") as f:
+            f.write(text)
+        print(f"wrote dashboards/{name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
