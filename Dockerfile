@@ -1,0 +1,30 @@
+# syntax=docker/dockerfile:1
+# spark-exporter image: build with the Rust toolchain, run on distroless (no shell, no package
+# manager) as the unprivileged "nonroot" user (uid/gid 65532).
+#
+#   docker build -t registry.example.com/spark-exporter:0.1.0 .
+#
+# The pod templates under deploy/ expect uid 65532, port 9809 and a read-only root filesystem.
+# Pin both base images by digest in your registry's build (FROM image:tag@sha256:...).
+
+ARG RUST_VERSION=1.95
+
+# bookworm = Debian 12, the same glibc (2.36) as the distroless debian12 runtime below.
+FROM rust:${RUST_VERSION}-slim-bookworm AS builder
+WORKDIR /src
+# gcc and libc6-dev (for zstd-sys) come with the slim Rust image; TLS is rustls, no OpenSSL.
+COPY . .
+# Cache mounts keep the crate registry and target/ between builds (BuildKit); the binary is
+# copied out of the cache so the next stage can see it. --locked: exactly Cargo.lock.
+RUN --mount=type=cache,target=/usr/local/cargo/registry \
+    --mount=type=cache,target=/src/target \
+    cargo build --release --locked \
+ && objcopy --strip-debug target/release/spark-exporter /usr/local/bin/spark-exporter
+
+# cc = base (glibc, CA certificates, tzdata) + libgcc_s, which Rust binaries link for unwinding.
+FROM gcr.io/distroless/cc-debian12:nonroot
+COPY --from=builder /usr/local/bin/spark-exporter /usr/local/bin/spark-exporter
+# Numeric, so Kubernetes can check runAsNonRoot without resolving a name.
+USER 65532:65532
+EXPOSE 9809
+ENTRYPOINT ["/usr/local/bin/spark-exporter"]
