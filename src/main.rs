@@ -111,6 +111,7 @@ async fn dump(
             ok = false;
         }
     }
+    model.flush_pending();
     match prometheus::render(&prometheus::registry(model), om) {
         Ok(s) => print!("{s}"),
         Err(_) => return ExitCode::FAILURE,

@@ -17,6 +17,10 @@ use super::labels::LabelSets;
 use super::obs::*;
 use super::others::{ExecutorState, SqlAgg, SqlState, StreamAgg};
 
+/// How long a stage whose job is unknown waits for the job before it is labelled from its own
+/// description alone.
+pub const ORPHAN_WAIT_MS: EpochMs = 30_000;
+
 /// `(job_group, job_description)` label values after rewriting.
 pub type GroupKey = (Arc<str>, Arc<str>);
 
@@ -129,6 +133,10 @@ pub struct AppState {
     pub counted_retries: HashSet<(u64, u32)>,
     /// Stage id -> job group, from the jobs that list the stage.
     pub stage_groups: HashMap<u64, GroupKey>,
+    /// REST stage observations whose job is not known yet (the job started between the jobs
+    /// and the stages request), with when they were first held. Applied when a job lists the
+    /// stage, or with fallback labels after [`ORPHAN_WAIT_MS`].
+    pub orphans: HashMap<(u64, u32), (StageObs, EpochMs)>,
     /// Per job group aggregates.
     pub groups: HashMap<GroupKey, GroupAgg>,
     /// Executors.
@@ -166,6 +174,7 @@ impl AppState {
             counted_stages: IdSet::default(),
             counted_retries: HashSet::new(),
             stage_groups: HashMap::new(),
+            orphans: HashMap::new(),
             groups: HashMap::new(),
             executors: BTreeMap::new(),
             executors_removed: BTreeMap::new(),

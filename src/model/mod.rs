@@ -119,7 +119,7 @@ impl Model {
     }
     /// Add or update a stage attempt.
     pub fn upsert_stage(&self, _src: Source, app_id: &str, obs: &StageObs) {
-        self.write(|s, t, now| s.upsert_stage(app_id, obs, t, now))
+        self.write(|s, t, now| s.upsert_stage(app_id, obs, t, now, false))
     }
     /// Set a stage attempt's task-duration summary (REST `taskSummary`).
     pub fn set_task_summary(&self, app_id: &str, stage_id: u64, attempt: u32, sum: TaskSummaryObs) {
@@ -152,7 +152,11 @@ impl Model {
     /// Drop what has aged out: finished applications, finished stages' per-stage series (their
     /// totals fold into their job group), dead executors. Called periodically.
     pub fn expire(&self, now_ms: EpochMs) {
-        self.write(|s, _, _| s.expire(now_ms))
+        self.write(|s, t, _| s.expire(now_ms, t))
+    }
+    /// Apply every held stage observation whose job is still unknown (end of a one-shot poll).
+    pub fn flush_pending(&self) {
+        self.write(|s, t, now| s.flush_orphans(EpochMs::MAX, t, now))
     }
 }
 #[cfg(test)]

@@ -505,3 +505,51 @@ fn streaming_batches_count_once_per_batch_id() {
     };
     assert_eq!(sum, 1.5);
 }
+
+#[test]
+fn a_rest_stage_seen_before_its_job_waits_for_the_job_labels() {
+    let (m, clock) = model();
+    let c = TaskCounts {
+        succeeded: 1,
+        failed: 0,
+        killed: 0,
+    };
+    m.upsert_stage(
+        Source::Rest,
+        APP,
+        &stage(4, StageStatus::Complete, Some(c), 10),
+    );
+    assert_eq!(
+        val(&collect(&m), "spark_stages", &[("status", "complete")]),
+        None
+    );
+    m.upsert_job(
+        Source::Rest,
+        APP,
+        &job(2, JobStatus::Succeeded, "late", vec![4]),
+    );
+    let f = collect(&m);
+    assert_eq!(
+        val(
+            &f,
+            "spark_stages",
+            &[("job_group", "late"), ("status", "complete")]
+        ),
+        Some(1.0)
+    );
+    // A stage whose job never shows up is applied after the wait, with fallback labels.
+    let mut o = stage(9, StageStatus::Complete, Some(c), 10);
+    o.description = Some("orphan".into());
+    m.upsert_stage(Source::Rest, APP, &o);
+    clock.fetch_add(app::ORPHAN_WAIT_MS, Ordering::SeqCst);
+    m.expire(m.now_ms());
+    let f = collect(&m);
+    assert_eq!(
+        val(
+            &f,
+            "spark_stages",
+            &[("job_description", "orphan"), ("status", "complete")]
+        ),
+        Some(1.0)
+    );
+}

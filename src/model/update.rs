@@ -95,8 +95,22 @@ impl State {
         app_id: &str,
         obs: &JobObs,
         t: &Telemetry,
-        _now: EpochMs,
+        now: EpochMs,
     ) {
+        let held = self.upsert_job_inner(src, app_id, obs, t);
+        for o in held {
+            self.upsert_stage(app_id, &o, t, now, false);
+        }
+    }
+
+    /// Returns the held stage observations this job resolves.
+    fn upsert_job_inner(
+        &mut self,
+        src: Source,
+        app_id: &str,
+        obs: &JobObs,
+        t: &Telemetry,
+    ) -> Vec<StageObs> {
         let (dur_bounds, task_bounds) = (self.duration_bounds.clone(), self.task_bounds.clone());
         let labeler = &self.labeler;
         let app = self
@@ -104,7 +118,7 @@ impl State {
             .entry(app_id.to_string())
             .or_insert_with(|| AppState::new(app_id));
         if app.counted_jobs.contains(obs.job_id) {
-            return;
+            return vec![];
         }
         let prev = app.running_jobs.remove(&obs.job_id);
         let group = match &prev {
@@ -124,6 +138,21 @@ impl State {
                     .or_insert_with(|| group.clone());
             }
         }
+        let held: Vec<StageObs> = obs
+            .stage_ids
+            .iter()
+            .flat_map(|sid| {
+                let keys: Vec<(u64, u32)> = app
+                    .orphans
+                    .keys()
+                    .filter(|k| k.0 == *sid)
+                    .copied()
+                    .collect();
+                keys.into_iter()
+                    .filter_map(|k| app.orphans.remove(&k).map(|(o, _)| o))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
         let submission_ms = obs
             .submission_ms
             .or(prev.as_ref().and_then(|j| j.submission_ms));
@@ -140,7 +169,7 @@ impl State {
                     stage_ids,
                 },
             );
-            return;
+            return held;
         }
         app.counted_jobs.insert(obs.job_id);
         let status = obs.status.label();
@@ -175,6 +204,28 @@ impl State {
                     .or_default() += 1;
             }
         }
+        held
+    }
+
+    /// Apply held stages whose job never showed up, labelled from their own description.
+    pub(super) fn flush_orphans(&mut self, older_than: EpochMs, t: &Telemetry, now: EpochMs) {
+        let mut due: Vec<(String, StageObs)> = vec![];
+        for (id, app) in self.apps.iter_mut() {
+            let keys: Vec<(u64, u32)> = app
+                .orphans
+                .iter()
+                .filter(|(_, (_, first))| *first <= older_than)
+                .map(|(k, _)| *k)
+                .collect();
+            for k in keys {
+                if let Some((o, _)) = app.orphans.remove(&k) {
+                    due.push((id.clone(), o));
+                }
+            }
+        }
+        for (id, o) in due {
+            self.upsert_stage(&id, &o, t, now, true);
+        }
     }
 
     pub(super) fn upsert_stage(
@@ -183,6 +234,7 @@ impl State {
         obs: &StageObs,
         t: &Telemetry,
         now: EpochMs,
+        force: bool,
     ) {
         let (dur_bounds, task_bounds) = (self.duration_bounds.clone(), self.task_bounds.clone());
         let labeler = &self.labeler;
@@ -198,6 +250,12 @@ impl State {
             }
             let group = match app.stage_groups.get(&obs.stage_id) {
                 Some(g) => g.clone(),
+                // REST stages carry no job group: wait for the job that lists this stage.
+                None if obs.job_group.is_none() && !force => {
+                    let first = app.orphans.get(&key).map_or(now, |(_, t)| *t);
+                    app.orphans.insert(key, (obs.clone(), first));
+                    return;
+                }
                 None => group_key(
                     labeler,
                     app,
@@ -206,6 +264,7 @@ impl State {
                     obs.description.as_deref(),
                 ),
             };
+            app.orphans.remove(&key);
             if obs.status == StageStatus::Skipped {
                 app.mark_stage_counted(obs.stage_id, obs.attempt);
                 app.stage_groups.remove(&obs.stage_id);
@@ -468,7 +527,8 @@ impl State {
             .observe(obs.batch_duration_ms as f64 / 1000.0);
     }
 
-    pub(super) fn expire(&mut self, now: EpochMs) {
+    pub(super) fn expire(&mut self, now: EpochMs, t: &Telemetry) {
+        self.flush_orphans(now - super::app::ORPHAN_WAIT_MS, t, now);
         let r = self.retention.clone();
         let ms = |d: std::time::Duration| d.as_millis() as EpochMs;
         let task_bounds = self.task_bounds.clone();
