@@ -11,20 +11,8 @@ use spark_exporter::config::{self, LogFormat, Settings};
 use spark_exporter::export::prometheus;
 use spark_exporter::model::Model;
 use spark_exporter::telemetry::Telemetry;
-use spark_exporter::{server, spark};
+use spark_exporter::{eventlog, server, spark};
 
-// TEMPORARY until src/eventlog exposes run/ingest_paths.
-mod eventlog {
-    use super::*;
-    pub async fn run(_s: Arc<Settings>, _m: Arc<Model>, _c: CancellationToken) {}
-    pub fn ingest_paths(
-        _p: &[std::path::PathBuf],
-        _s: &Settings,
-        _m: &Model,
-    ) -> Result<(), String> {
-        Err("event logs not supported yet".into())
-    }
-}
 use tokio_util::sync::CancellationToken;
 
 /// How long in-flight work may take after a shutdown signal.
