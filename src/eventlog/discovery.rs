@@ -65,7 +65,9 @@ pub fn parse_single_name(file_name: &str) -> Option<LogName> {
         Some((n, c)) => (n, c),
         None => (rest, Codec::Plain),
     };
-    if name.is_empty() {
+    // Spark sanitises the name (`Utils.sanitizeDirName` turns `.` into `_`), so a remaining dot
+    // means another kind of file (`counts.json`, `notes.txt`).
+    if name.is_empty() || name.contains('.') {
         return None;
     }
     Some(LogName {
@@ -290,6 +292,7 @@ mod tests {
         assert_eq!((n.codec, n.in_progress), (Codec::Plain, true));
         assert_eq!(parse_single_name(".local-1.crc"), None);
         assert_eq!(parse_single_name("eventlog_v2_x"), None);
+        assert_eq!(parse_single_name("counts.json"), None);
     }
 
     #[test]
