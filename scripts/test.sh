@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs every test of spark-exporter, from a fresh clone. This is the README's test command and
+# what .ci/run calls. It installs what it needs:
+#   - Debian's `prometheus` package (prometheus + promtool) and `zstd`, with apt-get
+#   - .venv/: a Python venv with pyspark 4.1.1 (real Spark for the end-to-end tests; Java 17 must
+#     be on the machine)
+# Then: cargo tests (unit, integration, end-to-end against real PySpark), the alert, dashboard and
+# deploy suites, and the Prometheus end-to-end test.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+PYSPARK_VERSION=4.1.1
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "system packages"
+need=()
+command -v promtool >/dev/null && command -v prometheus >/dev/null || need+=(prometheus)
+command -v zstd >/dev/null || need+=(zstd)
+command -v java >/dev/null || need+=(openjdk-17-jre-headless)
+if [ ${#need[@]} -gt 0 ]; then
+    sudo_=""; [ "$(id -u)" -eq 0 ] || sudo_="sudo"
+    $sudo_ apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq "${need[@]}"
+fi
+
+step "python venv with pyspark $PYSPARK_VERSION"
+if ! .venv/bin/python -c "import pyspark, sys; sys.exit(pyspark.__version__ != '$PYSPARK_VERSION')" 2>/dev/null; then
+    python3 -m venv .venv
+    .venv/bin/pip install -q "pyspark==$PYSPARK_VERSION"
+fi
+export SPARK_E2E_PYTHON="$root/.venv/bin/python"
+export SPARK_E2E_REQUIRED=1
+
+step "cargo test"
+cargo build --all-targets
+cargo test --all-targets
+
+step "alerts"
+scripts/alerts-test.sh
+
+step "dashboards"
+scripts/dashboards-test.sh
+
+step "deploy"
+scripts/deploy-test.sh
+
+for extra in scripts/e2e-prometheus.sh; do
+    if [ -x "$extra" ]; then
+        step "$extra"
+        "$extra"
+    fi
+done
+
+step "all tests passed"
