@@ -30,7 +30,13 @@ fn task_end(n: u64) -> String {
 }
 
 fn append(path: &Path, text: &str) {
-    std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap().write_all(text.as_bytes()).unwrap();
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
 }
 
 fn files(t: &Inner, state: &str) -> u64 {
@@ -51,7 +57,10 @@ fn rolling_parts_status_and_deletion() {
     let app = root.path().join("eventlog_v2_local-9");
     std::fs::create_dir(&app).unwrap();
     append(&app.join("appstatus_local-9.inprogress"), "");
-    append(&app.join("events_1_local-9"), &(app_start("local-9") + &task_end(1)));
+    append(
+        &app.join("events_1_local-9"),
+        &(app_start("local-9") + &task_end(1)),
+    );
     let mut e = Engine::new(1 << 20);
     step(&mut e, &dirs, &m);
     assert_eq!(t.snapshot().eventlog_events, 2);
@@ -69,7 +78,11 @@ fn rolling_parts_status_and_deletion() {
     assert_eq!((files(&s, "finished"), files(&s, "active")), (1, 1));
 
     // The application ends: appstatus loses `.inprogress`.
-    std::fs::rename(app.join("appstatus_local-9.inprogress"), app.join("appstatus_local-9")).unwrap();
+    std::fs::rename(
+        app.join("appstatus_local-9.inprogress"),
+        app.join("appstatus_local-9"),
+    )
+    .unwrap();
     step(&mut e, &dirs, &m);
     assert_eq!(files(&t.snapshot(), "finished"), 2);
     assert_eq!(e.len(), 1);
@@ -78,7 +91,11 @@ fn rolling_parts_status_and_deletion() {
     std::fs::remove_dir_all(&app).unwrap();
     step(&mut e, &dirs, &m);
     assert_eq!(e.len(), 0);
-    assert!(t.snapshot().eventlog_errors.is_empty(), "{:?}", t.snapshot().eventlog_errors);
+    assert!(
+        t.snapshot().eventlog_errors.is_empty(),
+        "{:?}",
+        t.snapshot().eventlog_errors
+    );
 }
 
 #[test]
@@ -144,7 +161,9 @@ fn damaged_lines_are_skipped_and_counted_by_kind() {
     let f = root.path().join("local-8");
     let mut text = app_start("local-8").into_bytes();
     text.extend_from_slice(b"{\"Event\":\"SparkListenerTaskEnd\",\"Stage ID\":0,\"Task In\n");
-    text.extend_from_slice(b"{\"Event\":\"SparkListenerExecutorRemoved\",\"Executor ID\":\"\xff\"}\n");
+    text.extend_from_slice(
+        b"{\"Event\":\"SparkListenerExecutorRemoved\",\"Executor ID\":\"\xff\"}\n",
+    );
     text.extend_from_slice(b"{\"Event\":\"com.example.Custom\"}\n");
     text.extend_from_slice(format!("{}\n", "z".repeat(3000)).as_bytes());
     text.extend_from_slice(task_end(1).as_bytes());
@@ -154,10 +173,18 @@ fn damaged_lines_are_skipped_and_counted_by_kind() {
     settings.event_log.max_line_bytes = 2048;
     ingest_paths(&[f], &settings, &m).unwrap();
     let s = t.snapshot();
-    assert_eq!(s.eventlog_errors.get("parse"), Some(&3), "{:?}", s.eventlog_errors);
+    assert_eq!(
+        s.eventlog_errors.get("parse"),
+        Some(&3),
+        "{:?}",
+        s.eventlog_errors
+    );
     assert_eq!(s.eventlog_errors.get("unknown_event"), Some(&1));
     assert_eq!(s.eventlog_errors.get("line_too_long"), Some(&1));
-    assert_eq!(s.eventlog_events, 3, "start, task end, and the unknown event");
+    assert_eq!(
+        s.eventlog_events, 3,
+        "start, task end, and the unknown event"
+    );
 }
 
 #[test]
@@ -165,10 +192,21 @@ fn rolling_zstd_parts_split_from_a_real_log() {
     // Spark rolls to a new part at 10 MiB at least; split a real 4.1.1 log into three parts
     // instead, each its own zstd stream, as the rolling writer starts one per part.
     let src = "tests/data/eventlogs/spark-4.1.1-none-rolling";
-    let dir = std::fs::read_dir(src).unwrap().map(|e| e.unwrap().path()).find(|p| p.is_dir()).unwrap();
-    let part = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).find(|p| {
-        p.file_name().unwrap().to_str().unwrap().starts_with("events_")
-    });
+    let dir = std::fs::read_dir(src)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .unwrap();
+    let part = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("events_")
+        });
     let text = std::fs::read_to_string(part.unwrap()).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     let root = tempfile::tempdir().unwrap();
@@ -209,5 +247,8 @@ async fn run_follows_a_folder_until_shutdown() {
     }
     assert_eq!(t.snapshot().eventlog_events, 2);
     stop.cancel();
-    tokio::time::timeout(Duration::from_secs(5), task).await.unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .unwrap()
+        .unwrap();
 }

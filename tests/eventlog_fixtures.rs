@@ -12,9 +12,9 @@ use std::sync::Arc;
 use spark_exporter::config::Settings;
 use spark_exporter::eventlog::codec::{Codec, Decoder};
 use spark_exporter::eventlog::discovery::{parse_part_name, parse_single_name};
+use spark_exporter::eventlog::ingest_paths;
 use spark_exporter::eventlog::parser::{event_name, parse_line, Event};
 use spark_exporter::eventlog::tailer::{FileTailer, LineSink};
-use spark_exporter::eventlog::ingest_paths;
 use spark_exporter::model::Model;
 use spark_exporter::telemetry::Telemetry;
 
@@ -47,7 +47,13 @@ fn codec_of(path: &Path) -> Codec {
 /// Read a whole file through the tailer, in small reads.
 fn tail_file(path: &Path) -> Collect {
     let m = std::fs::metadata(path).unwrap();
-    let mut t = FileTailer::new(path.to_path_buf(), (m.dev(), m.ino()), codec_of(path), 64 << 20).unwrap();
+    let mut t = FileTailer::new(
+        path.to_path_buf(),
+        (m.dev(), m.ino()),
+        codec_of(path),
+        64 << 20,
+    )
+    .unwrap();
     let mut c = Collect::default();
     while !t.poll(1 << 20, &mut c).unwrap().eof {}
     t.finish(&mut c);
@@ -57,7 +63,10 @@ fn tail_file(path: &Path) -> Collect {
 /// Every `counts.json` entry: (fixture folder, log file, expected counts).
 fn fixture_files() -> Vec<(PathBuf, PathBuf, serde_json::Value)> {
     let mut out = Vec::new();
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(FIXTURES).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(FIXTURES)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     dirs.sort();
     for dir in dirs {
         let counts: serde_json::Value =
@@ -77,9 +86,15 @@ fn every_codec_layout_and_version_is_covered() {
         .collect();
     for codec in ["zstd", "lz4", "snappy", "lzf", "none"] {
         for layout in ["rolling", "single"] {
-            assert!(names.contains(&format!("spark-4.1.1-{codec}-{layout}")), "{codec} {layout}");
+            assert!(
+                names.contains(&format!("spark-4.1.1-{codec}-{layout}")),
+                "{codec} {layout}"
+            );
         }
-        assert!(names.contains(&format!("spark-3.5.5-{codec}-single")), "3.5 {codec}");
+        assert!(
+            names.contains(&format!("spark-3.5.5-{codec}-single")),
+            "3.5 {codec}"
+        );
     }
     assert!(names.contains("spark-3.5.5-zstd-rolling"));
 }
@@ -90,11 +105,23 @@ fn decoded_text_matches_sparks_own_reader() {
         let c = tail_file(&file);
         assert!(c.errors.is_empty(), "{}: {:?}", file.display(), c.errors);
         let bytes: usize = c.lines.iter().map(|l| l.len() + 1).sum();
-        assert_eq!(bytes as u64, exp["bytes"].as_u64().unwrap(), "{}", file.display());
-        assert_eq!(c.lines.len() as u64, exp["lines"].as_u64().unwrap(), "{}", file.display());
+        assert_eq!(
+            bytes as u64,
+            exp["bytes"].as_u64().unwrap(),
+            "{}",
+            file.display()
+        );
+        assert_eq!(
+            c.lines.len() as u64,
+            exp["lines"].as_u64().unwrap(),
+            "{}",
+            file.display()
+        );
         let mut counts: BTreeMap<String, u64> = BTreeMap::new();
         for l in &c.lines {
-            *counts.entry(event_name(l).unwrap().into_owned()).or_default() += 1;
+            *counts
+                .entry(event_name(l).unwrap().into_owned())
+                .or_default() += 1;
             // Every line is a Spark event this parser either uses or knowingly skips.
             parse_line(l).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         }
@@ -113,7 +140,9 @@ fn sizes(seed: u64, n: usize) -> Vec<usize> {
     let mut x = seed;
     (0..n)
         .map(|_| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             1 + (x >> 33) as usize % 4099
         })
         .collect()
@@ -160,7 +189,11 @@ fn compressed_fixtures_decode_the_same_in_any_piece_size() {
             }
         }
         assert!(pending.is_empty(), "{}", file.display());
-        assert!(out == whole, "{} differs when read in pieces", file.display());
+        assert!(
+            out == whole,
+            "{} differs when read in pieces",
+            file.display()
+        );
     }
 }
 
@@ -169,12 +202,17 @@ fn compressed_fixtures_decode_the_same_in_any_piece_size() {
 fn observations_show_the_workload() {
     for (dir, file, _) in fixture_files() {
         let c = tail_file(&file);
-        let events: Vec<Event> = c.lines.iter().filter_map(|l| parse_line(l).unwrap()).collect();
+        let events: Vec<Event> = c
+            .lines
+            .iter()
+            .filter_map(|l| parse_line(l).unwrap())
+            .collect();
         let what = file.display();
         let mut groups = BTreeSet::new();
         let mut job_stages = BTreeSet::new();
         let mut submitted = BTreeSet::new();
-        let (mut failed_jobs, mut failed_sql, mut batches, mut failed_tasks, mut app_ids) = (0, 0, 0, 0, vec![]);
+        let (mut failed_jobs, mut failed_sql, mut batches, mut failed_tasks, mut app_ids) =
+            (0, 0, 0, 0, vec![]);
         for e in &events {
             match e {
                 Event::AppStart { app, .. } => app_ids.push(app.app_id.clone()),
@@ -182,28 +220,41 @@ fn observations_show_the_workload() {
                     groups.extend(job.job_group.clone());
                     job_stages.extend(job.stage_ids.iter().copied());
                 }
-                Event::JobEnd { succeeded: false, .. } => failed_jobs += 1,
+                Event::JobEnd {
+                    succeeded: false, ..
+                } => failed_jobs += 1,
                 Event::StageSubmitted(s) => drop(submitted.insert(s.stage_id)),
                 Event::SqlEnd { error: Some(_), .. } => failed_sql += 1,
                 Event::StreamingProgress(p) => {
                     assert_eq!(p.name.as_deref(), Some("rate_fixture"), "{what}");
                     batches += 1;
                 }
-                Event::TaskEnd(t) if t.outcome == spark_exporter::model::TaskOutcome::Failed => failed_tasks += 1,
+                Event::TaskEnd(t) if t.outcome == spark_exporter::model::TaskOutcome::Failed => {
+                    failed_tasks += 1
+                }
                 _ => {}
             }
         }
         for g in ["etl_load", "shuffle_agg", "sql_report", "failing_job"] {
-            assert!(groups.contains(g), "{what}: group {g} missing from {groups:?}");
+            assert!(
+                groups.contains(g),
+                "{what}: group {g} missing from {groups:?}"
+            );
         }
         assert_eq!(failed_jobs, 2, "{what}");
         assert_eq!(failed_sql, 1, "{what}");
         assert_eq!(failed_tasks, 4, "{what}: 2 failing tasks x 2 attempts");
         assert!(batches >= 3, "{what}");
-        assert!(job_stages.difference(&submitted).count() >= 1, "{what}: the re-collect skips a stage");
+        assert!(
+            job_stages.difference(&submitted).count() >= 1,
+            "{what}: the re-collect skips a stage"
+        );
         let dir_name = dir.to_str().unwrap();
         assert_eq!(app_ids.len(), 1, "{what}");
-        assert!(file.to_str().unwrap().contains(&app_ids[0]), "{dir_name}: {app_ids:?}");
+        assert!(
+            file.to_str().unwrap().contains(&app_ids[0]),
+            "{dir_name}: {app_ids:?}"
+        );
     }
 }
 
@@ -216,17 +267,34 @@ fn basic_spark_411_log_counts_match_zstd_cli() {
     let file = Path::new(BASIC).join("events_1_local-1795981136444.zstd");
     // Independent decode: the zstd command line tool when present, else the zstd crate's
     // one-shot decoder (not the streaming path the tailer uses).
-    let text = match std::process::Command::new("zstd").arg("-dc").arg(&file).output() {
+    let text = match std::process::Command::new("zstd")
+        .arg("-dc")
+        .arg(&file)
+        .output()
+    {
         Ok(o) if o.status.success() => o.stdout,
         _ => zstd::decode_all(&std::fs::read(&file).unwrap()[..]).unwrap(),
     };
     let c = tail_file(&file);
     assert!(c.errors.is_empty(), "{:?}", c.errors);
-    let events: Vec<Event> = c.lines.iter().filter_map(|l| parse_line(l).unwrap()).collect();
+    let events: Vec<Event> = c
+        .lines
+        .iter()
+        .filter_map(|l| parse_line(l).unwrap())
+        .collect();
     let count = |f: fn(&Event) -> bool| events.iter().filter(|e| f(e)).count();
-    assert_eq!(count(|e| matches!(e, Event::TaskEnd(_))), grep_count(&text, "SparkListenerTaskEnd"));
-    assert_eq!(count(|e| matches!(e, Event::JobEnd { .. })), grep_count(&text, "SparkListenerJobEnd"));
-    assert_eq!(count(|e| matches!(e, Event::JobStart { .. })), grep_count(&text, "SparkListenerJobStart"));
+    assert_eq!(
+        count(|e| matches!(e, Event::TaskEnd(_))),
+        grep_count(&text, "SparkListenerTaskEnd")
+    );
+    assert_eq!(
+        count(|e| matches!(e, Event::JobEnd { .. })),
+        grep_count(&text, "SparkListenerJobEnd")
+    );
+    assert_eq!(
+        count(|e| matches!(e, Event::JobStart { .. })),
+        grep_count(&text, "SparkListenerJobStart")
+    );
     assert_eq!(
         count(|e| matches!(e, Event::StageCompleted(_))),
         grep_count(&text, "SparkListenerStageCompleted")
@@ -240,8 +308,15 @@ fn basic_spark_411_log_counts_match_zstd_cli() {
             _ => None,
         })
         .collect();
-    let want: BTreeSet<String> =
-        ["ingest_orders", "daily_report", "skewed_join", "failing_job"].iter().map(|s| s.to_string()).collect();
+    let want: BTreeSet<String> = [
+        "ingest_orders",
+        "daily_report",
+        "skewed_join",
+        "failing_job",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     assert_eq!(groups, want);
 }
 
@@ -250,18 +325,33 @@ fn ingest_paths_reads_every_fixture_without_errors() {
     let settings = Settings::default();
     let telemetry = Arc::new(Telemetry::default());
     let model = Model::new(&settings, telemetry.clone());
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(FIXTURES).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(FIXTURES)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     paths.push(PathBuf::from(BASIC));
     ingest_paths(&paths, &settings, &model).unwrap();
     let t = telemetry.snapshot();
     assert!(t.eventlog_errors.is_empty(), "{:?}", t.eventlog_errors);
     let files = fixture_files();
-    let lines: u64 = files.iter().map(|(_, _, e)| e["lines"].as_u64().unwrap()).sum();
-    let bytes: u64 = files.iter().map(|(_, _, e)| e["bytes"].as_u64().unwrap()).sum();
+    let lines: u64 = files
+        .iter()
+        .map(|(_, _, e)| e["lines"].as_u64().unwrap())
+        .sum();
+    let bytes: u64 = files
+        .iter()
+        .map(|(_, _, e)| e["bytes"].as_u64().unwrap())
+        .sum();
     let basic = tail_file(&Path::new(BASIC).join("events_1_local-1795981136444.zstd"));
     assert_eq!(t.eventlog_events, lines + basic.lines.len() as u64);
-    assert_eq!(t.eventlog_bytes, bytes + basic.lines.iter().map(|l| l.len() as u64 + 1).sum::<u64>());
-    assert_eq!(t.eventlog_files.get("finished"), Some(&(files.len() as u64 + 1)));
+    assert_eq!(
+        t.eventlog_bytes,
+        bytes + basic.lines.iter().map(|l| l.len() as u64 + 1).sum::<u64>()
+    );
+    assert_eq!(
+        t.eventlog_files.get("finished"),
+        Some(&(files.len() as u64 + 1))
+    );
     assert_eq!(t.eventlog_files.get("error"), Some(&0));
     assert!(t.eventlog_newest_event_ms.is_some());
 }

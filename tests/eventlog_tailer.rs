@@ -50,7 +50,10 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn line(n: usize) -> String {
-    format!("{{\"Event\":\"SparkListenerTaskEnd\",\"Task ID\":{n},\"pad\":\"{}\"}}", "x".repeat(n % 37))
+    format!(
+        "{{\"Event\":\"SparkListenerTaskEnd\",\"Task ID\":{n},\"pad\":\"{}\"}}",
+        "x".repeat(n % 37)
+    )
 }
 
 /// The writer side: one stream of a codec, as Spark's output stream writes it.
@@ -96,7 +99,12 @@ impl Stream {
 }
 
 fn append(path: &Path, bytes: &[u8]) {
-    OpenOptions::new().append(true).open(path).unwrap().write_all(bytes).unwrap();
+    OpenOptions::new()
+        .append(true)
+        .open(path)
+        .unwrap()
+        .write_all(bytes)
+        .unwrap();
 }
 
 fn drain(t: &mut FileTailer, sink: &mut Collect) {
@@ -185,7 +193,11 @@ fn run(codec: Codec, ops: Vec<Op>) {
     t.finish(&mut sink);
     assert_eq!(sink.lines[..before.len()], before[..]);
     assert_eq!(sink.lines[before.len()..], generated[..]);
-    assert!(sink.errors.iter().all(|e| *e == "truncated"), "{:?}", sink.errors);
+    assert!(
+        sink.errors.iter().all(|e| *e == "truncated"),
+        "{:?}",
+        sink.errors
+    );
 }
 
 proptest! {

@@ -77,7 +77,11 @@ impl AppState {
             Event::AppStart { mut app, .. } => {
                 if self.app_id.is_none() {
                     let id = std::mem::take(&mut app.app_id);
-                    self.app_id = Some(if id.is_empty() { self.name_id.clone() } else { id });
+                    self.app_id = Some(if id.is_empty() {
+                        self.name_id.clone()
+                    } else {
+                        id
+                    });
                 }
                 self.upsert_app(model, app);
                 for ev in std::mem::take(&mut self.waiting) {
@@ -131,7 +135,11 @@ impl AppState {
                     stage_ids: Vec::new(),
                     sql_execution_id: None,
                 });
-                job.status = if succeeded { JobStatus::Succeeded } else { JobStatus::Failed };
+                job.status = if succeeded {
+                    JobStatus::Succeeded
+                } else {
+                    JobStatus::Failed
+                };
                 job.completion_ms = completion_ms;
                 model.upsert_job(Source::EventLog, app, &job);
             }
@@ -176,7 +184,11 @@ impl AppState {
                     submission_ms: None,
                     duration_ms: None,
                 });
-                s.status = if error.is_some() { SqlStatus::Failed } else { SqlStatus::Completed };
+                s.status = if error.is_some() {
+                    SqlStatus::Failed
+                } else {
+                    SqlStatus::Completed
+                };
                 s.duration_ms = match (s.submission_ms, time_ms) {
                     (Some(a), Some(b)) => Some(b.saturating_sub(a).max(0) as u64),
                     _ => None,

@@ -44,7 +44,11 @@ fn resync(codec: &'static str, input: &[u8], pos: usize, magic: &[u8], why: &str
         Some(k) => from + k,
         None => input.len().saturating_sub(magic.len() - 1).max(from),
     };
-    bad(codec, format!("{why}; resynchronised"), consumed.min(input.len()))
+    bad(
+        codec,
+        format!("{why}; resynchronised"),
+        consumed.min(input.len()),
+    )
 }
 
 /// Decode lz4-java block-stream blocks.
@@ -93,7 +97,11 @@ pub fn decode_lz4(input: &[u8], out: &mut Vec<u8>, out_limit: usize) -> Result<u
                 Ok(n) if n == dlen => {}
                 Ok(n) => {
                     out.truncate(start);
-                    return Err(bad("lz4", format!("block decoded to {n} bytes, header says {dlen}"), end));
+                    return Err(bad(
+                        "lz4",
+                        format!("block decoded to {n} bytes, header says {dlen}"),
+                        end,
+                    ));
                 }
                 Err(e) => {
                     out.truncate(start);
@@ -210,7 +218,15 @@ pub fn decode_lzf(input: &[u8], out: &mut Vec<u8>, out_limit: usize) -> Result<u
                 }
                 pos = end;
             }
-            t => return Err(resync("lzf", input, pos, LZF_MAGIC, &format!("chunk type {t}"))),
+            t => {
+                return Err(resync(
+                    "lzf",
+                    input,
+                    pos,
+                    LZF_MAGIC,
+                    &format!("chunk type {t}"),
+                ))
+            }
         }
     }
     Ok(pos)
@@ -256,7 +272,10 @@ pub fn lzf_decompress(input: &[u8], out: &mut Vec<u8>, expected: usize) -> Resul
         }
     }
     if out.len() != limit {
-        return Err(format!("chunk decoded to {} bytes, header says {expected}", out.len() - start));
+        return Err(format!(
+            "chunk decoded to {} bytes, header says {expected}",
+            out.len() - start
+        ));
     }
     Ok(())
 }
@@ -268,7 +287,11 @@ pub fn xxh32(data: &[u8], seed: u32) -> u32 {
     const P3: u32 = 3_266_489_917;
     const P4: u32 = 668_265_263;
     const P5: u32 = 374_761_393;
-    let round = |acc: u32, x: u32| acc.wrapping_add(x.wrapping_mul(P2)).rotate_left(13).wrapping_mul(P1);
+    let round = |acc: u32, x: u32| {
+        acc.wrapping_add(x.wrapping_mul(P2))
+            .rotate_left(13)
+            .wrapping_mul(P1)
+    };
     let mut i = 0;
     let mut h = if data.len() >= 16 {
         let mut v = [
@@ -292,11 +315,17 @@ pub fn xxh32(data: &[u8], seed: u32) -> u32 {
     };
     h = h.wrapping_add(data.len() as u32);
     while i + 4 <= data.len() {
-        h = h.wrapping_add(le32(&data[i..]).wrapping_mul(P3)).rotate_left(17).wrapping_mul(P4);
+        h = h
+            .wrapping_add(le32(&data[i..]).wrapping_mul(P3))
+            .rotate_left(17)
+            .wrapping_mul(P4);
         i += 4;
     }
     for &b in &data[i..] {
-        h = h.wrapping_add((b as u32).wrapping_mul(P5)).rotate_left(11).wrapping_mul(P1);
+        h = h
+            .wrapping_add((b as u32).wrapping_mul(P5))
+            .rotate_left(11)
+            .wrapping_mul(P1);
     }
     h ^= h >> 15;
     h = h.wrapping_mul(P2);

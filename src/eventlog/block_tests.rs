@@ -9,7 +9,11 @@ pub(crate) fn lz4_stream(data: &[u8], block: usize) -> Vec<u8> {
     let mut out = Vec::new();
     for chunk in data.chunks(block) {
         let c = lz4_flex::block::compress(chunk);
-        let (method, payload) = if c.len() >= chunk.len() { (0x10, chunk.to_vec()) } else { (0x20, c) };
+        let (method, payload) = if c.len() >= chunk.len() {
+            (0x10, chunk.to_vec())
+        } else {
+            (0x20, c)
+        };
         out.extend_from_slice(LZ4_MAGIC);
         out.push(method | level);
         out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
@@ -51,7 +55,9 @@ fn lzf_stream(data: &[u8]) -> Vec<u8> {
 
 fn text(n: usize) -> Vec<u8> {
     (0..n)
-        .flat_map(|i| format!("{{\"Event\":\"SparkListenerTaskEnd\",\"Task ID\":{i}}}\n").into_bytes())
+        .flat_map(|i| {
+            format!("{{\"Event\":\"SparkListenerTaskEnd\",\"Task ID\":{i}}}\n").into_bytes()
+        })
         .collect()
 }
 
@@ -64,9 +70,17 @@ fn decode_all(codec: Codec, data: &[u8], piece: usize) -> (Vec<u8>, Vec<CodecErr
             match d.decode(&pending, &mut out, usize::MAX) {
                 Ok(0) => break,
                 Ok(n) => drop(pending.drain(..n)),
-                Err(CodecError::BadBlock { consumed, reason, codec }) => {
+                Err(CodecError::BadBlock {
+                    consumed,
+                    reason,
+                    codec,
+                }) => {
                     pending.drain(..consumed);
-                    errs.push(CodecError::BadBlock { codec, reason, consumed });
+                    errs.push(CodecError::BadBlock {
+                        codec,
+                        reason,
+                        consumed,
+                    });
                 }
                 Err(e) => {
                     errs.push(e);

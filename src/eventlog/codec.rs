@@ -102,7 +102,9 @@ enum Inner {
 
 impl std::fmt::Debug for Decoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Decoder").field("codec", &self.codec).finish()
+        f.debug_struct("Decoder")
+            .field("codec", &self.codec)
+            .finish()
     }
 }
 
@@ -173,10 +175,11 @@ fn decode_zstd(
     loop {
         let before = inb.pos;
         let mut outb = OutBuffer::around(&mut scratch[..]);
-        ctx.run(&mut inb, &mut outb).map_err(|e| CodecError::Fatal {
-            codec: "zstd",
-            reason: e.to_string(),
-        })?;
+        ctx.run(&mut inb, &mut outb)
+            .map_err(|e| CodecError::Fatal {
+                codec: "zstd",
+                reason: e.to_string(),
+            })?;
         let produced = outb.pos();
         out.extend_from_slice(&scratch[..produced]);
         // The context may hold more output than fitted; go on while it filled the scratch

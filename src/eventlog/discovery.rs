@@ -61,7 +61,10 @@ pub fn parse_single_name(file_name: &str) -> Option<LogName> {
         Some(r) => (r, true),
         None => (file_name, false),
     };
-    let (name, codec) = match rest.rsplit_once('.').and_then(|(n, ext)| Some((n, Codec::from_extension(ext)?))) {
+    let (name, codec) = match rest
+        .rsplit_once('.')
+        .and_then(|(n, ext)| Some((n, Codec::from_extension(ext)?)))
+    {
         Some((n, c)) => (n, c),
         None => (rest, Codec::Plain),
     };
@@ -101,7 +104,11 @@ pub fn parse_part_name(file_name: &str) -> Option<PartName> {
         .rsplit_once('.')
         .and_then(|(_, ext)| Codec::from_extension(ext))
         .unwrap_or(Codec::Plain);
-    Some(PartName { index, codec, compact })
+    Some(PartName {
+        index,
+        codec,
+        compact,
+    })
 }
 
 /// The application id a log name implies, when the log holds no `App ID`: the name without an
@@ -110,10 +117,18 @@ pub fn parse_part_name(file_name: &str) -> Option<PartName> {
 pub fn app_id_from_name(name: &str) -> String {
     if name.starts_with("application_") {
         let parts: Vec<&str> = name.split('_').collect();
-        return if parts.len() >= 4 { parts[..3].join("_") } else { name.to_string() };
+        return if parts.len() >= 4 {
+            parts[..3].join("_")
+        } else {
+            name.to_string()
+        };
     }
     match name.rsplit_once('_') {
-        Some((app, attempt)) if !app.is_empty() && !attempt.is_empty() && attempt.bytes().all(|b| b.is_ascii_digit()) => {
+        Some((app, attempt))
+            if !app.is_empty()
+                && !attempt.is_empty()
+                && attempt.bytes().all(|b| b.is_ascii_digit()) =>
+        {
             app.to_string()
         }
         _ => name.to_string(),
@@ -214,13 +229,18 @@ pub fn classify(path: &Path) -> Result<Option<Found>, DiscoveryError> {
         path: path.to_path_buf(),
         source,
     })?;
-    let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let file_name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
     if meta.is_dir() {
-        return Ok(file_name.strip_prefix(ROLLING_DIR).map(|app| Found::Rolling {
-            path: path.to_path_buf(),
-            id: id_of(&meta),
-            name: app.to_string(),
-        }));
+        return Ok(file_name
+            .strip_prefix(ROLLING_DIR)
+            .map(|app| Found::Rolling {
+                path: path.to_path_buf(),
+                id: id_of(&meta),
+                name: app.to_string(),
+            }));
     }
     let name = parse_single_name(file_name).unwrap_or(LogName {
         name: file_name.to_string(),
@@ -285,9 +305,15 @@ mod tests {
     #[test]
     fn single_names() {
         let n = parse_single_name("local-1796009905871.zstd.inprogress").unwrap();
-        assert_eq!((n.name.as_str(), n.codec, n.in_progress), ("local-1796009905871", Codec::Zstd, true));
+        assert_eq!(
+            (n.name.as_str(), n.codec, n.in_progress),
+            ("local-1796009905871", Codec::Zstd, true)
+        );
         let n = parse_single_name("app-20260101120000-0001_1.lz4").unwrap();
-        assert_eq!((n.name.as_str(), n.codec, n.in_progress), ("app-20260101120000-0001_1", Codec::Lz4, false));
+        assert_eq!(
+            (n.name.as_str(), n.codec, n.in_progress),
+            ("app-20260101120000-0001_1", Codec::Lz4, false)
+        );
         let n = parse_single_name("local-1.inprogress").unwrap();
         assert_eq!((n.codec, n.in_progress), (Codec::Plain, true));
         assert_eq!(parse_single_name(".local-1.crc"), None);
@@ -309,10 +335,22 @@ mod tests {
 
     #[test]
     fn app_ids_from_names() {
-        assert_eq!(app_id_from_name("local-1796009866750"), "local-1796009866750");
-        assert_eq!(app_id_from_name("app-20260101120000-0001_2"), "app-20260101120000-0001");
-        assert_eq!(app_id_from_name("application_1700000000000_0042"), "application_1700000000000_0042");
-        assert_eq!(app_id_from_name("application_1700000000000_0042_1"), "application_1700000000000_0042");
+        assert_eq!(
+            app_id_from_name("local-1796009866750"),
+            "local-1796009866750"
+        );
+        assert_eq!(
+            app_id_from_name("app-20260101120000-0001_2"),
+            "app-20260101120000-0001"
+        );
+        assert_eq!(
+            app_id_from_name("application_1700000000000_0042"),
+            "application_1700000000000_0042"
+        );
+        assert_eq!(
+            app_id_from_name("application_1700000000000_0042_1"),
+            "application_1700000000000_0042"
+        );
         assert_eq!(app_id_from_name("spark-0a1b_driver"), "spark-0a1b_driver");
     }
 }

@@ -29,8 +29,14 @@ struct Tracked {
 
 #[derive(Debug)]
 enum Files {
-    Single { file: Box<Tracked>, in_progress: bool },
-    Rolling { parts: BTreeMap<(u64, bool), Tracked>, finished: bool },
+    Single {
+        file: Box<Tracked>,
+        in_progress: bool,
+    },
+    Rolling {
+        parts: BTreeMap<(u64, bool), Tracked>,
+        finished: bool,
+    },
 }
 
 #[derive(Debug)]
@@ -97,7 +103,9 @@ impl Engine {
         let id = found.id();
         let max_line = self.max_line;
         match found {
-            Found::Single { path, name, len, .. } => {
+            Found::Single {
+                path, name, len, ..
+            } => {
                 let log = self.logs.entry(id).or_insert_with(|| Log {
                     path: path.clone(),
                     dir: dir.clone(),
@@ -152,7 +160,9 @@ impl Engine {
                 break;
             }
             self.cursor += 1;
-            let Some(log) = self.logs.get_mut(&id) else { continue };
+            let Some(log) = self.logs.get_mut(&id) else {
+                continue;
+            };
             let n = log.poll(model, &mut stats);
             total += n;
             if log.gone && n == 0 {
@@ -160,7 +170,9 @@ impl Engine {
             }
         }
         if stats.bytes > 0 || stats.events > 0 {
-            model.telemetry().eventlog_read(stats.bytes, stats.events, stats.newest_ms);
+            model
+                .telemetry()
+                .eventlog_read(stats.bytes, stats.events, stats.newest_ms);
         }
         total
     }
@@ -174,8 +186,10 @@ impl Engine {
 
     /// Report file counts by state (`active`, `finished`, `error`).
     pub fn report(&self, model: &Model) {
-        let mut counts: BTreeMap<String, u64> =
-            ["active", "finished", "error"].iter().map(|s| (s.to_string(), 0)).collect();
+        let mut counts: BTreeMap<String, u64> = ["active", "finished", "error"]
+            .iter()
+            .map(|s| (s.to_string(), 0))
+            .collect();
         for log in self.logs.values() {
             for t in log.tracked() {
                 let k = match t.tailer.state {
@@ -200,7 +214,14 @@ impl Engine {
     }
 }
 
-fn tracked(path: &Path, id: FileId, codec: Codec, compact: bool, max_line: usize, model: &Model) -> Tracked {
+fn tracked(
+    path: &Path,
+    id: FileId,
+    codec: Codec,
+    compact: bool,
+    max_line: usize,
+    model: &Model,
+) -> Tracked {
     // Decoder construction only fails if zstd cannot allocate a context; such a file is failed.
     let tailer = FileTailer::new(path.to_path_buf(), id, codec, max_line).unwrap_or_else(|e| {
         model.telemetry().eventlog_error("codec");
@@ -235,7 +256,9 @@ impl Log {
 
     /// Refresh a rolling log's parts and status (skipped once it has ended and is fully read).
     fn list_parts(&mut self, max_line: usize, model: &Model) {
-        let Files::Rolling { parts, finished } = &mut self.files else { return };
+        let Files::Rolling { parts, finished } = &mut self.files else {
+            return;
+        };
         if *finished && parts.values().all(|t| t.tailer.state != TailState::Active) {
             return;
         }
@@ -248,7 +271,13 @@ impl Log {
             }
         };
         *finished = listing.finished;
-        for Part { path, id, name, len } in listing.parts {
+        for Part {
+            path,
+            id,
+            name,
+            len,
+        } in listing.parts
+        {
             let t = parts
                 .entry((name.index, name.compact))
                 .or_insert_with(|| tracked(&path, id, name.codec, name.compact, max_line, model));
@@ -259,7 +288,9 @@ impl Log {
 
     /// Read what this log has; returns raw bytes read.
     fn poll(&mut self, model: &Model, stats: &mut ReadStats) -> u64 {
-        let Log { files, app, gone, .. } = self;
+        let Log {
+            files, app, gone, ..
+        } = self;
         match files {
             Files::Single { file, in_progress } => {
                 let complete = !*in_progress || *gone;
@@ -270,20 +301,28 @@ impl Log {
                 // A compacted part N repeats parts 1..=N: skip it once any of those was read.
                 let first_started = parts
                     .iter()
-                    .filter(|(_, t)| !t.compact && (t.tailer.offset() > 0 || t.tailer.state != TailState::Active))
+                    .filter(|(_, t)| {
+                        !t.compact && (t.tailer.offset() > 0 || t.tailer.state != TailState::Active)
+                    })
                     .map(|(k, _)| k.0)
                     .min();
                 let mut total = 0;
                 for (i, key) in keys.iter().enumerate() {
                     let later_exists = i + 1 < keys.len();
-                    let Some(t) = parts.get_mut(key) else { continue };
-                    if t.compact && t.tailer.offset() == 0 && first_started.is_some_and(|s| s <= key.0) {
+                    let Some(t) = parts.get_mut(key) else {
+                        continue;
+                    };
+                    if t.compact
+                        && t.tailer.offset() == 0
+                        && first_started.is_some_and(|s| s <= key.0)
+                    {
                         t.tailer.state = TailState::Done;
                     }
                     if t.tailer.state != TailState::Active {
                         continue;
                     }
-                    let (n, at_end) = poll_one(t, later_exists || *finished || *gone, app, model, stats);
+                    let (n, at_end) =
+                        poll_one(t, later_exists || *finished || *gone, app, model, stats);
                     total += n;
                     if !at_end {
                         break;
@@ -297,7 +336,13 @@ impl Log {
 
 /// Poll one file; a `complete` file is finished at its end. Returns (raw bytes, reached the end
 /// of a complete file or failed, so the next part may go).
-fn poll_one(t: &mut Tracked, complete: bool, app: &mut AppState, model: &Model, stats: &mut ReadStats) -> (u64, bool) {
+fn poll_one(
+    t: &mut Tracked,
+    complete: bool,
+    app: &mut AppState,
+    model: &Model,
+    stats: &mut ReadStats,
+) -> (u64, bool) {
     if t.tailer.state != TailState::Active {
         return (0, true);
     }

@@ -28,7 +28,11 @@ impl<'de> Deserialize<'de> for Count {
                 Ok(Count(v.max(0) as u64))
             }
             fn visit_f64<E>(self, v: f64) -> Result<Count, E> {
-                Ok(Count(if v.is_finite() && v > 0.0 { v as u64 } else { 0 }))
+                Ok(Count(if v.is_finite() && v > 0.0 {
+                    v as u64
+                } else {
+                    0
+                }))
             }
             fn visit_unit<E>(self) -> Result<Count, E> {
                 Ok(Count(0))

@@ -107,7 +107,11 @@ pub async fn run(settings: Arc<Settings>, model: Arc<Model>, shutdown: Cancellat
 ///
 /// A path may be a single-file log, a rolling `eventlog_v2_*` folder, or a folder holding logs.
 /// Damaged input is counted and skipped as when tailing; only an unreadable path is an error.
-pub fn ingest_paths(paths: &[PathBuf], settings: &Settings, model: &Model) -> Result<(), EventLogError> {
+pub fn ingest_paths(
+    paths: &[PathBuf],
+    settings: &Settings,
+    model: &Model,
+) -> Result<(), EventLogError> {
     let mut engine = Engine::new(settings.event_log.max_line_bytes);
     for path in paths {
         match discovery::classify(path)? {

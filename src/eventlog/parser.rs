@@ -19,7 +19,8 @@ const PREFIX: &[u8] = br#"{"Event":""#;
 
 const SQL_START: &str = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart";
 const SQL_END: &str = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd";
-const QUERY_PROGRESS: &str = "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent";
+const QUERY_PROGRESS: &str =
+    "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent";
 
 /// What one line said, as model observations.
 #[derive(Debug, Clone)]
@@ -160,7 +161,10 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
     let name = event_name(line)?;
     macro_rules! read {
         ($ty:ty, $event:expr) => {
-            serde_json::from_slice::<$ty>(line).map_err(|source| ParseError::Json { event: $event, source })?
+            serde_json::from_slice::<$ty>(line).map_err(|source| ParseError::Json {
+                event: $event,
+                source,
+            })?
         };
     }
     let ev = match name.as_ref() {
@@ -217,7 +221,9 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
             }
         }
         QUERY_PROGRESS => progress(read!(json::ProgressEvent, "QueryProgressEvent")),
-        n if n.starts_with("SparkListener") || n.starts_with("org.apache.spark.") => return Ok(None),
+        n if n.starts_with("SparkListener") || n.starts_with("org.apache.spark.") => {
+            return Ok(None)
+        }
         n => return Err(ParseError::UnknownEvent(n.to_string())),
     };
     Ok(Some(ev))
@@ -294,12 +300,20 @@ fn job_start(j: json::JobStart) -> Event {
     let props = j.props.unwrap_or_default();
     let stage_ids = j
         .stage_ids
-        .or_else(|| j.stage_infos.map(|v| v.into_iter().map(|s| s.stage_id).collect()))
+        .or_else(|| {
+            j.stage_infos
+                .map(|v| v.into_iter().map(|s| s.stage_id).collect())
+        })
         .unwrap_or_default();
     let tags = props
         .tags
         .as_deref()
-        .map(|t| t.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect())
+        .map(|t| {
+            t.split(',')
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
     Event::JobStart {
         job: JobObs {
@@ -341,7 +355,10 @@ fn progress(p: json::ProgressEvent) -> Event {
         name: owned(p.name),
         batch_id: p.batch_id,
         num_input_rows: rows,
-        input_rows_per_second: p.input_rate.0.unwrap_or_else(|| sum(|s| s.input_rate.0.unwrap_or(0.0))),
+        input_rows_per_second: p
+            .input_rate
+            .0
+            .unwrap_or_else(|| sum(|s| s.input_rate.0.unwrap_or(0.0))),
         processed_rows_per_second: p
             .processed_rate
             .0

@@ -10,13 +10,18 @@ const TASK_END: &str = r#"{"Event":"SparkListenerTaskEnd","Stage ID":3,"Stage At
 
 #[test]
 fn task_end_reads_ids_times_and_metrics() {
-    let Event::TaskEnd(t) = one(TASK_END) else { panic!() };
+    let Event::TaskEnd(t) = one(TASK_END) else {
+        panic!()
+    };
     assert_eq!((t.stage_id, t.attempt, t.task_id), (3, 1, 17));
     assert_eq!(t.executor_id, "driver");
     assert_eq!(t.outcome, TaskOutcome::Succeeded);
     assert_eq!(t.finish_ms - t.launch_ms, 383);
     let m = t.metrics;
-    assert_eq!((m.run_time_ms, m.cpu_time_ns, m.gc_time_ms), (124, 24952218, 7));
+    assert_eq!(
+        (m.run_time_ms, m.cpu_time_ns, m.gc_time_ms),
+        (124, 24952218, 7)
+    );
     assert_eq!((m.input_bytes, m.output_bytes), (1000, 9));
     assert_eq!((m.shuffle_read_bytes, m.shuffle_write_bytes), (123, 55));
     assert_eq!((m.memory_spilled_bytes, m.disk_spilled_bytes), (11, 13));
@@ -25,19 +30,28 @@ fn task_end_reads_ids_times_and_metrics() {
 #[test]
 fn failed_and_killed_tasks() {
     let failed = r#"{"Event":"SparkListenerTaskEnd","Stage ID":11,"Stage Attempt ID":0,"Task Type":"ResultTask","Task End Reason":{"Reason":"ExceptionFailure","Class Name":"org.apache.spark.api.python.PythonException","Description":"bad record 13","Stack Trace":[],"Accumulator Updates":[]},"Task Info":{"Task ID":25,"Launch Time":5,"Executor ID":"driver","Finish Time":9,"Failed":true,"Killed":false,"Accumulables":[]}}"#;
-    let Event::TaskEnd(t) = one(failed) else { panic!() };
+    let Event::TaskEnd(t) = one(failed) else {
+        panic!()
+    };
     assert_eq!(t.outcome, TaskOutcome::Failed);
     assert_eq!(t.metrics, TaskTotals::default());
     let killed = r#"{"Event":"SparkListenerTaskEnd","Stage ID":1,"Task End Reason":{"Reason":"TaskKilled","Kill Reason":"stage cancelled"},"Task Info":{"Task ID":2,"Launch Time":5,"Executor ID":"3","Finish Time":0,"Failed":false,"Killed":true}}"#;
-    let Event::TaskEnd(t) = one(killed) else { panic!() };
+    let Event::TaskEnd(t) = one(killed) else {
+        panic!()
+    };
     assert_eq!(t.outcome, TaskOutcome::Killed);
-    assert_eq!(t.finish_ms, 5, "a zero finish time never gives a negative duration");
+    assert_eq!(
+        t.finish_ms, 5,
+        "a zero finish time never gives a negative duration"
+    );
 }
 
 #[test]
 fn job_start_and_end() {
     let start = r#"{"Event":"SparkListenerJobStart","Job ID":4,"Submission Time":1796009908063,"Stage Infos":[{"Stage ID":5,"RDD Info":[]},{"Stage ID":6}],"Stage IDs":[5,6],"Properties":{"spark.rdd.scope":"{\"id\":\"1\"}","spark.job.description":"Load numbers 2026-01-01","spark.jobGroup.id":"etl_load","spark.job.tags":"a,b","spark.sql.execution.id":"12"}}"#;
-    let Event::JobStart { job, tags } = one(start) else { panic!() };
+    let Event::JobStart { job, tags } = one(start) else {
+        panic!()
+    };
     assert_eq!(job.job_id, 4);
     assert_eq!(job.stage_ids, vec![5, 6]);
     assert_eq!(job.job_group.as_deref(), Some("etl_load"));
@@ -47,50 +61,98 @@ fn job_start_and_end() {
     assert_eq!(tags, vec!["a", "b"]);
     // Without "Stage IDs" (old logs) the ids come from "Stage Infos".
     let old = r#"{"Event":"SparkListenerJobStart","Job ID":1,"Stage Infos":[{"Stage ID":2}]}"#;
-    let Event::JobStart { job, .. } = one(old) else { panic!() };
+    let Event::JobStart { job, .. } = one(old) else {
+        panic!()
+    };
     assert_eq!(job.stage_ids, vec![2]);
     assert_eq!(job.job_group, None);
 
     let ok = r#"{"Event":"SparkListenerJobEnd","Job ID":0,"Completion Time":1795981146401,"Job Result":{"Result":"JobSucceeded"}}"#;
-    assert!(matches!(one(ok), Event::JobEnd { job_id: 0, succeeded: true, completion_ms: Some(1795981146401) }));
+    assert!(matches!(
+        one(ok),
+        Event::JobEnd {
+            job_id: 0,
+            succeeded: true,
+            completion_ms: Some(1795981146401)
+        }
+    ));
     let failed = r#"{"Event":"SparkListenerJobEnd","Job ID":7,"Completion Time":1,"Job Result":{"Result":"JobFailed","Exception":{"Message":"Job aborted","Stack Trace":[]}}}"#;
-    assert!(matches!(one(failed), Event::JobEnd { job_id: 7, succeeded: false, .. }));
+    assert!(matches!(
+        one(failed),
+        Event::JobEnd {
+            job_id: 7,
+            succeeded: false,
+            ..
+        }
+    ));
 }
 
 #[test]
 fn stages_submitted_completed_failed() {
     let sub = r#"{"Event":"SparkListenerStageSubmitted","Stage Info":{"Stage ID":2,"Stage Attempt ID":0,"Stage Name":"collect at x.py:1","Number of Tasks":4,"RDD Info":[{"RDD ID":1}],"Parent IDs":[1],"Details":"","Submission Time":100,"Accumulables":[],"Resource Profile Id":0},"Properties":{"spark.jobGroup.id":"g","spark.job.description":"d"}}"#;
-    let Event::StageSubmitted(s) = one(sub) else { panic!() };
-    assert_eq!((s.stage_id, s.attempt, s.status), (2, 0, StageStatus::Active));
+    let Event::StageSubmitted(s) = one(sub) else {
+        panic!()
+    };
+    assert_eq!(
+        (s.stage_id, s.attempt, s.status),
+        (2, 0, StageStatus::Active)
+    );
     assert_eq!((s.num_tasks, s.submission_ms), (Some(4), Some(100)));
-    assert_eq!((s.job_group.as_deref(), s.description.as_deref()), (Some("g"), Some("d")));
+    assert_eq!(
+        (s.job_group.as_deref(), s.description.as_deref()),
+        (Some("g"), Some("d"))
+    );
     assert_eq!(s.name.as_deref(), Some("collect at x.py:1"));
     let done = r#"{"Event":"SparkListenerStageCompleted","Stage Info":{"Stage ID":2,"Stage Attempt ID":0,"Number of Tasks":4,"Submission Time":100,"Completion Time":150,"Accumulables":[]}}"#;
-    let Event::StageCompleted(s) = one(done) else { panic!() };
-    assert_eq!((s.status, s.completion_ms), (StageStatus::Complete, Some(150)));
+    let Event::StageCompleted(s) = one(done) else {
+        panic!()
+    };
+    assert_eq!(
+        (s.status, s.completion_ms),
+        (StageStatus::Complete, Some(150))
+    );
     let failed = r#"{"Event":"SparkListenerStageCompleted","Stage Info":{"Stage ID":11,"Stage Attempt ID":0,"Completion Time":150,"Failure Reason":"Job aborted due to stage failure"}}"#;
-    let Event::StageCompleted(s) = one(failed) else { panic!() };
+    let Event::StageCompleted(s) = one(failed) else {
+        panic!()
+    };
     assert_eq!(s.status, StageStatus::Failed);
 }
 
 #[test]
 fn application_and_executors() {
     let start = r#"{"Event":"SparkListenerApplicationStart","App Name":"acceptance-basic","App ID":"local-1795981136444","Timestamp":1795981135073,"User":"root"}"#;
-    let Event::AppStart { app, attempt_id } = one(start) else { panic!() };
+    let Event::AppStart { app, attempt_id } = one(start) else {
+        panic!()
+    };
     assert_eq!(app.app_id, "local-1795981136444");
-    assert_eq!((app.name.as_deref(), app.user.as_deref()), (Some("acceptance-basic"), Some("root")));
+    assert_eq!(
+        (app.name.as_deref(), app.user.as_deref()),
+        (Some("acceptance-basic"), Some("root"))
+    );
     assert_eq!((app.start_ms, attempt_id), (Some(1795981135073), None));
     let end = r#"{"Event":"SparkListenerApplicationEnd","Timestamp":1795981163935,"ExitCode":0}"#;
-    assert!(matches!(one(end), Event::AppEnd { end_ms: 1795981163935 }));
+    assert!(matches!(
+        one(end),
+        Event::AppEnd {
+            end_ms: 1795981163935
+        }
+    ));
     let log = r#"{"Event":"SparkListenerLogStart","Spark Version":"3.5.5"}"#;
     assert!(matches!(one(log), Event::LogStart { spark_version } if spark_version == "3.5.5"));
 
     let added = r#"{"Event":"SparkListenerExecutorAdded","Timestamp":1795981136581,"Executor ID":"driver","Executor Info":{"Host":"192.0.2.2","Total Cores":2,"Log Urls":{},"Attributes":{},"Resources":{},"Resource Profile Id":0}}"#;
-    let Event::Executor(e) = one(added) else { panic!() };
-    assert_eq!((e.executor_id.as_str(), e.active, e.max_tasks), ("driver", Some(true), Some(2)));
+    let Event::Executor(e) = one(added) else {
+        panic!()
+    };
+    assert_eq!(
+        (e.executor_id.as_str(), e.active, e.max_tasks),
+        ("driver", Some(true), Some(2))
+    );
     assert_eq!(e.add_ms, Some(1795981136581));
     let removed = r#"{"Event":"SparkListenerExecutorRemoved","Timestamp":9,"Executor ID":"3","Removed Reason":"Container killed by YARN"}"#;
-    let Event::Executor(e) = one(removed) else { panic!() };
+    let Event::Executor(e) = one(removed) else {
+        panic!()
+    };
     assert_eq!((e.active, e.remove_ms), (Some(false), Some(9)));
     assert_eq!(e.remove_reason.as_deref(), Some("Container killed by YARN"));
 }
@@ -98,12 +160,36 @@ fn application_and_executors() {
 #[test]
 fn sql_executions() {
     let start = r#"{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart","executionId":0,"rootExecutionId":0,"description":"report for eu","details":"x","physicalPlanDescription":"== Plan ==","sparkPlanInfo":{"nodeName":"X","children":[]},"time":1796009912000,"modifiedConfigs":{},"jobTags":[]}"#;
-    let Event::SqlStart { execution_id, description, time_ms } = one(start) else { panic!() };
-    assert_eq!((execution_id, description.as_deref(), time_ms), (0, Some("report for eu"), Some(1796009912000)));
+    let Event::SqlStart {
+        execution_id,
+        description,
+        time_ms,
+    } = one(start)
+    else {
+        panic!()
+    };
+    assert_eq!(
+        (execution_id, description.as_deref(), time_ms),
+        (0, Some("report for eu"), Some(1796009912000))
+    );
     let ok = r#"{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd","executionId":0,"time":1796009912903,"errorMessage":""}"#;
-    assert!(matches!(one(ok), Event::SqlEnd { execution_id: 0, error: None, .. }));
+    assert!(matches!(
+        one(ok),
+        Event::SqlEnd {
+            execution_id: 0,
+            error: None,
+            ..
+        }
+    ));
     let old = r#"{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd","executionId":3,"time":5}"#;
-    assert!(matches!(one(old), Event::SqlEnd { execution_id: 3, error: None, .. }));
+    assert!(matches!(
+        one(old),
+        Event::SqlEnd {
+            execution_id: 3,
+            error: None,
+            ..
+        }
+    ));
     let failed = r#"{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd","executionId":2,"time":1,"errorMessage":"Job aborted due to stage failure"}"#;
     assert!(matches!(one(failed), Event::SqlEnd { error: Some(_), .. }));
 }
@@ -111,22 +197,43 @@ fn sql_executions() {
 #[test]
 fn streaming_progress_sums_sources() {
     let line = r#"{"Event":"org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent","progress":{"id":"30da8717-02c7-4daf-834e-cbe80891e152","runId":"5971e8c3","name":"rate_fixture","timestamp":"2026-11-30T03:38:35.474Z","batchId":2,"batchDuration":380,"durationMs":{"triggerExecution":377,"addBatch":107},"eventTime":{},"stateOperators":[],"sources":[{"description":"Rate","numInputRows":10,"inputRowsPerSecond":20.0,"processedRowsPerSecond":"NaN","metrics":{}},{"numInputRows":5,"inputRowsPerSecond":1.5,"processedRowsPerSecond":3.0}],"sink":{"description":"NoopTable"}}}"#;
-    let Event::StreamingProgress(p) = one(line) else { panic!() };
+    let Event::StreamingProgress(p) = one(line) else {
+        panic!()
+    };
     assert_eq!(p.query_id, "30da8717-02c7-4daf-834e-cbe80891e152");
-    assert_eq!((p.name.as_deref(), p.batch_id, p.num_input_rows), (Some("rate_fixture"), 2, 15));
-    assert_eq!((p.input_rows_per_second, p.processed_rows_per_second), (21.5, 3.0));
+    assert_eq!(
+        (p.name.as_deref(), p.batch_id, p.num_input_rows),
+        (Some("rate_fixture"), 2, 15)
+    );
+    assert_eq!(
+        (p.input_rows_per_second, p.processed_rows_per_second),
+        (21.5, 3.0)
+    );
     assert_eq!(p.batch_duration_ms, 377);
     let unnamed = r#"{"Event":"org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent","progress":{"id":"q","name":null,"batchId":0,"numInputRows":7,"inputRowsPerSecond":1.0,"processedRowsPerSecond":2.0,"durationMs":{}}}"#;
-    let Event::StreamingProgress(p) = one(unnamed) else { panic!() };
-    assert_eq!((p.name, p.num_input_rows, p.batch_duration_ms), (None, 7, 0));
+    let Event::StreamingProgress(p) = one(unnamed) else {
+        panic!()
+    };
+    assert_eq!(
+        (p.name, p.num_input_rows, p.batch_duration_ms),
+        (None, 7, 0)
+    );
 }
 
 #[test]
 fn ignored_unknown_and_broken_lines() {
     assert!(parse_line(b"").unwrap().is_none());
     assert!(parse_line(b"  \r").unwrap().is_none());
-    assert!(parse_line(br#"{"Event":"SparkListenerTaskStart","Stage ID":0}"#).unwrap().is_none());
-    assert!(parse_line(br#"{"Event":"org.apache.spark.sql.execution.ui.SparkListenerDriverAccumUpdates"}"#).unwrap().is_none());
+    assert!(
+        parse_line(br#"{"Event":"SparkListenerTaskStart","Stage ID":0}"#)
+            .unwrap()
+            .is_none()
+    );
+    assert!(parse_line(
+        br#"{"Event":"org.apache.spark.sql.execution.ui.SparkListenerDriverAccumUpdates"}"#
+    )
+    .unwrap()
+    .is_none());
     let e = parse_line(br#"{"Event":"com.example.MyEvent","x":1}"#).unwrap_err();
     assert_eq!(e.kind(), "unknown_event");
     for bad in [
@@ -144,8 +251,24 @@ fn ignored_unknown_and_broken_lines() {
 
 #[test]
 fn event_key_need_not_come_first() {
-    let line = r#"{"Job ID":1,"Event":"SparkListenerJobEnd","Job Result":{"Result":"JobSucceeded"}}"#;
-    assert!(matches!(one(line), Event::JobEnd { job_id: 1, succeeded: true, .. }));
-    let spaced = r#"{"Event": "SparkListenerJobEnd", "Job ID": 2, "Job Result": {"Result": "JobFailed"}}"#;
-    assert!(matches!(one(spaced), Event::JobEnd { job_id: 2, succeeded: false, .. }));
+    let line =
+        r#"{"Job ID":1,"Event":"SparkListenerJobEnd","Job Result":{"Result":"JobSucceeded"}}"#;
+    assert!(matches!(
+        one(line),
+        Event::JobEnd {
+            job_id: 1,
+            succeeded: true,
+            ..
+        }
+    ));
+    let spaced =
+        r#"{"Event": "SparkListenerJobEnd", "Job ID": 2, "Job Result": {"Result": "JobFailed"}}"#;
+    assert!(matches!(
+        one(spaced),
+        Event::JobEnd {
+            job_id: 2,
+            succeeded: false,
+            ..
+        }
+    ));
 }

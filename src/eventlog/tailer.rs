@@ -90,7 +90,10 @@ impl LineSplitter {
                 self.skipping = false;
             } else if self.buf.len() + piece.len() > self.max {
                 self.buf.clear();
-                sink.error("line_too_long", &format_args!("line over {} bytes skipped", self.max));
+                sink.error(
+                    "line_too_long",
+                    &format_args!("line over {} bytes skipped", self.max),
+                );
             } else if self.buf.is_empty() {
                 sink.line(piece);
             } else {
@@ -105,7 +108,10 @@ impl LineSplitter {
         if self.buf.len() + data.len() > self.max {
             self.buf = Vec::new();
             self.skipping = true;
-            sink.error("line_too_long", &format_args!("line over {} bytes skipped", self.max));
+            sink.error(
+                "line_too_long",
+                &format_args!("line over {} bytes skipped", self.max),
+            );
         } else {
             self.buf.extend_from_slice(data);
         }
@@ -169,7 +175,12 @@ pub struct FileTailer {
 
 impl FileTailer {
     /// A tailer for the file `id`, now at `path`, not opened yet.
-    pub fn new(path: PathBuf, id: FileId, codec: Codec, max_line: usize) -> Result<FileTailer, CodecError> {
+    pub fn new(
+        path: PathBuf,
+        id: FileId,
+        codec: Codec,
+        max_line: usize,
+    ) -> Result<FileTailer, CodecError> {
         Ok(FileTailer {
             path,
             id,
@@ -238,10 +249,13 @@ impl FileTailer {
             if (m.dev(), m.ino()) != self.id {
                 return Err(TailError::Replaced(self.path.clone()));
             }
-            f.seek(SeekFrom::Start(self.offset)).map_err(|e| self.io(e))?;
+            f.seek(SeekFrom::Start(self.offset))
+                .map_err(|e| self.io(e))?;
             self.file = Some(f);
         }
-        self.file.as_mut().ok_or_else(|| TailError::Replaced(self.path.clone()))
+        self.file
+            .as_mut()
+            .ok_or_else(|| TailError::Replaced(self.path.clone()))
     }
 
     /// Read up to about `budget` raw bytes, handing complete lines to `sink`.
@@ -259,7 +273,10 @@ impl FileTailer {
         if len < offset {
             sink.error(
                 "truncated",
-                &format_args!("{} shrank to {len} bytes below offset {offset}; reading it again", self.path.display()),
+                &format_args!(
+                    "{} shrank to {len} bytes below offset {offset}; reading it again",
+                    self.path.display()
+                ),
             );
             self.restart().map_err(|source| TailError::Codec {
                 path: self.path.clone(),
@@ -299,14 +316,24 @@ impl FileTailer {
         }
         loop {
             self.decoded.clear();
-            let r = self.decoder.decode(&self.pending, &mut self.decoded, DECODE_CHUNK);
+            let r = self
+                .decoder
+                .decode(&self.pending, &mut self.decoded, DECODE_CHUNK);
             self.lines.feed(&self.decoded, sink);
             match r {
                 Ok(0) if self.decoded.is_empty() => return Ok(()),
                 Ok(n) => drop(self.pending.drain(..n)),
-                Err(CodecError::BadBlock { consumed, codec, reason }) => {
+                Err(CodecError::BadBlock {
+                    consumed,
+                    codec,
+                    reason,
+                }) => {
                     self.pending.drain(..consumed.min(self.pending.len()));
-                    let e = CodecError::BadBlock { consumed, codec, reason };
+                    let e = CodecError::BadBlock {
+                        consumed,
+                        codec,
+                        reason,
+                    };
                     sink.error("codec", &format_args!("{}: {e}", self.path.display()));
                 }
                 Err(source) => {
@@ -327,7 +354,11 @@ impl FileTailer {
         if !self.pending.is_empty() {
             sink.error(
                 "truncated",
-                &format_args!("{}: {} bytes of an incomplete block at the end", self.path.display(), self.pending.len()),
+                &format_args!(
+                    "{}: {} bytes of an incomplete block at the end",
+                    self.path.display(),
+                    self.pending.len()
+                ),
             );
             self.pending = Vec::new();
         }
