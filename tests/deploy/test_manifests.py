@@ -100,6 +100,8 @@ def test_variants_agree():
     assert {k: c[k] for k in ("livenessProbe", "startupProbe")} == {k: a[k] for k in ("livenessProbe", "startupProbe")}
     assert native["spec"]["volumes"] == classic["spec"]["volumes"] == app["spec"]["volumes"]
     assert native["metadata"] == classic["metadata"]
+    assert native["spec"]["securityContext"] == classic["spec"]["securityContext"] == app["spec"]["driver"]["podSecurityContext"]
+    assert native["spec"]["securityContext"]["fsGroup"]  # see test_eventlog_permissions
     assert native["metadata"]["labels"] == app["spec"]["driver"]["labels"]
     assert native["metadata"]["annotations"] == app["spec"]["driver"]["annotations"]
     drv_mounts = native["spec"]["containers"][0]["volumeMounts"]

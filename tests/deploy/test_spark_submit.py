@@ -87,6 +87,8 @@ def assert_exporter_wired(pod: dict, exporter: dict):
     assert "spark-conf-volume-driver" in dmounts
     # the exporter polls the UI at localhost:4040: Spark's driver exposes it there
     assert {"name": "spark-ui", "containerPort": 4040, "protocol": "TCP"} in driver["ports"]
+    # Spark keeps the pod securityContext: the exporter can read the 0660 event logs
+    assert pod["spec"]["securityContext"]["fsGroup"] == 185
     md = pod["metadata"]
     assert md["labels"]["spark-role"] == "driver" and md["labels"]["spark-exporter/scrape"] == "true"
     assert md["annotations"]["prometheus.io/port"] == "9809"

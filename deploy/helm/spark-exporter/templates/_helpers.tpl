@@ -159,6 +159,10 @@ metadata:
     prometheus.io/path: {{ .Values.config.web.telemetry_path | default "/metrics" }}
   {{- end }}
 spec:
+  {{- with .Values.podTemplate.securityContext }}
+  securityContext:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
   {{- if eq .Values.sidecar.mode "native" }}
   initContainers:
     {{- include "spark-exporter.sidecar" . | nindent 4 }}
