@@ -51,6 +51,15 @@ pub struct Cli {
     /// Event-log folder (`spark.eventLog.dir`) to tail; repeatable.
     #[arg(long = "event-log.dir", global = true)]
     pub event_log_dir: Vec<String>,
+    /// OTLP collector endpoint; enables OTLP push (also OTEL_EXPORTER_OTLP_ENDPOINT).
+    #[arg(long = "otlp.endpoint", global = true)]
+    pub otlp_endpoint: Option<String>,
+    /// OTLP protocol: grpc or http/protobuf [default: grpc].
+    #[arg(long = "otlp.protocol", global = true)]
+    pub otlp_protocol: Option<String>,
+    /// Time between OTLP exports [default: 30s].
+    #[arg(long = "otlp.interval", global = true)]
+    pub otlp_interval: Option<String>,
     /// Event-log back-off and discovery interval [default: 1s].
     #[arg(long = "event-log.poll-interval", global = true)]
     pub event_log_poll_interval: Option<String>,
@@ -93,6 +102,9 @@ impl Cli {
         one("spark.app_name_filter", &self.spark_app_name_filter);
         one("spark.app_limit", &self.spark_app_limit);
         one("event_log.poll_interval", &self.event_log_poll_interval);
+        one("otlp.endpoint", &self.otlp_endpoint);
+        one("otlp.protocol", &self.otlp_protocol);
+        one("otlp.interval", &self.otlp_interval);
         let urls: Vec<String> = self
             .spark_url
             .iter()

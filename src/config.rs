@@ -4,7 +4,7 @@
 //! Every field is validated separately, so one run of `check-config` names every wrong field at
 //! once instead of stopping at the first.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -171,6 +171,50 @@ pub struct HistogramConfig {
     pub task_duration_buckets: Vec<f64>,
 }
 
+/// OTLP wire protocol.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub enum OtlpProtocol {
+    /// OTLP over gRPC (default port 4317).
+    #[serde(rename = "grpc")]
+    Grpc,
+    /// OTLP over HTTP with protobuf bodies (default port 4318).
+    #[serde(rename = "http/protobuf")]
+    HttpProtobuf,
+}
+
+/// Aggregation temporality of exported sums and histograms.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Temporality {
+    /// Totals since the start (what Prometheus users expect).
+    Cumulative,
+    /// Changes since the previous export.
+    Delta,
+}
+
+/// OTLP push. Unset fields fall back to the standard `OTEL_EXPORTER_OTLP_*` variables.
+#[derive(Debug, Clone, Serialize)]
+pub struct OtlpConfig {
+    /// Collector endpoint, e.g. `http://otel-collector:4317`. Unset (and no
+    /// `OTEL_EXPORTER_OTLP_[METRICS_]ENDPOINT`) disables OTLP.
+    pub endpoint: Option<String>,
+    /// `grpc` or `http/protobuf`.
+    pub protocol: Option<OtlpProtocol>,
+    /// Extra request headers (auth tokens), `{name: value}`. Values are never printed.
+    #[serde(serialize_with = "redact_values")]
+    pub headers: BTreeMap<String, String>,
+    /// Per-export timeout.
+    #[serde(with = "humantime_serde_compat::opt")]
+    pub timeout: Option<Duration>,
+    /// Time between exports.
+    #[serde(with = "humantime_serde_compat::opt")]
+    pub interval: Option<Duration>,
+    /// `cumulative` (default) or `delta`.
+    pub temporality: Temporality,
+    /// PEM bundle of CAs to trust for the collector's TLS certificate.
+    pub ca_file: Option<PathBuf>,
+}
+
 /// The whole effective configuration.
 #[derive(Debug, Clone, Serialize)]
 pub struct Settings {
@@ -188,6 +232,8 @@ pub struct Settings {
     pub labels: LabelsConfig,
     /// Histogram buckets.
     pub histograms: HistogramConfig,
+    /// OTLP push.
+    pub otlp: OtlpConfig,
 }
 
 impl Default for Settings {
@@ -227,8 +273,30 @@ impl Default for Settings {
                 duration_buckets: DEFAULT_DURATION_BUCKETS.to_vec(),
                 task_duration_buckets: DEFAULT_TASK_DURATION_BUCKETS.to_vec(),
             },
+            otlp: OtlpConfig {
+                endpoint: None,
+                protocol: None,
+                headers: BTreeMap::new(),
+                timeout: None,
+                interval: None,
+                temporality: Temporality::Cumulative,
+                ca_file: None,
+            },
         }
     }
+}
+
+/// Secrets (header values) print as `<redacted>`.
+fn redact_values<S: serde::Serializer>(
+    m: &BTreeMap<String, String>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(m.len()))?;
+    for k in m.keys() {
+        map.serialize_entry(k, "<redacted>")?;
+    }
+    map.end()
 }
 
 /// Durations serialize as humantime strings (`5s`, `1h`).
@@ -236,6 +304,18 @@ mod humantime_serde_compat {
     use std::time::Duration;
     pub fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&humantime::format_duration(*d).to_string())
+    }
+    pub mod opt {
+        use std::time::Duration;
+        pub fn serialize<S: serde::Serializer>(
+            d: &Option<Duration>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            match d {
+                Some(d) => super::serialize(d, s),
+                None => s.serialize_none(),
+            }
+        }
     }
 }
 
@@ -418,6 +498,38 @@ pub fn from_value(v: &Value) -> Result<Settings, ConfigError> {
                 d.histograms.task_duration_buckets,
             ),
         },
+        otlp: OtlpConfig {
+            endpoint: r.parse("otlp.endpoint", None, |s| {
+                if s.is_empty() {
+                    Ok(None)
+                } else {
+                    parse_url(s).map(|_| Some(s.trim_end_matches('/').to_string()))
+                }
+            }),
+            protocol: r.parse("otlp.protocol", None, |s| match s {
+                "grpc" => Ok(Some(OtlpProtocol::Grpc)),
+                "http/protobuf" | "http" => Ok(Some(OtlpProtocol::HttpProtobuf)),
+                _ => Err("must be grpc or http/protobuf".into()),
+            }),
+            headers: r.map("otlp.headers"),
+            timeout: r.parse("otlp.timeout", None, |s| parse_positive(s).map(Some)),
+            interval: r.parse("otlp.interval", None, |s| parse_positive(s).map(Some)),
+            temporality: r.parse("otlp.temporality", d.otlp.temporality, |s| {
+                match s.to_ascii_lowercase().as_str() {
+                    "cumulative" => Ok(Temporality::Cumulative),
+                    "delta" => Ok(Temporality::Delta),
+                    _ => Err("must be cumulative or delta".into()),
+                }
+            }),
+            ca_file: r.parse("otlp.ca_file", None, |s| {
+                let p = PathBuf::from(s);
+                if p.is_file() {
+                    Ok(Some(p))
+                } else {
+                    Err(format!("{s} is not a readable file"))
+                }
+            }),
+        },
     };
     r.unknown_keys(v, "");
     if r.errors.is_empty() {
@@ -581,6 +693,42 @@ impl Reader<'_> {
                         .push(format!("{key}[{i}].pattern: not a valid regex: {e}")),
                 },
             }
+        }
+        out
+    }
+
+    /// A string map: a table, or `k=v,k2=v2` (the `OTEL_EXPORTER_OTLP_HEADERS` syntax).
+    fn map(&mut self, key: &str) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        let Some(v) = self.get(key).cloned() else {
+            return out;
+        };
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    match scalar_string(&v) {
+                        Some(s) => {
+                            out.insert(k, s);
+                        }
+                        None => self.errors.push(format!("{key}.{k}: expected a string")),
+                    }
+                }
+            }
+            Value::String(s) => {
+                for part in s.split(',').filter(|p| !p.trim().is_empty()) {
+                    match part.split_once('=') {
+                        Some((k, v)) if !k.trim().is_empty() => {
+                            out.insert(k.trim().to_string(), v.trim().to_string());
+                        }
+                        _ => self
+                            .errors
+                            .push(format!("{key}: {part:?} is not name=value")),
+                    }
+                }
+            }
+            _ => self
+                .errors
+                .push(format!("{key}: expected a map of name: value")),
         }
         out
     }
