@@ -167,3 +167,42 @@ def test_named_template_from_a_parent_chart(helm, tmp_path):
     (c,) = pod["spec"]["initContainers"]
     assert c["restartPolicy"] == "Always" and c["args"][-1] == "--log.level=debug"
     assert {"name": "spark-exporter-config", "configMap": {"name": "jobs-spark-exporter-config"}} in pod["spec"]["volumes"]
+
+
+def documented_values() -> list[str]:
+    """Key paths of values.yaml that carry a `# --` description."""
+    import re
+
+    stack, pending, out = [], False, []
+    for line in (CHART_DIR / "values.yaml").read_text().splitlines():
+        if re.match(r"^\s*# -- ", line):
+            pending = True
+            continue
+        m = re.match(r"^(\s*)([A-Za-z0-9_./-]+):", line)
+        if m and not line.lstrip().startswith("#"):
+            depth = len(m.group(1)) // 2
+            stack = stack[:depth] + [m.group(2)]
+            if pending:
+                out.append(".".join(stack))
+            pending = False
+    return out
+
+
+def test_every_value_is_documented_and_in_the_readme_table():
+    keys = documented_values()
+    assert len(keys) > 20
+    readme = (CHART_DIR / "README.md").read_text()
+    table = {line.split("|")[1].strip().strip("`") for line in readme.splitlines() if line.startswith("| `")}
+    assert set(keys) <= table, set(keys) - table
+    # every leaf of values.yaml is under a documented key
+    values = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
+
+    def leaves(d, prefix=""):
+        for k, v in d.items():
+            path = f"{prefix}{k}"
+            if isinstance(v, dict) and v and path not in keys:
+                yield from leaves(v, path + ".")
+            else:
+                yield path
+
+    assert [p for p in leaves(values) if p not in keys] == []
