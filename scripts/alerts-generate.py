@@ -77,6 +77,9 @@ THRESHOLDS = {
     # SparkExporterDown: Prometheus cannot scrape the exporter. Match the scrape job's name.
     "EXPORTER_JOB_REGEX": ".*spark-exporter.*",
     "EXPORTER_DOWN_FOR": "5m",
+    # SparkExporterEventLogErrors ignores these kinds: `unknown_event` counts events with names the
+    # exporter does not know (custom listener events of libraries), which are harmless.
+    "EVENTLOG_IGNORED_KINDS": "unknown_event",
     # SparkExporterEventLogLag: event-log tailer behind the newest event by more than this many
     # seconds. Lag makes every event-log-based metric (tasks, streaming) late by as much.
     "EVENTLOG_LAG_SECONDS": 300,
@@ -202,6 +205,7 @@ def alerting_rules(t):
     failed_jobs = 'spark_jobs_total{status="failed"}'
     failed_stages = 'spark_stages_total{status="failed"}'
     lost = 'spark_executor_removed_total{reason=~"%s"}' % t["LOST_EXECUTOR_REASONS"]
+    eventlog_errors = 'spark_exporter_eventlog_errors_total{kind!~"%s"}' % t["EVENTLOG_IGNORED_KINDS"]
     return [
         alert(
             "SparkStageStuck",
@@ -306,7 +310,7 @@ def alerting_rules(t):
         ),
         alert(
             "SparkExporterEventLogErrors",
-            f"{sum_events('instance, job, kind', 'spark_exporter_eventlog_errors_total', t)}\n> 0",
+            sum_events("instance, job, kind", eventlog_errors, t) + "\n> 0",
             t,
             "spark-exporter {{ $labels.instance }} fails to read event logs ({{ $labels.kind }})",
             "spark-exporter {{ $labels.instance }} counted {{ $value | printf \"%.0f\" }} event-log "

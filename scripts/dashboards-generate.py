@@ -135,7 +135,7 @@ def variables():
     def var(name, label, query):
         return {
             "type": "query", "name": name, "label": label, "datasource": DS,
-            "query": {"query": query, "refId": f"{name}-query"}, "definition": query,
+            "query": query, "definition": query,
             "refresh": 2, "multi": True, "includeAll": True, "allValue": ".*", "sort": 1,
             "regex": "", "hide": 0, "options": [],
             "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
@@ -258,7 +258,7 @@ def overview():
         ts("REST response bytes", "Bytes of REST API responses per second, by target.", "Bps",
            [target(f"sum by (target) (rate(spark_exporter_rest_response_bytes_total[{RI}]))", "{{target}}")], w=6),
         ts("Label overflow", "Label values folded into __other__ since the exporter started, by label "
-           "(more distinct values per application than --labels.max-values-per-label).", "short",
+           "(more distinct values per application than labels.max_values_per_label in the exporter's config).", "short",
            [target("sum by (instance, label) (spark_exporter_label_overflow_total)", "{{label}}")], w=6),
         ts("Event-log errors", "Event-log errors since the exporter started, by kind (cumulative).", "short",
            [target("sum by (instance, kind) (spark_exporter_eventlog_errors_total)", "{{kind}}")], w=6),
