@@ -26,6 +26,9 @@ pub struct Cli {
     /// Path of the exposition [default: /metrics].
     #[arg(long = "web.telemetry-path", global = true)]
     pub telemetry_path: Option<String>,
+    /// TLS and basic-auth file (Prometheus exporter-toolkit format).
+    #[arg(long = "web.config.file", global = true)]
+    pub web_config_file: Option<String>,
     /// Log level: error, warn, info, debug, trace [default: info].
     #[arg(long = "log.level", global = true)]
     pub log_level: Option<String>,
@@ -95,6 +98,7 @@ impl Cli {
         };
         one("web.listen_address", &self.listen_address);
         one("web.telemetry_path", &self.telemetry_path);
+        one("web.config_file", &self.web_config_file);
         one("log.level", &self.log_level);
         one("log.format", &self.log_format);
         one("spark.poll_interval", &self.spark_poll_interval);

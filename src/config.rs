@@ -97,6 +97,8 @@ pub struct WebConfig {
     pub listen_address: SocketAddr,
     /// Path that serves the exposition.
     pub telemetry_path: String,
+    /// TLS and basic-auth settings in the Prometheus exporter-toolkit format.
+    pub config_file: Option<PathBuf>,
 }
 
 /// Logging.
@@ -242,6 +244,7 @@ impl Default for Settings {
             web: WebConfig {
                 listen_address: DEFAULT_LISTEN_ADDRESS.parse().expect("constant address"),
                 telemetry_path: DEFAULT_TELEMETRY_PATH.into(),
+                config_file: None,
             },
             log: LogConfig {
                 level: "info".into(),
@@ -406,6 +409,16 @@ pub fn from_value(v: &Value) -> Result<Settings, ConfigError> {
                     Ok(s.to_string())
                 } else {
                     Err("must start with '/' and not be '/' alone".into())
+                }
+            }),
+            config_file: r.parse("web.config_file", None, |s| {
+                let p = PathBuf::from(s);
+                if s.is_empty() {
+                    Ok(None)
+                } else if p.is_file() {
+                    Ok(Some(p))
+                } else {
+                    Err(format!("{s} is not a readable file"))
                 }
             }),
         },

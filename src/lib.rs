@@ -10,6 +10,7 @@
 //! - [`eventlog`]: event-log discovery, tailing, codecs and parsing.
 //! - [`export`]: the Prometheus collector (rendered at scrape time).
 //! - [`server`]: `/metrics`, `/healthz`, `/readyz` and the landing page.
+//! - [`webconfig`]: `--web.config.file` (TLS, mTLS, basic auth) in exporter-toolkit format.
 
 pub mod cli;
 pub mod config;
@@ -19,3 +20,4 @@ pub mod model;
 pub mod server;
 pub mod spark;
 pub mod telemetry;
+pub mod webconfig;

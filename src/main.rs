@@ -11,6 +11,7 @@ use spark_exporter::config::{self, LogFormat, Settings};
 use spark_exporter::export::prometheus;
 use spark_exporter::model::Model;
 use spark_exporter::telemetry::Telemetry;
+use spark_exporter::webconfig::{self, WebSecurity};
 use spark_exporter::{eventlog, server, spark};
 
 use tokio_util::sync::CancellationToken;
@@ -37,6 +38,16 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_CONFIG as u8);
         }
     };
+    let security = match &settings.web.config_file {
+        None => Arc::new(WebSecurity::open()),
+        Some(p) => match webconfig::load(p) {
+            Ok(s) => Arc::new(s),
+            Err(e) => {
+                eprintln!("spark-exporter: {e}");
+                return ExitCode::from(EXIT_CONFIG as u8);
+            }
+        },
+    };
     init_logging(&settings);
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -61,7 +72,7 @@ fn main() -> ExitCode {
             event_log,
             openmetrics,
         }) => rt.block_on(dump(settings, &cli.spark_url, event_log, openmetrics)),
-        Some(Command::Run) | None => rt.block_on(run(settings)),
+        Some(Command::Run) | None => rt.block_on(run(settings, security)),
     }
 }
 
@@ -111,7 +122,7 @@ async fn dump(
     }
 }
 
-async fn run(settings: Arc<Settings>) -> ExitCode {
+async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
     let model = Model::new(&settings, Arc::new(Telemetry::default()));
     let listener = match server::bind(&settings).await {
         Ok(l) => l,
@@ -127,6 +138,7 @@ async fn run(settings: Arc<Settings>) -> ExitCode {
         listener,
         settings.clone(),
         model.clone(),
+        security,
         shutdown.clone(),
         SHUTDOWN_GRACE,
     ));

@@ -8,7 +8,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
+use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use prometheus_client::registry::Registry;
@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Settings;
 use crate::export::prometheus::{self, CLASSIC, OPENMETRICS};
 use crate::model::Model;
+use crate::webconfig::WebSecurity;
 
 /// Server errors.
 #[derive(Debug, thiserror::Error)]
@@ -37,7 +38,11 @@ struct Ctx {
     registry: Registry,
     model: Arc<Model>,
     settings: Arc<Settings>,
+    security: Arc<WebSecurity>,
 }
+
+/// How long a client may take to finish the TLS handshake.
+const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// True once every configured source has finished its first round.
 pub fn ready(model: &Model, settings: &Settings) -> bool {
@@ -64,6 +69,22 @@ fn handle(ctx: &Ctx, req: &Request<Incoming>) -> Response<Full<Bytes>> {
         );
     }
     let path = req.uri().path();
+    // Probes stay open (they reveal nothing); everything else needs the credentials.
+    let open = matches!(path, "/healthz" | "/readyz");
+    if !open
+        && !ctx.security.authorized(
+            req.headers()
+                .get(AUTHORIZATION)
+                .and_then(|v| v.to_str().ok()),
+        )
+    {
+        let mut r = reply(StatusCode::UNAUTHORIZED, "text/plain", "unauthorized\n");
+        r.headers_mut().insert(
+            WWW_AUTHENTICATE,
+            HeaderValue::from_static("Basic realm=\"spark-exporter\""),
+        );
+        return r;
+    }
     if path == ctx.settings.web.telemetry_path {
         let om =
             prometheus::wants_openmetrics(req.headers().get(ACCEPT).and_then(|v| v.to_str().ok()));
@@ -117,13 +138,16 @@ pub async fn serve(
     listener: TcpListener,
     settings: Arc<Settings>,
     model: Arc<Model>,
+    security: Arc<WebSecurity>,
     shutdown: CancellationToken,
     grace: Duration,
 ) {
+    let tls = security.tls.clone().map(tokio_rustls::TlsAcceptor::from);
     let ctx = Arc::new(Ctx {
         registry: prometheus::registry(model.clone()),
         model,
         settings,
+        security,
     });
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     loop {
@@ -143,14 +167,38 @@ pub async fn serve(
                     let ctx = ctx.clone();
                     async move { Ok::<_, Infallible>(handle(&ctx, &req)) }
                 });
-                let conn = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), svc);
-                let conn = graceful.watch(conn);
-                tokio::spawn(async move {
-                    if let Err(e) = conn.await {
-                        tracing::debug!(error = %e, "Connection ended with an error.");
+                let builder = hyper::server::conn::http1::Builder::new();
+                match &tls {
+                    None => {
+                        let conn = graceful.watch(builder.serve_connection(TokioIo::new(stream), svc));
+                        tokio::spawn(async move {
+                            if let Err(e) = conn.await {
+                                tracing::debug!(error = %e, "Connection ended with an error.");
+                            }
+                        });
                     }
-                });
+                    Some(acceptor) => {
+                        let acceptor = acceptor.clone();
+                        let watcher = graceful.watcher();
+                        tokio::spawn(async move {
+                            let stream = match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+                                Ok(Ok(s)) => s,
+                                Ok(Err(e)) => {
+                                    tracing::debug!(error = %e, "TLS handshake failed.");
+                                    return;
+                                }
+                                Err(_) => {
+                                    tracing::debug!("TLS handshake timed out.");
+                                    return;
+                                }
+                            };
+                            let conn = watcher.watch(builder.serve_connection(TokioIo::new(stream), svc));
+                            if let Err(e) = conn.await {
+                                tracing::debug!(error = %e, "Connection ended with an error.");
+                            }
+                        });
+                    }
+                }
             }
         }
     }
