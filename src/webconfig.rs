@@ -12,7 +12,7 @@
 //! ```
 
 use std::collections::{BTreeMap, HashSet};
-use std::hash::{BuildHasher, Hash, Hasher, RandomState};
+use std::hash::{BuildHasher, RandomState};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -119,9 +119,7 @@ impl WebSecurity {
         let Some(hash) = self.users.get(&user) else {
             return false;
         };
-        let mut h = self.hasher.build_hasher();
-        (&user, &pass, hash).hash(&mut h);
-        let key = h.finish();
+        let key = self.hasher.hash_one((&user, &pass, hash));
         if self
             .verified
             .lock()
