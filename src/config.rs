@@ -125,6 +125,60 @@ pub struct SparkConfig {
     pub app_name_filter: Option<String>,
     /// Most applications followed per target (History Servers list many).
     pub app_limit: usize,
+    /// Credentials and TLS for UIs behind an auth filter or HTTPS.
+    pub auth: SparkAuthConfig,
+}
+
+/// How to authenticate to Spark UIs. Secrets come from files (mounted Kubernetes secrets) or
+/// from the environment (`SPARK_EXPORTER_SPARK__AUTH__PASSWORD`), and are never printed or logged.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct SparkAuthConfig {
+    /// Basic-auth user name.
+    pub username: Option<String>,
+    /// Basic-auth password (prefer `password_file`).
+    #[serde(serialize_with = "redact_opt")]
+    pub password: Option<String>,
+    /// File holding the basic-auth password.
+    pub password_file: Option<PathBuf>,
+    /// Bearer token (prefer `bearer_token_file`).
+    #[serde(serialize_with = "redact_opt")]
+    pub bearer_token: Option<String>,
+    /// File holding the bearer token (re-read at start only).
+    pub bearer_token_file: Option<PathBuf>,
+    /// Extra headers sent with every request, `{name: value}` (values never printed).
+    #[serde(serialize_with = "redact_values")]
+    pub headers: BTreeMap<String, String>,
+    /// PEM bundle of CAs to trust for `https://` Spark URLs.
+    pub ca_file: Option<PathBuf>,
+}
+
+impl SparkAuthConfig {
+    /// The basic-auth password from `password` or `password_file` (trailing newline removed).
+    pub fn password(&self) -> std::io::Result<Option<String>> {
+        secret(&self.password, &self.password_file)
+    }
+    /// The bearer token from `bearer_token` or `bearer_token_file`.
+    pub fn bearer_token(&self) -> std::io::Result<Option<String>> {
+        secret(&self.bearer_token, &self.bearer_token_file)
+    }
+}
+
+fn secret(inline: &Option<String>, file: &Option<PathBuf>) -> std::io::Result<Option<String>> {
+    if let Some(f) = file {
+        return Ok(Some(
+            std::fs::read_to_string(f)?
+                .trim_end_matches(['\r', '\n'])
+                .to_string(),
+        ));
+    }
+    Ok(inline.clone())
+}
+
+fn redact_opt<S: serde::Serializer>(v: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(_) => s.serialize_str("<redacted>"),
+        None => s.serialize_none(),
+    }
 }
 
 /// Event-log tailing.
@@ -256,6 +310,7 @@ impl Default for Settings {
                 timeout: DEFAULT_TIMEOUT,
                 app_name_filter: None,
                 app_limit: DEFAULT_APP_LIMIT,
+                auth: SparkAuthConfig::default(),
             },
             event_log: EventLogConfig {
                 dirs: vec![],
@@ -450,6 +505,15 @@ pub fn from_value(v: &Value) -> Result<Settings, ConfigError> {
                     .map_err(|e| format!("not a valid regex: {e}"))
             }),
             app_limit: r.parse("spark.app_limit", d.spark.app_limit, parse_count),
+            auth: SparkAuthConfig {
+                username: r.parse("spark.auth.username", None, |s| Ok(Some(s.to_string()))),
+                password: r.parse("spark.auth.password", None, |s| Ok(Some(s.to_string()))),
+                password_file: r.parse("spark.auth.password_file", None, readable_file),
+                bearer_token: r.parse("spark.auth.bearer_token", None, |s| Ok(Some(s.to_string()))),
+                bearer_token_file: r.parse("spark.auth.bearer_token_file", None, readable_file),
+                headers: r.map("spark.auth.headers"),
+                ca_file: r.parse("spark.auth.ca_file", None, readable_file),
+            },
         },
         event_log: EventLogConfig {
             dirs: r.list("event_log.dirs", d.event_log.dirs, |s| {
@@ -545,6 +609,25 @@ pub fn from_value(v: &Value) -> Result<Settings, ConfigError> {
         },
     };
     r.unknown_keys(v, "");
+    let a = &s.spark.auth;
+    if a.password.is_some() && a.password_file.is_some() {
+        r.errors
+            .push("spark.auth.password: set either password or password_file, not both".into());
+    }
+    if (a.password.is_some() || a.password_file.is_some()) && a.username.is_none() {
+        r.errors
+            .push("spark.auth.username: required with a password".into());
+    }
+    if a.bearer_token.is_some() && a.bearer_token_file.is_some() {
+        r.errors.push(
+            "spark.auth.bearer_token: set either bearer_token or bearer_token_file, not both"
+                .into(),
+        );
+    }
+    if (a.bearer_token.is_some() || a.bearer_token_file.is_some()) && a.username.is_some() {
+        r.errors
+            .push("spark.auth: basic auth and a bearer token are exclusive".into());
+    }
     if r.errors.is_empty() {
         Ok(s)
     } else {
@@ -558,6 +641,15 @@ fn parse_url(s: &str) -> Result<String, String> {
         return Err(format!("{s:?} is not an http(s) URL"));
     }
     Ok(u.trim_end_matches("/api/v1").to_string())
+}
+
+fn readable_file(s: &str) -> Result<Option<PathBuf>, String> {
+    let p = PathBuf::from(s);
+    match std::fs::File::open(&p) {
+        Ok(_) if p.is_file() => Ok(Some(p)),
+        Ok(_) => Err(format!("{s} is not a file")),
+        Err(e) => Err(format!("{s}: {e}")),
+    }
 }
 
 fn parse_positive(s: &str) -> Result<Duration, String> {
