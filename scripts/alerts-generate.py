@@ -58,11 +58,16 @@ THRESHOLDS = {
     # in the window. killed_by_driver (dynamic allocation) and decommissioned are routine.
     "LOST_EXECUTORS": 0,
     "LOST_EXECUTOR_REASONS": "heartbeat_timeout|exited|lost|other",
-    # SparkStageTaskSkew: max task duration / median task duration of an active stage. Up to ~3 is
-    # normal variation; 5 means one partition holds several times the typical work.
+    # SparkStageTaskSkew: max task duration / median task duration of a stage (the exporter computes
+    # it from finished tasks, so it shows once the stragglers end). Up to ~3 is normal variation;
+    # 5 means one partition holds several times the typical work.
     "SKEW_RATIO": 5,
-    # ... and the stage has been active and skewed this long (short stages do not matter).
-    "SKEW_FOR": "5m",
+    # ... and the straggler mattered: the stage went this many seconds without any task finishing
+    # (while the slow tasks ran alone) within SKEW_WINDOW. Skew in a 2-second stage costs nothing.
+    "SKEW_MIN_WAIT_SECONDS": 120,
+    # ... looked up over this window, longer than the exporter's stage retention (5m) so that the
+    # stall of the now finished stage is still in range while its skew series exists.
+    "SKEW_WINDOW": "15m",
     # SparkHighSpill: bytes spilled to disk by one job group within SPILL_WINDOW. Small spills are
     # normal for big sorts; a GiB every 15 minutes means partitions do not fit execution memory.
     "SPILL_BYTES": 1024 ** 3,
@@ -80,8 +85,10 @@ THRESHOLDS = {
     # SparkExporterEventLogErrors ignores these kinds: `unknown_event` counts events with names the
     # exporter does not know (custom listener events of libraries), which are harmless.
     "EVENTLOG_IGNORED_KINDS": "unknown_event",
-    # SparkExporterEventLogLag: event-log tailer behind the newest event by more than this many
-    # seconds. Lag makes every event-log-based metric (tasks, streaming) late by as much.
+    # SparkExporterEventLogLag: the newest event the tailer has read is older than this many seconds
+    # although it is still reading (bytes read in the last 5m): it works through a backlog, and
+    # every event-log-based metric (tasks, streaming) is late by as much. Without reading, an old
+    # newest event only means no application is writing, which is not a problem.
     "EVENTLOG_LAG_SECONDS": 300,
     "EVENTLOG_LAG_FOR": "10m",
     # Where docs/runbook.md is served; each alert links to its section (#<alert name lowercased>).
@@ -270,14 +277,16 @@ def alerting_rules(t):
         alert(
             "SparkStageTaskSkew",
             f"max by ({STAGE}) (spark_stage_task_skew_ratio) > {num(t['SKEW_RATIO'])}\n"
-            "and on (app_id, stage_id, stage_attempt)\nspark_stage_stalled_seconds",
+            "and on (app_id, stage_id, stage_attempt)\n"
+            f"max by (app_id, stage_id, stage_attempt) (max_over_time(spark_stage_stalled_seconds[{t['SKEW_WINDOW']}]))"
+            f" > {num(t['SKEW_MIN_WAIT_SECONDS'])}",
             t,
             "Skewed tasks in stage {{ $labels.stage_id }} of {{ $labels.app_name }}",
-            "The longest task of active stage {{ $labels.stage_id }} (attempt "
-            "{{ $labels.stage_attempt }}, job group '{{ $labels.job_group }}') in application "
-            "{{ $labels.app_name }} ({{ $labels.app_id }}) ran {{ $value | printf \"%.1f\" }} times "
-            "longer than the median task: a few partitions hold most of the data.",
-            for_=t["SKEW_FOR"],
+            "The slowest task of stage {{ $labels.stage_id }} (attempt {{ $labels.stage_attempt }}, "
+            "job group '{{ $labels.job_group }}') in application {{ $labels.app_name }} "
+            "({{ $labels.app_id }}) ran {{ $value | printf \"%.1f\" }} times longer than the median "
+            f"task and held the stage for over {num(t['SKEW_MIN_WAIT_SECONDS'])}s with no other task "
+            "finishing: a few partitions hold most of the data.",
         ),
         alert(
             "SparkHighSpill",
@@ -319,11 +328,13 @@ def alerting_rules(t):
         ),
         alert(
             "SparkExporterEventLogLag",
-            f"spark_exporter_eventlog_lag_seconds > {num(t['EVENTLOG_LAG_SECONDS'])}",
+            f"spark_exporter_eventlog_lag_seconds > {num(t['EVENTLOG_LAG_SECONDS'])}\n"
+            "and on (instance, job)\nrate(spark_exporter_eventlog_bytes_total[5m]) > 0",
             t,
             "spark-exporter {{ $labels.instance }} is behind on event logs",
-            "The event-log tailer of {{ $labels.instance }} is {{ $value | humanizeDuration }} "
-            "behind the newest event; event-log-based metrics are that late.",
+            "The newest event the event-log tailer of {{ $labels.instance }} has read is "
+            "{{ $value | humanizeDuration }} old while it is still reading: it works through a "
+            "backlog, and event-log-based metrics are that late.",
             for_=t["EVENTLOG_LAG_FOR"],
         ),
     ]

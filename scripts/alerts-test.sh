@@ -52,7 +52,7 @@ expect_failure() {  # description, rules file
   echo "ok: the unit tests fail with $1"
 }
 for mutation in STUCK_MINUTES=20 GC_RATIO=0.25 GC_MIN_BUSY_SLOTS=0.01 EVENT_WINDOW=5m \
-                NEW_SERIES_LOOKBACK=1m SKEW_RATIO=10 SPILL_BYTES=4294967296 \
+                NEW_SERIES_LOOKBACK=1m SKEW_RATIO=10 SKEW_MIN_WAIT_SECONDS=300 SPILL_BYTES=4294967296 \
                 TASK_FAILURE_RATIO=0.2 TARGET_DOWN_FOR=10m EXPORTER_JOB_REGEX=.* \
                 EVENTLOG_LAG_SECONDS=600 LOST_EXECUTOR_REASONS=.+ STAGE_FAILURES=5 EVENTLOG_IGNORED_KINDS=none; do
   mdir=$(mktemp -d -p "$tmp")
