@@ -15,10 +15,11 @@ WORKDIR /src
 # gcc and libc6-dev (for zstd-sys) come with the slim Rust image; TLS is rustls, no OpenSSL.
 COPY . .
 # Cache mounts keep the crate registry and target/ between builds (BuildKit); the binary is
-# copied out of the cache so the next stage can see it. --locked: exactly Cargo.lock.
+# copied out of the cache so the next stage can see it. --locked: exactly Cargo.lock; only the
+# exporter binary (src/bin/ may hold development tools).
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked \
+    cargo build --release --locked --bin spark-exporter \
  && objcopy --strip-debug target/release/spark-exporter /usr/local/bin/spark-exporter
 
 # cc = base (glibc, CA certificates, tzdata) + libgcc_s, which Rust binaries link for unwinding.
