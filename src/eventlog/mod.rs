@@ -6,8 +6,8 @@
 //!   plain text, as Spark's `CompressionCodec` writes them.
 //! - [`tailer`]: follows one file by identity (device, inode): offsets, undecoded bytes, partial
 //!   lines, truncation.
-//! - [`parser`] and [`json`]: one JSON line to one [`parser::Event`], reading only the events and
-//!   fields the exporter uses.
+//! - [`parser`], [`json`] and [`scan`]: one JSON line to one [`parser::Event`], reading only the
+//!   events and fields the exporter uses (task ends with a structural scanner, the rest with serde).
 //! - [`apply`]: completes events with what the log said before and feeds the model
 //!   ([`crate::model::Source::EventLog`]).
 //! - [`engine`]: the set of followed logs, polled in turn.
@@ -26,6 +26,7 @@ pub mod discovery;
 pub mod engine;
 pub mod json;
 pub mod parser;
+pub mod scan;
 pub mod tailer;
 
 use std::path::PathBuf;

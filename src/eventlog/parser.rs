@@ -13,6 +13,7 @@ use crate::model::{
 };
 
 use super::json;
+use super::scan::{self, boolean, count, int, members, ScanError};
 
 /// Prefix of every line Spark writes.
 const PREFIX: &[u8] = br#"{"Event":""#;
@@ -120,6 +121,14 @@ pub enum ParseError {
         /// What serde said.
         source: serde_json::Error,
     },
+    /// A task-end line (read by the fast scanner) is malformed or lacks a required field.
+    #[error("bad {event} event: {source}")]
+    Scan {
+        /// Event name.
+        event: &'static str,
+        /// What the scanner said.
+        source: ScanError,
+    },
     /// An event name that is neither Spark's nor known.
     #[error("unknown event {0:?}")]
     UnknownEvent(String),
@@ -129,7 +138,9 @@ impl ParseError {
     /// The `kind` label of `spark_exporter_eventlog_errors_total`.
     pub fn kind(&self) -> &'static str {
         match self {
-            ParseError::NotAnEvent(_) | ParseError::Json { .. } => "parse",
+            ParseError::NotAnEvent(_) | ParseError::Json { .. } | ParseError::Scan { .. } => {
+                "parse"
+            }
             ParseError::UnknownEvent(_) => "unknown_event",
         }
     }
@@ -168,7 +179,10 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
         };
     }
     let ev = match name.as_ref() {
-        "SparkListenerTaskEnd" => task_end(read!(json::TaskEnd, "TaskEnd")),
+        "SparkListenerTaskEnd" => task_end(line).map_err(|source| ParseError::Scan {
+            event: "TaskEnd",
+            source,
+        })?,
         "SparkListenerStageSubmitted" => stage(read!(json::StageEvent, "StageSubmitted"), true),
         "SparkListenerStageCompleted" => stage(read!(json::StageEvent, "StageCompleted"), false),
         "SparkListenerJobStart" => job_start(read!(json::JobStart, "JobStart")),
@@ -229,37 +243,97 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
     Ok(Some(ev))
 }
 
-fn task_end(t: json::TaskEnd) -> Event {
-    let reason = t.reason.as_ref().map(|r| r.reason.as_ref());
-    let outcome = if t.info.killed || reason == Some("TaskKilled") {
+/// `SparkListenerTaskEnd`, read with the structural scanner: only `Task Info`'s ids and times,
+/// the end reason and the nine metrics are looked at; `Accumulables` and executor metrics are
+/// skipped by their brackets.
+fn task_end(line: &[u8]) -> Result<Event, ScanError> {
+    let (mut stage_id, mut attempt, mut reason) = (None, 0u32, None::<Vec<u8>>);
+    let (mut task_id, mut executor_id, mut launch, mut finish) = (None, None, 0i64, 0i64);
+    let (mut failed, mut killed) = (false, false);
+    let mut m = TaskTotals::default();
+    members(line, |k, v| {
+        match k {
+            b"Stage ID" => stage_id = Some(count("Stage ID", v)?),
+            b"Stage Attempt ID" => attempt = count("Stage Attempt ID", v)? as u32,
+            b"Task End Reason" if v != b"null" => members(v, |k, v| {
+                if k == b"Reason" {
+                    reason = Some(scan::string("Reason", v)?.into_bytes());
+                }
+                Ok(())
+            })?,
+            b"Task Info" => members(v, |k, v| {
+                match k {
+                    b"Task ID" => task_id = Some(count("Task ID", v)?),
+                    b"Executor ID" => executor_id = Some(scan::string("Executor ID", v)?),
+                    b"Launch Time" => launch = int("Launch Time", v)?,
+                    b"Finish Time" => finish = int("Finish Time", v)?,
+                    b"Failed" => failed = boolean("Failed", v)?,
+                    b"Killed" => killed = boolean("Killed", v)?,
+                    _ => {}
+                }
+                Ok(())
+            })?,
+            b"Task Metrics" if v != b"null" => task_metrics(v, &mut m)?,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    let reason = reason.as_deref();
+    let outcome = if killed || reason == Some(b"TaskKilled") {
         TaskOutcome::Killed
-    } else if t.info.failed || reason.is_some_and(|r| r != "Success") {
+    } else if failed || reason.is_some_and(|r| r != b"Success") {
         TaskOutcome::Failed
     } else {
         TaskOutcome::Succeeded
     };
-    let m = t.metrics.unwrap_or_default();
-    let read = m.shuffle_read.unwrap_or_default();
-    let metrics = TaskTotals {
-        run_time_ms: m.run_time.0,
-        cpu_time_ns: m.cpu_time.0,
-        gc_time_ms: m.gc_time.0,
-        input_bytes: m.input.unwrap_or_default().bytes.0,
-        output_bytes: m.output.unwrap_or_default().bytes.0,
-        shuffle_read_bytes: read.remote.0.saturating_add(read.local.0),
-        shuffle_write_bytes: m.shuffle_write.unwrap_or_default().bytes.0,
-        memory_spilled_bytes: m.memory_spilled.0,
-        disk_spilled_bytes: m.disk_spilled.0,
-    };
-    Event::TaskEnd(TaskEndObs {
-        stage_id: t.stage_id,
-        attempt: t.attempt,
-        task_id: t.info.task_id,
-        executor_id: t.info.executor_id.into_owned(),
+    Ok(Event::TaskEnd(TaskEndObs {
+        stage_id: stage_id.ok_or(ScanError::Missing("Stage ID"))?,
+        attempt,
+        task_id: task_id.ok_or(ScanError::Missing("Task ID"))?,
+        executor_id: executor_id.ok_or(ScanError::Missing("Executor ID"))?,
         outcome,
-        launch_ms: t.info.launch,
-        finish_ms: t.info.finish.max(t.info.launch),
-        metrics,
+        launch_ms: launch,
+        finish_ms: finish.max(launch),
+        metrics: m,
+    }))
+}
+
+/// `Task Metrics`: the sums the model keeps.
+fn task_metrics(v: &[u8], m: &mut TaskTotals) -> Result<(), ScanError> {
+    members(v, |k, v| {
+        match k {
+            b"Executor Run Time" => m.run_time_ms = count("Executor Run Time", v)?,
+            b"Executor CPU Time" => m.cpu_time_ns = count("Executor CPU Time", v)?,
+            b"JVM GC Time" => m.gc_time_ms = count("JVM GC Time", v)?,
+            b"Memory Bytes Spilled" => m.memory_spilled_bytes = count("Memory Bytes Spilled", v)?,
+            b"Disk Bytes Spilled" => m.disk_spilled_bytes = count("Disk Bytes Spilled", v)?,
+            b"Input Metrics" => one(v, b"Bytes Read", &mut m.input_bytes)?,
+            b"Output Metrics" => one(v, b"Bytes Written", &mut m.output_bytes)?,
+            b"Shuffle Write Metrics" => {
+                one(v, b"Shuffle Bytes Written", &mut m.shuffle_write_bytes)?
+            }
+            b"Shuffle Read Metrics" => {
+                let (mut remote, mut local) = (0, 0);
+                one(v, b"Remote Bytes Read", &mut remote)?;
+                one(v, b"Local Bytes Read", &mut local)?;
+                m.shuffle_read_bytes = remote.saturating_add(local);
+            }
+            _ => {}
+        }
+        Ok(())
+    })
+}
+
+/// Read member `key` of the object `v` (absent or null object: unchanged).
+fn one(v: &[u8], key: &'static [u8], out: &mut u64) -> Result<(), ScanError> {
+    if v == b"null" {
+        return Ok(());
+    }
+    members(v, |k, v| {
+        if k == key {
+            *out = count("metric", v)?;
+        }
+        Ok(())
     })
 }
 
