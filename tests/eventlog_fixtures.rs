@@ -355,3 +355,70 @@ fn ingest_paths_reads_every_fixture_without_errors() {
     assert_eq!(t.eventlog_files.get("error"), Some(&0));
     assert!(t.eventlog_newest_event_ms.is_some());
 }
+
+/// The task-end scanner's sums equal a generic JSON parse of the same lines (serde_json::Value),
+/// on the real 10k-task log and on every fixture.
+#[test]
+fn task_end_scanner_agrees_with_a_generic_json_parse() {
+    let mut files: Vec<PathBuf> = fixture_files().into_iter().map(|(_, f, _)| f).collect();
+    files.push(Path::new(BASIC).join("events_1_local-1795981136444.zstd"));
+    let bench = zstd::decode_all(
+        &std::fs::read("tests/data/bench/eventlog-10k-tasks.json.zst").unwrap()[..],
+    )
+    .unwrap();
+    let mut lines: Vec<Vec<u8>> = bench.split(|b| *b == b'\n').map(<[u8]>::to_vec).collect();
+    for f in files {
+        lines.extend(tail_file(&f).lines);
+    }
+    let (mut ours, mut theirs) = ([0u64; 12], [0u64; 12]);
+    for l in lines
+        .iter()
+        .filter(|l| l.starts_with(b"{\"Event\":\"SparkListenerTaskEnd\""))
+    {
+        let Some(Event::TaskEnd(t)) = parse_line(l).unwrap() else {
+            panic!()
+        };
+        let m = t.metrics;
+        let o = [
+            t.task_id,
+            t.stage_id,
+            (t.finish_ms - t.launch_ms) as u64,
+            m.run_time_ms,
+            m.cpu_time_ns,
+            m.gc_time_ms,
+            m.input_bytes,
+            m.output_bytes,
+            m.shuffle_read_bytes,
+            m.shuffle_write_bytes,
+            m.memory_spilled_bytes,
+            m.disk_spilled_bytes,
+        ];
+        let v: serde_json::Value = serde_json::from_slice(l).unwrap();
+        let n = |p: &str| v.pointer(p).and_then(|x| x.as_i64()).unwrap_or(0).max(0) as u64;
+        let tm = "/Task Metrics";
+        let t = [
+            n("/Task Info/Task ID"),
+            n("/Stage ID"),
+            n("/Task Info/Finish Time").saturating_sub(n("/Task Info/Launch Time")),
+            n(&format!("{tm}/Executor Run Time")),
+            n(&format!("{tm}/Executor CPU Time")),
+            n(&format!("{tm}/JVM GC Time")),
+            n(&format!("{tm}/Input Metrics/Bytes Read")),
+            n(&format!("{tm}/Output Metrics/Bytes Written")),
+            n(&format!("{tm}/Shuffle Read Metrics/Remote Bytes Read"))
+                + n(&format!("{tm}/Shuffle Read Metrics/Local Bytes Read")),
+            n(&format!("{tm}/Shuffle Write Metrics/Shuffle Bytes Written")),
+            n(&format!("{tm}/Memory Bytes Spilled")),
+            n(&format!("{tm}/Disk Bytes Spilled")),
+        ];
+        for i in 0..12 {
+            ours[i] += o[i];
+            theirs[i] += t[i];
+        }
+    }
+    assert_eq!(ours, theirs);
+    assert!(
+        ours[3] > 0 && ours[8] > 0,
+        "run time and shuffle read are exercised: {ours:?}"
+    );
+}
