@@ -48,6 +48,8 @@ struct Log {
     app: AppState,
     /// No longer listed: read what the open handles still give, then forget it.
     gone: bool,
+    /// The rolling folder could not be listed last time (counted once until it can again).
+    list_failing: bool,
     warnings: Warnings,
 }
 
@@ -115,6 +117,7 @@ impl Engine {
                     },
                     app: AppState::new(app_id_from_name(&name.name)),
                     gone: false,
+                    list_failing: false,
                     warnings: Warnings::default(),
                 });
                 log.path = path.clone();
@@ -135,6 +138,7 @@ impl Engine {
                     },
                     app: AppState::new(app_id_from_name(&name)),
                     gone: false,
+                    list_failing: false,
                     warnings: Warnings::default(),
                 });
                 log.path = path;
@@ -265,11 +269,14 @@ impl Log {
         let listing = match discovery::list_rolling(&self.path) {
             Ok(l) => l,
             Err(e) => {
-                let file = self.path.display().to_string();
-                self.warnings.report(model, &file, "io", &e);
+                if !std::mem::replace(&mut self.list_failing, true) {
+                    let file = self.path.display().to_string();
+                    self.warnings.report(model, &file, "io", &e);
+                }
                 return;
             }
         };
+        self.list_failing = false;
         *finished = listing.finished;
         for Part {
             path,
