@@ -125,6 +125,9 @@ pub struct AppState {
     pub running_jobs: HashMap<u64, JobState>,
     /// Job ids already counted.
     pub counted_jobs: IdSet,
+    /// Task ids (TIDs, sequential per application) already applied from task-end events, so a
+    /// log read twice (truncation, a retried step) never counts a task twice.
+    pub counted_tasks: IdSet,
     /// Stage attempts still held.
     pub stages: HashMap<(u64, u32), StageState>,
     /// Stage attempts already counted (attempt 0 in an IdSet, retries in a set).
@@ -170,6 +173,7 @@ impl AppState {
             gone: false,
             running_jobs: HashMap::new(),
             counted_jobs: IdSet::default(),
+            counted_tasks: IdSet::default(),
             stages: HashMap::new(),
             counted_stages: IdSet::default(),
             counted_retries: HashSet::new(),

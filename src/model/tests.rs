@@ -171,6 +171,8 @@ fn stage_totals_from_rest_and_event_log_merge_not_add() {
     m.task_end(APP, &task(1, 7, 100));
     m.task_end(APP, &task(2, 7, 100));
     m.task_end(APP, &task(3, 7, 100));
+    // The same log read again (truncation, retried step): no double count.
+    m.task_end(APP, &task(3, 7, 100));
     let f = collect(&m);
     let g = [("job_group", "g"), ("status", "succeeded")];
     assert_eq!(

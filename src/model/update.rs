@@ -360,6 +360,9 @@ impl State {
             .apps
             .entry(app_id.to_string())
             .or_insert_with(|| AppState::new(app_id));
+        if !app.counted_tasks.insert(obs.task_id) {
+            return;
+        }
         let key = (obs.stage_id, obs.attempt);
         let group = match app.stages.get_mut(&key) {
             Some(st) => {
