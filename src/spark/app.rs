@@ -24,7 +24,7 @@ use super::api::{ExecutionData, ExecutorSummary, JobData, StageData, TaskMetricD
 use super::client::{Client, ClientError};
 use super::convert::{self, job_obs, sql_obs, stage_obs};
 use super::poller::Sink;
-use super::tracker::{IdTracker, PROBE_CAP};
+use super::tracker::{IdTracker, PROBE_CAP, PROBE_LOOKAHEAD};
 
 const SQL_QUERY: &str = "details=false&planDescription=false";
 
@@ -375,9 +375,10 @@ fn track_sql(running: &mut BTreeSet<u64>, sink: &dyn Sink, app: &str, e: &Execut
     }
 }
 
-/// Probe the tracker's holes, then new ids from `max + 1` until a 404 or [`PROBE_CAP`]; hand
-/// every entity found to `found` as soon as it arrives, so an error later in the poll loses
-/// nothing already recorded.
+/// Probe the tracker's holes, then new ids from `max + 1` until [`PROBE_LOOKAHEAD`] 404s in a row
+/// or [`PROBE_CAP`] finds; hand every entity found to `found` as soon as it arrives, so an error
+/// later in the poll loses nothing already recorded. An id skipped by the lookahead becomes a
+/// hole, so one id that is never published (or published late) does not hide the ones after it.
 async fn discover<T: DeserializeOwned>(
     c: &Client,
     t: &mut IdTracker,
@@ -393,18 +394,26 @@ async fn discover<T: DeserializeOwned>(
             None => t.hole_missed(id),
         }
     }
-    for _ in 0..PROBE_CAP {
-        let id = t.next_probe();
+    let mut finds = 0;
+    let mut misses = 0;
+    let mut id = t.next_probe();
+    while misses < PROBE_LOOKAHEAD {
         match c.get_opt::<T>(&path(id)).await? {
             Some(v) => {
                 t.saw(id);
                 found(v);
+                finds += 1;
+                misses = 0;
+                if finds == PROBE_CAP {
+                    // A burst: one full list is cheaper than probing on.
+                    t.request_full();
+                    return Ok(());
+                }
             }
-            None => return Ok(()),
+            None => misses += 1,
         }
+        id = id.saturating_add(1);
     }
-    // Still finding new ids after the cap: a burst; one full list is cheaper than probing on.
-    t.request_full();
     Ok(())
 }
 

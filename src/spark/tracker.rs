@@ -2,15 +2,18 @@
 //! already knows, so it can ask Spark only for new ones.
 //!
 //! Spark numbers jobs, stages and SQL executions sequentially per application. After one full
-//! list, new entities are found by probing `max + 1`, `max + 2`, ... until a 404. Ids skipped on
-//! the way ("holes": a concurrent submission published after a later one) are re-probed a few
-//! polls, then forgotten. Too many new ids at once means probing would cost more than the list,
+//! list, new entities are found by probing `max + 1`, `max + 2`, ... until [`PROBE_LOOKAHEAD`]
+//! 404s in a row. Ids skipped on the way ("holes": a concurrent submission published after a
+//! later one, or an id never published) are re-probed a few polls, then forgotten. Too many new ids at once means probing would cost more than the list,
 //! so the tracker asks for the full list instead.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Most ids probed past the known maximum in one poll before falling back to the full list.
 pub const PROBE_CAP: usize = 50;
+/// Consecutive 404s that end probing. More than one, so an id that is never published (a
+/// submission that failed before reaching the UI) does not hide every id after it.
+pub const PROBE_LOOKAHEAD: usize = 2;
 /// Polls a hole is re-probed before it is given up.
 pub const HOLE_PROBES: u8 = 3;
 /// Only ids this close below the maximum can be holes after a full list; older gaps are ids

@@ -1,0 +1,137 @@
+//! Test support for the REST collector: recorded and generated Spark applications ([`AppData`]),
+//! a fake Spark REST server that can misbehave on demand ([`server`]), and a [`Sink`] that records
+//! what the poller reports ([`recorder`]).
+#![allow(dead_code)] // Each test binary uses a different part.
+
+pub mod recorder;
+pub mod server;
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use spark_exporter::config::Settings;
+
+pub use recorder::*;
+pub use server::*;
+
+/// Recorded Spark 4.1.1 snapshots.
+pub const SNAPSHOTS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/spark-4.1.1-basic/rest-snapshots"
+);
+/// The recorded application.
+pub const APP_ID: &str = "local-1795981136444";
+
+/// One application's entities, as the server holds them.
+#[derive(Debug, Clone, Default)]
+pub struct AppData {
+    pub info: Value,
+    pub jobs: Vec<Value>,
+    pub stages: Vec<Value>,
+    pub sql: Vec<Value>,
+    pub executors: Vec<Value>,
+}
+
+fn read_json(dir: &str, file: &str) -> Value {
+    let s = std::fs::read_to_string(format!("{dir}/{file}")).expect("fixture file");
+    serde_json::from_str(&s).expect("fixture JSON")
+}
+
+fn array(v: Value) -> Vec<Value> {
+    match v {
+        Value::Array(a) => a,
+        _ => vec![],
+    }
+}
+
+impl AppData {
+    /// Snapshot `n` (0..=9) of the recorded application.
+    pub fn snapshot(n: usize) -> AppData {
+        let dir = format!("{SNAPSHOTS}/{n:04}");
+        AppData {
+            info: read_json(&dir, "app.json"),
+            jobs: array(read_json(&dir, "jobs.json")),
+            stages: array(read_json(&dir, "stages.json")),
+            sql: array(read_json(&dir, "sql__details-false.json")),
+            executors: array(read_json(&dir, "allexecutors.json")),
+        }
+    }
+
+    /// A generated application with `finished` finished jobs (two stages each, one skipped) and
+    /// SQL executions, plus one running job (a pending and an active stage) and one running SQL
+    /// execution.
+    /// Entities are cloned from the recorded snapshot so they have Spark's real size and shape.
+    pub fn generated(id: &str, finished: u64) -> AppData {
+        let base = AppData::snapshot(9);
+        let job_t = base
+            .jobs
+            .iter()
+            .find(|j| j["jobId"] == 13)
+            .cloned()
+            .unwrap();
+        let stage_t = base
+            .stages
+            .iter()
+            .find(|s| s["stageId"] == 18)
+            .cloned()
+            .unwrap();
+        let sql_t = base.sql[1].clone();
+        let mut d = AppData {
+            info: base.info.clone(),
+            executors: base.executors.clone(),
+            ..Default::default()
+        };
+        d.info["id"] = json!(id);
+        for j in 0..=finished {
+            let running = j == finished;
+            let mut job = job_t.clone();
+            job["jobId"] = json!(j);
+            job["stageIds"] = json!([2 * j, 2 * j + 1]);
+            job["status"] = json!(if running { "RUNNING" } else { "SUCCEEDED" });
+            d.jobs.push(job);
+            let statuses = if running {
+                ["PENDING", "ACTIVE"]
+            } else {
+                ["SKIPPED", "COMPLETE"]
+            };
+            for (k, status) in [(2 * j, statuses[0]), (2 * j + 1, statuses[1])] {
+                let mut st = stage_t.clone();
+                st["stageId"] = json!(k);
+                st["status"] = json!(status);
+                match status {
+                    "ACTIVE" => st["numCompleteTasks"] = json!(1),
+                    "PENDING" | "SKIPPED" => st["numCompleteTasks"] = json!(0),
+                    _ => {}
+                }
+                d.stages.push(st);
+            }
+            let mut e = sql_t.clone();
+            e["id"] = json!(j);
+            e["status"] = json!(if running { "RUNNING" } else { "COMPLETED" });
+            d.sql.push(e);
+        }
+        d.jobs.reverse();
+        d.stages.reverse();
+        d
+    }
+
+    pub fn id(&self) -> String {
+        self.info["id"].as_str().unwrap_or_default().to_string()
+    }
+
+    /// Mark the newest attempt completed at `end` with `last_updated`.
+    pub fn complete(&mut self, end: i64, last_updated: i64) {
+        let a = &mut self.info["attempts"][0];
+        a["completed"] = json!(true);
+        a["endTimeEpoch"] = json!(end);
+        a["lastUpdatedEpoch"] = json!(last_updated);
+    }
+}
+
+/// Default settings pointed at `urls`, polling every 100 ms.
+pub fn settings(urls: &[&str]) -> Settings {
+    let mut s = Settings::default();
+    s.spark.urls = urls.iter().map(|u| u.to_string()).collect();
+    s.spark.poll_interval = Duration::from_millis(100);
+    s
+}

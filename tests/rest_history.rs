@@ -1,0 +1,138 @@
+//! End-to-end tests of application discovery: driver restarts, History Server listings (name
+//! filter, limit, completed applications read once), application attempts.
+
+mod rest_common;
+
+use std::sync::Arc;
+
+use rest_common::*;
+use serde_json::json;
+use spark_exporter::spark::TargetPoller;
+
+#[tokio::test]
+async fn a_restarted_driver_reports_the_old_application_gone() {
+    let server = FakeSpark::start(vec![AppData::snapshot(3)]).await;
+    let rec = Arc::new(Recorder::default());
+    let mut p = poller(&server, &rec);
+    p.poll().await.unwrap();
+    let mut next = AppData::snapshot(0);
+    next.info["id"] = json!("local-2");
+    server.set_apps(vec![next.clone()]);
+    p.poll().await.unwrap();
+    rec.with(|c| {
+        assert_eq!(c.gone, vec![APP_ID.to_string()]);
+        assert!(c.apps.contains_key("local-2"));
+    });
+    assert_matches_truth(&rec, &next, "new app");
+    // A completed application that drops out of the listing is not "gone": it ended.
+    next.complete(1_795_990_000_000, 1_795_990_000_001);
+    server.set_apps(vec![next]);
+    p.poll().await.unwrap();
+    server.set_apps(vec![]);
+    p.poll().await.unwrap();
+    rec.with(|c| assert_eq!(c.gone, vec![APP_ID.to_string()]));
+}
+
+#[tokio::test]
+async fn history_server_filters_limits_and_reads_completed_apps_once() {
+    let mk = |id: &str, name: &str, start: i64, end: Option<i64>| {
+        let mut a = AppData::generated(id, 2);
+        a.info["name"] = json!(name);
+        a.info["attempts"][0]["startTimeEpoch"] = json!(start);
+        if let Some(e) = end {
+            a.complete(e, e + 1);
+        }
+        a
+    };
+    let apps = vec![
+        mk("etl-old", "etl nightly", 1_000, Some(2_000)),
+        mk("etl-new", "etl nightly", 3_000, Some(4_000)),
+        mk("etl-live", "etl hourly", 5_000, None),
+        mk("adhoc", "notebook", 6_000, None),
+    ];
+    let server = FakeSpark::start(apps).await;
+    let rec = Arc::new(Recorder::default());
+    let mut s = settings(&[&server.url]);
+    s.spark.app_name_filter = Some("^etl".into());
+    s.spark.app_limit = 2;
+    let mut p = TargetPoller::new(&server.url, &s, rec.clone()).unwrap();
+    assert_eq!(p.poll().await.unwrap().apps, 2);
+    rec.with(|c| {
+        // Running first, then the newest completed; the notebook does not match the filter.
+        assert_eq!(c.apps.keys().collect::<Vec<_>>(), ["etl-live", "etl-new"]);
+        assert_eq!(c.apps["etl-new"].end_ms, Some(4_000));
+        assert_eq!(c.jobs.keys().filter(|k| k.0 == "etl-new").count(), 3);
+    });
+    let touched = |log: &[String], app: &str| {
+        log.iter()
+            .filter(|l| l.contains(&format!("/applications/{app}/")))
+            .count()
+    };
+    let log = server.take_log();
+    assert!(log.contains(&"/api/v1/applications?status=running".to_string()));
+    assert!(log
+        .iter()
+        .any(|l| l.starts_with("/api/v1/applications?status=completed&limit=")));
+    assert!(touched(&log, "etl-new") > 0);
+    assert_eq!(touched(&log, "adhoc") + touched(&log, "etl-old"), 0);
+
+    // Idle: the completed application is not read again, the running one is.
+    p.poll().await.unwrap();
+    let log = server.take_log();
+    assert_eq!(touched(&log, "etl-new"), 0, "{log:#?}");
+    assert!(touched(&log, "etl-live") > 0);
+
+    // The History Server re-read its log: read it again, in full.
+    server.with_apps(|a| a[1].complete(4_000, 9_999));
+    p.poll().await.unwrap();
+    let log = server.take_log();
+    assert!(
+        log.contains(&"/api/v1/applications/etl-new/jobs".to_string()),
+        "{log:#?}"
+    );
+    p.poll().await.unwrap();
+    assert_eq!(touched(&server.take_log(), "etl-new"), 0);
+}
+
+#[tokio::test]
+async fn application_attempts_are_part_of_the_path() {
+    let mut app = AppData::snapshot(9);
+    app.info["attempts"][0]["attemptId"] = json!("2");
+    let server = FakeSpark::start(vec![app]).await;
+    let rec = Arc::new(Recorder::default());
+    let mut p = poller(&server, &rec);
+    // The fake serves no attempt paths, so the poll fails, but asked the right URLs.
+    assert_eq!(p.poll().await.unwrap_err().kind(), "http_status");
+    let log = server.take_log();
+    assert!(
+        log.contains(&format!("/api/v1/applications/{APP_ID}/2/jobs")),
+        "{log:#?}"
+    );
+}
+
+#[tokio::test]
+async fn the_app_limit_prefers_running_then_newest() {
+    let mk = |id: &str, start: i64, end: Option<i64>| {
+        let mut a = AppData::generated(id, 0);
+        a.info["attempts"][0]["startTimeEpoch"] = json!(start);
+        if let Some(e) = end {
+            a.complete(e, e);
+        }
+        a
+    };
+    let apps = vec![
+        mk("c-old", 1, Some(5)),
+        mk("r-old", 2, None),
+        mk("c-new", 3, Some(10)),
+        mk("r-new", 4, None),
+    ];
+    let server = FakeSpark::start(apps).await;
+    for (limit, want) in [(1, vec!["r-new"]), (3, vec!["c-new", "r-new", "r-old"])] {
+        let rec = Arc::new(Recorder::default());
+        let mut s = settings(&[&server.url]);
+        s.spark.app_limit = limit;
+        let mut p = TargetPoller::new(&server.url, &s, rec.clone()).unwrap();
+        p.poll().await.unwrap();
+        rec.with(|c| assert_eq!(c.apps.keys().collect::<Vec<_>>(), want, "limit {limit}"));
+    }
+}
