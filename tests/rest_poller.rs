@@ -320,3 +320,23 @@ async fn poll_once_feeds_the_real_model() {
     assert_eq!(telemetry.snapshot().up.get(&server.url), Some(&true));
     assert!(model.read(|st| st.apps.contains_key(APP_ID)));
 }
+
+#[tokio::test]
+async fn a_backlog_of_task_summaries_is_spread_over_polls() {
+    // 100 finished stages, all "recent" (a retention longer than the fixture's age).
+    let server = FakeSpark::start(vec![AppData::generated("sum", 100)]).await;
+    let rec = Arc::new(Recorder::default());
+    let mut s = settings(&[&server.url]);
+    s.model.stage_retention = std::time::Duration::from_secs(100 * 365 * 86_400);
+    let mut p = TargetPoller::new(&server.url, &s, rec.clone()).unwrap();
+    let mut per_poll = vec![];
+    for _ in 0..5 {
+        p.poll().await.unwrap();
+        let log = server.take_log();
+        per_poll.push(log.iter().filter(|l| l.contains("taskSummary")).count());
+    }
+    // 32 ended stages per poll plus the active one, until the backlog is gone.
+    assert_eq!(per_poll, [33, 33, 33, 5, 1]);
+    let n = rec.with(|c| c.summaries.len());
+    assert_eq!(n, 101, "every stage that ran, and the active one");
+}

@@ -26,7 +26,11 @@ use super::convert::{self, job_obs, sql_obs, stage_obs};
 use super::poller::Sink;
 use super::tracker::{IdTracker, PROBE_CAP, PROBE_LOOKAHEAD};
 
+/// `/sql` defaults to `details=true&planDescription=true`: the plan graph and the plan text are
+/// most of the bytes and the exporter uses neither.
 const SQL_QUERY: &str = "details=false&planDescription=false";
+/// Most task summaries of ended stages fetched per poll (active stages are always fetched).
+const SUMMARY_BACKLOG_PER_POLL: usize = 32;
 
 /// What the poller remembers about one application between polls.
 #[derive(Debug)]
@@ -286,7 +290,14 @@ impl AppState {
             .iter()
             .filter(|(_, st)| **st == StageStatus::Active)
             .map(|(k, _)| *k);
-        let keys: BTreeSet<(u64, u32)> = active.chain(self.summary_due.iter().copied()).collect();
+        // Ended stages wait in `summary_due`; a backlog (first read of a busy application) is
+        // worked off a slice per poll so no single poll hammers the driver.
+        let due = self
+            .summary_due
+            .iter()
+            .copied()
+            .take(SUMMARY_BACKLOG_PER_POLL);
+        let keys: BTreeSet<(u64, u32)> = active.chain(due).collect();
         for (id, attempt) in keys {
             let path = format!(
                 "{}/stages/{id}/{attempt}/taskSummary?quantiles=0.5,1.0",

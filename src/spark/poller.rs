@@ -1,6 +1,6 @@
 //! The poll loop: one task per target, each on its own interval, so a slow or dead target never
 //! delays the others. A poll lists the target's applications, picks the ones to follow, and
-//! lets [`super::app::AppState`] read what changed in each.
+//! lets the per-application state (`app.rs`) read what changed in each.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
