@@ -1,0 +1,195 @@
+//! A small parser for the Prometheus text format, and views of parsed samples.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::truth::{add, key, nonzero, Series};
+
+/// A parsed scrape.
+pub struct Scrape {
+    pub samples: Vec<Sample>,
+    pub duplicates: Vec<String>,
+}
+
+/// One sample line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub value: f64,
+}
+
+impl Sample {
+    pub fn label(&self, k: &str) -> &str {
+        self.labels.get(k).map(String::as_str).unwrap_or("")
+    }
+    pub fn id(&self) -> String {
+        let l: Vec<(&str, &str)> = self
+            .labels
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        format!("{}{}", self.name, key(&l))
+    }
+}
+
+/// Parse the text format (classic or OpenMetrics): `name{k="v",...} value [timestamp]` lines;
+/// comments skipped; `\\`, `\"` and `\n` unescaped in label values. Lines that do not parse are
+/// reported as duplicates' neighbours would be: as problems.
+pub fn parse_exposition(text: &str) -> Scrape {
+    let mut samples = vec![];
+    let mut problems = vec![];
+    let mut seen = BTreeSet::new();
+    for line in text.lines() {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        match parse_line(line) {
+            Some(s) => {
+                if !seen.insert(s.id()) {
+                    problems.push(format!("duplicate: {}", s.id()));
+                }
+                samples.push(s);
+            }
+            None => problems.push(format!("unparsable line: {line}")),
+        }
+    }
+    Scrape {
+        samples,
+        duplicates: problems,
+    }
+}
+
+/// One sample line, or `None` if it does not parse.
+pub fn parse_line(line: &str) -> Option<Sample> {
+    let name_end = line.find(['{', ' '])?;
+    let name = line[..name_end].to_string();
+    let mut labels = BTreeMap::new();
+    let mut rest = &line[name_end..];
+    if let Some(mut r) = rest.strip_prefix('{') {
+        // `k="v"` pairs separated by commas, up to the closing brace.
+        loop {
+            r = r.trim_start_matches([',', ' ']);
+            if let Some(after) = r.strip_prefix('}') {
+                rest = after;
+                break;
+            }
+            let eq = r.find('=')?;
+            let k = r[..eq].trim().to_string();
+            r = r[eq + 1..].strip_prefix('"')?;
+            let mut v = String::new();
+            let mut chars = r.char_indices();
+            let close = loop {
+                match chars.next()? {
+                    (_, '\\') => match chars.next()?.1 {
+                        'n' => v.push('\n'),
+                        other => v.push(other),
+                    },
+                    (i, '"') => break i,
+                    (_, c) => v.push(c),
+                }
+            };
+            r = &r[close + 1..];
+            labels.insert(k, v);
+        }
+    }
+    let value = match rest.split_whitespace().next()? {
+        "+Inf" => f64::INFINITY,
+        "-Inf" => f64::NEG_INFINITY,
+        v => v.parse().ok()?,
+    };
+    Some(Sample {
+        name,
+        labels,
+        value,
+    })
+}
+
+/// Samples re-rendered (for the artefact folder).
+pub fn render(samples: &[Sample]) -> String {
+    samples
+        .iter()
+        .map(|s| format!("{} {}\n", s.id(), s.value))
+        .collect()
+}
+
+/// Sum the samples of `name` for `app_id` by the labels `keys` (other labels summed over).
+pub fn project(samples: &[Sample], name: &str, app_id: &str, keys: &[&str]) -> Series {
+    let mut m = Series::new();
+    for smp in samples
+        .iter()
+        .filter(|x| x.name == name && x.label("app_id") == app_id)
+    {
+        let l: Vec<(&str, &str)> = keys
+            .iter()
+            .map(|k| {
+                (
+                    *k,
+                    smp.labels
+                        .get(*k)
+                        .map(String::as_str)
+                        .unwrap_or("<missing>"),
+                )
+            })
+            .collect();
+        add(&mut m, key(&l), smp.value);
+    }
+    nonzero(m)
+}
+
+/// The value of the only sample named `name` (`None` if there is not exactly one).
+pub fn single(samples: &[Sample], name: &str) -> Option<f64> {
+    let v: Vec<f64> = samples
+        .iter()
+        .filter(|s| s.name == name)
+        .map(|s| s.value)
+        .collect();
+    (v.len() == 1).then(|| v[0])
+}
+
+/// Counter samples (`_total`, histogram `_count`/`_sum`/`_bucket`) of `before` that are lower,
+/// or gone, in `after`.
+pub fn went_backwards(before: &[Sample], after: &[Sample]) -> Vec<String> {
+    let after: BTreeMap<String, f64> = after.iter().map(|s| (s.id(), s.value)).collect();
+    before
+        .iter()
+        .filter(|s| {
+            ["_total", "_count", "_sum", "_bucket"]
+                .iter()
+                .any(|x| s.name.ends_with(x))
+        })
+        .filter_map(|s| match after.get(&s.id()) {
+            Some(v) if *v >= s.value => None,
+            Some(v) => Some(format!("{}: {} -> {v}", s.id(), s.value)),
+            None => Some(format!("{}: {} -> (gone)", s.id(), s.value)),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exposition_parser_handles_escapes_and_special_values() {
+        let s = parse_exposition(concat!(
+            "# TYPE x counter\n",
+            "x_total{a=\"say \\\"hi\\\"\",b=\"C:\\\\dir\",c=\"l1\\nl2\"} 3\n",
+            "up 1\n",
+            "h_bucket{le=\"+Inf\"} 4 1700000000000\n",
+            "g{a=\"}{,=\"} NaN\n",
+        ));
+        assert!(s.duplicates.is_empty(), "{:?}", s.duplicates);
+        assert_eq!(s.samples[0].label("a"), "say \"hi\"");
+        assert_eq!(s.samples[0].label("b"), "C:\\dir");
+        assert_eq!(s.samples[0].label("c"), "l1\nl2");
+        assert_eq!(s.samples[0].value, 3.0);
+        assert_eq!(
+            (s.samples[1].name.as_str(), s.samples[1].value),
+            ("up", 1.0)
+        );
+        assert_eq!(s.samples[2].label("le"), "+Inf");
+        assert_eq!(s.samples[3].label("a"), "}{,=");
+        assert!(s.samples[3].value.is_nan());
+        assert_eq!(parse_exposition("x 1\nx 2\n").duplicates.len(), 1);
+    }
+}
