@@ -86,10 +86,16 @@ fn encode_value(v: &Value, kind: Kind, e: &mut MetricEncoder) -> Result<(), std:
         (Value::Int(v), _) => e.encode_gauge(&(*v as i64)),
         (Value::Float(v), _) => e.encode_gauge(v),
         (Value::Hist(b, sum, count), _) => {
-            // prometheus-client marks the +Inf bucket with f64::MAX.
+            // Our buckets are cumulative; prometheus-client accumulates per-bucket counts itself
+            // and marks the +Inf bucket with f64::MAX.
+            let mut prev = 0;
             let b: Vec<(f64, u64)> = b
                 .iter()
-                .map(|(le, c)| (if le.is_finite() { *le } else { f64::MAX }, *c))
+                .map(|(le, c)| {
+                    let per = c.saturating_sub(prev);
+                    prev = *c;
+                    (if le.is_finite() { *le } else { f64::MAX }, per)
+                })
                 .collect();
             e.encode_histogram::<NoLabelSet>(*sum, *count, &b, None)
         }
@@ -164,6 +170,48 @@ fn to_classic(om: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Settings;
+    use crate::model::{JobObs, JobStatus, Source};
+    use crate::telemetry::Telemetry;
+
+    #[test]
+    fn histograms_and_escaped_labels_render_exactly() {
+        let m = Model::new(&Settings::default(), Arc::new(Telemetry::default()));
+        for (id, secs) in [(0u64, 0.3f64), (1, 2.0), (2, 20000.0)] {
+            m.upsert_job(
+                Source::Rest,
+                "a",
+                &JobObs {
+                    job_id: id,
+                    job_group: Some("g\"x".into()),
+                    description: Some("d\\e\nf".into()),
+                    status: JobStatus::Succeeded,
+                    submission_ms: Some(1_000),
+                    completion_ms: Some(1_000 + (secs * 1000.0) as i64),
+                    stage_ids: vec![],
+                    sql_execution_id: None,
+                },
+            );
+        }
+        let text = render(&registry(m), false).expect("render");
+        let labels = r#"app_id="a",app_name="",job_group="g\"x",job_description="d\\e\nf",status="succeeded""#;
+        for (le, n) in [
+            ("0.1", 0),
+            ("0.5", 1),
+            ("1.0", 1),
+            ("2.5", 2),
+            ("14400.0", 2),
+            ("+Inf", 3),
+        ] {
+            let line = format!("spark_job_duration_seconds_bucket{{le=\"{le}\",{labels}}} {n}\n");
+            assert!(text.contains(&line), "missing {line} in\n{text}");
+        }
+        assert!(text.contains(&format!("spark_job_duration_seconds_count{{{labels}}} 3\n")));
+        assert!(text.contains(&format!(
+            "spark_job_duration_seconds_sum{{{labels}}} 20002.3\n"
+        )));
+        assert!(text.contains(&format!("spark_jobs_total{{{labels}}} 3\n")));
+    }
 
     #[test]
     fn classic_renames_counters_and_infos() {
