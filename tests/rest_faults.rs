@@ -188,3 +188,34 @@ async fn poll_once_names_the_failing_target_and_still_polls_the_good_one() {
     assert_eq!(up(&rec, &bad.url), Some(false));
     rec.with(|c| assert_eq!(c.jobs.len(), 15));
 }
+
+#[tokio::test]
+async fn a_driver_that_stays_unreachable_has_its_application_marked_gone_then_followed_again() {
+    let server = FakeSpark::start(vec![AppData::snapshot(5)]).await;
+    let rec = Arc::new(Recorder::default());
+    let mut s = settings(&[&server.url]);
+    s.spark.timeout = Duration::from_millis(500);
+    let mut p = TargetPoller::new(&server.url, &s, rec.clone()).unwrap();
+    p.poll().await.expect("first poll");
+    server.set_fault(FaultKind::Status500, "/applications");
+    for i in 1..spark_exporter::spark::poller::GONE_AFTER_FAILED_POLLS {
+        p.poll().await.expect_err("fault");
+        assert!(
+            rec.with(|c| c.gone.is_empty()),
+            "not gone after {i} failures"
+        );
+    }
+    p.poll().await.expect_err("fault");
+    let gone = rec.with(|c| c.gone.clone());
+    assert_eq!(gone, vec![AppData::snapshot(5).id()], "marked gone once");
+    // The same driver answers again: its application is read afresh.
+    server.clear_fault();
+    server.take_log();
+    p.poll().await.expect("recovered");
+    let log = server.take_log();
+    assert!(
+        log.iter().any(|l| l.ends_with("/jobs")),
+        "full job list read again: {log:?}"
+    );
+    assert_eq!(rec.with(|c| c.gone.len()), 1);
+}

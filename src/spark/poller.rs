@@ -105,7 +105,16 @@ pub struct TargetPoller<S: Sink> {
     app_limit: usize,
     summary_window_ms: i64,
     last_error: Option<&'static str>,
+    /// Consecutive failed polls.
+    failures_in_row: u32,
+    /// When the last poll succeeded.
+    last_ok_ms: EpochMs,
 }
+
+/// After this many failed polls in a row, the target's unfinished applications are marked as
+/// gone (ended at the last good poll), so a driver that died does not leave "running" jobs and
+/// ever-stalling stages behind. If the same application answers again, it is followed again.
+pub const GONE_AFTER_FAILED_POLLS: u32 = 3;
 
 impl<S: Sink> TargetPoller<S> {
     /// A poller for `url` with the timeouts and limits of `settings`.
@@ -134,6 +143,8 @@ impl<S: Sink> TargetPoller<S> {
             summary_window_ms: i64::try_from(settings.model.stage_retention.as_millis())
                 .unwrap_or(i64::MAX),
             last_error: None,
+            failures_in_row: 0,
+            last_ok_ms: now_ms(),
         })
     }
 
@@ -161,6 +172,8 @@ impl<S: Sink> TargetPoller<S> {
                 let secs = started.elapsed().as_secs_f64();
                 telemetry.set_up(target, true);
                 telemetry.set_scrape_duration(target, secs);
+                self.failures_in_row = 0;
+                self.last_ok_ms = now_ms();
                 if self.last_error.take().is_some() {
                     tracing::info!(target, "REST target recovered");
                 }
@@ -182,6 +195,10 @@ impl<S: Sink> TargetPoller<S> {
                     tracing::debug!(target, kind, error = %e, "REST poll failed again");
                 } else {
                     tracing::warn!(target, kind, error = %e, "REST poll failed; retrying next poll");
+                }
+                self.failures_in_row += 1;
+                if self.failures_in_row == GONE_AFTER_FAILED_POLLS {
+                    self.forget_unlisted(&BTreeSet::new(), self.last_ok_ms);
                 }
                 Err(e)
             }
