@@ -1,0 +1,994 @@
+//! Scrape-load and cardinality bench: fills a real [`Model`] to the scale of a large application
+//! through the same calls the sources make, serves it with the real server, and measures.
+//!
+//! Modes (one per process, so the RSS read from `/proc` belongs to one role):
+//! - `serve`: fill, print the shape (series, body bytes, one render's time), then serve with
+//!   [`server::bind`] + [`server::serve`] as `main.rs` does until SIGINT/SIGTERM, while a task
+//!   keeps changing the model like a REST poller (`--churn-ms`). Load it with `wrk`
+//!   (`scripts/load-bench.sh`) or with the `scrape` mode.
+//! - `render`: fill, then time each part of one scrape in-process (build the families, encode
+//!   OpenMetrics, convert to the classic format) and the prototype fixes below.
+//! - `scrape`: `--connections` concurrent keep-alive clients against `--url` for `--secs`,
+//!   closed loop (`--interval-ms 0`) or one scrape per client per interval; prints latency
+//!   percentiles and errors.
+//! - `bomb`: `--descriptions` distinct job descriptions (words, no digits) into one application;
+//!   prints RSS before and after and what was folded into `__other__`.
+//!
+//! Prototypes (`render` and `serve --cache-ms`): a cache of the rendered exposition, so
+//! concurrent scrapes within `--cache-ms` share one render; and a direct text encoder that writes
+//! the families without `prometheus-client`'s per-sample label vectors and the second
+//! (classic) pass. They live here to measure the fixes proposed in `BENCHMARKS.md`; the server
+//! itself is unchanged.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+use spark_exporter::config::Settings;
+use spark_exporter::export::families::{collect, Family, Kind, Value};
+use spark_exporter::export::prometheus;
+use spark_exporter::model::*;
+use spark_exporter::server;
+use spark_exporter::telemetry::Telemetry;
+use tokio_util::sync::CancellationToken;
+
+/// The application every mode fills.
+const APP_ID: &str = "spark-5f0c3a8d2e0b4e1c9a7e3b2d1c0f9e8a";
+
+/// Words for group names and descriptions: no digits, so the default rewrite rules (numbers,
+/// dates, hex) leave them alone and every combination is its own label value.
+const WORDS: [&str; 64] = [
+    "orders",
+    "customers",
+    "revenue",
+    "refunds",
+    "ledger",
+    "invoices",
+    "payments",
+    "carts",
+    "sessions",
+    "clicks",
+    "ratings",
+    "reviews",
+    "stock",
+    "prices",
+    "shipments",
+    "returns",
+    "vendors",
+    "regions",
+    "stores",
+    "coupons",
+    "loyalty",
+    "churn",
+    "fraud",
+    "risk",
+    "margin",
+    "forecast",
+    "budget",
+    "payroll",
+    "tickets",
+    "alerts",
+    "devices",
+    "sensors",
+    "routes",
+    "drivers",
+    "fleet",
+    "weather",
+    "tariffs",
+    "claims",
+    "policies",
+    "quotes",
+    "leads",
+    "accounts",
+    "contracts",
+    "partners",
+    "catalog",
+    "search",
+    "profiles",
+    "segments",
+    "campaigns",
+    "emails",
+    "surveys",
+    "audits",
+    "balances",
+    "transfers",
+    "loans",
+    "rates",
+    "metrics",
+    "events",
+    "logs",
+    "traces",
+    "users",
+    "teams",
+    "projects",
+    "assets",
+];
+
+/// `peakMemoryMetrics` keys of a Spark 3.5 / 4.x executor (the model keeps the `...Memory` ones).
+const PEAK_KEYS: [&str; 23] = [
+    "JVMHeapMemory",
+    "JVMOffHeapMemory",
+    "OnHeapExecutionMemory",
+    "OffHeapExecutionMemory",
+    "OnHeapStorageMemory",
+    "OffHeapStorageMemory",
+    "OnHeapUnifiedMemory",
+    "OffHeapUnifiedMemory",
+    "DirectPoolMemory",
+    "MappedPoolMemory",
+    "ProcessTreeJVMVMemory",
+    "ProcessTreeJVMRSSMemory",
+    "ProcessTreePythonVMemory",
+    "ProcessTreePythonRSSMemory",
+    "ProcessTreeOtherVMemory",
+    "ProcessTreeOtherRSSMemory",
+    "MinorGCCount",
+    "MinorGCTime",
+    "MajorGCCount",
+    "MajorGCTime",
+    "TotalGCTime",
+    "ConcurrentGCCount",
+    "ConcurrentGCTime",
+];
+
+#[derive(Parser)]
+#[command(about = "Scrape-load and cardinality bench for spark-exporter")]
+struct Cli {
+    #[command(subcommand)]
+    mode: Mode,
+}
+
+/// Scale of the filled application.
+#[derive(clap::Args, Clone, Copy)]
+struct Scale {
+    /// Stage attempts retained (active or finished within the retention window).
+    #[arg(long, default_value_t = 2000)]
+    stages: u64,
+    /// Executors (the driver comes on top).
+    #[arg(long, default_value_t = 500)]
+    executors: u64,
+    /// Job groups, each with its own description.
+    #[arg(long, default_value_t = 200)]
+    groups: u64,
+    /// Finished jobs per group whose stages have already retired into the group counters.
+    #[arg(long, default_value_t = 20)]
+    history: u64,
+    /// Task-end events per stage (event-log source; fills the task-duration histograms).
+    #[arg(long, default_value_t = 20)]
+    tasks_per_stage: u64,
+}
+
+#[derive(Subcommand)]
+enum Mode {
+    /// Fill the model and serve it with the real server until SIGINT/SIGTERM.
+    Serve {
+        #[command(flatten)]
+        scale: Scale,
+        /// Listen address.
+        #[arg(long, default_value = "127.0.0.1:9899")]
+        addr: SocketAddr,
+        /// Re-apply the active stages and executors this often, as a REST poller does (0: never).
+        #[arg(long, default_value_t = 5000)]
+        churn_ms: u64,
+        /// Prototype: serve through a render cache of this age instead of the real server.
+        #[arg(long, default_value_t = 0)]
+        cache_ms: u64,
+    },
+    /// Fill the model and time the parts of one scrape in-process.
+    Render {
+        #[command(flatten)]
+        scale: Scale,
+        /// Renders per measurement.
+        #[arg(long, default_value_t = 20)]
+        iters: u32,
+        /// Write one OpenMetrics body here.
+        #[arg(long)]
+        dump: Option<std::path::PathBuf>,
+        /// Only render with the real code path (`openmetrics` or `classic`), for profilers.
+        #[arg(long)]
+        only: Option<String>,
+    },
+    /// Concurrent scrapers against a URL.
+    Scrape {
+        /// URL to GET.
+        #[arg(long, default_value = "http://127.0.0.1:9899/metrics")]
+        url: String,
+        /// Concurrent clients (each on its own keep-alive connection).
+        #[arg(long, default_value_t = 100)]
+        connections: usize,
+        /// Test length, seconds.
+        #[arg(long, default_value_t = 60)]
+        secs: u64,
+        /// Time between one client's scrapes (0: next scrape as soon as the last one ends).
+        #[arg(long, default_value_t = 0)]
+        interval_ms: u64,
+    },
+    /// Distinct job descriptions into one application; RSS before and after.
+    Bomb {
+        /// Distinct descriptions (one job each).
+        #[arg(long, default_value_t = 100_000)]
+        descriptions: u64,
+    },
+}
+
+/// `VmHWM` and `VmRSS` of this process, MiB.
+fn rss_mib() -> (f64, f64) {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let get = |k: &str| {
+        s.lines()
+            .find(|l| l.starts_with(k))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+            .map_or(0.0, |kib| kib / 1024.0)
+    };
+    (get("VmHWM:"), get("VmRSS:"))
+}
+
+/// Label-safe name for `i`: words only, distinct for distinct `i`.
+fn words(mut i: u64, n: usize) -> String {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(WORDS[(i % 64) as usize]);
+        i /= 64;
+    }
+    out.join(" ")
+}
+
+/// A model clock the bench can move forward (to age stages past their retention).
+struct Clock(AtomicI64);
+
+impl Clock {
+    fn now(&self) -> EpochMs {
+        system_now_ms() + self.0.load(Ordering::Relaxed)
+    }
+    fn advance(&self, ms: i64) {
+        self.0.fetch_add(ms, Ordering::Relaxed);
+    }
+}
+
+fn totals(tasks: u64, k: u64) -> TaskTotals {
+    TaskTotals {
+        run_time_ms: tasks * 1_800 + k,
+        cpu_time_ns: tasks * 1_500_000_000 + k,
+        gc_time_ms: tasks * 40,
+        input_bytes: (tasks * 64) << 20,
+        output_bytes: (tasks * 8) << 20,
+        shuffle_read_bytes: (tasks * 16) << 20,
+        shuffle_write_bytes: (tasks * 16) << 20,
+        memory_spilled_bytes: (k % 7) << 20,
+        disk_spilled_bytes: (k % 5) << 20,
+    }
+}
+
+struct Filler {
+    model: Arc<Model>,
+    clock: Arc<Clock>,
+    scale: Scale,
+    next_job: u64,
+    next_stage: u64,
+    next_task: u64,
+}
+
+impl Filler {
+    fn group(&self, g: u64) -> (String, String) {
+        (
+            format!("etl {}", words(g, 2)),
+            format!("Load {} into the {}", words(g, 2), words(g * 7 + 3, 2)),
+        )
+    }
+
+    fn job(&mut self, g: u64, status: JobStatus, stage_ids: &[u64]) -> u64 {
+        let (group, desc) = self.group(g);
+        let now = self.clock.now();
+        let job = JobObs {
+            job_id: self.next_job,
+            job_group: Some(group),
+            description: Some(desc),
+            status,
+            submission_ms: Some(now - 60_000),
+            completion_ms: status
+                .is_terminal()
+                .then_some(now - ((g % 50) * 1000) as i64),
+            stage_ids: stage_ids.to_vec(),
+            sql_execution_id: None,
+        };
+        self.model.upsert_job(Source::Rest, APP_ID, &job);
+        self.next_job += 1;
+        job.job_id
+    }
+
+    fn stage(&self, id: u64, status: StageStatus, g: u64, tasks_done: u64) {
+        let now = self.clock.now();
+        let obs = StageObs {
+            stage_id: id,
+            attempt: 0,
+            status,
+            name: Some(format!(
+                "{} at {}.py:{}",
+                WORDS[(id % 64) as usize],
+                "job",
+                10
+            )),
+            job_group: None,
+            description: Some(self.group(g).1),
+            num_tasks: Some(200),
+            active_tasks: Some(if status == StageStatus::Active { 16 } else { 0 }),
+            submission_ms: Some(now - 30_000),
+            completion_ms: status.is_terminal().then_some(now - 1_000),
+            task_counts: Some(TaskCounts {
+                succeeded: tasks_done,
+                failed: id % 3,
+                killed: 0,
+            }),
+            totals: Some(totals(tasks_done, id)),
+        };
+        self.model.upsert_stage(Source::Rest, APP_ID, &obs);
+    }
+
+    fn tasks(&mut self, stage: u64) {
+        let now = self.clock.now();
+        for i in 0..self.scale.tasks_per_stage {
+            let t = TaskEndObs {
+                stage_id: stage,
+                attempt: 0,
+                task_id: self.next_task,
+                executor_id: (self.next_task % self.scale.executors.max(1)).to_string(),
+                outcome: if i % 97 == 0 {
+                    TaskOutcome::Failed
+                } else {
+                    TaskOutcome::Succeeded
+                },
+                launch_ms: now - 5_000 - (i as i64 * 37) % 4_000,
+                finish_ms: now,
+                metrics: totals(1, i),
+            };
+            self.model.task_end(APP_ID, &t);
+            self.next_task += 1;
+        }
+    }
+
+    /// One job of `per_job` stages in group `g`, run to its end (or left running with its
+    /// first stage active).
+    fn run_job(&mut self, g: u64, per_job: u64, finish: bool) {
+        let ids: Vec<u64> = (self.next_stage..self.next_stage + per_job).collect();
+        self.next_stage += per_job;
+        let id = self.job(g, JobStatus::Running, &ids);
+        for (k, s) in ids.iter().enumerate() {
+            self.stage(*s, StageStatus::Active, g, 50);
+            self.tasks(*s);
+            if finish || k + 1 < ids.len() {
+                self.stage(*s, StageStatus::Complete, g, 200);
+                self.model.set_task_summary(
+                    APP_ID,
+                    *s,
+                    0,
+                    TaskSummaryObs {
+                        median_ms: 900.0,
+                        max_ms: 900.0 + (*s % 40) as f64 * 100.0,
+                    },
+                );
+            }
+        }
+        if finish {
+            let status = if id.is_multiple_of(23) {
+                JobStatus::Failed
+            } else {
+                JobStatus::Succeeded
+            };
+            self.next_job -= 1;
+            self.job(g, status, &ids);
+        }
+    }
+
+    fn executors(&self, churn: u64) {
+        let now = self.clock.now();
+        for e in 0..=self.scale.executors {
+            let id = if e == self.scale.executors {
+                "driver".to_string()
+            } else {
+                e.to_string()
+            };
+            let dead = e % 25 == 24;
+            let obs = ExecutorObs {
+                executor_id: id,
+                active: Some(!dead),
+                remove_reason: dead.then(|| "Executor decommission.".to_string()),
+                add_ms: Some(now - 3_600_000),
+                remove_ms: dead.then_some(now - 60_000),
+                max_tasks: Some(4),
+                active_tasks: Some(if dead { 0 } else { 3 }),
+                completed_tasks: Some(1_000 + churn),
+                failed_tasks: Some(e % 4),
+                task_time_ms: Some(3_600_000 + churn),
+                gc_time_ms: Some(60_000),
+                input_bytes: Some(10 << 30),
+                shuffle_read_bytes: Some(2 << 30),
+                shuffle_write_bytes: Some(2 << 30),
+                storage_memory_used_bytes: Some(512 << 20),
+                max_memory_bytes: Some(8 << 30),
+                disk_used_bytes: Some(0),
+                peak_memory: PEAK_KEYS
+                    .iter()
+                    .map(|k| (k.to_string(), (4 << 30) + churn))
+                    .collect(),
+            };
+            self.model.upsert_executor(Source::Rest, APP_ID, &obs);
+        }
+    }
+
+    /// History that has retired, then the retained stages; returns the active stage ids.
+    fn fill(&mut self) -> Vec<(u64, u64)> {
+        let s = self.scale;
+        let now = self.clock.now();
+        self.model.upsert_app(
+            Source::Rest,
+            &AppObs {
+                app_id: APP_ID.into(),
+                name: Some("nightly warehouse load".into()),
+                spark_version: Some("4.1.1".into()),
+                user: Some("spark".into()),
+                start_ms: Some(now - 3 * 3_600_000),
+                end_ms: None,
+            },
+        );
+        self.executors(0);
+        // Finished jobs whose stages have since retired into their group's counters.
+        for _ in 0..s.history {
+            for g in 0..s.groups {
+                self.run_job(g, 3, true);
+            }
+        }
+        self.clock.advance(3_600_000);
+        self.model.expire(self.clock.now());
+        // Retained: per group, finished jobs of three stages, and one running job whose last
+        // stage is active, `stages` in all.
+        let per_group = (s.stages / s.groups.max(1)).max(1);
+        let mut active = vec![];
+        for g in 0..s.groups {
+            let mut left = per_group;
+            while left > 3 {
+                self.run_job(g, 3, true);
+                left -= 3;
+            }
+            let first = self.next_stage;
+            self.run_job(g, left, false);
+            active.push((first + left - 1, g));
+        }
+        // SQL executions with their own descriptions.
+        for q in 0..200u64 {
+            self.model.upsert_sql(
+                Source::Rest,
+                APP_ID,
+                &SqlObs {
+                    execution_id: q,
+                    description: Some(format!("select {} from warehouse", words(q % 50, 2))),
+                    status: if q % 10 == 9 {
+                        SqlStatus::Running
+                    } else {
+                        SqlStatus::Completed
+                    },
+                    submission_ms: Some(now),
+                    duration_ms: Some(1_000 + q * 50),
+                },
+            );
+        }
+        active
+    }
+}
+
+/// The filled model, its settings, its clock and the active `(stage, group)` pairs.
+type Built = (Arc<Model>, Arc<Settings>, Arc<Clock>, Vec<(u64, u64)>);
+
+fn build(scale: Scale) -> Built {
+    let mut settings = Settings::default();
+    settings.spark.urls.clear();
+    let clock = Arc::new(Clock(AtomicI64::new(0)));
+    let c = clock.clone();
+    let model = Model::with_clock(
+        &settings,
+        Arc::new(Telemetry::default()),
+        Arc::new(move || c.now()),
+    );
+    let mut f = Filler {
+        model: model.clone(),
+        clock: clock.clone(),
+        scale,
+        next_job: 0,
+        next_stage: 0,
+        next_task: 0,
+    };
+    let t = Instant::now();
+    let active = f.fill();
+    let (hwm, rss) = rss_mib();
+    let retained = model.read(|st| st.apps.values().map(|a| a.stages.len()).sum::<usize>());
+    eprintln!(
+        "filled in {:.1}s: stages_retained={retained} active_stages={} executors={} groups={} \
+         jobs={} task_ends={} rss_mib={rss:.1} hwm_mib={hwm:.1}",
+        t.elapsed().as_secs_f64(),
+        active.len(),
+        scale.executors,
+        scale.groups,
+        f.next_job,
+        f.next_task,
+    );
+    (model, Arc::new(settings), clock, active)
+}
+
+fn describe(model: &Arc<Model>) {
+    let fams = collect(model);
+    let series: usize = fams.iter().map(|f| f.samples.len()).sum();
+    let reg = prometheus::registry(model.clone());
+    let t = Instant::now();
+    let om = prometheus::render(&reg, true).unwrap_or_default();
+    let one = t.elapsed();
+    let classic = prometheus::render(&reg, false).unwrap_or_default();
+    eprintln!(
+        "exposition: families={} series={series} lines={} openmetrics_bytes={} classic_bytes={} \
+         one_render_ms={:.1}",
+        fams.len(),
+        om.lines().filter(|l| !l.starts_with('#')).count(),
+        om.len(),
+        classic.len(),
+        one.as_secs_f64() * 1e3,
+    );
+}
+
+/// Keeps the model changing while it is scraped: what one REST poll does every interval.
+async fn churn(model: Arc<Model>, clock: Arc<Clock>, active: Vec<(u64, u64)>, every: Duration) {
+    let mut tick = tokio::time::interval(every);
+    let mut n = 0u64;
+    loop {
+        tick.tick().await;
+        n += 1;
+        let f = Filler {
+            model: model.clone(),
+            clock: clock.clone(),
+            scale: Scale {
+                stages: 0,
+                executors: 500,
+                groups: 0,
+                history: 0,
+                tasks_per_stage: 0,
+            },
+            next_job: 0,
+            next_stage: 0,
+            next_task: 0,
+        };
+        for (s, g) in &active {
+            f.stage(*s, StageStatus::Active, *g, 50 + n);
+        }
+        f.executors(n);
+    }
+}
+
+// ---- Prototype: a shared, short-lived render cache -------------------------------------------
+
+/// One rendered body per format, reused by every scrape within `max_age`; one scrape renders
+/// while the others wait for it (single flight), so N concurrent scrapes cost one render.
+struct RenderCache {
+    registry: prometheus_client::registry::Registry,
+    max_age: Duration,
+    slots: [Mutex<Option<(Instant, bytes::Bytes)>>; 2],
+}
+
+impl RenderCache {
+    fn get(&self, om: bool) -> bytes::Bytes {
+        let mut slot = self.slots[om as usize]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some((at, body)) = slot.as_ref() {
+            if at.elapsed() < self.max_age {
+                return body.clone();
+            }
+        }
+        let body = bytes::Bytes::from(prometheus::render(&self.registry, om).unwrap_or_default());
+        *slot = Some((Instant::now(), body.clone()));
+        body
+    }
+}
+
+async fn serve_cached(
+    listener: tokio::net::TcpListener,
+    model: Arc<Model>,
+    max_age: Duration,
+    shutdown: CancellationToken,
+) {
+    use http_body_util::Full;
+    use hyper::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
+    let cache = Arc::new(RenderCache {
+        registry: prometheus::registry(model),
+        max_age,
+        slots: [Mutex::new(None), Mutex::new(None)],
+    });
+    loop {
+        let (stream, _) = tokio::select! {
+            _ = shutdown.cancelled() => return,
+            c = listener.accept() => match c { Ok(c) => c, Err(_) => continue },
+        };
+        let cache = cache.clone();
+        let svc = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+            let cache = cache.clone();
+            async move {
+                let om = prometheus::wants_openmetrics(
+                    req.headers().get(ACCEPT).and_then(|v| v.to_str().ok()),
+                );
+                // Rendered on the worker itself: at most one render at a time (single flight),
+                // and on the two worker threads only, so the allocator keeps no per-thread arenas
+                // of the blocking pool's threads (which cost ~200 MiB of RSS when tried).
+                let body = cache.get(om);
+                let mut r = hyper::Response::new(Full::new(body));
+                r.headers_mut().insert(
+                    CONTENT_TYPE,
+                    HeaderValue::from_static(if om {
+                        prometheus::OPENMETRICS
+                    } else {
+                        prometheus::CLASSIC
+                    }),
+                );
+                Ok::<_, std::convert::Infallible>(r)
+            }
+        });
+        tokio::spawn(
+            hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), svc),
+        );
+    }
+}
+
+// ---- Prototype: direct text encoding ---------------------------------------------------------
+
+fn esc(out: &mut String, v: &str) {
+    if !v.contains(['\\', '"', '\n']) {
+        out.push_str(v);
+        return;
+    }
+    for c in v.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+}
+
+fn labels(out: &mut String, l: &[(&'static str, Arc<str>)], extra: Option<(&str, &str)>) {
+    if l.is_empty() && extra.is_none() {
+        return;
+    }
+    out.push('{');
+    let mut first = true;
+    for (k, v) in l.iter().map(|(k, v)| (*k, &**v)).chain(extra) {
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        out.push_str(k);
+        out.push_str("=\"");
+        esc(out, v);
+        out.push('"');
+    }
+    out.push('}');
+}
+
+fn num(out: &mut String, v: &Value) {
+    match v {
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Float(f) => {
+            let _ = write!(out, "{f:?}");
+        }
+        Value::Hist(_, _, c) => {
+            let _ = write!(out, "{c}");
+        }
+    }
+}
+
+/// The families as text in one pass, straight into one `String` (OpenMetrics when `om`, else
+/// the classic format). Same output shape as `prometheus::render`, without its per-sample
+/// allocations and without rendering twice for the classic format.
+fn encode_direct(fams: &[Family], om: bool) -> String {
+    let mut out = String::with_capacity(1 << 20);
+    for f in fams {
+        let (suffix, ty) = match (f.kind, om) {
+            (Kind::Counter, true) => ("", "counter"),
+            (Kind::Counter, false) => ("_total", "counter"),
+            (Kind::Gauge, _) => ("", "gauge"),
+            (Kind::Histogram, _) => ("", "histogram"),
+            (Kind::Info, true) => ("", "info"),
+            (Kind::Info, false) => ("_info", "gauge"),
+        };
+        let _ = writeln!(out, "# HELP {}{suffix} {}", f.name, f.help);
+        let _ = writeln!(out, "# TYPE {}{suffix} {ty}", f.name);
+        for s in &f.samples {
+            match (&s.value, f.kind) {
+                (Value::Hist(b, sum, count), _) => {
+                    for (le, c) in b {
+                        out.push_str(f.name);
+                        out.push_str("_bucket");
+                        let le = if le.is_finite() {
+                            format!("{le:?}")
+                        } else {
+                            "+Inf".into()
+                        };
+                        labels(&mut out, &s.labels, Some(("le", &le)));
+                        let _ = writeln!(out, " {c}");
+                    }
+                    out.push_str(f.name);
+                    out.push_str("_sum");
+                    labels(&mut out, &s.labels, None);
+                    let _ = writeln!(out, " {sum:?}");
+                    out.push_str(f.name);
+                    out.push_str("_count");
+                    labels(&mut out, &s.labels, None);
+                    let _ = writeln!(out, " {count}");
+                }
+                (v, kind) => {
+                    out.push_str(f.name);
+                    out.push_str(match kind {
+                        Kind::Counter => "_total",
+                        Kind::Info => "_info",
+                        _ => "",
+                    });
+                    labels(&mut out, &s.labels, None);
+                    out.push(' ');
+                    num(&mut out, v);
+                    out.push('\n');
+                }
+            }
+        }
+    }
+    if om {
+        out.push_str("# EOF\n");
+    }
+    out
+}
+
+fn time_ms(iters: u32, mut f: impl FnMut() -> usize) -> (f64, usize) {
+    let mut n = 0;
+    let t = Instant::now();
+    for _ in 0..iters {
+        n = std::hint::black_box(f());
+    }
+    (t.elapsed().as_secs_f64() * 1e3 / f64::from(iters), n)
+}
+
+fn render_mode(scale: Scale, iters: u32, dump: Option<std::path::PathBuf>, only: Option<String>) {
+    let (model, _, _, _) = build(scale);
+    let reg = prometheus::registry(model.clone());
+    if let Some(format) = only {
+        let om = format == "openmetrics";
+        let (ms, _) = time_ms(iters, || {
+            prometheus::render(&reg, om).map_or(0, |s| s.len())
+        });
+        println!("render: {format}_ms={ms:.2}");
+        return;
+    }
+    describe(&model);
+    if let Some(p) = dump {
+        let _ = std::fs::write(p, prometheus::render(&reg, true).unwrap_or_default());
+    }
+    let (lock_ms, _) = time_ms(iters, || {
+        model.read(|st| st.apps.values().map(|a| a.stages.len()).sum())
+    });
+    let (collect_ms, _) = time_ms(iters, || collect(&model).len());
+    let (om_ms, om_len) = time_ms(iters, || {
+        prometheus::render(&reg, true).map_or(0, |s| s.len())
+    });
+    let (classic_ms, _) = time_ms(iters, || {
+        prometheus::render(&reg, false).map_or(0, |s| s.len())
+    });
+    let (direct_ms, direct_len) = time_ms(iters, || encode_direct(&collect(&model), true).len());
+    let (direct_classic_ms, _) = time_ms(iters, || encode_direct(&collect(&model), false).len());
+    let (hwm, rss) = rss_mib();
+    println!(
+        "render: collect_ms={collect_ms:.2} openmetrics_ms={om_ms:.2} classic_ms={classic_ms:.2} \
+         direct_openmetrics_ms={direct_ms:.2} direct_classic_ms={direct_classic_ms:.2} \
+         lock_only_ms={lock_ms:.4} openmetrics_bytes={om_len} direct_bytes={direct_len} \
+         rss_mib={rss:.1} hwm_mib={hwm:.1}"
+    );
+}
+
+async fn serve_mode(scale: Scale, addr: SocketAddr, churn_ms: u64, cache_ms: u64) {
+    let (model, settings, clock, active) = build(scale);
+    describe(&model);
+    let mut settings = (*settings).clone();
+    settings.web.listen_address = addr;
+    let settings = Arc::new(settings);
+    let listener = match server::bind(&settings).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("load-bench: {e}");
+            std::process::exit(1);
+        }
+    };
+    let shutdown = CancellationToken::new();
+    if churn_ms > 0 {
+        tokio::spawn(churn(
+            model.clone(),
+            clock,
+            active,
+            Duration::from_millis(churn_ms),
+        ));
+    }
+    let srv = if cache_ms > 0 {
+        tokio::spawn(serve_cached(
+            listener,
+            model.clone(),
+            Duration::from_millis(cache_ms),
+            shutdown.clone(),
+        ))
+    } else {
+        tokio::spawn(server::serve(
+            listener,
+            settings,
+            model.clone(),
+            Arc::new(spark_exporter::webconfig::WebSecurity::open()),
+            shutdown.clone(),
+            Duration::from_secs(2),
+        ))
+    };
+    let (hwm, rss) = rss_mib();
+    println!(
+        "serving http://{addr}/metrics pid={} cache_ms={cache_ms} rss_mib={rss:.1} hwm_mib={hwm:.1}",
+        std::process::id()
+    );
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("SIGTERM handler");
+    tokio::select! {
+        _ = term.recv() => {},
+        _ = tokio::signal::ctrl_c() => {},
+    }
+    shutdown.cancel();
+    let _ = srv.await;
+    let (hwm, rss) = rss_mib();
+    println!("stopped rss_mib={rss:.1} hwm_mib={hwm:.1}");
+}
+
+async fn scrape_mode(url: String, connections: usize, secs: u64, interval_ms: u64) {
+    let errors = Arc::new(AtomicU64::new(0));
+    let bytes = Arc::new(AtomicU64::new(0));
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..connections {
+        let (url, errors, bytes) = (url.clone(), errors.clone(), bytes.clone());
+        tasks.spawn(async move {
+            let http = reqwest::Client::builder()
+                .pool_max_idle_per_host(1)
+                .build()
+                .expect("client");
+            let mut lat = vec![];
+            // Spread the clients over one interval, as independent scrapers would be.
+            if interval_ms > 0 {
+                let off = interval_ms * i as u64 / connections as u64;
+                tokio::time::sleep(Duration::from_millis(off)).await;
+            }
+            let mut tick = tokio::time::interval(Duration::from_millis(interval_ms.max(1)));
+            while Instant::now() < deadline {
+                if interval_ms > 0 {
+                    tick.tick().await;
+                }
+                let t = Instant::now();
+                let r = http
+                    .get(&url)
+                    .header(
+                        "accept",
+                        "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5",
+                    )
+                    .send()
+                    .await;
+                match r {
+                    Ok(r) if r.status().is_success() => match r.bytes().await {
+                        Ok(b) => {
+                            bytes.fetch_add(b.len() as u64, Ordering::Relaxed);
+                            lat.push(t.elapsed());
+                        }
+                        Err(_) => {
+                            errors.fetch_add(1, Ordering::Relaxed);
+                        }
+                    },
+                    _ => {
+                        errors.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+            lat
+        });
+    }
+    let mut all = vec![];
+    while let Some(r) = tasks.join_next().await {
+        all.extend(r.unwrap_or_default());
+    }
+    all.sort();
+    let pct = |p: f64| {
+        all.get(((all.len() as f64 * p) as usize).min(all.len().saturating_sub(1)))
+            .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    };
+    println!(
+        "scrape: connections={connections} secs={secs} interval_ms={interval_ms} requests={} \
+         errors={} req_per_s={:.1} mb_per_s={:.1} p50_ms={:.2} p90_ms={:.2} p99_ms={:.2} max_ms={:.2}",
+        all.len(),
+        errors.load(Ordering::Relaxed),
+        all.len() as f64 / secs as f64,
+        bytes.load(Ordering::Relaxed) as f64 / 1e6 / secs as f64,
+        pct(0.5),
+        pct(0.9),
+        pct(0.99),
+        all.last().map_or(0.0, |d| d.as_secs_f64() * 1e3),
+    );
+}
+
+fn bomb_mode(descriptions: u64) {
+    let settings = Settings::default();
+    let telemetry = Arc::new(Telemetry::default());
+    let model = Model::new(&settings, telemetry.clone());
+    let (hwm0, rss0) = rss_mib();
+    let t = Instant::now();
+    for id in 0..descriptions {
+        let mut job = JobObs {
+            job_id: id,
+            job_group: Some("adhoc".into()),
+            description: Some(format!("Explore {}", words(id, 4))),
+            status: JobStatus::Running,
+            submission_ms: Some(1_000),
+            completion_ms: None,
+            stage_ids: vec![],
+            sql_execution_id: None,
+        };
+        model.upsert_job(Source::EventLog, APP_ID, &job);
+        job.status = JobStatus::Succeeded;
+        job.completion_ms = Some(2_000);
+        model.upsert_job(Source::EventLog, APP_ID, &job);
+    }
+    let secs = t.elapsed().as_secs_f64();
+    let (hwm1, rss1) = rss_mib();
+    let fams = collect(&model);
+    let jobs = fams
+        .iter()
+        .find(|f| f.name == "spark_jobs")
+        .map_or(0, |f| f.samples.len());
+    let overflow: BTreeMap<_, _> = telemetry.snapshot().label_overflow;
+    let body = prometheus::render(&prometheus::registry(model.clone()), true).unwrap_or_default();
+    let (hwm2, rss2) = rss_mib();
+    println!(
+        "bomb: descriptions={descriptions} secs={secs:.2} spark_jobs_series={jobs} \
+         label_overflow={overflow:?} body_bytes={} rss_before_mib={rss0:.1} \
+         rss_after_mib={rss1:.1} rss_after_scrape_mib={rss2:.1} hwm_mib={:.1}",
+        body.len(),
+        hwm0.max(hwm1).max(hwm2),
+    );
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    match cli.mode {
+        Mode::Serve {
+            scale,
+            addr,
+            churn_ms,
+            cache_ms,
+        } => rt.block_on(serve_mode(scale, addr, churn_ms, cache_ms)),
+        Mode::Render {
+            scale,
+            iters,
+            dump,
+            only,
+        } => render_mode(scale, iters, dump, only),
+        Mode::Scrape {
+            url,
+            connections,
+            secs,
+            interval_ms,
+        } => rt.block_on(scrape_mode(url, connections, secs, interval_ms)),
+        Mode::Bomb { descriptions } => bomb_mode(descriptions),
+    }
+}
