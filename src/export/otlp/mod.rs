@@ -1,0 +1,108 @@
+//! OTLP push: the same families as `/metrics`, sent to an OpenTelemetry collector over gRPC or
+//! HTTP/protobuf with the `opentelemetry-otlp` exporter.
+//!
+//! - [`resolve`]: our `otlp` config over the standard `OTEL_*` variables; the resource.
+//! - [`mapping`]: the table of OTLP names, units, instruments and attribute renames.
+//! - [`convert`]: families to the SDK's `ResourceMetrics`, exact values, cumulative or delta.
+//! - [`transport`]: the gRPC and HTTP exporters (TLS with a custom CA, headers).
+//! - [`push`]: the interval loop, retries with backoff, bounded memory, the final export.
+
+pub mod convert;
+pub mod mapping;
+pub mod push;
+pub mod resolve;
+pub mod transport;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{OtlpConfig, Settings};
+use crate::export::families::collect;
+use crate::model::Model;
+
+pub use resolve::Resolved;
+
+/// OTLP errors.
+#[derive(Debug, thiserror::Error)]
+pub enum OtlpError {
+    /// Invalid settings (config or `OTEL_*` variables), every one listed.
+    #[error("invalid OTLP settings:\n{}", .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]
+    Config(Vec<String>),
+    /// The exporter could not be built.
+    #[error("cannot build the OTLP exporter: {0}")]
+    Build(String),
+    /// One export failed (connection, timeout, non-2xx, gRPC status).
+    #[error("OTLP export failed: {0}")]
+    Export(String),
+}
+
+/// Export attempts and failures since the process started.
+#[derive(Debug, Default)]
+pub struct Stats {
+    exports: AtomicU64,
+    failures: AtomicU64,
+}
+
+static STATS: Stats = Stats {
+    exports: AtomicU64::new(0),
+    failures: AtomicU64::new(0),
+};
+
+/// Export attempts so far (`spark_exporter_otlp_exports_total`).
+pub fn exports_total() -> u64 {
+    STATS.exports.load(Ordering::Relaxed)
+}
+
+/// Failed export attempts so far (`spark_exporter_otlp_export_failures_total`).
+pub fn export_failures_total() -> u64 {
+    STATS.failures.load(Ordering::Relaxed)
+}
+
+/// The effective settings from `cfg` and the process environment; `Ok(None)` when no endpoint
+/// is configured anywhere (OTLP off). For `check-config` and startup validation.
+pub fn settings(cfg: &OtlpConfig) -> Result<Option<Resolved>, OtlpError> {
+    resolve::resolve(cfg, &resolve::process_env)
+}
+
+/// Push the model to the configured collector every interval until `shutdown`, then once more
+/// (within 5 s). Returns at once when OTLP is off; logs and returns on invalid settings. Never
+/// panics on collector failures: they are retried, logged and counted.
+pub async fn run(settings: Arc<Settings>, model: Arc<Model>, shutdown: CancellationToken) {
+    let r = match self::settings(&settings.otlp) {
+        Ok(Some(r)) => r,
+        Ok(None) => {
+            tracing::debug!("No OTLP endpoint configured; OTLP push is off.");
+            return;
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "OTLP push is off.");
+            return;
+        }
+    };
+    let exporter = match transport::build(&r) {
+        Ok(x) => x,
+        Err(e) => {
+            tracing::error!(error = %e, "OTLP push is off.");
+            return;
+        }
+    };
+    tracing::info!(
+        endpoint = %r.endpoint,
+        protocol = ?r.protocol,
+        interval = %humantime::format_duration(r.interval),
+        temporality = ?r.temporality,
+        "Pushing metrics over OTLP."
+    );
+    let opts = push::PushOptions {
+        interval: r.interval,
+        timeout: r.timeout,
+        temporality: r.temporality,
+        resource: resolve::resource(&resolve::process_env),
+        endpoint: r.endpoint.clone(),
+    };
+    let snapshot = move || convert::Snapshot::new(&collect(&model), SystemTime::now());
+    push::run_with(exporter, opts, snapshot, shutdown).await;
+}

@@ -1,0 +1,431 @@
+//! The push loop: a ticker renders the model every interval into a [`Snapshot`] and leaves it
+//! in a one-slot `watch` channel (a newer snapshot replaces an unsent one, so memory stays
+//! bounded however long the collector is away); a sender exports the latest snapshot, retrying
+//! with capped exponential backoff. Neither holds the model lock across an await (`collect()`
+//! returns owned data), and `/metrics` never waits on either.
+//!
+//! On shutdown the sender drops any attempt in flight and one last snapshot is exported within
+//! [`FINAL_EXPORT_TIMEOUT`].
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use opentelemetry::InstrumentationScope;
+use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
+use opentelemetry_sdk::Resource;
+use tokio::sync::watch;
+use tokio::time::MissedTickBehavior;
+use tokio_util::sync::CancellationToken;
+
+use super::convert::{Baseline, Snapshot};
+use super::{OtlpError, STATS};
+use crate::config::Temporality;
+
+/// Bound on the last export after the shutdown signal.
+pub const FINAL_EXPORT_TIMEOUT: Duration = Duration::from_secs(5);
+/// First retry delay (or the interval, if shorter).
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+/// A run of failures logs a warning on the first and then every this many.
+const WARN_EVERY: u64 = 10;
+
+/// What the loop needs besides the exporter.
+#[derive(Debug, Clone)]
+pub struct PushOptions {
+    /// Time between snapshots.
+    pub interval: Duration,
+    /// Bound on one export attempt.
+    pub timeout: Duration,
+    /// Cumulative or delta counters and histograms.
+    pub temporality: Temporality,
+    /// Attached to every export.
+    pub resource: Resource,
+    /// For log lines.
+    pub endpoint: String,
+}
+
+/// Exports snapshots and keeps what deltas need.
+struct Pusher<E> {
+    exporter: E,
+    opts: PushOptions,
+    scope: InstrumentationScope,
+    /// Start of every cumulative series (when the exporter started).
+    start: SystemTime,
+    /// Last accepted snapshot, for delta temporality.
+    baseline: Option<Baseline>,
+    /// Failures in a row.
+    failing: u64,
+}
+
+impl<E: PushMetricExporter> Pusher<E> {
+    async fn export(&mut self, snap: &Snapshot) -> Result<(), OtlpError> {
+        let delta = (self.opts.temporality == Temporality::Delta)
+            .then(|| self.baseline.clone().unwrap_or_default());
+        let mut rm =
+            snap.resource_metrics(&self.opts.resource, &self.scope, self.start, delta.as_ref());
+        STATS.exports.fetch_add(1, Ordering::Relaxed);
+        // The transports have their own timeout; this one also covers a stuck TLS handshake.
+        let res = match tokio::time::timeout(self.opts.timeout, self.exporter.export(&mut rm)).await
+        {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(OtlpError::Export(e.to_string())),
+            Err(_) => Err(OtlpError::Export(format!(
+                "timed out after {}",
+                humantime::format_duration(self.opts.timeout)
+            ))),
+        };
+        match &res {
+            Ok(()) => {
+                if self.failing > 0 {
+                    tracing::info!(endpoint = %self.opts.endpoint, failed_attempts = self.failing, "OTLP export resumed.");
+                }
+                self.failing = 0;
+                if delta.is_some() {
+                    self.baseline = Some(Baseline::of(snap));
+                }
+            }
+            Err(e) => {
+                STATS.failures.fetch_add(1, Ordering::Relaxed);
+                if self.failing.is_multiple_of(WARN_EVERY) {
+                    tracing::warn!(endpoint = %self.opts.endpoint, error = %e, failures_in_a_row = self.failing + 1, "OTLP export failed; retrying with backoff.");
+                } else {
+                    tracing::debug!(endpoint = %self.opts.endpoint, error = %e, "OTLP export failed.");
+                }
+                self.failing += 1;
+            }
+        }
+        res
+    }
+}
+
+/// Capped exponential backoff with ±20 % jitter, so many exporters restarted together do not
+/// retry in step.
+#[derive(Debug)]
+struct Backoff {
+    next: Duration,
+    first: Duration,
+    cap: Duration,
+    seed: u64,
+}
+
+impl Backoff {
+    fn new(interval: Duration) -> Backoff {
+        let first = FIRST_BACKOFF.min(interval);
+        let seed = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(1, |d| d.subsec_nanos() as u64 | 1);
+        Backoff {
+            next: first,
+            first,
+            cap: interval.max(first),
+            seed,
+        }
+    }
+
+    fn reset(&mut self) {
+        self.next = self.first;
+    }
+
+    fn next_delay(&mut self) -> Duration {
+        // xorshift64: enough randomness for jitter, no dependency.
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        let jitter = 0.8 + (self.seed % 1000) as f64 / 2500.0;
+        let d = self.next.mul_f64(jitter).min(self.cap);
+        self.next = (self.next * 2).min(self.cap);
+        d
+    }
+}
+
+/// Export every snapshot the ticker leaves, until shutdown; returns the pusher for the last
+/// export.
+async fn send_loop<E: PushMetricExporter>(
+    mut p: Pusher<E>,
+    mut rx: watch::Receiver<Option<Arc<Snapshot>>>,
+    shutdown: CancellationToken,
+) -> Pusher<E> {
+    let mut backoff = Backoff::new(p.opts.interval);
+    loop {
+        let changed = tokio::select! {
+            biased;
+            _ = shutdown.cancelled() => false,
+            r = rx.changed() => r.is_ok(),
+        };
+        if !changed {
+            return p;
+        }
+        // Retry until one export succeeds; each attempt takes the newest snapshot, so a
+        // collector that comes back gets current values, not a backlog.
+        loop {
+            let Some(snap) = rx.borrow_and_update().clone() else {
+                break;
+            };
+            let res = tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => None,
+                r = p.export(&snap) => Some(r),
+            };
+            match res {
+                None => return p,
+                Some(Ok(())) => {
+                    backoff.reset();
+                    break;
+                }
+                Some(Err(_)) => {
+                    let wait = backoff.next_delay();
+                    let stop = tokio::select! {
+                        biased;
+                        _ = shutdown.cancelled() => true,
+                        _ = tokio::time::sleep(wait) => false,
+                    };
+                    if stop {
+                        return p;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Run the ticker and the sender until `shutdown`, then export once more. `snapshot` renders
+/// the model (called on this task, never while an export is awaited with a lock held).
+pub async fn run_with<E, F>(
+    exporter: E,
+    opts: PushOptions,
+    snapshot: F,
+    shutdown: CancellationToken,
+) where
+    E: PushMetricExporter,
+    F: Fn() -> Snapshot,
+{
+    let pusher = Pusher {
+        exporter,
+        scope: InstrumentationScope::builder("spark-exporter")
+            .with_version(env!("CARGO_PKG_VERSION"))
+            .build(),
+        start: SystemTime::now(),
+        baseline: None,
+        failing: 0,
+        opts: opts.clone(),
+    };
+    let (tx, rx) = watch::channel(None);
+    let sender = tokio::spawn(send_loop(pusher, rx, shutdown.clone()));
+    let mut tick = tokio::time::interval(opts.interval);
+    tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            biased;
+            _ = shutdown.cancelled() => break,
+            _ = tick.tick() => {
+                tx.send_replace(Some(Arc::new(snapshot())));
+            }
+        }
+    }
+    let mut p = match sender.await {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::error!(error = %e, "The OTLP sender stopped unexpectedly; no final export.");
+            return;
+        }
+    };
+    let snap = snapshot();
+    p.opts.timeout = p.opts.timeout.min(FINAL_EXPORT_TIMEOUT);
+    match tokio::time::timeout(FINAL_EXPORT_TIMEOUT, p.export(&snap)).await {
+        Ok(Ok(())) => tracing::info!(endpoint = %opts.endpoint, "Final OTLP export sent."),
+        Ok(Err(_)) => {}
+        Err(_) => tracing::warn!(endpoint = %opts.endpoint, "Final OTLP export timed out."),
+    }
+    if let Err(e) = p.exporter.shutdown() {
+        tracing::debug!(error = %e, "OTLP exporter shutdown.");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
+    use opentelemetry_sdk::metrics::data::{ResourceMetrics, Sum};
+    use opentelemetry_sdk::metrics::Temporality as SdkTemporality;
+    use std::sync::atomic::{AtomicBool, AtomicU64};
+    use std::sync::Mutex;
+
+    use crate::export::families::{Family, Kind, Sample, Value};
+
+    /// A collector stand-in: records the value of `spark.job.result` per attempt, fails while
+    /// `down`, and can hang.
+    #[derive(Clone, Default)]
+    struct Fake {
+        down: Arc<AtomicBool>,
+        hang: Arc<AtomicBool>,
+        got: Arc<Mutex<Vec<(tokio::time::Instant, bool, u64)>>>,
+    }
+
+    impl PushMetricExporter for Fake {
+        async fn export(&self, rm: &mut ResourceMetrics) -> OTelSdkResult {
+            let v = rm.scope_metrics[0].metrics[0]
+                .data
+                .as_any()
+                .downcast_ref::<Sum<u64>>()
+                .map_or(0, |s| s.data_points[0].value);
+            let down = self.down.load(Ordering::SeqCst);
+            self.got
+                .lock()
+                .unwrap()
+                .push((tokio::time::Instant::now(), !down, v));
+            if self.hang.load(Ordering::SeqCst) {
+                std::future::pending::<()>().await;
+            }
+            if down {
+                Err(OTelSdkError::InternalFailure("connection refused".into()))
+            } else {
+                Ok(())
+            }
+        }
+        fn force_flush(&self) -> OTelSdkResult {
+            Ok(())
+        }
+        fn shutdown(&self) -> OTelSdkResult {
+            Ok(())
+        }
+        fn temporality(&self) -> SdkTemporality {
+            SdkTemporality::Cumulative
+        }
+    }
+
+    fn opts(temporality: Temporality) -> PushOptions {
+        PushOptions {
+            interval: Duration::from_secs(10),
+            timeout: Duration::from_secs(2),
+            temporality,
+            resource: Resource::builder_empty().build(),
+            endpoint: "test".into(),
+        }
+    }
+
+    fn snapshot_of(counter: &Arc<AtomicU64>) -> impl Fn() -> Snapshot {
+        let c = counter.clone();
+        move || {
+            let fam = Family {
+                name: "spark_jobs",
+                help: "h",
+                kind: Kind::Counter,
+                samples: vec![Sample {
+                    labels: vec![],
+                    value: Value::Int(c.load(Ordering::SeqCst)),
+                }],
+            };
+            Snapshot::new(&[fam], SystemTime::now())
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn retries_with_backoff_latest_snapshot_and_final_export() {
+        let fake = Fake::default();
+        let counter = Arc::new(AtomicU64::new(1));
+        let stop = CancellationToken::new();
+        fake.down.store(true, Ordering::SeqCst);
+        let failures_before = STATS.failures.load(Ordering::Relaxed);
+        let task = tokio::spawn(run_with(
+            fake.clone(),
+            opts(Temporality::Cumulative),
+            snapshot_of(&counter),
+            stop.clone(),
+        ));
+        // Down for 25 s: retries at ~1, 2, 4, 8 s, then at most every interval (10 s).
+        tokio::time::sleep(Duration::from_secs(12)).await;
+        counter.store(5, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_secs(13)).await;
+        fake.down.store(false, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_secs(12)).await;
+        counter.store(9, Ordering::SeqCst);
+        stop.cancel();
+        task.await.unwrap();
+
+        let got = fake.got.lock().unwrap().clone();
+        let t0 = got[0].0;
+        let failed: Vec<_> = got.iter().filter(|g| !g.1).collect();
+        assert!((5..=8).contains(&failed.len()), "{got:?}");
+        for w in failed.windows(2) {
+            let gap = w[1].0 - w[0].0;
+            assert!(
+                gap <= Duration::from_secs(12),
+                "backoff capped at the interval: {gap:?}"
+            );
+        }
+        assert!(STATS.failures.load(Ordering::Relaxed) >= failures_before + failed.len() as u64);
+        let ok: Vec<_> = got.iter().filter(|g| g.1).collect();
+        assert!(
+            ok[0].0 - t0 <= Duration::from_secs(37),
+            "resumed by itself: {got:?}"
+        );
+        assert_eq!(ok[0].2, 5, "the newest snapshot is sent, not the first one");
+        assert_eq!(ok.last().unwrap().2, 9, "a final export after shutdown");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hanging_collector_is_bounded_by_the_timeout() {
+        let fake = Fake::default();
+        fake.hang.store(true, Ordering::SeqCst);
+        let counter = Arc::new(AtomicU64::new(1));
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(run_with(
+            fake.clone(),
+            opts(Temporality::Cumulative),
+            snapshot_of(&counter),
+            stop.clone(),
+        ));
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        let n = fake.got.lock().unwrap().len();
+        assert!(n >= 5, "attempts go on despite hangs: {n}");
+        let before = tokio::time::Instant::now();
+        stop.cancel();
+        task.await.unwrap();
+        assert!(
+            tokio::time::Instant::now() - before <= FINAL_EXPORT_TIMEOUT,
+            "shutdown is bounded"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn delta_keeps_the_baseline_until_an_export_succeeds() {
+        let fake = Fake::default();
+        let counter = Arc::new(AtomicU64::new(3));
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(run_with(
+            fake.clone(),
+            opts(Temporality::Delta),
+            snapshot_of(&counter),
+            stop.clone(),
+        ));
+        tokio::time::sleep(Duration::from_secs(1)).await; // first export: 3 (all of it)
+        fake.down.store(true, Ordering::SeqCst);
+        counter.store(7, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_secs(15)).await; // failed attempts carry 4
+        fake.down.store(false, Ordering::SeqCst);
+        counter.store(10, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_secs(15)).await; // accepted: 7 (3 → 10), then 0
+        stop.cancel();
+        task.await.unwrap();
+        let got = fake.got.lock().unwrap().clone();
+        let accepted: u64 = got.iter().filter(|g| g.1).map(|g| g.2).sum();
+        assert_eq!(accepted, 10, "no change lost or counted twice: {got:?}");
+        assert!(got.iter().any(|g| !g.1 && g.2 == 4));
+    }
+
+    #[test]
+    fn backoff_doubles_with_jitter_up_to_the_cap() {
+        let mut b = Backoff::new(Duration::from_secs(30));
+        let d: Vec<f64> = (0..8).map(|_| b.next_delay().as_secs_f64()).collect();
+        for (got, want) in d.iter().zip([1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0]) {
+            assert!(
+                *got >= want * 0.8 - 1e-9 && *got <= (want * 1.2f64).min(30.0),
+                "{d:?}"
+            );
+        }
+        b.reset();
+        assert!(b.next_delay() <= Duration::from_millis(1200));
+        let mut fast = Backoff::new(Duration::from_millis(200));
+        assert!(fast.next_delay() <= Duration::from_millis(200));
+    }
+}
