@@ -8,7 +8,7 @@
 //!   streaming queries, fed by idempotent calls keyed by Spark's ids.
 //! - [`spark`]: the REST API client, its types and the poller.
 //! - [`eventlog`]: event-log discovery, tailing, codecs and parsing.
-//! - [`export`]: the Prometheus collector (rendered at scrape time).
+//! - [`export`]: metric families built at export time, the Prometheus exposition and OTLP push.
 //! - [`server`]: `/metrics`, `/healthz`, `/readyz` and the landing page.
 //! - [`webconfig`]: `--web.config.file` (TLS, mTLS, basic auth) in exporter-toolkit format.
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::Parser;
 use spark_exporter::cli::{Cli, Command, EXIT_CONFIG};
 use spark_exporter::config::{self, LogFormat, Settings};
-use spark_exporter::export::prometheus;
+use spark_exporter::export::{otlp, prometheus};
 use spark_exporter::model::Model;
 use spark_exporter::telemetry::Telemetry;
 use spark_exporter::webconfig::{self, WebSecurity};
@@ -48,6 +48,10 @@ fn main() -> ExitCode {
             }
         },
     };
+    if let Err(e) = otlp::settings(&settings.otlp) {
+        eprintln!("spark-exporter: {e}");
+        return ExitCode::from(EXIT_CONFIG as u8);
+    }
     init_logging(&settings);
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -156,6 +160,7 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
             shutdown.clone(),
         ));
     }
+    tasks.spawn(otlp::run(settings.clone(), model.clone(), shutdown.clone()));
     tasks.spawn(expire_loop(model.clone(), shutdown.clone()));
     wait_for_signal().await;
     tracing::info!("Shutting down.");

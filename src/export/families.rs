@@ -785,6 +785,22 @@ fn self_families(t: &Tele, now: EpochMs, out: &mut Out) {
         })
         .collect();
     *out.fam(
+        "spark_exporter_otlp_exports",
+        Counter,
+        "OTLP export attempts.",
+    ) = vec![Sample {
+        labels: vec![],
+        value: Value::Int(crate::export::otlp::exports_total()),
+    }];
+    *out.fam(
+        "spark_exporter_otlp_export_failures",
+        Counter,
+        "Failed OTLP export attempts (refused, timed out, rejected by the collector).",
+    ) = vec![Sample {
+        labels: vec![],
+        value: Value::Int(crate::export::otlp::export_failures_total()),
+    }];
+    *out.fam(
         "spark_exporter_eventlog_lag_seconds",
         Gauge,
         "Seconds between now and the newest event read from any event log.",

@@ -1,5 +1,7 @@
 //! Exposition of the model: [`families`] builds the metric families at export time from the model
-//! and the self-metrics; [`prometheus`] renders them for `/metrics`.
+//! and the self-metrics; [`prometheus`] renders them for `/metrics`; [`otlp`] pushes the same
+//! families to an OpenTelemetry collector.
 
 pub mod families;
+pub mod otlp;
 pub mod prometheus;
