@@ -7,7 +7,68 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
+use crate::config::SparkAuthConfig;
 use crate::telemetry::Telemetry;
+
+/// The headers every request carries: `Authorization` (basic or bearer) and the configured
+/// extras, all marked sensitive.
+fn auth_headers(auth: &SparkAuthConfig) -> Result<reqwest::header::HeaderMap, ClientError> {
+    use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION};
+    let sensitive = |v: String, what: &str| {
+        HeaderValue::from_str(&v)
+            .map(|mut h| {
+                h.set_sensitive(true);
+                h
+            })
+            .map_err(|_| ClientError::Auth(format!("{what}: not a valid header value")))
+    };
+    let mut h = HeaderMap::new();
+    let password = auth
+        .password()
+        .map_err(|e| ClientError::Auth(format!("password_file: {e}")))?;
+    if let Some(user) = &auth.username {
+        let raw = format!("{user}:{}", password.unwrap_or_default());
+        h.insert(
+            AUTHORIZATION,
+            sensitive(format!("Basic {}", base64(raw.as_bytes())), "username")?,
+        );
+    }
+    let token = auth
+        .bearer_token()
+        .map_err(|e| ClientError::Auth(format!("bearer_token_file: {e}")))?;
+    if let Some(t) = token {
+        h.insert(
+            AUTHORIZATION,
+            sensitive(format!("Bearer {t}"), "bearer_token")?,
+        );
+    }
+    for (k, v) in &auth.headers {
+        let name = HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| ClientError::Auth(format!("headers.{k}: not a valid header name")))?;
+        h.insert(name, sensitive(v.clone(), &format!("headers.{k}"))?);
+    }
+    Ok(h)
+}
+
+/// Standard base64 with padding (for the basic-auth header).
+fn base64(data: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, b)| acc | (*b as u32) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
 
 /// Largest response body accepted. A full `/stages` list of a big application is a few MiB;
 /// anything past this is a misconfigured target, not Spark.
@@ -20,6 +81,10 @@ pub enum ClientError {
     /// The HTTP client could not be built (TLS backend).
     #[error("cannot build HTTP client: {0}")]
     Build(#[source] reqwest::Error),
+    /// `spark.auth` could not be applied (unreadable secret or CA file, invalid header).
+    /// The message never contains the secret itself.
+    #[error("spark.auth: {0}")]
+    Auth(String),
     /// Connection refused, DNS failure, TLS handshake, reset before a response.
     #[error("cannot connect to {url}: {source}")]
     Connect {
@@ -69,7 +134,7 @@ impl ClientError {
     /// The error-counter `kind`: `connect`, `timeout`, `http_status`, `decode` or `body`.
     pub fn kind(&self) -> &'static str {
         match self {
-            ClientError::Build(_) | ClientError::Connect { .. } => "connect",
+            ClientError::Build(_) | ClientError::Auth(_) | ClientError::Connect { .. } => "connect",
             ClientError::Timeout { .. } => "timeout",
             ClientError::HttpStatus { .. } => "http_status",
             ClientError::Decode { .. } => "decode",
@@ -100,13 +165,40 @@ impl Client {
         max_body: usize,
         telemetry: Arc<Telemetry>,
     ) -> Result<Client, ClientError> {
-        let http = reqwest::Client::builder()
+        Self::with_auth(
+            base,
+            timeout,
+            max_body,
+            telemetry,
+            &SparkAuthConfig::default(),
+        )
+    }
+
+    /// Like [`Client::new`], sending `auth`'s credentials and headers with every request and
+    /// trusting its CA bundle. Header values are marked sensitive so they never show in logs.
+    pub fn with_auth(
+        base: &str,
+        timeout: Duration,
+        max_body: usize,
+        telemetry: Arc<Telemetry>,
+        auth: &SparkAuthConfig,
+    ) -> Result<Client, ClientError> {
+        let mut b = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(timeout)
             .pool_max_idle_per_host(2)
             .user_agent(concat!("spark-exporter/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(ClientError::Build)?;
+            .default_headers(auth_headers(auth)?);
+        if let Some(ca) = &auth.ca_file {
+            let pem = std::fs::read(ca)
+                .map_err(|e| ClientError::Auth(format!("ca_file {}: {e}", ca.display())))?;
+            let certs = reqwest::Certificate::from_pem_bundle(&pem)
+                .map_err(|e| ClientError::Auth(format!("ca_file {}: {e}", ca.display())))?;
+            for c in certs {
+                b = b.add_root_certificate(c);
+            }
+        }
+        let http = b.build().map_err(ClientError::Build)?;
         Ok(Client {
             http,
             base: base.trim_end_matches('/').to_string(),

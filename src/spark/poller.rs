@@ -120,11 +120,12 @@ impl<S: Sink> TargetPoller<S> {
     /// A poller for `url` with the timeouts and limits of `settings`.
     pub fn new(url: &str, settings: &Settings, sink: Arc<S>) -> Result<Self, ClientError> {
         let sp = &settings.spark;
-        let client = Client::new(
+        let client = Client::with_auth(
             url,
             sp.timeout,
             DEFAULT_MAX_BODY_BYTES,
             sink.telemetry().clone(),
+            &sp.auth,
         )?;
         // `config::validate` already rejected bad patterns; one that slips through is ignored.
         let name_filter = sp.app_name_filter.as_deref().and_then(|p| {
