@@ -155,6 +155,7 @@ impl AppState {
                 }
                 model.upsert_stage(Source::EventLog, app, &s);
             }
+            Event::TaskStart(t) => model.task_start(app, &t),
             Event::TaskEnd(t) => model.task_end(app, &t),
             Event::Executor(e) => model.upsert_executor(Source::EventLog, app, &e),
             Event::SqlStart {

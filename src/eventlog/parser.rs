@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use crate::model::{
     AppObs, EpochMs, ExecutorObs, JobObs, JobStatus, StageObs, StageStatus, StreamingProgressObs,
-    TaskEndObs, TaskOutcome, TaskTotals,
+    TaskEndObs, TaskOutcome, TaskStartObs, TaskTotals,
 };
 
 use super::json;
@@ -63,6 +63,8 @@ pub enum Event {
     StageSubmitted(StageObs),
     /// `SparkListenerStageCompleted` (status `Complete`, or `Failed` with a failure reason).
     StageCompleted(StageObs),
+    /// `SparkListenerTaskStart`.
+    TaskStart(TaskStartObs),
     /// `SparkListenerTaskEnd`.
     TaskEnd(TaskEndObs),
     /// `SparkListenerExecutorAdded` (`active: Some(true)`) or `...Removed` (`Some(false)`).
@@ -102,7 +104,7 @@ impl Event {
             Event::TaskEnd(t) => Some(t.finish_ms),
             Event::Executor(e) => e.remove_ms.or(e.add_ms),
             Event::SqlStart { time_ms, .. } | Event::SqlEnd { time_ms, .. } => *time_ms,
-            Event::LogStart { .. } | Event::StreamingProgress(_) => None,
+            Event::LogStart { .. } | Event::StreamingProgress(_) | Event::TaskStart(_) => None,
         }
     }
 }
@@ -183,6 +185,10 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
             event: "TaskEnd",
             source,
         })?,
+        "SparkListenerTaskStart" => task_start(line).map_err(|source| ParseError::Scan {
+            event: "TaskStart",
+            source,
+        })?,
         "SparkListenerStageSubmitted" => stage(read!(json::StageEvent, "StageSubmitted"), true),
         "SparkListenerStageCompleted" => stage(read!(json::StageEvent, "StageCompleted"), false),
         "SparkListenerJobStart" => job_start(read!(json::JobStart, "JobStart")),
@@ -241,6 +247,34 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
         n => return Err(ParseError::UnknownEvent(n.to_string())),
     };
     Ok(Some(ev))
+}
+
+/// `SparkListenerTaskStart`, read with the structural scanner: ids only.
+fn task_start(line: &[u8]) -> Result<Event, ScanError> {
+    let (mut stage_id, mut attempt) = (None, 0u32);
+    let (mut task_id, mut executor_id) = (None, None);
+    members(line, |k, v| {
+        match k {
+            b"Stage ID" => stage_id = Some(count("Stage ID", v)?),
+            b"Stage Attempt ID" => attempt = count("Stage Attempt ID", v)? as u32,
+            b"Task Info" => members(v, |k, v| {
+                match k {
+                    b"Task ID" => task_id = Some(count("Task ID", v)?),
+                    b"Executor ID" => executor_id = Some(scan::string("Executor ID", v)?),
+                    _ => {}
+                }
+                Ok(())
+            })?,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok(Event::TaskStart(TaskStartObs {
+        stage_id: stage_id.ok_or(ScanError::Missing("Stage ID"))?,
+        attempt,
+        task_id: task_id.ok_or(ScanError::Missing("Task ID"))?,
+        executor_id: executor_id.ok_or(ScanError::Missing("Executor ID"))?,
+    }))
 }
 
 /// `SparkListenerTaskEnd`, read with the structural scanner: only `Task Info`'s ids and times,

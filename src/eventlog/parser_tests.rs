@@ -225,9 +225,21 @@ fn ignored_unknown_and_broken_lines() {
     assert!(parse_line(b"").unwrap().is_none());
     assert!(parse_line(b"  \r").unwrap().is_none());
     assert!(
-        parse_line(br#"{"Event":"SparkListenerTaskStart","Stage ID":0}"#)
+        parse_line(br#"{"Event":"SparkListenerBlockManagerAdded","Stage ID":0}"#)
             .unwrap()
             .is_none()
+    );
+    // A task start without its Task Info is an error, not silently a start.
+    assert!(parse_line(br#"{"Event":"SparkListenerTaskStart","Stage ID":0}"#).is_err());
+    let Some(Event::TaskStart(t)) = parse_line(
+        br#"{"Event":"SparkListenerTaskStart","Stage ID":4,"Stage Attempt ID":1,"Task Info":{"Task ID":17,"Index":0,"Executor ID":"2","Launch Time":1}}"#,
+    )
+    .unwrap() else {
+        panic!("expected a task start")
+    };
+    assert_eq!(
+        (t.stage_id, t.attempt, t.task_id, t.executor_id.as_str()),
+        (4, 1, 17, "2")
     );
     assert!(parse_line(
         br#"{"Event":"org.apache.spark.sql.execution.ui.SparkListenerDriverAccumUpdates"}"#

@@ -214,11 +214,7 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
             if active || sg.status.is_terminal() {
                 stage_tasks_active.push(Sample {
                     labels: g(&ids),
-                    value: Value::Int(if active {
-                        sg.active_tasks.unwrap_or(0)
-                    } else {
-                        0
-                    }),
+                    value: Value::Int(if active { sg.running() } else { 0 }),
                 });
             }
             if let Some(sum) = sg.summary.filter(|x| x.median_ms > 0.0) {
@@ -339,7 +335,7 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
                 Some(Value::Int(t.shuffle_read_bytes)),
                 Some(Value::Int(t.shuffle_write_bytes)),
                 Some(Value::Int(if e.active {
-                    e.active_tasks.unwrap_or(0)
+                    e.active_tasks.unwrap_or(e.log_running)
                 } else {
                     0
                 })),

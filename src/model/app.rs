@@ -66,6 +66,8 @@ pub struct StageState {
     pub ended_seen_ms: Option<EpochMs>,
     /// Running tasks (REST).
     pub active_tasks: Option<u64>,
+    /// Running tasks from the event log (starts minus ends).
+    pub log_running: u64,
     /// Task outcomes per source.
     pub rest_counts: TaskCounts,
     /// Task outcomes from the event log.
@@ -81,6 +83,10 @@ pub struct StageState {
 }
 
 impl StageState {
+    /// Running tasks: REST's count when REST reports the stage, else the event log's.
+    pub fn running(&self) -> u64 {
+        self.active_tasks.unwrap_or(self.log_running)
+    }
     /// Task outcomes, both sources merged.
     pub fn counts(&self) -> TaskCounts {
         self.rest_counts.max(&self.log_counts)
@@ -125,6 +131,8 @@ pub struct AppState {
     pub running_jobs: HashMap<u64, JobState>,
     /// Job ids already counted.
     pub counted_jobs: IdSet,
+    /// Task ids whose start was applied (running-task gauges from the event log).
+    pub started_tasks: IdSet,
     /// Task ids (TIDs, sequential per application) already applied from task-end events, so a
     /// log read twice (truncation, a retried step) never counts a task twice.
     pub counted_tasks: IdSet,
@@ -174,6 +182,7 @@ impl AppState {
             running_jobs: HashMap::new(),
             counted_jobs: IdSet::default(),
             counted_tasks: IdSet::default(),
+            started_tasks: IdSet::default(),
             stages: HashMap::new(),
             counted_stages: IdSet::default(),
             counted_retries: HashSet::new(),

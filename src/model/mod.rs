@@ -133,6 +133,10 @@ impl Model {
             }
         })
     }
+    /// A task started (event log).
+    pub fn task_start(&self, app_id: &str, obs: &TaskStartObs) {
+        self.write(|s, _, _| s.task_start(app_id, obs))
+    }
     /// A task ended (event log).
     pub fn task_end(&self, app_id: &str, obs: &TaskEndObs) {
         self.write(|s, t, _| s.task_end(app_id, obs, t))

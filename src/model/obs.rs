@@ -250,6 +250,20 @@ pub enum TaskOutcome {
     Killed,
 }
 
+/// A task launched (event log `SparkListenerTaskStart`): gives running-task gauges when only
+/// the event log is read.
+#[derive(Debug, Clone)]
+pub struct TaskStartObs {
+    /// Stage id.
+    pub stage_id: u64,
+    /// Stage attempt.
+    pub attempt: u32,
+    /// Task id.
+    pub task_id: u64,
+    /// Executor that runs it.
+    pub executor_id: String,
+}
+
 /// One finished task (event log `SparkListenerTaskEnd`).
 #[derive(Debug, Clone)]
 pub struct TaskEndObs {

@@ -53,6 +53,8 @@ pub struct ExecutorState {
     pub max_tasks: Option<u64>,
     /// Running tasks (REST).
     pub active_tasks: Option<u64>,
+    /// Running tasks from the event log (starts minus ends).
+    pub log_running: u64,
     /// Storage memory used.
     pub storage_memory_used_bytes: Option<u64>,
     /// Storage memory available.

@@ -555,3 +555,37 @@ fn a_rest_stage_seen_before_its_job_waits_for_the_job_labels() {
         Some(1.0)
     );
 }
+
+#[test]
+fn running_tasks_from_the_event_log_are_starts_minus_ends() {
+    let (m, _) = model();
+    m.upsert_job(
+        Source::EventLog,
+        APP,
+        &job(0, JobStatus::Running, "g", vec![3]),
+    );
+    let mut st = stage(3, StageStatus::Active, None, 0);
+    st.active_tasks = None; // the event log does not say
+    m.upsert_stage(Source::EventLog, APP, &st);
+    for id in [10, 11, 12] {
+        let s = TaskStartObs {
+            stage_id: 3,
+            attempt: 0,
+            task_id: id,
+            executor_id: "1".into(),
+        };
+        m.task_start(APP, &s);
+        m.task_start(APP, &s); // read twice
+    }
+    m.task_end(APP, &task(11, 3, 5));
+    m.task_end(APP, &task(11, 3, 5));
+    let f = collect(&m);
+    assert_eq!(
+        val(&f, "spark_stage_tasks_active", &[("stage_id", "3")]),
+        Some(2.0)
+    );
+    assert_eq!(
+        val(&f, "spark_executor_active_tasks", &[("executor_id", "1")]),
+        Some(2.0)
+    );
+}

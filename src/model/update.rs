@@ -288,6 +288,7 @@ impl State {
                     first_seen_ms: now,
                     ended_seen_ms: None,
                     active_tasks: None,
+                    log_running: 0,
                     rest_counts: TaskCounts::default(),
                     log_counts: TaskCounts::default(),
                     rest_totals: TaskTotals::default(),
@@ -353,6 +354,23 @@ impl State {
         }
     }
 
+    pub(super) fn task_start(&mut self, app_id: &str, obs: &TaskStartObs) {
+        let app = self.app(app_id);
+        if app.counted_tasks.contains(obs.task_id) || !app.started_tasks.insert(obs.task_id) {
+            return;
+        }
+        if let Some(st) = app.stages.get_mut(&(obs.stage_id, obs.attempt)) {
+            st.log_running += 1;
+        }
+        app.executors
+            .entry(obs.executor_id.clone())
+            .or_insert_with(|| ExecutorState {
+                active: true,
+                ..Default::default()
+            })
+            .log_running += 1;
+    }
+
     pub(super) fn task_end(&mut self, app_id: &str, obs: &TaskEndObs, t: &Telemetry) {
         let task_bounds = self.task_bounds.clone();
         let labeler = &self.labeler;
@@ -363,6 +381,7 @@ impl State {
         if !app.counted_tasks.insert(obs.task_id) {
             return;
         }
+        let was_running = app.started_tasks.contains(obs.task_id);
         let key = (obs.stage_id, obs.attempt);
         let group = match app.stages.get_mut(&key) {
             Some(st) => {
@@ -372,6 +391,9 @@ impl State {
                     TaskOutcome::Killed => st.log_counts.killed += 1,
                 }
                 st.log_totals.add(&obs.metrics);
+                if was_running {
+                    st.log_running = st.log_running.saturating_sub(1);
+                }
                 st.last_task_end_ms = Some(
                     st.last_task_end_ms
                         .map_or(obs.finish_ms, |l| l.max(obs.finish_ms)),
@@ -406,6 +428,9 @@ impl State {
                 active: true,
                 ..Default::default()
             });
+        if was_running {
+            ex.log_running = ex.log_running.saturating_sub(1);
+        }
         let l = &mut ex.log;
         l.task_time_ms += dur_ms;
         l.gc_time_ms += obs.metrics.gc_time_ms;
