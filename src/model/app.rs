@@ -216,6 +216,16 @@ impl AppState {
         }
     }
 
+    /// The executor `id`, created (as active) on first sight.
+    pub fn executor(&mut self, id: &str) -> &mut ExecutorState {
+        self.executors
+            .entry(id.to_string())
+            .or_insert_with(|| ExecutorState {
+                active: true,
+                ..Default::default()
+            })
+    }
+
     /// True once the application has ended.
     pub fn ended(&self) -> bool {
         self.end_ms.is_some()

@@ -362,13 +362,7 @@ impl State {
         if let Some(st) = app.stages.get_mut(&(obs.stage_id, obs.attempt)) {
             st.log_running += 1;
         }
-        app.executors
-            .entry(obs.executor_id.clone())
-            .or_insert_with(|| ExecutorState {
-                active: true,
-                ..Default::default()
-            })
-            .log_running += 1;
+        app.executor(&obs.executor_id).log_running += 1;
     }
 
     pub(super) fn task_end(&mut self, app_id: &str, obs: &TaskEndObs, t: &Telemetry) {
@@ -421,13 +415,7 @@ impl State {
         group_agg(app, &group, &task_bounds)
             .task_duration
             .observe(dur_ms as f64 / 1000.0);
-        let ex = app
-            .executors
-            .entry(obs.executor_id.clone())
-            .or_insert_with(|| ExecutorState {
-                active: true,
-                ..Default::default()
-            });
+        let ex = app.executor(&obs.executor_id);
         if was_running {
             ex.log_running = ex.log_running.saturating_sub(1);
         }
@@ -447,13 +435,7 @@ impl State {
     pub(super) fn upsert_executor(&mut self, app_id: &str, obs: &ExecutorObs, now: EpochMs) {
         let app = self.app(app_id);
         let is_new = !app.executors.contains_key(&obs.executor_id);
-        let ex = app
-            .executors
-            .entry(obs.executor_id.clone())
-            .or_insert_with(|| ExecutorState {
-                active: true,
-                ..Default::default()
-            });
+        let ex = app.executor(&obs.executor_id);
         ex.merge(obs);
         let removed =
             obs.active == Some(false) && ex.remove_reason.is_none() && (ex.active || is_new);
