@@ -7,7 +7,7 @@ use super::app::{span_secs, AppState, GroupAgg, GroupKey, JobState, StageState};
 use super::hist::Hist;
 use super::labels::Labeler;
 use super::obs::*;
-use super::others::{normalise_reason, ExecutorState, SqlState, StreamAgg};
+use super::others::{normalise_reason, SqlState, StreamAgg};
 use super::State;
 use crate::telemetry::Telemetry;
 
