@@ -253,6 +253,18 @@ impl Exporter {
         args: &[&str],
         envs: &[(&str, &str)],
     ) -> Exporter {
+        Exporter::start_bin(dir, name, prefix, Path::new(EXPORTER), args, envs)
+    }
+
+    /// [`Exporter::start`] with another copy of the binary.
+    pub fn start_bin(
+        dir: &Path,
+        name: &str,
+        prefix: &[&str],
+        bin: &Path,
+        args: &[&str],
+        envs: &[(&str, &str)],
+    ) -> Exporter {
         let mut last = String::new();
         // A free port can be taken between our probe and the exporter's bind: try again.
         for attempt in 0..3 {
@@ -261,10 +273,10 @@ impl Exporter {
             let mut cmd = match prefix.split_first() {
                 Some((first, rest)) => {
                     let mut c = Command::new(first);
-                    c.args(rest).arg(EXPORTER);
+                    c.args(rest).arg(bin);
                     c
                 }
-                None => Command::new(EXPORTER),
+                None => Command::new(bin),
             };
             cmd.args(["--web.listen-address", &addr, "--log.level", "debug"])
                 .args(args)

@@ -1,9 +1,11 @@
 //! Real Spark event logs from `tests/data/` and what the fault tests need to know about their
 //! bytes: where lines and zstd frames and blocks start and end, what a prefix decodes to.
 //!
-//! Spark's zstd event logs (`ZstdCompressionCodec`) are a *sequence* of zstd frames, one per
-//! flush of the event-log writer (79 frames in `spark-4.1.1-zstd-single`, each of one block), so
-//! the walker below lists frames and their blocks (RFC 8878 section 3.1).
+//! Spark's zstd event logs are a *sequence* of zstd frames, one per flush of the event-log
+//! writer: `ZStdCompressionCodec.compressedContinuousOutputStream` sets zstd-jni's
+//! `closeFrameOnFlush` (SPARK-29322, so that readers of an in-progress log never wait on an open
+//! frame). `spark-4.1.1-zstd-single` has 79 frames of one block each, each ending at the end of a
+//! line. The walker below lists frames and their blocks (RFC 8878 section 3.1).
 
 #![allow(dead_code)]
 
