@@ -4,7 +4,7 @@
 //!
 //! The application is `tests/e2e_live/workload.py` (pip pyspark 4.1.1, local[2], Java 17): a
 //! rolling zstd event log (Spark 4's default layout) that rolls into a second part while the
-//! application runs, job groups, skipped stages, 400-task jobs, a cancelled job (killed tasks),
+//! application runs, job groups, skipped stages, a 400-task stage, a cancelled job (killed tasks),
 //! a failing job. Three exporters watch it:
 //!
 //! - **A**, event log only (`--spark.url=`), started before the application exists: it must
@@ -19,17 +19,18 @@
 //! Once the jobs are done and the driver holds its UI, `spark_jobs_total` per job group and
 //! status, and `spark_stages_total` and `spark_tasks_total` per group and status, of A, B and C
 //! must equal the REST API (`/jobs`; `/stages?details=false`, a stage's group being that of the
-//! job whose `stageIds` list it). After the driver stops (ApplicationEnd written, `appstatus_`
-//! renamed) the same counts must equal a direct count of the events in the decompressed log
-//! (`tests/e2e_live/count_log.py`: `zstd -dc` + Python's json), the executor task time
-//! (Finish Time - Launch Time summed over each executor's task ends) must equal
-//! `spark_executor_task_time_seconds_total` of A, and every exporter must show the
-//! application's end time.
+//! job whose `stageIds` list it), and no job, stage, task or SQL execution may be left active
+//! (the cancelled job's killed tasks end after its stage did). After the driver stops
+//! (ApplicationEnd written, `appstatus_` renamed) the same counts must equal a direct count of
+//! the events in the decompressed log (`tests/e2e_live/count_log.py`: `zstd -dc` + Python's
+//! json), the executor task time (Finish Time - Launch Time summed over each executor's task
+//! ends) must equal `spark_executor_task_time_seconds_total` of A, and every exporter must show
+//! the application's end time.
 //!
 //! Executor task time is compared with the log, not with REST: in local mode the only executor
-//! is `driver`, for which Spark's REST API reports the driver's uptime as `totalDuration`
-//! (`AppStatusStore.replaceDriverGcTime` and friends), not a sum over tasks. Executors other than
-//! `driver` (none in local mode) are also compared with REST's `totalDuration`.
+//! is `driver`, for which Spark's live REST API reports the driver's uptime as `totalDuration`
+//! (and the JVM's GC time as `totalGCTime`), not sums over tasks. Executors other than `driver`
+//! (none in local mode) are also compared with REST's `totalDuration`.
 //!
 //! The Python interpreter is `$SPARK_E2E_PYTHON` (default `.venv/bin/python`). If it (or the
 //! `zstd` command) is missing the test passes with a loud message, unless `SPARK_E2E_REQUIRED`
@@ -245,6 +246,24 @@ fn value(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> Option<f64>
         .map(|s| s.value)
 }
 
+/// Non-zero "active" gauges of `app`: jobs, stages, a stage's tasks, an executor's tasks, SQL
+/// executions. Once every job has ended they must all be zero (a cancelled job's tasks end after
+/// its stage did).
+fn still_active(samples: &[Sample], app: &str) -> Vec<String> {
+    const ACTIVE: [&str; 5] = [
+        "spark_jobs_active",
+        "spark_stages_active",
+        "spark_stage_tasks_active",
+        "spark_executor_active_tasks",
+        "spark_sql_executions_active",
+    ];
+    samples
+        .iter()
+        .filter(|s| ACTIVE.contains(&s.name.as_str()) && s.label("app_id") == app && s.value != 0.0)
+        .map(|s| format!("{} {}", s.id(), s.value))
+        .collect()
+}
+
 /// Scrape `port` until `ok` holds (or `limit` passes); the last scrape either way.
 fn scrape_until(port: u16, limit: Duration, ok: impl Fn(&[Sample]) -> bool) -> Vec<Sample> {
     let end = Instant::now() + limit;
@@ -409,7 +428,9 @@ fn live_event_log_matches_rest_and_log() {
     );
     let mut held = BTreeMap::new();
     for (name, port) in [("A", port_a), ("B", port_b), ("C", port_c)] {
-        let s = scrape_until(port, CATCH_UP, |s| Counts::of(s, &app) == rest);
+        let s = scrape_until(port, CATCH_UP, |s| {
+            Counts::of(s, &app) == rest && still_active(s, &app).is_empty()
+        });
         fs::write(
             dir.join(format!("scrape-{name}-held.txt")),
             http_get(&format!("http://127.0.0.1:{port}/metrics")).unwrap_or_default(),
@@ -434,6 +455,12 @@ fn live_event_log_matches_rest_and_log() {
             &mut f,
             &format!("exporter {name} (driver alive) vs REST"),
             &Counts::of(&held[name], &app),
+        );
+        let active = still_active(&held[name], &app);
+        f.check(
+            &format!("exporter {name}: nothing left active once every job ended"),
+            active.is_empty(),
+            || active.join(", "),
         );
     }
     // Executors other than the driver: exported task time = REST's totalDuration.
@@ -538,6 +565,7 @@ fn live_event_log_matches_rest_and_log() {
         let s = scrape_until(port, CATCH_UP, |s| {
             value(s, "spark_app_end_time_seconds", &[("app_id", &app)]) == end_s
                 && Counts::of(s, &app) == log.counts
+                && still_active(s, &app).is_empty()
         });
         fs::write(
             dir.join(format!("scrape-{name}-ended.txt")),
@@ -554,6 +582,12 @@ fn live_event_log_matches_rest_and_log() {
             &format!("exporter {name}: spark_app_end_time_seconds = the log's ApplicationEnd"),
             got == end_s,
             || format!("expected {end_s:?}, got {got:?}"),
+        );
+        let active = still_active(&s, &app);
+        f.check(
+            &format!("exporter {name}: nothing active after the application ended"),
+            active.is_empty(),
+            || active.join(", "),
         );
         let backwards = went_backwards(&held[name], &s);
         f.check(
