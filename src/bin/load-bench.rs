@@ -206,6 +206,9 @@ enum Mode {
         /// Time between one client's scrapes (0: next scrape as soon as the last one ends).
         #[arg(long, default_value_t = 0)]
         interval_ms: u64,
+        /// Offer gzip (`Accept-Encoding: gzip`), as Prometheus does; bodies are not unpacked.
+        #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+        gzip: bool,
     },
     /// Distinct job descriptions into one application; RSS before and after.
     Bomb {
@@ -849,7 +852,7 @@ async fn serve_mode(scale: Scale, addr: SocketAddr, churn_ms: u64, cache_ms: u64
     println!("stopped rss_mib={rss:.1} hwm_mib={hwm:.1}");
 }
 
-async fn scrape_mode(url: String, connections: usize, secs: u64, interval_ms: u64) {
+async fn scrape_mode(url: String, connections: usize, secs: u64, interval_ms: u64, gzip: bool) {
     let errors = Arc::new(AtomicU64::new(0));
     let bytes = Arc::new(AtomicU64::new(0));
     let deadline = Instant::now() + Duration::from_secs(secs);
@@ -873,8 +876,11 @@ async fn scrape_mode(url: String, connections: usize, secs: u64, interval_ms: u6
                     tick.tick().await;
                 }
                 let t = Instant::now();
-                let r = http
-                    .get(&url)
+                let mut req = http.get(&url);
+                if gzip {
+                    req = req.header("accept-encoding", "gzip");
+                }
+                let r = req
                     .header(
                         "accept",
                         "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5",
@@ -909,7 +915,7 @@ async fn scrape_mode(url: String, connections: usize, secs: u64, interval_ms: u6
             .map_or(0.0, |d| d.as_secs_f64() * 1e3)
     };
     println!(
-        "scrape: connections={connections} secs={secs} interval_ms={interval_ms} requests={} \
+        "scrape: connections={connections} secs={secs} interval_ms={interval_ms} gzip={gzip} requests={} \
          errors={} req_per_s={:.1} mb_per_s={:.1} p50_ms={:.2} p90_ms={:.2} p99_ms={:.2} max_ms={:.2}",
         all.len(),
         errors.load(Ordering::Relaxed),
@@ -988,7 +994,8 @@ fn main() {
             connections,
             secs,
             interval_ms,
-        } => rt.block_on(scrape_mode(url, connections, secs, interval_ms)),
+            gzip,
+        } => rt.block_on(scrape_mode(url, connections, secs, interval_ms, gzip)),
         Mode::Bomb { descriptions } => bomb_mode(descriptions),
     }
 }
