@@ -277,62 +277,115 @@ fn task_start(line: &[u8]) -> Result<Event, ScanError> {
     }))
 }
 
-/// `SparkListenerTaskEnd`, read with the structural scanner: only `Task Info`'s ids and times,
-/// the end reason and the nine metrics are looked at; `Accumulables` and executor metrics are
-/// skipped by their brackets.
-fn task_end(line: &[u8]) -> Result<Event, ScanError> {
-    let (mut stage_id, mut attempt, mut reason) = (None, 0u32, None::<Vec<u8>>);
-    let (mut task_id, mut executor_id, mut launch, mut finish) = (None, None, 0i64, 0i64);
-    let (mut failed, mut killed) = (false, false);
-    let mut m = TaskTotals::default();
-    members(line, |k, v| {
+/// What a task-end line says, filled member by member.
+#[derive(Default)]
+struct TaskEndAcc {
+    stage_id: Option<u64>,
+    attempt: u32,
+    reason: Option<Vec<u8>>,
+    task_id: Option<u64>,
+    executor_id: Option<String>,
+    launch: i64,
+    finish: i64,
+    failed: bool,
+    killed: bool,
+    m: TaskTotals,
+}
+
+impl TaskEndAcc {
+    /// A top-level member (`Task Info` and `Task Metrics` included, for the full scan).
+    fn top(&mut self, k: &[u8], v: &[u8]) -> Result<(), ScanError> {
         match k {
-            b"Stage ID" => stage_id = Some(count("Stage ID", v)?),
-            b"Stage Attempt ID" => attempt = count("Stage Attempt ID", v)? as u32,
+            b"Stage ID" => self.stage_id = Some(count("Stage ID", v)?),
+            b"Stage Attempt ID" => self.attempt = count("Stage Attempt ID", v)? as u32,
             b"Task End Reason" if v != b"null" => members(v, |k, v| {
                 if k == b"Reason" {
-                    reason = Some(scan::string("Reason", v)?.into_bytes());
+                    self.reason = Some(scan::string("Reason", v)?.into_bytes());
                 }
                 Ok(())
             })?,
-            b"Task Info" => members(v, |k, v| {
-                match k {
-                    b"Task ID" => task_id = Some(count("Task ID", v)?),
-                    b"Executor ID" => executor_id = Some(scan::string("Executor ID", v)?),
-                    b"Launch Time" => launch = int("Launch Time", v)?,
-                    b"Finish Time" => finish = int("Finish Time", v)?,
-                    b"Failed" => failed = boolean("Failed", v)?,
-                    b"Killed" => killed = boolean("Killed", v)?,
-                    _ => {}
-                }
-                Ok(())
-            })?,
-            b"Task Metrics" if v != b"null" => task_metrics(v, &mut m)?,
+            b"Task Info" => members(v, |k, v| self.info(k, v))?,
+            b"Task Metrics" if v != b"null" => task_metrics(v, &mut self.m)?,
             _ => {}
         }
         Ok(())
-    })?;
-    let reason = reason.as_deref();
-    let outcome = if killed || reason == Some(b"TaskKilled") {
+    }
+
+    /// A member of `Task Info`.
+    fn info(&mut self, k: &[u8], v: &[u8]) -> Result<(), ScanError> {
+        match k {
+            b"Task ID" => self.task_id = Some(count("Task ID", v)?),
+            b"Executor ID" => self.executor_id = Some(scan::string("Executor ID", v)?),
+            b"Launch Time" => self.launch = int("Launch Time", v)?,
+            b"Finish Time" => self.finish = int("Finish Time", v)?,
+            b"Failed" => self.failed = boolean("Failed", v)?,
+            b"Killed" => self.killed = boolean("Killed", v)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The fast path, for lines shaped as Spark writes them: members up to `Task Info`, then
+    /// `Task Info` up to `Accumulables` (its last member, and most of the line), then a jump to
+    /// `Task Metrics`, the line's last member. `Ok(false)` when the line is shaped otherwise;
+    /// the caller then scans it in full.
+    fn fast(&mut self, line: &[u8]) -> Result<bool, ScanError> {
+        const KEY: &[u8] = b"\"Task Metrics\":";
+        let Some(info_at) = scan::members_until(line, Some(b"Task Info"), |k, v| self.top(k, v))?
+        else {
+            return Ok(false);
+        };
+        let info = &line[info_at..];
+        if scan::members_until(info, Some(b"Accumulables"), |k, v| self.info(k, v))?.is_none() {
+            return Ok(false);
+        }
+        // A key is always followed by `:` right after its closing quote; inside a string value
+        // the quotes would be escaped, so this finds only the real member.
+        let Some(p) = memchr::memmem::rfind(line, KEY).filter(|p| *p > info_at) else {
+            return Ok(false);
+        };
+        let start = p + KEY.len();
+        let Some(end) = scan::last_value_end(line, start)? else {
+            return Ok(false);
+        };
+        let v = line[start..end].trim_ascii();
+        if v != b"null" {
+            task_metrics(v, &mut self.m)?;
+        }
+        Ok(true)
+    }
+}
+
+/// `SparkListenerTaskEnd`, read with the structural scanner: only `Task Info`'s ids and times,
+/// the end reason and the nine metrics are looked at; `Accumulables` and executor metrics are
+/// jumped over (see [`TaskEndAcc::fast`]) or, for lines shaped otherwise, skipped by their
+/// brackets.
+fn task_end(line: &[u8]) -> Result<Event, ScanError> {
+    let mut a = TaskEndAcc::default();
+    if !a.fast(line).unwrap_or(false) {
+        a = TaskEndAcc::default();
+        members(line, |k, v| a.top(k, v))?;
+    }
+    let reason = a.reason.as_deref();
+    let outcome = if a.killed || reason == Some(b"TaskKilled") {
         TaskOutcome::Killed
-    } else if failed || reason.is_some_and(|r| r != b"Success") {
+    } else if a.failed || reason.is_some_and(|r| r != b"Success") {
         TaskOutcome::Failed
     } else {
         TaskOutcome::Succeeded
     };
     Ok(Event::TaskEnd(TaskEndObs {
-        stage_id: stage_id.ok_or(ScanError::Missing("Stage ID"))?,
-        attempt,
-        task_id: task_id.ok_or(ScanError::Missing("Task ID"))?,
-        executor_id: executor_id.ok_or(ScanError::Missing("Executor ID"))?,
+        stage_id: a.stage_id.ok_or(ScanError::Missing("Stage ID"))?,
+        attempt: a.attempt,
+        task_id: a.task_id.ok_or(ScanError::Missing("Task ID"))?,
+        executor_id: a.executor_id.ok_or(ScanError::Missing("Executor ID"))?,
         outcome,
-        launch_ms: launch,
-        finish_ms: finish.max(launch),
-        metrics: m,
+        launch_ms: a.launch,
+        finish_ms: a.finish.max(a.launch),
+        metrics: a.m,
     }))
 }
 
-/// `Task Metrics`: the sums the model keeps.
 fn task_metrics(v: &[u8], m: &mut TaskTotals) -> Result<(), ScanError> {
     members(v, |k, v| {
         match k {

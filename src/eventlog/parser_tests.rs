@@ -284,3 +284,29 @@ fn event_key_need_not_come_first() {
         }
     ));
 }
+
+#[test]
+fn task_end_fast_path_and_full_scan_agree_on_odd_shapes() {
+    let spark = br#"{"Event":"SparkListenerTaskEnd","Stage ID":2,"Stage Attempt ID":0,"Task Type":"ResultTask","Task End Reason":{"Reason":"Success"},"Task Info":{"Task ID":9,"Executor ID":"1","Launch Time":100,"Finish Time":350,"Failed":false,"Killed":false,"Accumulables":[{"ID":1,"Name":"x","Update":"\"Task Metrics\":{\"Executor Run Time\":999}","Value":"]}"}]},"Task Executor Metrics":{"JVMHeapMemory":1},"Task Metrics":{"Executor Run Time":200,"JVM GC Time":7,"Shuffle Read Metrics":{"Remote Bytes Read":3,"Local Bytes Read":4}}}"#;
+    // The same members in another order: only the full scan can read it.
+    let reordered = br#"{"Event":"SparkListenerTaskEnd","Task Metrics":{"Executor Run Time":200,"JVM GC Time":7,"Shuffle Read Metrics":{"Remote Bytes Read":3,"Local Bytes Read":4}},"Stage ID":2,"Stage Attempt ID":0,"Task End Reason":{"Reason":"Success"},"Task Info":{"Task ID":9,"Executor ID":"1","Launch Time":100,"Finish Time":350,"Failed":false,"Killed":false,"Accumulables":[]}}"#;
+    // No metrics at all (some failures): zero metrics, not an error.
+    let bare = br#"{"Event":"SparkListenerTaskEnd","Stage ID":2,"Stage Attempt ID":0,"Task End Reason":{"Reason":"ExceptionFailure"},"Task Info":{"Task ID":10,"Executor ID":"1","Launch Time":100,"Finish Time":350,"Failed":true,"Killed":false,"Accumulables":[]}}"#;
+    for line in [&spark[..], &reordered[..]] {
+        let Some(Event::TaskEnd(t)) = parse_line(line).unwrap() else {
+            panic!("task end expected")
+        };
+        assert_eq!((t.task_id, t.stage_id, t.executor_id.as_str()), (9, 2, "1"));
+        assert_eq!(t.metrics.run_time_ms, 200, "not the decoy inside a string");
+        assert_eq!(t.metrics.gc_time_ms, 7);
+        assert_eq!(t.metrics.shuffle_read_bytes, 7);
+        assert_eq!(t.finish_ms - t.launch_ms, 250);
+    }
+    let Some(Event::TaskEnd(t)) = parse_line(bare).unwrap() else {
+        panic!("task end expected")
+    };
+    assert_eq!(t.outcome, TaskOutcome::Failed);
+    assert_eq!(t.metrics, TaskTotals::default());
+    // A line cut inside Accumulables is an error, never a task with made-up metrics.
+    assert!(parse_line(&spark[..200]).is_err());
+}

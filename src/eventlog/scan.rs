@@ -83,8 +83,19 @@ pub fn skip_value(b: &[u8], i: usize) -> Result<usize, ScanError> {
 /// the value's bytes, trimmed of surrounding whitespace).
 pub fn members<'a>(
     b: &'a [u8],
-    mut f: impl FnMut(&'a [u8], &'a [u8]) -> Result<(), ScanError>,
+    f: impl FnMut(&'a [u8], &'a [u8]) -> Result<(), ScanError>,
 ) -> Result<(), ScanError> {
+    members_until(b, None, f).map(|_| ())
+}
+
+/// Like [`members`], but stops at the member whose key is `stop`, without reading its value,
+/// and returns the index in `b` where that value starts; `Ok(None)` when the object ends first.
+/// This lets the hot path jump over a large value it does not need.
+pub fn members_until<'a>(
+    b: &'a [u8],
+    stop: Option<&[u8]>,
+    mut f: impl FnMut(&'a [u8], &'a [u8]) -> Result<(), ScanError>,
+) -> Result<Option<usize>, ScanError> {
     let mut i = ws(b, 0);
     if b.get(i) != Some(&b'{') {
         return Err(b
@@ -93,7 +104,7 @@ pub fn members<'a>(
     }
     i = ws(b, i + 1);
     if b.get(i) == Some(&b'}') {
-        return Ok(());
+        return Ok(None);
     }
     loop {
         if b.get(i) != Some(&b'"') {
@@ -108,16 +119,27 @@ pub fn members<'a>(
             return Err(ScanError::Eof);
         }
         let start = ws(b, i + 1);
+        if stop == Some(key) {
+            return Ok(Some(start));
+        }
         let end = skip_value(b, start)?;
         f(key, &b[start..end])?;
         i = ws(b, end);
         match b.get(i) {
             Some(b',') => i = ws(b, i + 1),
-            Some(b'}') => return Ok(()),
+            Some(b'}') => return Ok(None),
             Some(&c) => return Err(ScanError::Unexpected(c as char, i)),
             None => return Err(ScanError::Eof),
         }
     }
+}
+
+/// The value starting at `start` is the last member of the top-level object `b`: it ends, after
+/// optional whitespace, with the object's closing brace and nothing else. Returns its end.
+pub fn last_value_end(b: &[u8], start: usize) -> Result<Option<usize>, ScanError> {
+    let end = skip_value(b, start)?;
+    let close = ws(b, end);
+    Ok((b.get(close) == Some(&b'}') && ws(b, close + 1) == b.len()).then_some(end))
 }
 
 /// An integer member value; fractions are truncated, negatives kept.
