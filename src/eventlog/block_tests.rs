@@ -151,6 +151,21 @@ fn lz4_garbage_between_blocks_resyncs() {
 }
 
 #[test]
+fn lz4_damage_spanning_calls_is_reported_once() {
+    let t = text(300);
+    let s = lz4_stream(&t, 1024);
+    let second = memchr::memmem::find_iter(&s, LZ4_MAGIC).nth(1).unwrap();
+    let mut broken = s[..second].to_vec();
+    broken.extend_from_slice(&[b'#'; 500]);
+    broken.extend_from_slice(&s[second..]);
+    for piece in [1, 9, 50, 1 << 20] {
+        let (out, errs) = decode_all(Codec::Lz4, &broken, piece);
+        assert_eq!(errs.len(), 1, "piece {piece}: {errs:?}");
+        assert_eq!(out, t, "piece {piece}");
+    }
+}
+
+#[test]
 fn snappy_in_every_piece_size_and_concatenated() {
     let t = text(2000);
     let mut s = snappy_stream(&t, 32 * 1024);

@@ -25,6 +25,9 @@ struct Tracked {
     tailer: FileTailer,
     compact: bool,
     warnings: Warnings,
+    /// The last poll failed with an `io` error (cannot open or read). Retried at every listing,
+    /// shown as `error` while it fails, counted once until a poll succeeds again.
+    io_failing: bool,
 }
 
 #[derive(Debug)]
@@ -239,13 +242,24 @@ fn tracked(
         tailer,
         compact,
         warnings: Warnings::default(),
+        io_failing: false,
     }
 }
 
-/// A finished or failed file whose size no longer matches what was read changed on disk: follow
-/// it again (it grew, or shrank and will be read from the start).
+/// Decide at a listing whether a file that is not followed any more is followed again:
+/// - a finished file whose size no longer matches what was read changed on disk (it grew, or
+///   shrank and will be read from the start);
+/// - a file that could not be opened or read is tried again at every listing;
+/// - a stream that cannot be decoded any further only once it was rewritten (shrank below what
+///   was read); more bytes appended to it could not be decoded either.
 fn revive(t: &mut Tracked, len: u64) {
-    if t.tailer.state != TailState::Active && len != t.tailer.offset() {
+    let offset = t.tailer.offset();
+    let again = match t.tailer.state {
+        TailState::Active => false,
+        TailState::Done => len != offset,
+        TailState::Failed => t.io_failing || len < offset,
+    };
+    if again {
         t.tailer.state = TailState::Active;
     }
 }
@@ -258,12 +272,14 @@ impl Log {
         }
     }
 
-    /// Refresh a rolling log's parts and status (skipped once it has ended and is fully read).
+    /// Refresh a rolling log's parts and status (skipped once it has ended and every part is read
+    /// or cannot be decoded further; a part that could not be read is retried).
     fn list_parts(&mut self, max_line: usize, model: &Model) {
         let Files::Rolling { parts, finished } = &mut self.files else {
             return;
         };
-        if *finished && parts.values().all(|t| t.tailer.state != TailState::Active) {
+        let settled = |t: &Tracked| t.tailer.state != TailState::Active && !t.io_failing;
+        if *finished && parts.values().all(settled) {
             return;
         }
         let listing = match discovery::list_rolling(&self.path) {
@@ -276,7 +292,9 @@ impl Log {
                 return;
             }
         };
-        self.list_failing = false;
+        if std::mem::take(&mut self.list_failing) {
+            tracing::info!(dir = %self.path.display(), "Rolling event-log folder readable again.");
+        }
         *finished = listing.finished;
         for Part {
             path,
@@ -362,16 +380,33 @@ fn poll_one(
         warnings: &mut t.warnings,
     };
     match t.tailer.poll(FILE_BUDGET, &mut sink) {
-        Ok(p) if p.eof && complete => {
-            t.tailer.finish(&mut sink);
-            (p.raw_bytes, true)
+        Ok(p) => {
+            if t.io_failing && t.tailer.is_open() {
+                t.io_failing = false;
+                tracing::info!(file, "Event-log file readable again.");
+            }
+            if p.eof && complete {
+                t.tailer.finish(&mut sink);
+                (p.raw_bytes, true)
+            } else {
+                (p.raw_bytes, false)
+            }
         }
-        Ok(p) => (p.raw_bytes, false),
         Err(e) => {
-            sink.warnings.report(model, &file, e.kind(), &e);
+            // An unreadable file is retried at every listing: count (and log) it when it starts
+            // failing, not at every retry.
+            let io = e.kind() == "io";
+            if !(io && t.io_failing) {
+                sink.warnings.report(model, &file, e.kind(), &e);
+            }
+            t.io_failing = io;
             t.tailer.state = TailState::Failed;
             t.tailer.close();
             (0, true)
         }
     }
 }
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;

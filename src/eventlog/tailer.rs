@@ -4,7 +4,9 @@
 //! final name) or a deletion does not disturb the reading. Only whole lines leave it: the bytes
 //! after the last newline wait in [`LineSplitter`], and bytes of a compressed block not yet
 //! fully written wait in `pending` until the rest arrives. A file that shrinks below the offset
-//! was truncated or rewritten: the tailer counts it and starts over from the beginning.
+//! was truncated or rewritten: the tailer counts it and starts over from the beginning. Where the
+//! decoder skips a damaged block, the partial line held back is dropped: the text after the gap
+//! does not continue it.
 
 use std::fmt::Display;
 use std::fs::File;
@@ -323,17 +325,11 @@ impl FileTailer {
             match r {
                 Ok(0) if self.decoded.is_empty() => return Ok(()),
                 Ok(n) => drop(self.pending.drain(..n)),
-                Err(CodecError::BadBlock {
-                    consumed,
-                    codec,
-                    reason,
-                }) => {
+                Err(e @ CodecError::BadBlock { consumed, .. }) => {
                     self.pending.drain(..consumed.min(self.pending.len()));
-                    let e = CodecError::BadBlock {
-                        consumed,
-                        codec,
-                        reason,
-                    };
+                    // The text after the skipped block does not continue the partial line held
+                    // back: drop it rather than glue the two into one line.
+                    self.lines.reset();
                     sink.error("codec", &format_args!("{}: {e}", self.path.display()));
                 }
                 Err(source) => {
@@ -348,10 +344,11 @@ impl FileTailer {
         }
     }
 
-    /// The file is complete and read to its end: report leftovers, deliver a last line that
-    /// lacks its newline, and release the handle.
+    /// The file is complete and read to its end: report leftovers (unless they are the rest of
+    /// a damaged region already counted), deliver a last line that lacks its newline, and
+    /// release the handle.
     pub fn finish(&mut self, sink: &mut dyn LineSink) {
-        if !self.pending.is_empty() {
+        if !self.pending.is_empty() && !self.decoder.is_damaged() {
             sink.error(
                 "truncated",
                 &format_args!(
@@ -360,8 +357,8 @@ impl FileTailer {
                     self.pending.len()
                 ),
             );
-            self.pending = Vec::new();
         }
+        self.pending = Vec::new();
         self.lines.flush(sink);
         self.state = TailState::Done;
         self.close();

@@ -1,0 +1,147 @@
+//! Engine tests for failures that must be counted once: an unreadable file retried at every
+//! listing, a damaged zstd frame in a log appended to in pieces, a stream that cannot be decoded.
+
+use std::io::Write;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::*;
+use crate::config::Settings;
+use crate::eventlog::discovery::{parse_single_name, Found};
+use crate::telemetry::Telemetry;
+
+fn model() -> (Arc<Model>, Arc<Telemetry>) {
+    let t = Arc::new(Telemetry::default());
+    (Model::new(&Settings::default(), t.clone()), t)
+}
+
+fn errors(t: &Telemetry, kind: &str) -> u64 {
+    t.snapshot().eventlog_errors.get(kind).copied().unwrap_or(0)
+}
+
+fn files(t: &Telemetry, state: &str) -> u64 {
+    t.snapshot().eventlog_files.get(state).copied().unwrap_or(0)
+}
+
+fn append(path: &Path, bytes: &[u8]) {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap()
+        .write_all(bytes)
+        .unwrap();
+}
+
+/// One listing and reading everything there is, as a step of `run` does.
+fn step(e: &mut Engine, dirs: &[PathBuf], m: &Model) {
+    e.scan(dirs, m);
+    while e.poll(m, None) > 0 {}
+    e.report(m);
+}
+
+fn line(i: u64) -> String {
+    format!(
+        "{{\"Event\":\"SparkListenerTaskEnd\",\"Stage ID\":0,\"Stage Attempt ID\":0,\"Task End Reason\":{{\"Reason\":\"Success\"}},\"Task Info\":{{\"Task ID\":{i},\"Executor ID\":\"1\",\"Launch Time\":1000,\"Finish Time\":{},\"Failed\":false,\"Killed\":false}},\"Task Metrics\":{{\"Executor Run Time\":5}}}}\n",
+        1000 + i
+    )
+}
+
+/// A path that opens but cannot be read (a folder given as a single-file log): every poll fails
+/// with `io`. Tests run as root, which reads through any mode bits, so a mode cannot do this.
+#[test]
+fn unreadable_file_is_counted_once_while_it_keeps_failing() {
+    let (m, t) = model();
+    let root = tempfile::tempdir().unwrap();
+    let path = root.path().join("local-1");
+    std::fs::create_dir(&path).unwrap();
+    let meta = std::fs::metadata(&path).unwrap();
+    let found = Found::Single {
+        path: path.clone(),
+        id: (meta.dev(), meta.ino()),
+        name: parse_single_name("local-1.inprogress").unwrap(),
+        len: meta.len(),
+    };
+    let mut e = Engine::new(1 << 20);
+    for _ in 0..5 {
+        // What a listing does: merge the entry (retrying the failed file), then read.
+        e.add(found.clone(), None, &m);
+        while e.poll(&m, None) > 0 {}
+        e.report(&m);
+        assert_eq!(errors(&t, "io"), 1);
+        assert_eq!((files(&t, "error"), files(&t, "active")), (1, 0));
+    }
+}
+
+/// Spark's zstd log (a frame per flush, here per line), one frame damaged, appended in pieces
+/// that end before the damaged frame, inside it, and past it: the frame counts once as `codec`
+/// and every other line is read.
+#[test]
+fn damaged_zstd_frame_in_a_growing_log_counts_once() {
+    let (m, t) = model();
+    let root = tempfile::tempdir().unwrap();
+    let dirs = vec![root.path().to_path_buf()];
+    let live = root.path().join("local-2.zstd.inprogress");
+    let frames: Vec<Vec<u8>> = (0..30)
+        .map(|i| zstd::encode_all(line(i).as_bytes(), 1).unwrap())
+        .collect();
+    let k = 15;
+    let mut bad = frames[k].clone();
+    // Block type 3 (reserved) in the block header after the 6-byte frame header (magic,
+    // descriptor 0: no content size, checksum or dictionary; window descriptor), as Spark's.
+    assert_eq!(bad[4], 0, "frame header descriptor");
+    bad[6] |= 0b110;
+    let data: Vec<u8> = frames
+        .iter()
+        .enumerate()
+        .flat_map(|(i, f)| if i == k { bad.clone() } else { f.clone() })
+        .collect();
+    let start: usize = frames[..k].iter().map(Vec::len).sum();
+    let cuts = [
+        start,
+        start + 12,
+        start + bad.len() + frames[k + 1].len() / 2,
+        data.len(),
+    ];
+    let mut e = Engine::new(1 << 20);
+    let mut from = 0;
+    for cut in cuts {
+        append(&live, &data[from..cut]);
+        from = cut;
+        for _ in 0..3 {
+            step(&mut e, &dirs, &m);
+        }
+        assert_eq!(errors(&t, "codec"), u64::from(cut > start), "cut {cut}");
+    }
+    std::fs::rename(&live, root.path().join("local-2.zstd")).unwrap();
+    step(&mut e, &dirs, &m);
+    let s = t.snapshot();
+    assert_eq!(s.eventlog_errors.len(), 1, "{:?}", s.eventlog_errors);
+    assert_eq!(s.eventlog_events, 29);
+    let want: usize = (0..30)
+        .filter(|&i| i != k as u64)
+        .map(|i| line(i).len())
+        .sum();
+    assert_eq!(s.eventlog_bytes, want as u64);
+    assert_eq!((files(&t, "finished"), files(&t, "active")), (1, 0));
+}
+
+/// A snappy-java log without its stream header cannot be decoded at all: it fails once, and
+/// bytes appended later are not decoded (and counted) again.
+#[test]
+fn undecodable_stream_is_not_retried_when_it_grows() {
+    let (m, t) = model();
+    let root = tempfile::tempdir().unwrap();
+    let dirs = vec![root.path().to_path_buf()];
+    let live = root.path().join("local-3.snappy.inprogress");
+    append(&live, line(1).as_bytes());
+    let mut e = Engine::new(1 << 20);
+    step(&mut e, &dirs, &m);
+    for i in 2..5 {
+        append(&live, line(i).as_bytes());
+        step(&mut e, &dirs, &m);
+    }
+    assert_eq!(errors(&t, "codec"), 1);
+    assert_eq!(files(&t, "error"), 1);
+}
