@@ -63,8 +63,9 @@ def test_native_sidecar_shape():
     (c,) = pod["spec"]["initContainers"]
     assert c["name"] == "spark-exporter" and c["restartPolicy"] == "Always"
     assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
-    # see the template: readiness would gate the driver Service, a startupProbe the driver
-    assert "readinessProbe" not in c and "startupProbe" not in c
+    # /readyz never turns back once ready (see the template); a startupProbe would hold the driver
+    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
+    assert "startupProbe" not in c
     assert [d["name"] for d in pod["spec"]["containers"]] == ["spark-kubernetes-driver"]
 
 

@@ -132,9 +132,10 @@ def test_chart_pod_template_accepted_by_spark(spark_submit, render, tmp_path):
 
 
 def test_what_spark_asks_and_the_driver_service(spark_submit, tmp_path):
-    """Pins the requests of spark-submit 4.1.1, and the fact the templates' no-readiness choice
+    """Pins the requests of spark-submit 4.1.1, and the fact the templates' readiness design
     rests on: the driver Service is headless and does NOT publish not-ready addresses, so a
-    failing sidecar readiness probe would take the driver out of its executors' DNS."""
+    sidecar readiness probe that failed after start would take the driver out of its
+    executors' DNS (which is why /readyz never turns back once ready)."""
     kube, _ = submit(spark_submit, KUBE_DIR / "driver-pod-template.yaml", tmp_path, "requests")
     calls = [(r["method"], r["path"].split("?")[0].rsplit("/", 1)[0] if r["method"] != "POST" else r["path"])
              for r in kube.requests]
