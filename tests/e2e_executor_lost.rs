@@ -1,0 +1,756 @@
+//! End-to-end: a real executor loss. A PySpark application ([`APP`]) on
+//! `local-cluster[2,1,1024]` (a standalone master and two workers inside the driver JVM, each
+//! executor its own JVM) runs a long job while this test SIGKILLs one executor JVM. The real
+//! exporter watches the application through BOTH its live REST API (`--spark.url`) and its event
+//! log (`--event-log.dir`), and a real Prometheus scrapes the exporter every second with
+//! `alerts/spark-exporter.rules.yml` loaded.
+//!
+//! Asserted:
+//! - `spark_executor_removed_total` of the application becomes exactly 1 (both sources report the
+//!   same removal; it must be counted once), with a reason in the normalised set;
+//! - `spark_executors{state="dead"}` >= 1 and equal to the number of dead executors in Spark's
+//!   own `/allexecutors`;
+//! - the job still finishes (Spark relaunches an executor and retries the task);
+//! - the `SparkExecutorsLost` expression, taken verbatim from the rules file, returns a series
+//!   for the application through Prometheus' `/api/v1/query`, and the alert is firing in
+//!   `/api/v1/alerts`.
+//!
+//! The Python interpreter is `$SPARK_E2E_PYTHON` (default `.venv/bin/python`). If it (or
+//! `prometheus`) is missing the test passes with a loud message, unless `SPARK_E2E_REQUIRED=1`,
+//! in which case it fails. Every child runs under a guard; Spark runs in its own process group
+//! (executor JVMs and Python workers included) and the whole group is SIGKILLed on drop, so a
+//! failure never leaves a JVM behind. Artefacts stay in `target/tmp/e2e-lost-<pid>/`.
+//!
+//! Run: `cargo test --test e2e_executor_lost -- --nocapture`
+
+use std::fs;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const APP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/e2e_lost/app.py");
+const RULES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/alerts/spark-exporter.rules.yml"
+);
+const EXPORTER: &str = env!("CARGO_BIN_EXE_spark-exporter");
+/// Normalised removal reasons (README, `spark_executor_removed_total`).
+const REASONS: [&str; 6] = [
+    "killed_by_driver",
+    "heartbeat_timeout",
+    "decommissioned",
+    "exited",
+    "lost",
+    "other",
+];
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+// ---------------------------------------------------------------------------------------------
+
+/// A child killed on drop; with `group`, its whole process group (Spark JVMs included).
+struct Guard {
+    name: &'static str,
+    child: Child,
+    group: bool,
+}
+
+impl Guard {
+    fn spawn(name: &'static str, mut cmd: Command, log: &Path, group: bool) -> Guard {
+        let out = fs::File::create(log).unwrap();
+        cmd.stdin(Stdio::null())
+            .stdout(out.try_clone().unwrap())
+            .stderr(out);
+        if group {
+            use std::os::unix::process::CommandExt;
+            cmd.process_group(0);
+        }
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+        Guard { name, child, group }
+    }
+    fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if self.group {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", self.child.id())])
+                .stderr(Stdio::null())
+                .status();
+        }
+        if self.alive() {
+            let _ = self.child.kill();
+            eprintln!(
+                "[e2e-lost] {} (pid {}) killed by its guard",
+                self.name,
+                self.child.id()
+            );
+        }
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP (HTTP/1.0: no chunked bodies, connection closed by the server)
+// ---------------------------------------------------------------------------------------------
+
+fn http_get(url: &str) -> Result<(u16, String), String> {
+    let rest = url.strip_prefix("http://").ok_or("http only")?;
+    let (host, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let mut s = TcpStream::connect(host).map_err(|e| format!("{url}: {e}"))?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok();
+    write!(
+        s,
+        "GET {path} HTTP/1.0\r\nHost: {host}\r\nAccept: */*\r\n\r\n"
+    )
+    .map_err(|e| e.to_string())?;
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).map_err(|e| format!("{url}: {e}"))?;
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").ok_or("no header end")?;
+    let code = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or("no status")?;
+    Ok((code, body.to_string()))
+}
+
+fn get_json(url: &str) -> Result<Value, String> {
+    let (code, body) = http_get(url)?;
+    if code != 200 {
+        return Err(format!("{url}: HTTP {code}"));
+    }
+    serde_json::from_str(&body).map_err(|e| format!("{url}: {e}"))
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exposition (classic text format; labels without escaped quotes are enough here)
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone)]
+struct Sample {
+    name: String,
+    labels: Vec<(String, String)>,
+    value: f64,
+}
+
+impl Sample {
+    fn label(&self, k: &str) -> Option<&str> {
+        self.labels
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn parse_labels(s: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(eq) = rest.find("=\"") {
+        let key = rest[..eq].trim_start_matches(',').trim().to_string();
+        let after = &rest[eq + 2..];
+        let mut val = String::new();
+        let mut chars = after.char_indices();
+        let mut end = after.len();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '\\' => {
+                    if let Some((_, n)) = chars.next() {
+                        val.push(match n {
+                            'n' => '\n',
+                            o => o,
+                        });
+                    }
+                }
+                '"' => {
+                    end = i + 1;
+                    break;
+                }
+                o => val.push(o),
+            }
+        }
+        out.push((key, val));
+        rest = &after[end..];
+    }
+    out
+}
+
+fn scrape(port: u16) -> Result<Vec<Sample>, String> {
+    let (code, body) = http_get(&format!("http://127.0.0.1:{port}/metrics"))?;
+    if code != 200 {
+        return Err(format!("/metrics: HTTP {code}"));
+    }
+    let mut out = Vec::new();
+    for line in body.lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let (series, value) = match line.rsplit_once(' ') {
+            Some(p) => p,
+            None => continue,
+        };
+        let Ok(value) = value.parse::<f64>() else {
+            continue;
+        };
+        let (name, labels) = match series.split_once('{') {
+            Some((n, l)) => (n.to_string(), parse_labels(l.trim_end_matches('}'))),
+            None => (series.to_string(), Vec::new()),
+        };
+        out.push(Sample {
+            name,
+            labels,
+            value,
+        });
+    }
+    Ok(out)
+}
+
+fn of_app<'a>(samples: &'a [Sample], name: &str, app: &str) -> Vec<&'a Sample> {
+    samples
+        .iter()
+        .filter(|s| s.name == name && s.label("app_id") == Some(app))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+/// The `expr` of alert `name` in the rules file, verbatim (block scalar `|-`).
+fn alert_expr(rules: &str, name: &str) -> String {
+    let lines: Vec<&str> = rules.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.trim() == format!("- alert: {name}"))
+        .unwrap_or_else(|| panic!("alert {name} not in {RULES}"));
+    let expr_at = (start + 1..lines.len())
+        .find(|&i| lines[i].trim_start().starts_with("expr:"))
+        .unwrap();
+    let key_indent = lines[expr_at].len() - lines[expr_at].trim_start().len();
+    let inline = lines[expr_at].trim_start()["expr:".len()..].trim();
+    if !inline.starts_with('|') && !inline.is_empty() {
+        return inline.trim_matches('"').to_string();
+    }
+    let mut out = Vec::new();
+    for l in &lines[expr_at + 1..] {
+        let ind = l.len() - l.trim_start().len();
+        if !l.trim().is_empty() && ind <= key_indent {
+            break;
+        }
+        out.push(l.trim());
+    }
+    out.join("\n").trim().to_string()
+}
+
+/// `(pid, executor_id)` of the executor JVMs of `app_id`.
+fn executor_pids(app_id: &str) -> Vec<(u32, String)> {
+    let out = Command::new("ps")
+        .args(["-eo", "pid=,args="])
+        .output()
+        .unwrap();
+    let mut v = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let line = line.trim();
+        if !line.contains("CoarseGrainedExecutorBackend") || !line.contains(app_id) {
+            continue;
+        }
+        let (pid, args) = line.split_once(' ').unwrap();
+        let words: Vec<&str> = args.split_whitespace().collect();
+        let id = words
+            .iter()
+            .position(|w| *w == "--executor-id")
+            .and_then(|i| words.get(i + 1))
+            .map(|s| s.to_string())
+            .unwrap_or_default();
+        v.push((pid.parse().unwrap(), id));
+    }
+    v
+}
+
+fn wait_for<T>(what: &str, deadline: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let end = Instant::now() + deadline;
+    loop {
+        if let Some(t) = f() {
+            return t;
+        }
+        if Instant::now() > end {
+            panic!("timed out after {deadline:?} waiting for {what}");
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+fn app_log_line(log: &Path, prefix: &str) -> Option<String> {
+    fs::read_to_string(log)
+        .ok()?
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .map(str::to_string)
+}
+
+fn log_tail(p: &Path) -> String {
+    let s = fs::read_to_string(p).unwrap_or_default();
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(40)..].join("\n")
+}
+
+// ---------------------------------------------------------------------------------------------
+// The test
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn lost_executor_is_counted_and_alert_fires() {
+    let required = std::env::var("SPARK_E2E_REQUIRED").as_deref() == Ok("1");
+    let python = std::env::var("SPARK_E2E_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
+    let prometheus_ok = Command::new("prometheus")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !python.exists() || !prometheus_ok {
+        let msg = format!(
+            "e2e_executor_lost: SKIPPED: python {} exists={}, prometheus runnable={}",
+            python.display(),
+            python.exists(),
+            prometheus_ok
+        );
+        if required {
+            panic!("{msg} (SPARK_E2E_REQUIRED=1)");
+        }
+        eprintln!("\n!!!!!!!!!! {msg} !!!!!!!!!!\n");
+        return;
+    }
+
+    let run = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/tmp")
+        .join(format!("e2e-lost-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&run);
+    let events = run.join("events");
+    fs::create_dir_all(&events).unwrap();
+    eprintln!("[e2e-lost] artefacts in {}", run.display());
+    let t0 = Instant::now();
+    let el = |t0: Instant| format!("{:5.1}s", t0.elapsed().as_secs_f64());
+
+    // Spark.
+    let app_log = run.join("app.log");
+    let mut cmd = Command::new(&python);
+    cmd.args([APP, events.to_str().unwrap(), run.to_str().unwrap()]);
+    let mut app = Guard::spawn("pyspark app", cmd, &app_log, true);
+    let ready = wait_for("the app's READY line", Duration::from_secs(180), || {
+        if !app.alive() {
+            panic!("app exited before READY:\n{}", log_tail(&app_log));
+        }
+        app_log_line(&app_log, "READY ")
+    });
+    let words: Vec<&str> = ready.split_whitespace().collect();
+    let (app_id, ui) = (
+        words[1].to_string(),
+        words[2].trim_end_matches('/').to_string(),
+    );
+    // The UI binds to all interfaces under a host name; go through loopback.
+    let ui_port = ui.rsplit(':').next().unwrap().to_string();
+    let ui = format!("http://127.0.0.1:{ui_port}");
+    let api = format!("{ui}/api/v1/applications/{app_id}");
+    eprintln!("[e2e-lost] {} app {app_id} ready, UI {ui}", el(t0));
+
+    // Exporter, both sources.
+    let exp_port = free_port();
+    let mut cmd = Command::new(EXPORTER);
+    cmd.args([
+        "--web.listen-address",
+        &format!("127.0.0.1:{exp_port}"),
+        "--spark.url",
+        &ui,
+        "--spark.poll-interval",
+        "1s",
+        "--event-log.dir",
+        events.to_str().unwrap(),
+        "--event-log.poll-interval",
+        "200ms",
+    ]);
+    let mut exporter = Guard::spawn("exporter", cmd, &run.join("exporter.log"), false);
+
+    // Prometheus, with the real rules file.
+    let prom_port = free_port();
+    let prom_dir = run.join("prometheus");
+    fs::create_dir_all(prom_dir.join("data")).unwrap();
+    let prom_cfg = prom_dir.join("prometheus.yml");
+    fs::write(
+        &prom_cfg,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n  - {RULES}\n\
+             scrape_configs:\n  - job_name: spark-exporter\n    static_configs:\n      - targets: ['127.0.0.1:{exp_port}']\n"
+        ),
+    )
+    .unwrap();
+    let mut cmd = Command::new("prometheus");
+    cmd.args([
+        &format!("--config.file={}", prom_cfg.display()),
+        &format!("--storage.tsdb.path={}", prom_dir.join("data").display()),
+        &format!("--web.listen-address=127.0.0.1:{prom_port}"),
+    ]);
+    let mut prom = Guard::spawn("prometheus", cmd, &prom_dir.join("prometheus.log"), false);
+
+    // The exporter sees the application with its executors before anything is lost.
+    wait_for(
+        "exporter: 2 active executors (+ driver)",
+        Duration::from_secs(30),
+        || {
+            assert!(
+                exporter.alive(),
+                "exporter died:\n{}",
+                log_tail(&run.join("exporter.log"))
+            );
+            let s = scrape(exp_port).ok()?;
+            let active = of_app(&s, "spark_executors", &app_id)
+                .into_iter()
+                .find(|s| s.label("state") == Some("active"))?
+                .value;
+            (active >= 3.0).then_some(())
+        },
+    );
+    let before = scrape(exp_port).unwrap();
+    assert!(
+        of_app(&before, "spark_executor_removed_total", &app_id)
+            .iter()
+            .all(|s| s.value == 0.0),
+        "removals before the kill: {:?}",
+        of_app(&before, "spark_executor_removed_total", &app_id)
+    );
+
+    // Kill one executor JVM while it runs a task of the long job.
+    let (pid, exec_id) = wait_for(
+        "an executor of the app running a task",
+        Duration::from_secs(60),
+        || {
+            let execs = get_json(&format!("{api}/executors")).ok()?;
+            let busy: Vec<String> = execs
+                .as_array()?
+                .iter()
+                .filter(|e| e["id"] != "driver" && e["activeTasks"].as_u64() > Some(0))
+                .filter_map(|e| e["id"].as_str().map(str::to_string))
+                .collect();
+            executor_pids(&app_id)
+                .into_iter()
+                .find(|(_, id)| busy.contains(id))
+        },
+    );
+    assert_eq!(
+        executor_pids(&app_id).len(),
+        2,
+        "executor JVMs: {:?}",
+        executor_pids(&app_id)
+    );
+    eprintln!(
+        "[e2e-lost] {} SIGKILL executor {exec_id} (pid {pid})",
+        el(t0)
+    );
+    let st = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+
+    // Spark notices, the exporter counts it.
+    let rest_dead = wait_for(
+        "Spark REST: the killed executor dead",
+        Duration::from_secs(120),
+        || {
+            let all = get_json(&format!("{api}/allexecutors")).ok()?;
+            let e = all
+                .as_array()?
+                .iter()
+                .find(|e| e["id"] == exec_id.as_str())?
+                .clone();
+            (e["isActive"] == false).then_some(e)
+        },
+    );
+    let remove_reason = rest_dead["removeReason"]
+        .as_str()
+        .unwrap_or("<none>")
+        .to_string();
+    eprintln!(
+        "[e2e-lost] {} Spark REST removeReason: {remove_reason:?}",
+        el(t0)
+    );
+    wait_for(
+        "exporter: spark_executor_removed_total >= 1",
+        Duration::from_secs(30),
+        || {
+            let s = scrape(exp_port).ok()?;
+            let sum: f64 = of_app(&s, "spark_executor_removed_total", &app_id)
+                .iter()
+                .map(|s| s.value)
+                .sum();
+            (sum >= 1.0).then_some(())
+        },
+    );
+
+    // The job still finishes.
+    let done = wait_for(
+        "the app's DONE line (job finished)",
+        Duration::from_secs(240),
+        || {
+            if !app.alive() {
+                panic!("app exited before DONE:\n{}", log_tail(&app_log));
+            }
+            app_log_line(&app_log, "DONE ")
+        },
+    );
+    eprintln!("[e2e-lost] {} app: {done}", el(t0));
+    let jobs = get_json(&format!("{api}/jobs")).unwrap();
+    let long = jobs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["description"] == "long job")
+        .expect("long job in /jobs");
+    assert_eq!(long["status"], "SUCCEEDED", "long job: {long}");
+    eprintln!(
+        "[e2e-lost] long job: status {} tasks completed {} failed {} killed {}",
+        long["status"], long["numCompletedTasks"], long["numFailedTasks"], long["numKilledTasks"]
+    );
+
+    // Let both sources settle (several REST polls, the event log read to the end), then judge.
+    std::thread::sleep(Duration::from_secs(4));
+    let all = get_json(&format!("{api}/allexecutors")).unwrap();
+    fs::write(run.join("allexecutors.json"), all.to_string()).ok();
+    let execs = all.as_array().unwrap();
+    let rest_dead_count = execs.iter().filter(|e| e["isActive"] == false).count();
+    let rest_active_count = execs.iter().filter(|e| e["isActive"] == true).count();
+    for e in execs {
+        eprintln!(
+            "[e2e-lost]   REST executor {:>6} isActive={} removeReason={}",
+            e["id"], e["isActive"], e["removeReason"]
+        );
+    }
+    let after = scrape(exp_port).unwrap();
+    fs::write(
+        run.join("scrape.txt"),
+        http_get(&format!("http://127.0.0.1:{exp_port}/metrics"))
+            .unwrap()
+            .1,
+    )
+    .ok();
+    let removed = of_app(&after, "spark_executor_removed_total", &app_id);
+    let gauges = of_app(&after, "spark_executors", &app_id);
+    eprintln!("[e2e-lost] exporter spark_executor_removed_total: {removed:?}");
+    eprintln!("[e2e-lost] exporter spark_executors: {gauges:?}");
+
+    let mut failures = Vec::new();
+    let total: f64 = removed.iter().map(|s| s.value).sum();
+    if total != 1.0 {
+        failures.push(format!(
+            "spark_executor_removed_total sum = {total}, want exactly 1: {removed:?}"
+        ));
+    }
+    let nonzero: Vec<_> = removed.iter().filter(|s| s.value > 0.0).collect();
+    let reason = nonzero
+        .first()
+        .and_then(|s| s.label("reason"))
+        .unwrap_or("<none>")
+        .to_string();
+    if !REASONS.contains(&reason.as_str()) {
+        failures.push(format!(
+            "reason {reason:?} not in the normalised set {REASONS:?}"
+        ));
+    }
+    eprintln!("[e2e-lost] Spark said {remove_reason:?}; the exporter made it reason={reason:?}");
+    let dead = gauges
+        .iter()
+        .find(|s| s.label("state") == Some("dead"))
+        .map(|s| s.value);
+    let active = gauges
+        .iter()
+        .find(|s| s.label("state") == Some("active"))
+        .map(|s| s.value);
+    if dead.unwrap_or(0.0) < 1.0 {
+        failures.push(format!(
+            "spark_executors{{state=\"dead\"}} = {dead:?}, want >= 1"
+        ));
+    }
+    if dead != Some(rest_dead_count as f64) {
+        failures.push(format!(
+            "spark_executors{{state=\"dead\"}} = {dead:?}, Spark REST /allexecutors dead = {rest_dead_count}"
+        ));
+    }
+    if active != Some(rest_active_count as f64) {
+        failures.push(format!(
+            "spark_executors{{state=\"active\"}} = {active:?}, Spark REST /allexecutors active = {rest_active_count}"
+        ));
+    }
+
+    // Both sources really fed the exporter: the event log was read.
+    let ev = after
+        .iter()
+        .find(|s| s.name == "spark_exporter_eventlog_events_total")
+        .map(|s| s.value);
+    if ev.unwrap_or(0.0) <= 0.0 {
+        failures.push(format!(
+            "spark_exporter_eventlog_events_total = {ev:?}: the event log was not read"
+        ));
+    }
+
+    // The real alert expression through the real Prometheus.
+    let rules = fs::read_to_string(RULES).unwrap();
+    let expr = alert_expr(&rules, "SparkExecutorsLost");
+    eprintln!("[e2e-lost] SparkExecutorsLost expr:\n{expr}");
+    let q = format!(
+        "http://127.0.0.1:{prom_port}/api/v1/query?query={}",
+        urlencode(&expr)
+    );
+    let end = Instant::now() + Duration::from_secs(45);
+    let mut last = String::new();
+    let mut fired = None;
+    while Instant::now() < end {
+        assert!(
+            prom.alive(),
+            "prometheus died:\n{}",
+            log_tail(&prom_dir.join("prometheus.log"))
+        );
+        match get_json(&q) {
+            Ok(v) => {
+                last = v.to_string();
+                if let Some(r) = v["data"]["result"].as_array().filter(|r| !r.is_empty()) {
+                    fired = Some(r.clone());
+                    break;
+                }
+            }
+            Err(e) => last = e,
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    match &fired {
+        None => failures.push(format!(
+            "SparkExecutorsLost expression returned no series in 45 s; last answer: {last}"
+        )),
+        Some(r) => {
+            eprintln!(
+                "[e2e-lost] {} /api/v1/query -> {}",
+                el(t0),
+                Value::Array(r.clone())
+            );
+            let ours: Vec<_> = r
+                .iter()
+                .filter(|s| s["metric"]["app_id"] == app_id.as_str())
+                .collect();
+            if ours.len() != 1 {
+                failures.push(format!(
+                    "want exactly one alert series for {app_id}, got {r:?}"
+                ));
+            } else {
+                let m = &ours[0]["metric"];
+                let v: f64 = ours[0]["value"][1]
+                    .as_str()
+                    .unwrap_or("nan")
+                    .parse()
+                    .unwrap_or(f64::NAN);
+                if m["reason"] != reason.as_str() || v != 1.0 {
+                    failures.push(format!(
+                        "alert series {} value {v}, want reason={reason} value 1",
+                        ours[0]
+                    ));
+                }
+            }
+        }
+    }
+    // Counted once at every scrape, not only at the end: the highest value Prometheus ever saw.
+    let q = format!(
+        "http://127.0.0.1:{prom_port}/api/v1/query?query={}",
+        urlencode(&format!(
+            "max_over_time(sum(spark_executor_removed_total{{app_id=\"{app_id}\"}})[10m:1s])"
+        ))
+    );
+    match get_json(&q) {
+        Ok(v) => {
+            let max = v["data"]["result"][0]["value"][1]
+                .as_str()
+                .map(str::to_string);
+            eprintln!("[e2e-lost] highest removed_total Prometheus scraped: {max:?}");
+            if max.as_deref() != Some("1") {
+                failures.push(format!(
+                    "highest scraped spark_executor_removed_total sum = {max:?}, want 1: {v}"
+                ));
+            }
+        }
+        Err(e) => failures.push(e),
+    }
+    let alerts = wait_for(
+        "SparkExecutorsLost in /api/v1/alerts",
+        Duration::from_secs(20),
+        || {
+            let v = get_json(&format!("http://127.0.0.1:{prom_port}/api/v1/alerts")).ok()?;
+            v["data"]["alerts"]
+                .as_array()?
+                .iter()
+                .find(|a| {
+                    a["labels"]["alertname"] == "SparkExecutorsLost"
+                        && a["labels"]["app_id"] == app_id.as_str()
+                })
+                .cloned()
+        },
+    );
+    eprintln!("[e2e-lost] /api/v1/alerts: {alerts}");
+    if alerts["state"] != "firing" {
+        failures.push(format!(
+            "SparkExecutorsLost state {}, want firing",
+            alerts["state"]
+        ));
+    }
+
+    // Release the application; the guards clean up everything else.
+    fs::write(run.join("release"), b"").unwrap();
+    let end = Instant::now() + Duration::from_secs(60);
+    while app.alive() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    drop(prom);
+    drop(exporter);
+    drop(app);
+    let leftover = executor_pids(&app_id);
+    if !leftover.is_empty() {
+        failures.push(format!("executor JVMs left after cleanup: {leftover:?}"));
+    }
+    eprintln!("[e2e-lost] {} done", el(t0));
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n- {}",
+        failures.len(),
+        failures.join("\n- ")
+    );
+}
