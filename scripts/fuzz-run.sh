@@ -62,6 +62,7 @@ seed() { # target: fill fuzz/corpus/<target> from the fixtures, once
     esac
 }
 
+failed=()
 for t in "${TARGETS[@]}"; do
     seed "$t"
     dict="" max_len=65536
@@ -73,6 +74,12 @@ for t in "${TARGETS[@]}"; do
     echo "=== $t: ${SECS}s, seeds $(ls "fuzz/corpus/$t" | wc -l)"
     # One job on one core: the machine is shared. -max_len bounds the slowest inputs.
     cargo fuzz run -O -a --fuzz-dir fuzz "$t" -- -max_total_time="$SECS" -max_len="$max_len" \
-        -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 $dict 2>&1 |
-        tee "fuzz/$t.log" | grep -E '^#[0-9]+ +(DONE|INITED)|^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb|new_units_added)|ERROR|panicked|SUMMARY|Test unit written|^=='
+        -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 $dict >"fuzz/$t.log" 2>&1 ||
+        failed+=("$t")
+    grep -E 'DONE|^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb|new_units_added)|panicked|SUMMARY|Test unit written' \
+        "fuzz/$t.log" || true
 done
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzz: crashes in: ${failed[*]} (inputs in fuzz/artifacts/)" >&2
+    exit 1
+fi
