@@ -208,7 +208,7 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
                 lab.push(("stage_name", sg.name.clone()));
                 stalled.push(Sample {
                     labels: lab,
-                    value: Value::Float(((now - since).max(0)) as f64 / 1000.0),
+                    value: Value::Float(now.saturating_sub(since).max(0) as f64 / 1000.0),
                 });
             }
             if active || sg.status.is_terminal() {
@@ -805,7 +805,7 @@ fn self_families(t: &Tele, now: EpochMs, out: &mut Out) {
         .map(|e| {
             vec![Sample {
                 labels: vec![],
-                value: Value::Float((now - e).max(0) as f64 / 1000.0),
+                value: Value::Float(now.saturating_sub(e).max(0) as f64 / 1000.0),
             }]
         })
         .unwrap_or_default();

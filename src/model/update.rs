@@ -411,7 +411,7 @@ impl State {
                 g
             }
         };
-        let dur_ms = (obs.finish_ms - obs.launch_ms).max(0) as u64;
+        let dur_ms = obs.finish_ms.saturating_sub(obs.launch_ms).max(0) as u64;
         group_agg(app, &group, &task_bounds)
             .task_duration
             .observe(dur_ms as f64 / 1000.0);
@@ -420,16 +420,20 @@ impl State {
             ex.log_running = ex.log_running.saturating_sub(1);
         }
         let l = &mut ex.log;
-        l.task_time_ms += dur_ms;
-        l.gc_time_ms += obs.metrics.gc_time_ms;
+        l.task_time_ms = l.task_time_ms.saturating_add(dur_ms);
+        l.gc_time_ms = l.gc_time_ms.saturating_add(obs.metrics.gc_time_ms);
         match obs.outcome {
             TaskOutcome::Succeeded => l.completed_tasks += 1,
             TaskOutcome::Failed => l.failed_tasks += 1,
             TaskOutcome::Killed => {}
         }
-        l.input_bytes += obs.metrics.input_bytes;
-        l.shuffle_read_bytes += obs.metrics.shuffle_read_bytes;
-        l.shuffle_write_bytes += obs.metrics.shuffle_write_bytes;
+        l.input_bytes = l.input_bytes.saturating_add(obs.metrics.input_bytes);
+        l.shuffle_read_bytes = l
+            .shuffle_read_bytes
+            .saturating_add(obs.metrics.shuffle_read_bytes);
+        l.shuffle_write_bytes = l
+            .shuffle_write_bytes
+            .saturating_add(obs.metrics.shuffle_write_bytes);
     }
 
     pub(super) fn upsert_executor(&mut self, app_id: &str, obs: &ExecutorObs, now: EpochMs) {
