@@ -97,15 +97,6 @@ fuzz_target!(|data: &[u8]| {
     let stream = &data[2..];
     let (whole, whole_err) = run(codec, stream, seed, true);
     let (pieces, pieces_err) = run(codec, stream, seed, false);
-    // Known: zstd's legacy (v0.1-v0.7) frames stream differently in pieces
-    // (tests/fuzz_regressions.rs); Spark never writes them. Keep fuzzing the rest.
-    let legacy = codec == Codec::Zstd
-        && stream
-            .windows(4)
-            .any(|w| matches!(w, [0x1e..=0x27, 0xb5, 0x2f, 0xfd]));
-    if legacy {
-        return;
-    }
     if !whole_err && !pieces_err {
         assert!(whole == pieces, "{codec:?}: pieces decode differently");
     }
