@@ -28,7 +28,7 @@ struct Esc<'a>(&'a str);
 impl EncodeLabelValue for Esc<'_> {
     fn encode(&self, enc: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
         let s = self.0;
-        if !s.contains(['\\', '"', '\n']) {
+        if memchr::memchr3(b'\\', b'"', b'\n', s.as_bytes()).is_none() {
             return enc.write_str(s);
         }
         for c in s.chars() {

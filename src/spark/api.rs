@@ -19,7 +19,8 @@ pub struct ApplicationInfo {
     /// Application name.
     #[serde(deserialize_with = "lenient::or_default")]
     pub name: Option<String>,
-    /// Attempts, newest first.
+    /// Attempts, newest first. A malformed attempt is dropped, not the whole listing.
+    #[serde(deserialize_with = "lenient::items")]
     pub attempts: Vec<ApplicationAttemptInfo>,
 }
 
@@ -231,6 +232,17 @@ mod lenient {
         Ok(serde_json::from_value(Value::deserialize(d)?).unwrap_or_default())
     }
 
+    /// A list whose malformed items are dropped (`null` or a non-list gives an empty list).
+    pub fn items<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Vec<T>, D::Error> {
+        Ok(match Value::deserialize(d)? {
+            Value::Array(a) => a
+                .into_iter()
+                .filter_map(|v| serde_json::from_value(v).ok())
+                .collect(),
+            _ => vec![],
+        })
+    }
+
     fn to_f64(v: &Value) -> Option<f64> {
         match v {
             Value::Number(n) => n.as_f64(),
@@ -313,6 +325,13 @@ mod tests {
         let app: ApplicationInfo = serde_json::from_str(&read("0009", "app.json")).unwrap();
         assert_eq!(app.id, "local-1795981136444");
         assert_eq!(app.name.as_deref(), Some("acceptance-basic"));
+        let odd: Vec<ApplicationInfo> = serde_json::from_str(
+            r#"[{"id":"a","attempts":[1,{"startTimeEpoch":5}]},{"id":"b","attempts":null}]"#,
+        )
+        .unwrap();
+        assert_eq!(odd[0].attempts.len(), 1, "the malformed attempt is dropped");
+        assert_eq!(odd[0].attempts[0].start_time_epoch, 5);
+        assert!(odd[1].attempts.is_empty());
         let a = &app.attempts[0];
         assert_eq!(a.start_time_epoch, 1795981135073);
         assert_eq!(a.end_time_epoch, -1);
