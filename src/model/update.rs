@@ -50,9 +50,16 @@ fn group_agg<'a>(
 
 impl State {
     fn app(&mut self, app_id: &str) -> &mut AppState {
-        self.apps
+        self.app_and_labeler(app_id).0
+    }
+
+    /// The application (created on first sight) and the labeler, borrowed together.
+    fn app_and_labeler(&mut self, app_id: &str) -> (&mut AppState, &Labeler) {
+        let app = self
+            .apps
             .entry(app_id.to_string())
-            .or_insert_with(|| AppState::new(app_id))
+            .or_insert_with(|| AppState::new(app_id));
+        (app, &self.labeler)
     }
 
     pub(super) fn upsert_app(&mut self, obs: &AppObs, now: EpochMs) {
@@ -112,11 +119,7 @@ impl State {
         t: &Telemetry,
     ) -> Vec<StageObs> {
         let (dur_bounds, task_bounds) = (self.duration_bounds.clone(), self.task_bounds.clone());
-        let labeler = &self.labeler;
-        let app = self
-            .apps
-            .entry(app_id.to_string())
-            .or_insert_with(|| AppState::new(app_id));
+        let (app, labeler) = self.app_and_labeler(app_id);
         if app.counted_jobs.contains(obs.job_id) {
             return vec![];
         }
@@ -237,11 +240,7 @@ impl State {
         force: bool,
     ) {
         let (dur_bounds, task_bounds) = (self.duration_bounds.clone(), self.task_bounds.clone());
-        let labeler = &self.labeler;
-        let app = self
-            .apps
-            .entry(app_id.to_string())
-            .or_insert_with(|| AppState::new(app_id));
+        let (app, labeler) = self.app_and_labeler(app_id);
         let key = (obs.stage_id, obs.attempt);
         let counted = app.stage_counted(obs.stage_id, obs.attempt);
         if !app.stages.contains_key(&key) {
@@ -367,11 +366,7 @@ impl State {
 
     pub(super) fn task_end(&mut self, app_id: &str, obs: &TaskEndObs, t: &Telemetry) {
         let task_bounds = self.task_bounds.clone();
-        let labeler = &self.labeler;
-        let app = self
-            .apps
-            .entry(app_id.to_string())
-            .or_insert_with(|| AppState::new(app_id));
+        let (app, labeler) = self.app_and_labeler(app_id);
         if !app.counted_tasks.insert(obs.task_id) {
             return;
         }
@@ -458,11 +453,7 @@ impl State {
 
     pub(super) fn upsert_sql(&mut self, app_id: &str, obs: &SqlObs, t: &Telemetry) {
         let bounds = self.duration_bounds.clone();
-        let labeler = &self.labeler;
-        let app = self
-            .apps
-            .entry(app_id.to_string())
-            .or_insert_with(|| AppState::new(app_id));
+        let (app, labeler) = self.app_and_labeler(app_id);
         if app.counted_sql.contains(obs.execution_id) {
             return;
         }
@@ -506,11 +497,7 @@ impl State {
         t: &Telemetry,
     ) {
         let bounds = self.duration_bounds.clone();
-        let labeler = &self.labeler;
-        let app = self
-            .apps
-            .entry(app_id.to_string())
-            .or_insert_with(|| AppState::new(app_id));
+        let (app, labeler) = self.app_and_labeler(app_id);
         let raw = obs
             .name
             .as_deref()
