@@ -1,21 +1,25 @@
 //! HTTP server: `/metrics` (or the configured path), `/healthz`, `/readyz` and a landing page.
-//! The exposition is rendered from the model on each scrape; nothing here blocks on Spark.
+//! The exposition comes from [`Exposition`] (one shared, gzip-compressed render per format, at
+//! most a second old); nothing here blocks on Spark.
 
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::Full;
+use http_body_util::{Either, Full};
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use hyper::header::{
+    HeaderValue, ACCEPT, ACCEPT_ENCODING, AUTHORIZATION, CONTENT_ENCODING, CONTENT_TYPE, VARY,
+    WWW_AUTHENTICATE,
+};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Settings;
+use crate::export::cache::{accepts_gzip, Exposition, PlainBody};
 use crate::export::prometheus::{self, CLASSIC, OPENMETRICS};
 use crate::model::Model;
 use crate::webconfig::WebSecurity;
@@ -35,7 +39,7 @@ pub enum ServerError {
 
 /// What the handlers share.
 struct Ctx {
-    registry: Registry,
+    exposition: Exposition,
     model: Arc<Model>,
     settings: Arc<Settings>,
     security: Arc<WebSecurity>,
@@ -52,15 +56,18 @@ pub fn ready(model: &Model, settings: &Settings) -> bool {
     rest && logs
 }
 
-fn reply(status: StatusCode, ctype: &'static str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(body.into()));
+/// A response body: fixed bytes, or exposition text decompressed as it is sent.
+type Body = Either<Full<Bytes>, PlainBody>;
+
+fn reply(status: StatusCode, ctype: &'static str, body: impl Into<Bytes>) -> Response<Body> {
+    let mut r = Response::new(Either::Left(Full::new(body.into())));
     *r.status_mut() = status;
     r.headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
     r
 }
 
-fn handle(ctx: &Ctx, req: &Request<Incoming>) -> Response<Full<Bytes>> {
+async fn handle(ctx: &Ctx, req: &Request<Incoming>) -> Response<Body> {
     if req.method() != Method::GET && req.method() != Method::HEAD {
         return reply(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -86,16 +93,14 @@ fn handle(ctx: &Ctx, req: &Request<Incoming>) -> Response<Full<Bytes>> {
         return r;
     }
     if path == ctx.settings.web.telemetry_path {
-        let om =
-            prometheus::wants_openmetrics(req.headers().get(ACCEPT).and_then(|v| v.to_str().ok()));
-        return match prometheus::render(&ctx.registry, om) {
-            Ok(body) => reply(StatusCode::OK, if om { OPENMETRICS } else { CLASSIC }, body),
-            Err(_) => reply(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "text/plain",
-                "encoding failed\n",
-            ),
+        let header = |h| {
+            req.headers()
+                .get(h)
+                .and_then(|v: &HeaderValue| v.to_str().ok())
         };
+        let om = prometheus::wants_openmetrics(header(ACCEPT));
+        let gzip = accepts_gzip(header(ACCEPT_ENCODING));
+        return metrics(&ctx.exposition, om, gzip).await;
     }
     match path {
         "/healthz" => reply(StatusCode::OK, "text/plain", "ok\n"),
@@ -125,6 +130,38 @@ fn handle(ctx: &Ctx, req: &Request<Incoming>) -> Response<Full<Bytes>> {
     }
 }
 
+async fn metrics(exposition: &Exposition, om: bool, gzip: bool) -> Response<Body> {
+    let Some(r) = exposition.get(om).await else {
+        return reply(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "text/plain",
+            "shutting down\n",
+        );
+    };
+    if !r.ok {
+        return reply(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "text/plain",
+            "encoding failed\n",
+        );
+    }
+    let ctype = if om { OPENMETRICS } else { CLASSIC };
+    let mut resp = if gzip {
+        let mut resp = reply(StatusCode::OK, ctype, r.gzip.clone());
+        resp.headers_mut()
+            .insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        resp
+    } else {
+        let mut resp = Response::new(Either::Right(PlainBody::new(&r)));
+        resp.headers_mut()
+            .insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
+        resp
+    };
+    resp.headers_mut()
+        .insert(VARY, HeaderValue::from_static("Accept, Accept-Encoding"));
+    resp
+}
+
 /// Bind the listen address (separate from [`serve`] so a bad address fails at start-up).
 pub async fn bind(settings: &Settings) -> Result<TcpListener, ServerError> {
     let addr = settings.web.listen_address;
@@ -144,7 +181,7 @@ pub async fn serve(
 ) {
     let tls = security.tls.clone().map(tokio_rustls::TlsAcceptor::from);
     let ctx = Arc::new(Ctx {
-        registry: prometheus::registry(model.clone()),
+        exposition: Exposition::start(model.clone(), shutdown.clone()),
         model,
         settings,
         security,
@@ -165,7 +202,7 @@ pub async fn serve(
                 let ctx = ctx.clone();
                 let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
                     let ctx = ctx.clone();
-                    async move { Ok::<_, Infallible>(handle(&ctx, &req)) }
+                    async move { Ok::<_, Infallible>(handle(&ctx, &req).await) }
                 });
                 let builder = hyper::server::conn::http1::Builder::new();
                 match &tls {

@@ -2,12 +2,15 @@
 //! progress. Sources write here; the Prometheus collector and OTLP exporter read it at export time.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// Self-metrics shared by every task. Cheap to update; never blocks across `.await`.
 #[derive(Debug, Default)]
 pub struct Telemetry {
     inner: Mutex<Inner>,
+    /// Bumped by every update (see [`Telemetry::generation`]).
+    generation: AtomicU64,
 }
 
 /// A snapshot of every self-metric, taken at export time.
@@ -44,11 +47,17 @@ impl Telemetry {
         // A poisoned lock only means another thread panicked mid-update; the counters are still
         // usable, so take them rather than propagate the panic.
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        f(&mut g)
+        let r = f(&mut g);
+        self.generation.fetch_add(1, Ordering::Release);
+        r
+    }
+    /// Number of updates so far; changes whenever any value may have changed.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
     /// Copy of every value.
     pub fn snapshot(&self) -> Inner {
-        self.with(|i| i.clone())
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
     /// Record whether the last poll of `target` succeeded.
     pub fn set_up(&self, target: &str, up: bool) {

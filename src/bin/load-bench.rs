@@ -7,34 +7,68 @@
 //!   keeps changing the model like a REST poller (`--churn-ms`). Load it with `wrk`
 //!   (`scripts/load-bench.sh`) or with the `scrape` mode.
 //! - `render`: fill, then time each part of one scrape in-process (build the families, encode
-//!   OpenMetrics, convert to the classic format) and the prototype fixes below.
+//!   OpenMetrics, the classic format, straight into gzip as the server's renderer does).
 //! - `scrape`: `--connections` concurrent keep-alive clients against `--url` for `--secs`,
 //!   closed loop (`--interval-ms 0`) or one scrape per client per interval; prints latency
 //!   percentiles and errors.
 //! - `bomb`: `--descriptions` distinct job descriptions (words, no digits) into one application;
 //!   prints RSS before and after and what was folded into `__other__`.
-//!
-//! Prototypes (`render` and `serve --cache-ms`): a cache of the rendered exposition, so
-//! concurrent scrapes within `--cache-ms` share one render; and a direct text encoder that writes
-//! the families without `prometheus-client`'s per-sample label vectors and the second
-//! (classic) pass. They live here to measure the fixes proposed in `BENCHMARKS.md`; the server
-//! itself is unchanged.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
 use spark_exporter::config::Settings;
-use spark_exporter::export::families::{collect, Family, Kind, Value};
+use spark_exporter::export::families::collect;
 use spark_exporter::export::prometheus;
 use spark_exporter::model::*;
 use spark_exporter::server;
 use spark_exporter::telemetry::Telemetry;
 use tokio_util::sync::CancellationToken;
+
+/// Counts the bytes the process holds on the heap (to tell the model's size from the
+/// allocator's retained pages in RSS); the cost is two relaxed atomic adds per allocation.
+struct Counting;
+
+static LIVE: AtomicU64 = AtomicU64::new(0);
+static PEAK: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: every call is forwarded unchanged to the system allocator.
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
+        let live = LIVE.fetch_add(l.size() as u64, Ordering::Relaxed) + l.size() as u64;
+        PEAK.fetch_max(live, Ordering::Relaxed);
+        // SAFETY: same layout as asked.
+        unsafe { std::alloc::System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
+        LIVE.fetch_sub(l.size() as u64, Ordering::Relaxed);
+        // SAFETY: `p` came from `alloc` with this layout.
+        unsafe { std::alloc::System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, new: usize) -> *mut u8 {
+        let live = if new >= l.size() {
+            LIVE.fetch_add((new - l.size()) as u64, Ordering::Relaxed) + (new - l.size()) as u64
+        } else {
+            LIVE.fetch_sub((l.size() - new) as u64, Ordering::Relaxed) - (l.size() - new) as u64
+        };
+        PEAK.fetch_max(live, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged.
+        unsafe { std::alloc::System.realloc(p, l, new) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// Heap bytes held now and at most so far, in MiB.
+fn heap_mib() -> (f64, f64) {
+    let m = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64 / (1 << 20) as f64;
+    (m(&LIVE), m(&PEAK))
+}
 
 /// The application every mode fills.
 const APP_ID: &str = "spark-5f0c3a8d2e0b4e1c9a7e3b2d1c0f9e8a";
@@ -174,9 +208,6 @@ enum Mode {
         /// Re-apply the active stages and executors this often, as a REST poller does (0: never).
         #[arg(long, default_value_t = 5000)]
         churn_ms: u64,
-        /// Prototype: serve through a render cache of this age instead of the real server.
-        #[arg(long, default_value_t = 0)]
-        cache_ms: u64,
     },
     /// Fill the model and time the parts of one scrape in-process.
     Render {
@@ -509,32 +540,66 @@ fn build(scale: Scale) -> Built {
     let retained = model.read(|st| st.apps.values().map(|a| a.stages.len()).sum::<usize>());
     eprintln!(
         "filled in {:.1}s: stages_retained={retained} active_stages={} executors={} groups={} \
-         jobs={} task_ends={} rss_mib={rss:.1} hwm_mib={hwm:.1}",
+         jobs={} task_ends={} rss_mib={rss:.1} hwm_mib={hwm:.1} heap_mib={:.1}",
         t.elapsed().as_secs_f64(),
         active.len(),
         scale.executors,
         scale.groups,
         f.next_job,
         f.next_task,
+        heap_mib().0,
     );
     (model, Arc::new(settings), clock, active)
 }
 
+/// Counts bytes and lines written to it, keeping none (so describing the exposition does not
+/// leave a 7.5 MB string's worth of freed memory in the process whose RSS is measured).
+#[derive(Default)]
+struct Count {
+    bytes: u64,
+    lines: u64,
+    comments: u64,
+    at_line_start: bool,
+}
+
+impl std::io::Write for Count {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        for &b in buf {
+            if self.at_line_start && b == b'#' {
+                self.comments += 1;
+            }
+            self.at_line_start = b == b'\n';
+            self.lines += u64::from(self.at_line_start);
+        }
+        self.bytes += buf.len() as u64;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 fn describe(model: &Arc<Model>) {
-    let fams = collect(model);
-    let series: usize = fams.iter().map(|f| f.samples.len()).sum();
+    let series: usize = collect(model).iter().map(|f| f.samples.len()).sum();
     let reg = prometheus::registry(model.clone());
-    let t = Instant::now();
-    let om = prometheus::render(&reg, true).unwrap_or_default();
-    let one = t.elapsed();
-    let classic = prometheus::render(&reg, false).unwrap_or_default();
+    let count = |om| {
+        let mut c = Count {
+            at_line_start: true,
+            ..Count::default()
+        };
+        let t = Instant::now();
+        let _ = prometheus::write(&reg, om, &mut c);
+        (c, t.elapsed())
+    };
+    let (om, one) = count(true);
+    let (classic, _) = count(false);
     eprintln!(
         "exposition: families={} series={series} lines={} openmetrics_bytes={} classic_bytes={} \
          one_render_ms={:.1}",
-        fams.len(),
-        om.lines().filter(|l| !l.starts_with('#')).count(),
-        om.len(),
-        classic.len(),
+        classic.comments / 2,
+        om.lines - om.comments,
+        om.bytes,
+        classic.bytes,
         one.as_secs_f64() * 1e3,
     );
 }
@@ -567,190 +632,6 @@ async fn churn(model: Arc<Model>, clock: Arc<Clock>, active: Vec<(u64, u64)>, ev
     }
 }
 
-// ---- Prototype: a shared, short-lived render cache -------------------------------------------
-
-/// One rendered body per format, reused by every scrape within `max_age`; one scrape renders
-/// while the others wait for it (single flight), so N concurrent scrapes cost one render.
-struct RenderCache {
-    registry: prometheus_client::registry::Registry,
-    max_age: Duration,
-    slots: [Mutex<Option<(Instant, bytes::Bytes)>>; 2],
-}
-
-impl RenderCache {
-    fn get(&self, om: bool) -> bytes::Bytes {
-        let mut slot = self.slots[om as usize]
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if let Some((at, body)) = slot.as_ref() {
-            if at.elapsed() < self.max_age {
-                return body.clone();
-            }
-        }
-        let body = bytes::Bytes::from(prometheus::render(&self.registry, om).unwrap_or_default());
-        *slot = Some((Instant::now(), body.clone()));
-        body
-    }
-}
-
-async fn serve_cached(
-    listener: tokio::net::TcpListener,
-    model: Arc<Model>,
-    max_age: Duration,
-    shutdown: CancellationToken,
-) {
-    use http_body_util::Full;
-    use hyper::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
-    let cache = Arc::new(RenderCache {
-        registry: prometheus::registry(model),
-        max_age,
-        slots: [Mutex::new(None), Mutex::new(None)],
-    });
-    loop {
-        let (stream, _) = tokio::select! {
-            _ = shutdown.cancelled() => return,
-            c = listener.accept() => match c { Ok(c) => c, Err(_) => continue },
-        };
-        let cache = cache.clone();
-        let svc = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-            let cache = cache.clone();
-            async move {
-                let om = prometheus::wants_openmetrics(
-                    req.headers().get(ACCEPT).and_then(|v| v.to_str().ok()),
-                );
-                // Rendered on the worker itself: at most one render at a time (single flight),
-                // and on the two worker threads only, so the allocator keeps no per-thread arenas
-                // of the blocking pool's threads (which cost ~200 MiB of RSS when tried).
-                let body = cache.get(om);
-                let mut r = hyper::Response::new(Full::new(body));
-                r.headers_mut().insert(
-                    CONTENT_TYPE,
-                    HeaderValue::from_static(if om {
-                        prometheus::OPENMETRICS
-                    } else {
-                        prometheus::CLASSIC
-                    }),
-                );
-                Ok::<_, std::convert::Infallible>(r)
-            }
-        });
-        tokio::spawn(
-            hyper::server::conn::http1::Builder::new()
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), svc),
-        );
-    }
-}
-
-// ---- Prototype: direct text encoding ---------------------------------------------------------
-
-fn esc(out: &mut String, v: &str) {
-    if !v.contains(['\\', '"', '\n']) {
-        out.push_str(v);
-        return;
-    }
-    for c in v.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-}
-
-fn labels(out: &mut String, l: &[(&'static str, Arc<str>)], extra: Option<(&str, &str)>) {
-    if l.is_empty() && extra.is_none() {
-        return;
-    }
-    out.push('{');
-    let mut first = true;
-    for (k, v) in l.iter().map(|(k, v)| (*k, &**v)).chain(extra) {
-        if !first {
-            out.push(',');
-        }
-        first = false;
-        out.push_str(k);
-        out.push_str("=\"");
-        esc(out, v);
-        out.push('"');
-    }
-    out.push('}');
-}
-
-fn num(out: &mut String, v: &Value) {
-    match v {
-        Value::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
-        Value::Float(f) => {
-            let _ = write!(out, "{f:?}");
-        }
-        Value::Hist(_, _, c) => {
-            let _ = write!(out, "{c}");
-        }
-    }
-}
-
-/// The families as text in one pass, straight into one `String` (OpenMetrics when `om`, else
-/// the classic format). Same output shape as `prometheus::render`, without its per-sample
-/// allocations and without rendering twice for the classic format.
-fn encode_direct(fams: &[Family], om: bool) -> String {
-    let mut out = String::with_capacity(1 << 20);
-    for f in fams {
-        let (suffix, ty) = match (f.kind, om) {
-            (Kind::Counter, true) => ("", "counter"),
-            (Kind::Counter, false) => ("_total", "counter"),
-            (Kind::Gauge, _) => ("", "gauge"),
-            (Kind::Histogram, _) => ("", "histogram"),
-            (Kind::Info, true) => ("", "info"),
-            (Kind::Info, false) => ("_info", "gauge"),
-        };
-        let _ = writeln!(out, "# HELP {}{suffix} {}", f.name, f.help);
-        let _ = writeln!(out, "# TYPE {}{suffix} {ty}", f.name);
-        for s in &f.samples {
-            match (&s.value, f.kind) {
-                (Value::Hist(b, sum, count), _) => {
-                    for (le, c) in b {
-                        out.push_str(f.name);
-                        out.push_str("_bucket");
-                        let le = if le.is_finite() {
-                            format!("{le:?}")
-                        } else {
-                            "+Inf".into()
-                        };
-                        labels(&mut out, &s.labels, Some(("le", &le)));
-                        let _ = writeln!(out, " {c}");
-                    }
-                    out.push_str(f.name);
-                    out.push_str("_sum");
-                    labels(&mut out, &s.labels, None);
-                    let _ = writeln!(out, " {sum:?}");
-                    out.push_str(f.name);
-                    out.push_str("_count");
-                    labels(&mut out, &s.labels, None);
-                    let _ = writeln!(out, " {count}");
-                }
-                (v, kind) => {
-                    out.push_str(f.name);
-                    out.push_str(match kind {
-                        Kind::Counter => "_total",
-                        Kind::Info => "_info",
-                        _ => "",
-                    });
-                    labels(&mut out, &s.labels, None);
-                    out.push(' ');
-                    num(&mut out, v);
-                    out.push('\n');
-                }
-            }
-        }
-    }
-    if om {
-        out.push_str("# EOF\n");
-    }
-    out
-}
-
 fn time_ms(iters: u32, mut f: impl FnMut() -> usize) -> (f64, usize) {
     let mut n = 0;
     let t = Instant::now();
@@ -778,6 +659,10 @@ fn render_mode(scale: Scale, iters: u32, dump: Option<std::path::PathBuf>, only:
     let (lock_ms, _) = time_ms(iters, || {
         model.read(|st| st.apps.values().map(|a| a.stages.len()).sum())
     });
+    let (before, _) = heap_mib();
+    let fams = collect(&model);
+    let families_mib = heap_mib().0 - before;
+    drop(fams);
     let (collect_ms, _) = time_ms(iters, || collect(&model).len());
     let (om_ms, om_len) = time_ms(iters, || {
         prometheus::render(&reg, true).map_or(0, |s| s.len())
@@ -785,18 +670,26 @@ fn render_mode(scale: Scale, iters: u32, dump: Option<std::path::PathBuf>, only:
     let (classic_ms, _) = time_ms(iters, || {
         prometheus::render(&reg, false).map_or(0, |s| s.len())
     });
-    let (direct_ms, direct_len) = time_ms(iters, || encode_direct(&collect(&model), true).len());
-    let (direct_classic_ms, _) = time_ms(iters, || encode_direct(&collect(&model), false).len());
+    // What the server's renderer does: encode straight into gzip.
+    let gz = |om: bool, level: u32| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
+        let _ = prometheus::write(&reg, om, &mut e);
+        e.finish().map_or(0, |v| v.len())
+    };
+    let (gz1_ms, gz1_len) = time_ms(iters, || gz(true, 1));
+    let (gz1_classic_ms, _) = time_ms(iters, || gz(false, 1));
+    let (gz6_ms, gz6_len) = time_ms(iters, || gz(true, 6));
     let (hwm, rss) = rss_mib();
     println!(
         "render: collect_ms={collect_ms:.2} openmetrics_ms={om_ms:.2} classic_ms={classic_ms:.2} \
-         direct_openmetrics_ms={direct_ms:.2} direct_classic_ms={direct_classic_ms:.2} \
-         lock_only_ms={lock_ms:.4} openmetrics_bytes={om_len} direct_bytes={direct_len} \
+         gzip1_openmetrics_ms={gz1_ms:.2} gzip1_classic_ms={gz1_classic_ms:.2} \
+         gzip6_openmetrics_ms={gz6_ms:.2} lock_only_ms={lock_ms:.4} openmetrics_bytes={om_len} \
+         gzip1_bytes={gz1_len} gzip6_bytes={gz6_len} families_heap_mib={families_mib:.1} \
          rss_mib={rss:.1} hwm_mib={hwm:.1}"
     );
 }
 
-async fn serve_mode(scale: Scale, addr: SocketAddr, churn_ms: u64, cache_ms: u64) {
+async fn serve_mode(scale: Scale, addr: SocketAddr, churn_ms: u64) {
     let (model, settings, clock, active) = build(scale);
     describe(&model);
     let mut settings = (*settings).clone();
@@ -818,26 +711,17 @@ async fn serve_mode(scale: Scale, addr: SocketAddr, churn_ms: u64, cache_ms: u64
             Duration::from_millis(churn_ms),
         ));
     }
-    let srv = if cache_ms > 0 {
-        tokio::spawn(serve_cached(
-            listener,
-            model.clone(),
-            Duration::from_millis(cache_ms),
-            shutdown.clone(),
-        ))
-    } else {
-        tokio::spawn(server::serve(
-            listener,
-            settings,
-            model.clone(),
-            Arc::new(spark_exporter::webconfig::WebSecurity::open()),
-            shutdown.clone(),
-            Duration::from_secs(2),
-        ))
-    };
+    let srv = tokio::spawn(server::serve(
+        listener,
+        settings,
+        model.clone(),
+        Arc::new(spark_exporter::webconfig::WebSecurity::open()),
+        shutdown.clone(),
+        Duration::from_secs(2),
+    ));
     let (hwm, rss) = rss_mib();
     println!(
-        "serving http://{addr}/metrics pid={} cache_ms={cache_ms} rss_mib={rss:.1} hwm_mib={hwm:.1}",
+        "serving http://{addr}/metrics pid={} rss_mib={rss:.1} hwm_mib={hwm:.1}",
         std::process::id()
     );
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -981,8 +865,7 @@ fn main() {
             scale,
             addr,
             churn_ms,
-            cache_ms,
-        } => rt.block_on(serve_mode(scale, addr, churn_ms, cache_ms)),
+        } => rt.block_on(serve_mode(scale, addr, churn_ms)),
         Mode::Render {
             scale,
             iters,

@@ -43,8 +43,14 @@ impl Value {
     }
 }
 
-/// Label pairs of one sample.
-pub type Labels = Vec<(&'static str, Arc<str>)>;
+/// Label pairs of one sample. Shared: the many families of one job group or executor hold the
+/// same set, allocated once per export.
+pub type Labels = Arc<[(&'static str, Arc<str>)]>;
+
+/// `l` followed by `extra`.
+fn plus(l: &[(&'static str, Arc<str>)], extra: &[(&'static str, Arc<str>)]) -> Labels {
+    l.iter().chain(extra).cloned().collect()
+}
 
 /// One series.
 #[derive(Debug, Clone)]
@@ -143,17 +149,13 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
     let mut st_dur = vec![];
 
     for app in st.apps.values() {
-        let base: Labels = vec![("app_id", app.id.clone()), ("app_name", app.name.clone())];
-        let with = |extra: &[(&'static str, Arc<str>)]| -> Labels {
-            let mut l = base.clone();
-            l.extend_from_slice(extra);
-            l
-        };
-        let mut info = base.clone();
-        info.push(("spark_version", app.spark_version.clone()));
-        info.push(("user", app.user.clone()));
+        let base: Labels = Arc::new([("app_id", app.id.clone()), ("app_name", app.name.clone())]);
+        let with = |extra: &[(&'static str, Arc<str>)]| -> Labels { plus(&base, extra) };
         app_info.push(Sample {
-            labels: info,
+            labels: with(&[
+                ("spark_version", app.spark_version.clone()),
+                ("user", app.user.clone()),
+            ]),
             value: Value::Int(1),
         });
         if let Some(t) = app.start_ms {
@@ -185,12 +187,11 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
             l.counts.killed += c.killed;
             l.totals.add(&sg.totals());
             let g = |extra: &[(&'static str, Arc<str>)]| {
-                let mut v = with(&[
+                let group = [
                     ("job_group", sg.group.0.clone()),
                     ("job_description", sg.group.1.clone()),
-                ]);
-                v.extend_from_slice(extra);
-                v
+                ];
+                plus(&plus(&base, &group), extra)
             };
             let ids = [
                 ("stage_id", s(&sg.stage_id.to_string())),
@@ -204,8 +205,11 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
                     .or(sg.submission_ms)
                     .unwrap_or(sg.first_seen_ms)
                     .max(sg.submission_ms.unwrap_or(0));
-                let mut lab = g(&ids);
-                lab.push(("stage_name", sg.name.clone()));
+                let lab = g(&[
+                    ids[0].clone(),
+                    ids[1].clone(),
+                    ("stage_name", sg.name.clone()),
+                ]);
                 stalled.push(Sample {
                     labels: lab,
                     value: Value::Float(now.saturating_sub(since).max(0) as f64 / 1000.0),
@@ -232,11 +236,7 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
                 ("job_group", key.0.clone()),
                 ("job_description", key.1.clone()),
             ]);
-            let glx = |k: &'static str, v: &'static str| {
-                let mut l = gl.clone();
-                l.push((k, s(v)));
-                l
-            };
+            let glx = |k: &'static str, v: &'static str| plus(&gl, &[(k, s(v))]);
             let agg = app.groups.get(key);
             let lv = live.get(key);
             for status in ["succeeded", "failed"] {
@@ -354,16 +354,14 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
                 }
             }
             for (status, n) in [("completed", t.completed_tasks), ("failed", t.failed_tasks)] {
-                let mut l = el.clone();
-                l.push(("status", s(status)));
+                let l = plus(&el, &[("status", s(status))]);
                 ex[EXEC_TASKS].push(Sample {
                     labels: l,
                     value: Value::Int(n),
                 });
             }
             for (k, v) in &e.peak_memory {
-                let mut l = el.clone();
-                l.push(("type", s(k)));
+                let l = plus(&el, &[("type", s(k))]);
                 ex[EXEC_PEAK].push(Sample {
                     labels: l,
                     value: Value::Int(*v),
@@ -395,8 +393,7 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
             let dl = with(&[("description", d.clone())]);
             let agg = app.sql.get(d);
             for status in ["completed", "failed"] {
-                let mut l = dl.clone();
-                l.push(("status", s(status)));
+                let l = plus(&dl, &[("status", s(status))]);
                 let n = agg.and_then(|a| a.ended.get(status)).copied().unwrap_or(0);
                 sql_total.push(Sample {
                     labels: l,
@@ -409,8 +406,7 @@ fn spark_families(st: &State, now: EpochMs, out: &mut Out) {
             });
             if let Some(a) = agg {
                 for (status, h) in &a.duration {
-                    let mut l = dl.clone();
-                    l.push(("status", s(status)));
+                    let l = plus(&dl, &[("status", s(status))]);
                     sql_dur.push(Sample {
                         labels: l,
                         value: hist(h),
@@ -664,7 +660,7 @@ const EXEC_FAMS: [(&str, Kind, &str); 12] = [
 
 fn self_families(t: &Tele, now: EpochMs, out: &mut Out) {
     use Kind::*;
-    let one = |k: &'static str, v: &str| vec![(k, s(v))];
+    let one = |k: &'static str, v: &str| -> Labels { Arc::new([(k, s(v))]) };
     *out.fam(
         "spark_up",
         Gauge,
@@ -700,7 +696,7 @@ fn self_families(t: &Tele, now: EpochMs, out: &mut Out) {
         .scrape_errors
         .iter()
         .map(|((tg, k), v)| Sample {
-            labels: vec![("target", s(tg)), ("kind", s(k))],
+            labels: Arc::new([("target", s(tg)), ("kind", s(k))]),
             value: Value::Int(*v),
         })
         .collect();
@@ -745,7 +741,7 @@ fn self_families(t: &Tele, now: EpochMs, out: &mut Out) {
         Counter,
         "Event-log bytes read (after decompression).",
     ) = vec![Sample {
-        labels: vec![],
+        labels: Arc::new([]),
         value: Value::Int(t.eventlog_bytes),
     }];
     *out.fam(
@@ -753,7 +749,7 @@ fn self_families(t: &Tele, now: EpochMs, out: &mut Out) {
         Counter,
         "Event-log events read.",
     ) = vec![Sample {
-        labels: vec![],
+        labels: Arc::new([]),
         value: Value::Int(t.eventlog_events),
     }];
     *out.fam(
@@ -785,7 +781,7 @@ fn self_families(t: &Tele, now: EpochMs, out: &mut Out) {
         Counter,
         "OTLP export attempts.",
     ) = vec![Sample {
-        labels: vec![],
+        labels: Arc::new([]),
         value: Value::Int(crate::export::otlp::exports_total()),
     }];
     *out.fam(
@@ -793,7 +789,7 @@ fn self_families(t: &Tele, now: EpochMs, out: &mut Out) {
         Counter,
         "Failed OTLP export attempts (refused, timed out, rejected by the collector).",
     ) = vec![Sample {
-        labels: vec![],
+        labels: Arc::new([]),
         value: Value::Int(crate::export::otlp::export_failures_total()),
     }];
     *out.fam(
@@ -804,7 +800,7 @@ fn self_families(t: &Tele, now: EpochMs, out: &mut Out) {
         .eventlog_newest_event_ms
         .map(|e| {
             vec![Sample {
-                labels: vec![],
+                labels: Arc::new([]),
                 value: Value::Float(now.saturating_sub(e).max(0) as f64 / 1000.0),
             }]
         })

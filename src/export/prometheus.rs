@@ -123,47 +123,160 @@ pub fn wants_openmetrics(accept: Option<&str>) -> bool {
     accept.is_some_and(|a| a.contains("application/openmetrics-text"))
 }
 
-/// Render the registry: OpenMetrics, or classic text when `openmetrics` is false.
-pub fn render(registry: &Registry, openmetrics: bool) -> Result<String, std::fmt::Error> {
-    let mut s = String::with_capacity(64 * 1024);
-    prometheus_client::encoding::text::encode(&mut s, registry)?;
-    if openmetrics {
-        return Ok(s);
-    }
-    Ok(to_classic(&s))
+/// Why a render failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// The encoder refused a value.
+    #[error("encoding the exposition failed")]
+    Encode,
+    /// The output would not take the text.
+    #[error("writing the exposition failed: {0}")]
+    Io(#[from] std::io::Error),
 }
 
-/// OpenMetrics to the classic text format: counters and infos are declared under their sample
-/// names (`foo_total`, `foo_info`), info becomes gauge, and there is no `# EOF`.
-fn to_classic(om: &str) -> String {
-    let mut out = String::with_capacity(om.len());
-    let mut lines = om.lines().peekable();
-    while let Some(line) = lines.next() {
-        if line == "# EOF" || line.starts_with("# UNIT ") {
-            continue;
+/// Render the registry: OpenMetrics, or classic text when `openmetrics` is false.
+pub fn render(registry: &Registry, openmetrics: bool) -> Result<String, RenderError> {
+    let mut out = Vec::with_capacity(64 * 1024);
+    write(registry, openmetrics, &mut out)?;
+    // Everything written is `str` pieces split at line ends, so it is UTF-8.
+    String::from_utf8(out).map_err(|_| RenderError::Encode)
+}
+
+/// Render the registry into `out` as it is encoded (the text never exists whole, so it can go
+/// straight into a compressor); returns the number of bytes written.
+pub fn write(
+    registry: &Registry,
+    openmetrics: bool,
+    out: &mut impl std::io::Write,
+) -> Result<u64, RenderError> {
+    let mut sink = Sink {
+        buf: String::with_capacity(CHUNK + 4096),
+        classic: (!openmetrics).then(Classic::default),
+        conv: String::new(),
+        out,
+        written: 0,
+        err: None,
+    };
+    let encoded = prometheus_client::encoding::text::encode(&mut sink, registry);
+    if let Some(e) = sink.err.take() {
+        return Err(e.into());
+    }
+    encoded.map_err(|_| RenderError::Encode)?;
+    sink.flush(true)?;
+    Ok(sink.written)
+}
+
+/// How much text [`Sink`] gathers before passing it on.
+const CHUNK: usize = 64 * 1024;
+
+/// The encoder's `fmt::Write` target: gathers text, converts it to the classic format line by
+/// line if asked, and passes it to the output in chunks.
+struct Sink<'a, W: std::io::Write> {
+    buf: String,
+    classic: Option<Classic>,
+    conv: String,
+    out: &'a mut W,
+    written: u64,
+    err: Option<std::io::Error>,
+}
+
+impl<W: std::io::Write> Sink<'_, W> {
+    /// Pass on the gathered text; all of it when `last`, else up to its last complete line
+    /// (the classic conversion works on whole lines).
+    fn flush(&mut self, last: bool) -> std::io::Result<()> {
+        let Some(conv) = &mut self.classic else {
+            self.out.write_all(self.buf.as_bytes())?;
+            self.written += self.buf.len() as u64;
+            self.buf.clear();
+            return Ok(());
+        };
+        let end = if last {
+            self.buf.len()
+        } else {
+            self.buf.rfind('\n').map_or(0, |i| i + 1)
+        };
+        self.conv.clear();
+        for line in self.buf[..end].lines() {
+            conv.line(line, &mut self.conv);
         }
-        if let Some(rest) = line.strip_prefix("# HELP ") {
-            let (name, help) = rest.split_once(' ').unwrap_or((rest, ""));
-            let ty_line = lines.peek().copied().unwrap_or("");
-            let ty = ty_line
-                .strip_prefix("# TYPE ")
-                .and_then(|t| t.rsplit(' ').next())
-                .unwrap_or("");
-            let (name, ty) = match ty {
-                "counter" => (format!("{name}_total"), "counter"),
-                "info" => (format!("{name}_info"), "gauge"),
-                t => (name.to_string(), t),
-            };
-            let _ = writeln!(out, "# HELP {name} {help}");
-            if ty_line.starts_with("# TYPE ") {
-                lines.next();
-                let _ = writeln!(out, "# TYPE {name} {ty}");
+        if last {
+            conv.finish(&mut self.conv);
+        }
+        self.out.write_all(self.conv.as_bytes())?;
+        self.written += self.conv.len() as u64;
+        self.buf.drain(..end);
+        Ok(())
+    }
+}
+
+impl<W: std::io::Write> std::fmt::Write for Sink<'_, W> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.buf.push_str(s);
+        if self.buf.len() >= CHUNK {
+            if let Err(e) = self.flush(false) {
+                self.err = Some(e);
+                return Err(std::fmt::Error);
             }
-            continue;
+        }
+        Ok(())
+    }
+}
+
+/// OpenMetrics to the classic text format, a line at a time: counters and infos are declared
+/// under their sample names (`foo_total`, `foo_info`), info becomes gauge, there is no `# UNIT`
+/// and no `# EOF`.
+#[derive(Default)]
+struct Classic {
+    /// A `# HELP` line waiting for the `# TYPE` line that says what to rename it to.
+    help: Option<String>,
+}
+
+impl Classic {
+    fn line(&mut self, line: &str, out: &mut String) {
+        if let Some(help) = self.help.take() {
+            let rest = &help["# HELP ".len()..];
+            let (name, text) = rest.split_once(' ').unwrap_or((rest, ""));
+            if let Some(ty) = line.strip_prefix("# TYPE ") {
+                let ty = ty.rsplit(' ').next().unwrap_or("");
+                let (suffix, ty) = match ty {
+                    "counter" => ("_total", "counter"),
+                    "info" => ("_info", "gauge"),
+                    t => ("", t),
+                };
+                let _ = writeln!(out, "# HELP {name}{suffix} {text}");
+                let _ = writeln!(out, "# TYPE {name}{suffix} {ty}");
+                return;
+            }
+            let _ = writeln!(out, "# HELP {name} {text}");
+        }
+        if line == "# EOF" || line.starts_with("# UNIT ") {
+            return;
+        }
+        if line.starts_with("# HELP ") {
+            self.help = Some(line.to_string());
+            return;
         }
         out.push_str(line);
         out.push('\n');
     }
+
+    fn finish(&mut self, out: &mut String) {
+        if let Some(help) = self.help.take() {
+            out.push_str(&help);
+            out.push('\n');
+        }
+    }
+}
+
+/// OpenMetrics text to the classic text format.
+#[cfg(test)]
+fn to_classic(om: &str) -> String {
+    let mut c = Classic::default();
+    let mut out = String::new();
+    for line in om.lines() {
+        c.line(line, &mut out);
+    }
+    c.finish(&mut out);
     out
 }
 
@@ -211,6 +324,39 @@ mod tests {
             "spark_job_duration_seconds_sum{{{labels}}} 20002.3\n"
         )));
         assert!(text.contains(&format!("spark_jobs_total{{{labels}}} 3\n")));
+    }
+
+    #[test]
+    fn streamed_classic_equals_converting_the_whole_text() {
+        // Enough groups for the text to cross many chunk boundaries.
+        let m = Model::new(&Settings::default(), Arc::new(Telemetry::default()));
+        for id in 0..2000u64 {
+            m.upsert_job(
+                Source::Rest,
+                &format!("app-{}", id % 50),
+                &JobObs {
+                    job_id: id,
+                    job_group: Some(format!("group {}", id % 7)),
+                    description: Some(format!("load \"t{}\"", id % 5)),
+                    status: JobStatus::Succeeded,
+                    submission_ms: Some(1_000),
+                    completion_ms: Some(2_000 + id as i64),
+                    stage_ids: vec![],
+                    sql_execution_id: None,
+                },
+            );
+        }
+        let reg = registry(m);
+        let om = render(&reg, true).expect("render");
+        assert!(om.len() > 4 * CHUNK, "{}", om.len());
+        assert!(om.ends_with("# EOF\n"));
+        let classic = render(&reg, false).expect("render");
+        assert_eq!(classic, to_classic(&om));
+        let mut sink = Vec::new();
+        assert_eq!(
+            write(&reg, false, &mut sink).expect("write"),
+            classic.len() as u64
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod others;
 mod update;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -51,6 +52,8 @@ pub struct State {
 /// Shared handle to the model.
 pub struct Model {
     state: Mutex<State>,
+    /// Bumped by every write, so exporters can tell whether anything changed since a render.
+    generation: AtomicU64,
     telemetry: Arc<Telemetry>,
     clock: Clock,
 }
@@ -77,6 +80,7 @@ impl Model {
                 retention: settings.model.clone(),
                 labeler: Labeler::new(&settings.labels),
             }),
+            generation: AtomicU64::new(0),
             telemetry,
             clock,
         })
@@ -92,6 +96,15 @@ impl Model {
         (self.clock)()
     }
 
+    /// A number that changes whenever the model or the self-metrics change: equal values mean
+    /// an export made then shows the same state as one made now (up to the wall clock).
+    pub fn generation(&self) -> u64 {
+        // Both counters only grow, so their sum changes exactly when either does.
+        self.generation
+            .load(Ordering::Acquire)
+            .wrapping_add(self.telemetry.generation())
+    }
+
     /// Read the state under the lock (exporters). Never `.await` inside `f`.
     pub fn read<R>(&self, f: impl FnOnce(&State) -> R) -> R {
         let g = self.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -101,7 +114,11 @@ impl Model {
     fn write<R>(&self, f: impl FnOnce(&mut State, &Telemetry, EpochMs) -> R) -> R {
         let now = self.now_ms();
         let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        f(&mut g, &self.telemetry, now)
+        let r = f(&mut g, &self.telemetry, now);
+        // Bumped under the lock, after the change: a reader that sees the new number and then
+        // takes the lock sees the change.
+        self.generation.fetch_add(1, Ordering::Release);
+        r
     }
 
     /// Add or update an application.

@@ -562,6 +562,19 @@ impl State {
                 e.dead_seen_ms
                     .is_none_or(|d| now - d < ms(r.dead_executor_retention))
             });
+            shrink(&mut app.stages);
+            shrink(&mut app.stage_groups);
+            shrink(&mut app.running_jobs);
+            shrink(&mut app.orphans);
+            shrink(&mut app.running_sql);
         }
+    }
+}
+
+/// Give back a map's spare room once it is mostly empty: a burst of stages or jobs must not pin
+/// its peak capacity (hash maps never shrink by themselves) for the rest of the application.
+fn shrink<K: Eq + std::hash::Hash, V>(m: &mut std::collections::HashMap<K, V>) {
+    if m.capacity() > 64 && m.capacity() > 4 * m.len() {
+        m.shrink_to(2 * m.len());
     }
 }

@@ -216,7 +216,7 @@ impl Snapshot {
             for s in &f.samples {
                 let mut attrs = Vec::with_capacity(s.labels.len() + m.extra.len());
                 let mut key = String::new();
-                for (label, v) in &s.labels {
+                for (label, v) in s.labels.iter() {
                     let (name, t) = mapping::attribute(label);
                     attrs.push(KeyValue::new(Key::from_static_str(name), attr_value(t, v)));
                     key.push_str(name);

@@ -311,7 +311,7 @@ mod tests {
                 help: "h",
                 kind: Kind::Counter,
                 samples: vec![Sample {
-                    labels: vec![],
+                    labels: Arc::new([]),
                     value: Value::Int(c.load(Ordering::SeqCst)),
                 }],
             };
