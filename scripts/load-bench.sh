@@ -2,22 +2,23 @@
 # Scrape load bench (BENCHMARKS.md "Scrape load and cardinality").
 #
 # Builds target/release/load-bench, starts it in `serve` mode (a model filled to 2,000 retained
-# stages, 500 executors, 200 job groups, served by the real server), then:
+# stages, 500 executors, 200 job groups, served by the real server while it keeps changing like a
+# polled application), then:
 #   1. wrk, 100 connections, closed loop for $SECS s (each connection scrapes again as soon as
-#      its last scrape ends): latency percentiles, errors, throughput;
-#   2. the bench's own client, 100 scrapers each scraping once per $INTERVAL_MS (open loop);
+#      its last scrape ends), with Prometheus's headers (gzip): latency percentiles, errors;
+#   2. for each "interval_ms:gzip|plain" in $SCRAPES, the bench's own client: 100 scrapers each
+#      scraping once per interval (open loop, spread over the interval);
 # and reads the server's VmRSS/VmHWM from /proc after each. Extra arguments go to `serve`
-# (e.g. `--cache-ms 1000` for the render-cache prototype, `--stages 500` for another scale).
+# (e.g. `--churn-ms 50` for a model changing as fast as a busy event log, `--stages 500`).
 #
-#   scripts/load-bench.sh                     # the real server
-#   scripts/load-bench.sh --cache-ms 1000     # prototype: shared render cache
-#   SECS=10 scripts/load-bench.sh             # shorter
+#   scripts/load-bench.sh                               # 60 s per run
+#   SECS=10 SCRAPES="1000:gzip" scripts/load-bench.sh   # shorter
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 SECS="${SECS:-60}"
 CONNS="${CONNS:-100}"
-INTERVAL_MS="${INTERVAL_MS:-1000}"
+SCRAPES="${SCRAPES:-15000:gzip 1000:gzip 1000:plain}"
 ADDR="${ADDR:-127.0.0.1:9899}"
 OUT="${OUT:-target/load-bench}"
 mkdir -p "$OUT"
@@ -46,10 +47,14 @@ wrk -t2 -c"$CONNS" -d"${SECS}s" --timeout 60s --latency -s scripts/load-wrk.lua 
     "http://$ADDR/metrics" | tee "$OUT/wrk.txt"
 echo "server after wrk: $(rss "$pid")"
 
-echo "--- load-bench scrape: $CONNS scrapers, one scrape each per ${INTERVAL_MS}ms, ${SECS}s"
-target/release/load-bench scrape --url "http://$ADDR/metrics" --connections "$CONNS" \
-    --secs "$SECS" --interval-ms "$INTERVAL_MS" | tee "$OUT/scrape.txt"
-echo "server after scrape: $(rss "$pid")"
+for run in $SCRAPES; do
+    interval="${run%%:*}"
+    enc=(--gzip false); [ "${run##*:}" = gzip ] && enc=(--gzip true)
+    echo "--- load-bench scrape: $CONNS scrapers, one scrape each per ${interval}ms (${run##*:}), ${SECS}s"
+    target/release/load-bench scrape --url "http://$ADDR/metrics" --connections "$CONNS" \
+        --secs "$SECS" --interval-ms "$interval" "${enc[@]}" | tee "$OUT/scrape-$interval-${run##*:}.txt"
+    echo "server after scrape: $(rss "$pid")"
+done
 
 kill -TERM "$pid"
 wait "$pid" || true

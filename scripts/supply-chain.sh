@@ -1,36 +1,67 @@
 #!/usr/bin/env bash
 # Supply-chain checks with cargo-deny and deny.toml: RustSec advisories, licences, duplicate
-# versions, sources (BENCHMARKS.md tells what a run here finds).
+# versions, sources. scripts/test.sh (and so CI) runs it; BENCHMARKS.md tells what a run finds.
 #
-#   scripts/supply-chain.sh            # every check; advisories need the RustSec database
-#   scripts/supply-chain.sh --offline  # licences, bans, sources only: no network, deterministic
+#   scripts/supply-chain.sh                     # every check (advisories: live DB, else snapshot)
+#   scripts/supply-chain.sh --offline           # licences, bans, sources only: no database
+#   scripts/supply-chain.sh --refresh-snapshot  # replace supply-chain/ from the live database
 #
-# The advisory database is a git repository on GitHub. When it cannot be fetched, a copy already
-# in ~/.cargo/advisory-dbs is used (its age is printed); with no copy, the advisory check is
-# skipped with a warning and the other checks still run.
+# Advisories: the RustSec database is a git repository on GitHub. When it cannot be fetched, the
+# snapshot in supply-chain/ (see its README) is checked instead and its date is printed, so the
+# check runs everywhere; a snapshot only knows advisories published before that date.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+DENY_VERSION=0.20.2
+snapshot="$root/supply-chain/rustsec-advisory-db.tar.zst"
+# Where cargo-deny keeps the database of the URL in deny.toml (advisories.db-urls): the default
+# db-path, and a directory name cargo-deny derives from the URL.
+dbdir="${CARGO_HOME:-$HOME/.cargo}/advisory-dbs/advisory-db-3157b0e258782691"
 
-if ! cargo deny --version >/dev/null 2>&1; then
-    echo "supply-chain: installing cargo-deny (a few minutes on two cores)"
-    cargo install cargo-deny --locked
+if [ "$(cargo deny --version 2>/dev/null)" != "cargo-deny $DENY_VERSION" ]; then
+    echo "supply-chain: installing cargo-deny $DENY_VERSION from crates.io (minutes on two cores)"
+    cargo install cargo-deny --locked --version "$DENY_VERSION"
 fi
 
-offline_checks=(bans licenses sources)
-if [ "${1:-}" = "--offline" ]; then
-    exec cargo deny --offline check "${offline_checks[@]}"
-fi
+case "${1:-}" in
+--offline)
+    exec cargo deny --offline check bans licenses sources
+    ;;
+--refresh-snapshot)
+    cargo deny fetch db
+    git -C "$dbdir" log -1 --format='%H %cI' >supply-chain/snapshot.txt
+    tar -C "$dbdir" --sort=name --owner=0 --group=0 -cf - LICENSE.txt LICENSES crates rust |
+        zstd -19 -q -f -o "$snapshot"
+    echo "supply-chain: wrote $snapshot of $(cat supply-chain/snapshot.txt);" \
+        "update the commit and date in supply-chain/README.md"
+    exit 0
+    ;;
+esac
 
-if cargo deny fetch db 2>/dev/null; then
+if timeout 120 cargo deny fetch db 2>/dev/null; then
+    echo "supply-chain: advisories from the live RustSec database" \
+        "($(git -C "$dbdir" log -1 --format=%cs 2>/dev/null || echo 'date unknown'))"
     exec cargo deny check
 fi
-db="$(ls -d "$HOME"/.cargo/advisory-dbs/advisory-db-* 2>/dev/null | head -n1 || true)"
-if [ -n "$db" ] && [ -d "$db/crates" ]; then
-    echo "supply-chain: cannot fetch the advisory database; using the local copy of" \
-        "$(git -C "$db" log -1 --format=%cs 2>/dev/null || echo 'unknown date') in $db"
-    exec cargo deny --offline check
+
+# No network to GitHub: install the snapshot where cargo-deny looks, as the git repository it
+# expects (it reads the database's date from the last commit).
+stamp="$(sha256sum "$snapshot" | cut -c1-16)"
+if [ "$(cat "$dbdir/.snapshot" 2>/dev/null)" != "$stamp" ]; then
+    rm -rf "$dbdir"
+    mkdir -p "$dbdir"
+    zstd -dc "$snapshot" | tar -C "$dbdir" -xf -
+    read -r commit date <supply-chain/snapshot.txt
+    (
+        cd "$dbdir"
+        git init -q
+        git add -A
+        GIT_AUTHOR_DATE="$date" GIT_COMMITTER_DATE="$date" \
+            git -c user.name=snapshot -c user.email=snapshot@localhost \
+            commit -q -m "RustSec advisory database $commit ($date)"
+    )
+    echo "$stamp" >"$dbdir/.snapshot"
 fi
-echo "supply-chain: WARNING: cannot fetch the advisory database and no local copy: advisories" \
-    "NOT checked; checking licences, bans and sources only" >&2
-exec cargo deny --offline check "${offline_checks[@]}"
+echo "supply-chain: cannot fetch the live RustSec database; checking advisories against the" \
+    "snapshot of $(git -C "$dbdir" log -1 --format=%cs) in supply-chain/"
+exec cargo deny --offline check

@@ -4,8 +4,9 @@
 #   - Debian's `prometheus` package (prometheus + promtool) and `zstd`, with apt-get
 #   - .venv/: a Python venv with pyspark 4.1.1 (real Spark for the end-to-end tests; Java 17 must
 #     be on the machine)
-# Then: cargo tests (unit, integration, end-to-end against real PySpark), the alert, dashboard and
-# deploy suites, and the Prometheus end-to-end test.
+#   - cargo-deny (cargo install from crates.io, pinned) for the supply-chain check
+# Then: cargo tests (unit, integration, end-to-end against real PySpark), cargo deny, the alert,
+# dashboard and deploy suites, and the Prometheus end-to-end test.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -35,6 +36,9 @@ export SPARK_E2E_REQUIRED=1
 step "cargo test"
 cargo build --all-targets
 cargo test --all-targets
+
+step "supply chain: cargo deny (advisories, licences, duplicates, sources)"
+scripts/supply-chain.sh
 
 step "alerts"
 scripts/alerts-test.sh

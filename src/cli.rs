@@ -26,6 +26,9 @@ pub struct Cli {
     /// Path of the exposition [default: /metrics].
     #[arg(long = "web.telemetry-path", global = true)]
     pub telemetry_path: Option<String>,
+    /// How far behind the model a scrape may be; 0 = always current [default: 1s].
+    #[arg(long = "web.max-staleness", global = true)]
+    pub web_max_staleness: Option<String>,
     /// TLS and basic-auth file (Prometheus exporter-toolkit format).
     #[arg(long = "web.config.file", global = true)]
     pub web_config_file: Option<String>,
@@ -99,6 +102,7 @@ impl Cli {
         one("web.listen_address", &self.listen_address);
         one("web.telemetry_path", &self.telemetry_path);
         one("web.config_file", &self.web_config_file);
+        one("web.max_staleness", &self.web_max_staleness);
         one("log.level", &self.log_level);
         one("log.format", &self.log_format);
         one("spark.poll_interval", &self.spark_poll_interval);

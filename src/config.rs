@@ -99,6 +99,10 @@ pub struct WebConfig {
     pub telemetry_path: String,
     /// TLS and basic-auth settings in the Prometheus exporter-toolkit format.
     pub config_file: Option<PathBuf>,
+    /// How far behind the model a scrape's body may be (a shared rendering this old is served
+    /// without waiting). Zero: every scrape sees every change made before it arrived.
+    #[serde(with = "humantime_serde_compat")]
+    pub max_staleness: Duration,
 }
 
 /// Logging.
@@ -299,6 +303,7 @@ impl Default for Settings {
                 listen_address: DEFAULT_LISTEN_ADDRESS.parse().expect("constant address"),
                 telemetry_path: DEFAULT_TELEMETRY_PATH.into(),
                 config_file: None,
+                max_staleness: Duration::from_secs(1),
             },
             log: LogConfig {
                 level: "info".into(),
@@ -475,6 +480,14 @@ pub fn from_value(v: &Value) -> Result<Settings, ConfigError> {
                 } else {
                     Err(format!("{s} is not a readable file"))
                 }
+            }),
+            max_staleness: r.parse("web.max_staleness", d.web.max_staleness, |s| {
+                let d = humantime::parse_duration(s)
+                    .map_err(|e| format!("{s:?} is not a duration ({e})"))?;
+                if d > Duration::from_secs(60) {
+                    return Err("must be at most 60s".into());
+                }
+                Ok(d)
             }),
         },
         log: LogConfig {

@@ -181,7 +181,7 @@ pub async fn serve(
 ) {
     let tls = security.tls.clone().map(tokio_rustls::TlsAcceptor::from);
     let ctx = Arc::new(Ctx {
-        exposition: Exposition::start(model.clone(), shutdown.clone()),
+        exposition: Exposition::start(model.clone(), settings.web.max_staleness, shutdown.clone()),
         model,
         settings,
         security,
@@ -199,6 +199,8 @@ pub async fn serve(
                         continue;
                     }
                 };
+                // Responses are written whole; do not hold their last segment back.
+                let _ = stream.set_nodelay(true);
                 let ctx = ctx.clone();
                 let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
                     let ctx = ctx.clone();

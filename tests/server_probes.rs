@@ -67,3 +67,149 @@ fn readyz_turns_ready_after_the_first_failed_poll_and_stays_ready() {
     }
     assert_eq!(status(port, "/nope"), Some(404));
 }
+
+/// One raw HTTP/1.1 exchange: status, headers (lower-case names) and body bytes.
+fn exchange(port: u16, request: &str) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    s.write_all(request.as_bytes()).expect("write");
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).expect("read");
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("end of headers");
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|c| c.parse().ok())
+        .expect("status");
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    (status, headers, raw[split + 4..].to_vec())
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// Series lines that do not move with the wall clock.
+fn steady(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| !l.starts_with("spark_exporter_eventlog_lag_seconds"))
+        .collect()
+}
+
+#[test]
+fn metrics_gzip_plain_head_and_openmetrics_agree() {
+    let port = free_port();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/eventlogs/spark-4.1.1-zstd-rolling");
+    for entry in std::fs::read_dir(&src).expect("fixture") {
+        let entry = entry.expect("entry");
+        if !entry.path().is_dir() {
+            continue; // counts.json
+        }
+        let to = dir.path().join(entry.file_name());
+        std::fs::create_dir_all(&to).expect("mkdir");
+        for f in std::fs::read_dir(entry.path()).expect("log dir") {
+            let f = f.expect("file");
+            std::fs::copy(f.path(), to.join(f.file_name())).expect("copy");
+        }
+    }
+    let _p = Proc(
+        Command::new(env!("CARGO_BIN_EXE_spark-exporter"))
+            .args([
+                "--web.listen-address",
+                &format!("127.0.0.1:{port}"),
+                "--spark.url=",
+                "--event-log.dir",
+                dir.path().to_str().expect("utf-8"),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while status(port, "/readyz") != Some(200) {
+        assert!(Instant::now() < deadline, "never ready");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let get = move |extra: &str| {
+        exchange(
+            port,
+            &format!("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{extra}\r\n"),
+        )
+    };
+
+    let (code, h, plain) = get("");
+    assert_eq!(code, 200);
+    assert_eq!(header(&h, "content-encoding"), None);
+    assert_eq!(
+        header(&h, "content-length").and_then(|v| v.parse().ok()),
+        Some(plain.len())
+    );
+    let plain = String::from_utf8(plain).expect("utf-8");
+    assert!(
+        plain.contains("spark_jobs_total{"),
+        "no jobs from the log:\n{plain}"
+    );
+
+    let (code, h, gz) = get("Accept-Encoding: deflate, gzip\r\n");
+    assert_eq!(code, 200);
+    assert_eq!(header(&h, "content-encoding"), Some("gzip"));
+    assert!(
+        gz.len() * 4 < plain.len(),
+        "{} vs {}",
+        gz.len(),
+        plain.len()
+    );
+    let mut unpacked = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&gz[..]), &mut unpacked)
+        .expect("gunzip");
+    assert_eq!(steady(&unpacked), steady(&plain));
+
+    let (code, h, om) = get("Accept: application/openmetrics-text;version=1.0.0\r\n");
+    assert_eq!(code, 200);
+    assert!(
+        header(&h, "content-type").is_some_and(|c| c.starts_with("application/openmetrics-text"))
+    );
+    assert!(String::from_utf8_lossy(&om).ends_with("# EOF\n"));
+
+    let (code, h, body) = exchange(
+        port,
+        "HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(code, 200);
+    assert!(body.is_empty());
+    assert_eq!(
+        header(&h, "content-length").and_then(|v| v.parse().ok()),
+        Some(plain.len())
+    );
+
+    // Concurrent scrapes all get whole bodies.
+    let bodies: Vec<_> = (0..32)
+        .map(|_| std::thread::spawn(move || get("Accept-Encoding: gzip\r\n")))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|t| t.join().expect("thread"))
+        .collect();
+    for (code, _, gz) in bodies {
+        assert_eq!(code, 200);
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&gz[..]), &mut text)
+            .expect("gunzip");
+        assert_eq!(steady(&text), steady(&plain));
+    }
+}

@@ -237,7 +237,8 @@ enum Mode {
         /// Time between one client's scrapes (0: next scrape as soon as the last one ends).
         #[arg(long, default_value_t = 0)]
         interval_ms: u64,
-        /// Offer gzip (`Accept-Encoding: gzip`), as Prometheus does; bodies are not unpacked.
+        /// Offer gzip (`Accept-Encoding: gzip`), as Prometheus does. Each client unpacks and
+        /// checks its first body only (unpacking every one would load the shared cores).
         #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
         gzip: bool,
     },
@@ -774,8 +775,11 @@ async fn scrape_mode(url: String, connections: usize, secs: u64, interval_ms: u6
                 match r {
                     Ok(r) if r.status().is_success() => match r.bytes().await {
                         Ok(b) => {
-                            bytes.fetch_add(b.len() as u64, Ordering::Relaxed);
                             lat.push(t.elapsed());
+                            bytes.fetch_add(b.len() as u64, Ordering::Relaxed);
+                            if lat.len() == 1 && !whole_exposition(&b, gzip) {
+                                errors.fetch_add(1, Ordering::Relaxed);
+                            }
                         }
                         Err(_) => {
                             errors.fetch_add(1, Ordering::Relaxed);
@@ -810,6 +814,19 @@ async fn scrape_mode(url: String, connections: usize, secs: u64, interval_ms: u6
         pct(0.99),
         all.last().map_or(0.0, |d| d.as_secs_f64() * 1e3),
     );
+}
+
+/// True if `body` (gzip when `gzip`) is a complete OpenMetrics exposition.
+fn whole_exposition(body: &[u8], gzip: bool) -> bool {
+    use std::io::Read;
+    let mut text = Vec::new();
+    let read = if gzip {
+        flate2::read::GzDecoder::new(body).read_to_end(&mut text)
+    } else {
+        text.extend_from_slice(body);
+        Ok(body.len())
+    };
+    read.is_ok() && text.ends_with(b"# EOF\n")
 }
 
 fn bomb_mode(descriptions: u64) {

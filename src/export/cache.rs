@@ -5,12 +5,17 @@
 //! one renderer thread renders each format that is being scraped, gzip-compressed, and every
 //! scrape is handed the newest body, unless it is too old:
 //!
-//! - a body is served if it is at most [`MAX_AGE`] old, or at most [`MAX_AGE_UNCHANGED`] old
-//!   and the model (and the self-metrics) did not change since it was rendered;
+//! - a body is served if it is at most `web.max_staleness` old (1 s by default), or at most
+//!   [`MAX_AGE_UNCHANGED`] old and rendered from the model (and self-metrics) as they were when
+//!   the scrape arrived, or newer;
 //! - otherwise the scrape waits for the next render, which it asks for; concurrent scrapes share
 //!   that one render;
 //! - while a format is being scraped (within [`ACTIVE_FOR`]), the renderer keeps its body
-//!   fresh on its own, after a change at most every [`MIN_INTERVAL`], so scrapes rarely wait.
+//!   fresh on its own, after a change at most every half `max_staleness`, so scrapes rarely
+//!   wait.
+//!
+//! With `max_staleness` zero every scrape sees every change made before it arrived; scrapes
+//! that arrive while the model keeps changing then wait for a render.
 //!
 //! Only the gzip bytes are kept (a 7.5 MB exposition is 0.3 MB of gzip); a scraper that does not
 //! take gzip gets the text decompressed as it is sent ([`PlainBody`]). The renderer is one
@@ -29,18 +34,14 @@ use prometheus_client::registry::Registry;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::prometheus;
+use super::{otlp, prometheus};
 use crate::model::Model;
 
-/// A body this old is always served.
-pub const MAX_AGE: Duration = Duration::from_secs(1);
 /// A body this old is served if nothing changed since it was rendered (only wall-clock derived
 /// values, such as how long a stage has been stalled, can then be behind).
 pub const MAX_AGE_UNCHANGED: Duration = Duration::from_secs(5);
 /// The renderer refreshes a format on its own while it was scraped within this time.
 pub const ACTIVE_FOR: Duration = Duration::from_secs(600);
-/// After a change, a scraped format is re-rendered at most this often.
-pub const MIN_INTERVAL: Duration = Duration::from_millis(500);
 /// How often the renderer looks for changes.
 const TICK: Duration = Duration::from_millis(100);
 /// gzip level: 1 is 3-4x faster than 6 and only ~20% bigger on exposition text.
@@ -65,9 +66,11 @@ pub struct Rendered {
 }
 
 impl Rendered {
-    fn serves(&self, generation: u64, arrival: Instant) -> bool {
+    /// May this body answer a scrape that arrived at `arrival`, when the model was at
+    /// `generation`?
+    fn serves(&self, generation: u64, arrival: Instant, max_staleness: Duration) -> bool {
         let age = arrival.saturating_duration_since(self.at);
-        age <= MAX_AGE || (self.generation == generation && age <= MAX_AGE_UNCHANGED)
+        age <= max_staleness || (self.generation >= generation && age <= MAX_AGE_UNCHANGED)
     }
 }
 
@@ -81,6 +84,7 @@ struct Inner {
     model: Arc<Model>,
     registry: Registry,
     slots: [Slot; 2],
+    max_staleness: Duration,
     epoch: Instant,
     /// Render requests: slot index and when it was asked.
     requests: mpsc::Sender<(usize, Instant)>,
@@ -100,7 +104,11 @@ impl std::fmt::Debug for Exposition {
 
 impl Exposition {
     /// Start the renderer thread; it ends on `shutdown`.
-    pub fn start(model: Arc<Model>, shutdown: CancellationToken) -> Exposition {
+    pub fn start(
+        model: Arc<Model>,
+        max_staleness: Duration,
+        shutdown: CancellationToken,
+    ) -> Exposition {
         let (tx, rx) = mpsc::channel();
         let inner = Arc::new(Inner {
             registry: prometheus::registry(model.clone()),
@@ -109,6 +117,7 @@ impl Exposition {
                 body: watch::Sender::new(None),
                 last_scrape_ms: AtomicU64::new(0),
             }),
+            max_staleness,
             epoch: Instant::now(),
             requests: tx,
         });
@@ -138,11 +147,11 @@ impl Exposition {
         let arrival = Instant::now();
         let ms = arrival.duration_since(self.inner.epoch).as_millis() as u64;
         slot.last_scrape_ms.store(ms.max(1), Ordering::Relaxed);
-        let generation = self.inner.model.generation();
+        let generation = self.inner.generation();
         let mut rx = slot.body.subscribe();
         loop {
             if let Some(r) = rx.borrow_and_update().as_ref() {
-                if r.serves(generation, arrival) {
+                if r.serves(generation, arrival, self.inner.max_staleness) {
                     return Some(r.clone());
                 }
             }
@@ -158,6 +167,15 @@ impl Exposition {
 }
 
 impl Inner {
+    /// Changes whenever anything the exposition shows may have (model, self-metrics, OTLP
+    /// counters; all only grow, so the sum changes exactly when one of them does).
+    fn generation(&self) -> u64 {
+        self.model
+            .generation()
+            .wrapping_add(otlp::exports_total())
+            .wrapping_add(otlp::export_failures_total())
+    }
+
     /// The renderer thread: render what scrapes ask for, and keep scraped formats fresh.
     fn run(&self, rx: &mpsc::Receiver<(usize, Instant)>, shutdown: &CancellationToken) {
         let mut asked: [Option<Instant>; 2] = [None, None];
@@ -172,12 +190,14 @@ impl Inner {
                 asked[i] = Some(asked[i].map_or(at, |a| a.min(at)));
             }
             let now = Instant::now();
-            let generation = self.model.generation();
+            let generation = self.generation();
             for (i, slot) in self.slots.iter().enumerate() {
                 let current = slot.body.borrow().clone();
                 let wanted = match (asked[i].take(), &current) {
                     // Asked for, and nothing rendered since the scrape arrived.
-                    (Some(at), Some(r)) => r.at < at || !r.serves(generation, now),
+                    (Some(at), Some(r)) => {
+                        r.at < at || !r.serves(generation, now, self.max_staleness)
+                    }
                     (Some(_), None) => true,
                     (None, Some(r)) => self.active(slot, now) && self.stale(r, generation, now),
                     (None, None) => false,
@@ -200,12 +220,13 @@ impl Inner {
     /// True if `r` should be replaced before a scrape has to wait for it.
     fn stale(&self, r: &Rendered, generation: u64, now: Instant) -> bool {
         let age = now.saturating_duration_since(r.at);
-        (r.generation != generation && age >= MIN_INTERVAL) || age + MAX_AGE >= MAX_AGE_UNCHANGED
+        (r.generation != generation && age >= self.max_staleness / 2)
+            || age + self.max_staleness.max(TICK) >= MAX_AGE_UNCHANGED
     }
 
     fn render(&self, openmetrics: bool, capacity: &mut usize) -> Rendered {
         let at = Instant::now();
-        let generation = self.model.generation();
+        let generation = self.generation();
         let mut gz = GzEncoder::new(
             Vec::with_capacity(*capacity + *capacity / 8),
             flate2::Compression::new(GZIP_LEVEL),
@@ -363,18 +384,23 @@ mod tests {
         let m = Model::new(&Settings::default(), Arc::new(Telemetry::default()));
         job(&m, 0);
         let stop = CancellationToken::new();
-        let e = Exposition::start(m.clone(), stop.clone());
+        let e = Exposition::start(m.clone(), Duration::from_secs(1), stop.clone());
         let reg = prometheus::registry(m.clone());
+        // Other tests in this process push OTLP and move its process-wide counters.
+        let own = |t: String| -> String {
+            t.lines()
+                .filter(|l| !l.starts_with("spark_exporter_otlp"))
+                .collect()
+        };
         for om in [true, false] {
             assert_eq!(
-                text(&e, om).await,
-                prometheus::render(&reg, om).expect("renders")
+                own(text(&e, om).await),
+                own(prometheus::render(&reg, om).expect("renders"))
             );
         }
-        // A change is seen by the next scrape within MAX_AGE; a scrape a MAX_AGE later must see
-        // it (its arrival is after the change).
+        // A scrape a max_staleness after a change sees it.
         job(&m, 1);
-        tokio::time::sleep(MAX_AGE + Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(1050)).await;
         let t = text(&e, false).await;
         assert!(
             t.contains("spark_jobs_total{app_id=\"app\",app_name=\"\",job_group=\"g\",job_description=\"\",status=\"succeeded\"} 2"),
@@ -384,11 +410,30 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn with_no_staleness_every_scrape_sees_every_earlier_change() {
+        let m = Model::new(&Settings::default(), Arc::new(Telemetry::default()));
+        let stop = CancellationToken::new();
+        let e = Exposition::start(m.clone(), Duration::ZERO, stop.clone());
+        for id in 0..20u64 {
+            job(&m, id);
+            let t = text(&e, true).await;
+            let want = format!("status=\"succeeded\"}} {}\n", id + 1);
+            assert!(
+                t.lines()
+                    .any(|l| l.starts_with("spark_jobs_total{")
+                        && l.ends_with(&want[..want.len() - 1])),
+                "after job {id}:\n{t}"
+            );
+        }
+        stop.cancel();
+    }
+
+    #[tokio::test]
     async fn concurrent_scrapes_share_one_body() {
         let m = Model::new(&Settings::default(), Arc::new(Telemetry::default()));
         job(&m, 0);
         let stop = CancellationToken::new();
-        let e = Exposition::start(m, stop.clone());
+        let e = Exposition::start(m, Duration::from_secs(1), stop.clone());
         let mut set = tokio::task::JoinSet::new();
         for _ in 0..20 {
             let e = e.clone();
