@@ -47,6 +47,12 @@ struct Ctx {
 
 /// How long a client may take to finish the TLS handshake.
 const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client may take to send a request's headers (slow-loris). hyper also applies it to
+/// an idle keep-alive connection, which is then closed (scrapers reconnect; not an error).
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Open connections at most; more are closed at once and counted (a sidecar is scraped by a
+/// few Prometheus servers; each connection costs a few KiB, so this bounds memory).
+pub const MAX_CONNECTIONS: usize = 256;
 
 /// True once every configured source has finished its first round.
 pub fn ready(model: &Model, settings: &Settings) -> bool {
@@ -187,6 +193,8 @@ pub async fn serve(
         security,
     });
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let telemetry = ctx.model.telemetry().clone();
+    let permits = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => break,
@@ -199,6 +207,11 @@ pub async fn serve(
                         continue;
                     }
                 };
+                let Ok(permit) = permits.clone().try_acquire_owned() else {
+                    telemetry.http_error("connection_limit");
+                    tracing::debug!(limit = MAX_CONNECTIONS, "Connection refused: too many open.");
+                    continue;
+                };
                 // Responses are written whole; do not hold their last segment back.
                 let _ = stream.set_nodelay(true);
                 let ctx = ctx.clone();
@@ -206,14 +219,20 @@ pub async fn serve(
                     let ctx = ctx.clone();
                     async move { Ok::<_, Infallible>(handle(&ctx, &req).await) }
                 });
-                let builder = hyper::server::conn::http1::Builder::new();
+                let mut builder = hyper::server::conn::http1::Builder::new();
+                builder
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(HEADER_READ_TIMEOUT);
+                let telemetry = telemetry.clone();
                 match &tls {
                     None => {
                         let conn = graceful.watch(builder.serve_connection(TokioIo::new(stream), svc));
                         tokio::spawn(async move {
                             if let Err(e) = conn.await {
+                                // Resets, clients leaving, slow or idle clients timed out.
                                 tracing::debug!(error = %e, "Connection ended with an error.");
                             }
+                            drop(permit);
                         });
                     }
                     Some(acceptor) => {
@@ -223,18 +242,22 @@ pub async fn serve(
                             let stream = match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
                                 Ok(Ok(s)) => s,
                                 Ok(Err(e)) => {
+                                    telemetry.http_error("tls_handshake");
                                     tracing::debug!(error = %e, "TLS handshake failed.");
                                     return;
                                 }
                                 Err(_) => {
+                                    telemetry.http_error("tls_handshake");
                                     tracing::debug!("TLS handshake timed out.");
                                     return;
                                 }
                             };
                             let conn = watcher.watch(builder.serve_connection(TokioIo::new(stream), svc));
                             if let Err(e) = conn.await {
+                                // Resets, clients leaving, slow or idle clients timed out.
                                 tracing::debug!(error = %e, "Connection ended with an error.");
                             }
+                            drop(permit);
                         });
                     }
                 }

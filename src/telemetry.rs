@@ -40,6 +40,8 @@ pub struct Inner {
     pub rest_bytes: BTreeMap<String, u64>,
     /// `spark_exporter_rest_requests_total{target}`.
     pub rest_requests: BTreeMap<String, u64>,
+    /// `spark_exporter_http_errors_total{kind}`: connections to our own server refused or cut.
+    pub http_errors: BTreeMap<String, u64>,
 }
 
 impl Telemetry {
@@ -101,6 +103,11 @@ impl Telemetry {
     /// Count an event-log error of `kind` (`parse`, `codec`, `line_too_long`, `io`, ...).
     pub fn eventlog_error(&self, kind: &str) {
         self.with(|i| *i.eventlog_errors.entry(kind.into()).or_default() += 1);
+    }
+    /// Count a connection to `/metrics` refused or cut: `kind` is `connection_limit`
+    /// or `tls_handshake`.
+    pub fn http_error(&self, kind: &str) {
+        self.with(|i| *i.http_errors.entry(kind.into()).or_default() += 1);
     }
     /// Set how many files are in each tailer state (`active`, `finished`, `error`).
     pub fn set_eventlog_files(&self, counts: BTreeMap<String, u64>) {

@@ -213,3 +213,77 @@ fn metrics_gzip_plain_head_and_openmetrics_agree() {
         assert_eq!(steady(&text), steady(&plain));
     }
 }
+
+#[test]
+fn connection_flood_and_slow_clients_are_cut_off_and_counted() {
+    use std::io::{Read, Write};
+    let port = free_port();
+    let _p = Proc(
+        Command::new(env!("CARGO_BIN_EXE_spark-exporter"))
+            .args([
+                "--web.listen-address",
+                &format!("127.0.0.1:{port}"),
+                "--spark.url=",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while status(port, "/healthz") != Some(200) {
+        assert!(Instant::now() < deadline, "never up");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // 256 connections that send nothing hold every slot (the server's limit)...
+    let idle: Vec<_> = (0..256)
+        .map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    // ...so the next one is closed at once, without an answer.
+    let mut extra = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    extra
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    let _ = extra.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    let mut buf = [0u8; 64];
+    let t = Instant::now();
+    let n = extra.read(&mut buf).unwrap_or(0);
+    assert_eq!(n, 0, "over the limit, yet answered");
+    assert!(t.elapsed() < Duration::from_secs(4), "not closed at once");
+    drop(idle);
+    std::thread::sleep(Duration::from_millis(300));
+    let (code, _, body) = exchange(
+        port,
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(code, 200);
+    let text = String::from_utf8(body).expect("utf-8");
+    let refused: f64 = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("spark_exporter_http_errors_total{kind=\"connection_limit\"} ")
+        })
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    assert!(refused >= 1.0, "not counted:\n{text}");
+
+    // A client that never finishes its headers is disconnected after 10 s.
+    let mut slow = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    slow.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        .expect("write");
+    slow.set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    let t = Instant::now();
+    let n = slow.read(&mut buf).unwrap_or(usize::MAX);
+    assert!(
+        n == 0 || n == usize::MAX || buf.starts_with(b"HTTP/1.1 408"),
+        "{n}"
+    );
+    assert!(
+        (Duration::from_secs(9)..Duration::from_secs(15)).contains(&t.elapsed()),
+        "cut after {:?}",
+        t.elapsed()
+    );
+    assert_eq!(status(port, "/healthz"), Some(200));
+}

@@ -765,6 +765,18 @@ fn self_families(t: &Tele, now: EpochMs, out: &mut Out) {
         })
         .collect();
     *out.fam(
+        "spark_exporter_http_errors",
+        Counter,
+        "Connections to this exporter refused or cut, by kind (connection_limit, tls_handshake).",
+    ) = t
+        .http_errors
+        .iter()
+        .map(|(k, v)| Sample {
+            labels: one("kind", k),
+            value: Value::Int(*v),
+        })
+        .collect();
+    *out.fam(
         "spark_exporter_eventlog_files",
         Gauge,
         "Event-log files by tailer state.",

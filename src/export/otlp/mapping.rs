@@ -163,6 +163,7 @@ pub const METRICS: &[Mapping] = &[
     m("spark_exporter_eventlog_bytes", PC, "spark_exporter.eventlog.read.size", "By", C),
     m("spark_exporter_eventlog_events", PC, "spark_exporter.eventlog.events", "{event}", C),
     m("spark_exporter_eventlog_errors", PC, "spark_exporter.eventlog.errors", "{error}", C),
+    m("spark_exporter_http_errors", PC, "spark_exporter.http.errors", "{error}", C),
     m("spark_exporter_eventlog_files", PG, "spark_exporter.eventlog.files", "{file}", U),
     m("spark_exporter_eventlog_lag_seconds", PG, "spark_exporter.eventlog.lag", "s", G),
     m("spark_exporter_otlp_exports", PC, "spark_exporter.otlp.exports", "{export}", C),
