@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Supply-chain checks with cargo-deny and deny.toml: RustSec advisories, licences, duplicate
-# versions, sources. scripts/test.sh (and so CI) runs it; BENCHMARKS.md tells what a run finds.
+# versions, sources. scripts/test.sh (and so CI) runs it; supply-chain/README.md tells what a run finds.
 #
 #   scripts/supply-chain.sh                     # every check (advisories: live DB, else snapshot)
 #   scripts/supply-chain.sh --offline           # licences, bans, sources only: no database

@@ -208,6 +208,9 @@ enum Mode {
         /// Re-apply the active stages and executors this often, as a REST poller does (0: never).
         #[arg(long, default_value_t = 5000)]
         churn_ms: u64,
+        /// The server's `web.max_staleness`, in ms.
+        #[arg(long, default_value_t = 1000)]
+        max_staleness_ms: u64,
     },
     /// Fill the model and time the parts of one scrape in-process.
     Render {
@@ -690,11 +693,12 @@ fn render_mode(scale: Scale, iters: u32, dump: Option<std::path::PathBuf>, only:
     );
 }
 
-async fn serve_mode(scale: Scale, addr: SocketAddr, churn_ms: u64) {
+async fn serve_mode(scale: Scale, addr: SocketAddr, churn_ms: u64, max_staleness_ms: u64) {
     let (model, settings, clock, active) = build(scale);
     describe(&model);
     let mut settings = (*settings).clone();
     settings.web.listen_address = addr;
+    settings.web.max_staleness = Duration::from_millis(max_staleness_ms);
     let settings = Arc::new(settings);
     let listener = match server::bind(&settings).await {
         Ok(l) => l,
@@ -882,7 +886,8 @@ fn main() {
             scale,
             addr,
             churn_ms,
-        } => rt.block_on(serve_mode(scale, addr, churn_ms)),
+            max_staleness_ms,
+        } => rt.block_on(serve_mode(scale, addr, churn_ms, max_staleness_ms)),
         Mode::Render {
             scale,
             iters,
