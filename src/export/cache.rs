@@ -203,7 +203,21 @@ impl Inner {
                     (None, None) => false,
                 };
                 if wanted {
-                    let r = self.render(FORMATS[i], &mut capacity[i]);
+                    // A bug in rendering must not end the thread (every later scrape would
+                    // fail): it gives a failed body, a 500, and the next scrape tries again.
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        self.render(FORMATS[i], &mut capacity[i])
+                    }))
+                    .unwrap_or_else(|_| {
+                        tracing::error!("Rendering the exposition panicked.");
+                        Rendered {
+                            gzip: Bytes::new(),
+                            len: 0,
+                            ok: false,
+                            generation: 0,
+                            at: Instant::now(),
+                        }
+                    });
                     slot.body.send_replace(Some(Arc::new(r)));
                 }
             }
