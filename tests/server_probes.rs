@@ -20,6 +20,28 @@ fn free_port() -> u16 {
         .expect("free port")
 }
 
+/// The exporter on `port` with `args`, killed on drop.
+fn start(port: u16, args: &[&str]) -> Proc {
+    Proc(
+        Command::new(env!("CARGO_BIN_EXE_spark-exporter"))
+            .args(["--web.listen-address", &format!("127.0.0.1:{port}")])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start"),
+    )
+}
+
+/// Wait up to 15 s for `path` to answer 200.
+fn wait_ok(port: u16, path: &str) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while status(port, path) != Some(200) {
+        assert!(Instant::now() < deadline, "{path} never answered 200");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn status(port: u16, path: &str) -> Option<u16> {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
@@ -34,31 +56,18 @@ fn status(port: u16, path: &str) -> Option<u16> {
 fn readyz_turns_ready_after_the_first_failed_poll_and_stays_ready() {
     let (port, dead) = (free_port(), free_port());
     let dir = tempfile::tempdir().expect("tempdir");
-    let _p = Proc(
-        Command::new(env!("CARGO_BIN_EXE_spark-exporter"))
-            .args([
-                "--web.listen-address",
-                &format!("127.0.0.1:{port}"),
-                "--spark.url",
-                &format!("http://127.0.0.1:{dead}"),
-                "--spark.poll-interval",
-                "1s",
-                "--event-log.dir",
-                dir.path().to_str().expect("utf-8"),
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start"),
+    let _p = start(
+        port,
+        &[
+            "--spark.url",
+            &format!("http://127.0.0.1:{dead}"),
+            "--spark.poll-interval",
+            "1s",
+            "--event-log.dir",
+            dir.path().to_str().expect("utf-8"),
+        ],
     );
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        if status(port, "/readyz") == Some(200) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "never ready");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_ok(port, "/readyz");
     assert_eq!(status(port, "/healthz"), Some(200));
     // The target stays down for several more polls: still ready.
     for _ in 0..30 {
@@ -127,25 +136,15 @@ fn metrics_gzip_plain_head_and_openmetrics_agree() {
             std::fs::copy(f.path(), to.join(f.file_name())).expect("copy");
         }
     }
-    let _p = Proc(
-        Command::new(env!("CARGO_BIN_EXE_spark-exporter"))
-            .args([
-                "--web.listen-address",
-                &format!("127.0.0.1:{port}"),
-                "--spark.url=",
-                "--event-log.dir",
-                dir.path().to_str().expect("utf-8"),
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start"),
+    let _p = start(
+        port,
+        &[
+            "--spark.url=",
+            "--event-log.dir",
+            dir.path().to_str().expect("utf-8"),
+        ],
     );
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while status(port, "/readyz") != Some(200) {
-        assert!(Instant::now() < deadline, "never ready");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_ok(port, "/readyz");
     let get = move |extra: &str| {
         exchange(
             port,
@@ -218,23 +217,8 @@ fn metrics_gzip_plain_head_and_openmetrics_agree() {
 fn connection_flood_and_slow_clients_are_cut_off_and_counted() {
     use std::io::{Read, Write};
     let port = free_port();
-    let _p = Proc(
-        Command::new(env!("CARGO_BIN_EXE_spark-exporter"))
-            .args([
-                "--web.listen-address",
-                &format!("127.0.0.1:{port}"),
-                "--spark.url=",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start"),
-    );
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while status(port, "/healthz") != Some(200) {
-        assert!(Instant::now() < deadline, "never up");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let _p = start(port, &["--spark.url="]);
+    wait_ok(port, "/healthz");
     // 256 connections that send nothing hold every slot (the server's limit)...
     let idle: Vec<_> = (0..256)
         .map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect"))
