@@ -639,7 +639,9 @@ fn driver_killed_mid_poll_and_restarted_on_the_same_port() {
     // request in flight at the kill may instead have been cut in its `body`), at least once per
     // failed poll. Once the new driver's port is open Spark's UI is still starting: until its
     // handlers are attached it answers every path with an HTML "Spark is starting up" page and
-    // 200 (`decode`), and a cold JVM can answer after the 1 s timeout (`timeout`); nothing else.
+    // 200 (`decode`), or, in the moment between Jetty starting and the REST servlet being
+    // attached, 404 for `/api/v1/applications` (`http_status`, seen in 2 of 4 runs here); and a
+    // cold JVM can answer after the 1 s timeout (`timeout`); nothing else.
     let while_closed = &closed.last().unwrap().3;
     let connect = while_closed.get("connect").copied().unwrap_or(0.0);
     let odd: Vec<_> = while_closed
@@ -655,7 +657,7 @@ fn driver_killed_mid_poll_and_restarted_on_the_same_port() {
     let errors = scrape_errors(&fin, &target);
     let odd: Vec<_> = errors
         .keys()
-        .filter(|k| !["connect", "body", "decode", "timeout"].contains(&k.as_str()))
+        .filter(|k| !["connect", "body", "decode", "timeout", "http_status"].contains(&k.as_str()))
         .collect();
     assert!(odd.is_empty(), "error kinds at the end: {errors:?}");
     say(&format!(
