@@ -8,7 +8,8 @@
 //!   streaming queries, fed by idempotent calls keyed by Spark's ids.
 //! - [`spark`]: the REST API client, its types and the poller.
 //! - [`eventlog`]: event-log discovery, tailing, codecs and parsing.
-//! - [`export`]: metric families built at export time, the Prometheus exposition and OTLP push.
+//! - [`export`]: metric families built at export time, the Prometheus exposition (one shared,
+//!   gzip-compressed render per format) and OTLP push.
 //! - [`server`]: `/metrics`, `/healthz`, `/readyz` and the landing page.
 //! - [`webconfig`]: `--web.config.file` (TLS, mTLS, basic auth) in exporter-toolkit format.
 

@@ -1,5 +1,6 @@
-//! Prometheus exposition: a `prometheus-client` [`Collector`] that renders the model at scrape
-//! time, in OpenMetrics or (on request) the classic text format.
+//! Prometheus exposition: a `prometheus-client` [`Collector`] that renders the model when asked
+//! (by the shared renderer of [`super::cache`], or `dump`), in OpenMetrics or the classic text
+//! format, streamed into any `io::Write`.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
