@@ -50,6 +50,10 @@ const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a client may take to send a request's headers (slow-loris). hyper also applies it to
 /// an idle keep-alive connection, which is then closed (scrapers reconnect; not an error).
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Largest request head (request line and headers) a client may send; the ~400 KB hyper allows
+/// by default, times [`MAX_CONNECTIONS`], would let a client flood push the sidecar past its
+/// memory limit. Scrapers send a few hundred bytes.
+const MAX_REQUEST_HEAD: usize = 16 * 1024;
 /// Open connections at most; more are closed at once and counted (a sidecar is scraped by a
 /// few Prometheus servers; each connection costs a few KiB, so this bounds memory).
 pub const MAX_CONNECTIONS: usize = 256;
@@ -222,7 +226,8 @@ pub async fn serve(
                 let mut builder = hyper::server::conn::http1::Builder::new();
                 builder
                     .timer(hyper_util::rt::TokioTimer::new())
-                    .header_read_timeout(HEADER_READ_TIMEOUT);
+                    .header_read_timeout(HEADER_READ_TIMEOUT)
+                    .max_buf_size(MAX_REQUEST_HEAD);
                 let telemetry = telemetry.clone();
                 match &tls {
                     None => {

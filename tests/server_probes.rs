@@ -252,6 +252,24 @@ fn connection_flood_and_slow_clients_are_cut_off_and_counted() {
         .unwrap_or(0.0);
     assert!(refused >= 1.0, "not counted:\n{text}");
 
+    // A request head over 16 KiB is refused (hyper answers 431) without holding its bytes.
+    let big = format!(
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Junk: {}\r\nConnection: close\r\n\r\n",
+        "j".repeat(64 * 1024)
+    );
+    let mut junk = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    junk.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    let _ = junk.write_all(big.as_bytes());
+    let mut answer = Vec::new();
+    let _ = junk.read_to_end(&mut answer);
+    assert!(
+        answer.is_empty() || answer.starts_with(b"HTTP/1.1 431"),
+        "{}",
+        String::from_utf8_lossy(&answer[..answer.len().min(200)])
+    );
+    assert_eq!(status(port, "/healthz"), Some(200));
+
     // A client that never finishes its headers is disconnected after 10 s.
     let mut slow = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
     slow.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
