@@ -89,12 +89,16 @@ async fn handle(ctx: &Ctx, req: &Request<Incoming>) -> Response<Body> {
     // Probes stay open (they reveal nothing); everything else needs the credentials.
     let open = matches!(path, "/healthz" | "/readyz");
     if !open
-        && !ctx.security.authorized(
-            req.headers()
-                .get(AUTHORIZATION)
-                .and_then(|v| v.to_str().ok()),
-        )
+        && !ctx
+            .security
+            .authorized(
+                req.headers()
+                    .get(AUTHORIZATION)
+                    .and_then(|v| v.to_str().ok()),
+            )
+            .await
     {
+        ctx.model.telemetry().http_error("unauthorized");
         let mut r = reply(StatusCode::UNAUTHORIZED, "text/plain", "unauthorized\n");
         r.headers_mut().insert(
             WWW_AUTHENTICATE,

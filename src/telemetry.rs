@@ -104,8 +104,8 @@ impl Telemetry {
     pub fn eventlog_error(&self, kind: &str) {
         self.with(|i| *i.eventlog_errors.entry(kind.into()).or_default() += 1);
     }
-    /// Count a connection to `/metrics` refused or cut: `kind` is `connection_limit`
-    /// or `tls_handshake`.
+    /// Count a connection or request refused: `kind` is `connection_limit`, `tls_handshake`
+    /// or `unauthorized`.
     pub fn http_error(&self, kind: &str) {
         self.with(|i| *i.http_errors.entry(kind.into()).or_default() += 1);
     }

@@ -78,6 +78,12 @@ pub struct WebSecurity {
     /// Hashes of credentials already verified: bcrypt is deliberately slow, and Prometheus
     /// sends the same credentials on every scrape.
     verified: Mutex<HashSet<u64>>,
+    /// Hashes of credentials already refused, so a client repeating a wrong password costs no
+    /// more bcrypt.
+    refused: Mutex<HashSet<u64>>,
+    /// One bcrypt at a time: a flood of wrong passwords gets at most one core, never the async
+    /// workers that serve scrapes and probes.
+    bcrypt: tokio::sync::Semaphore,
     hasher: RandomState,
 }
 
@@ -91,6 +97,9 @@ impl std::fmt::Debug for WebSecurity {
 }
 
 const VERIFIED_CACHE_MAX: usize = 64;
+const REFUSED_CACHE_MAX: usize = 4096;
+/// How long a request waits for its turn at bcrypt before it is refused.
+const BCRYPT_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl WebSecurity {
     /// No TLS, no auth.
@@ -99,6 +108,8 @@ impl WebSecurity {
             tls: None,
             users: BTreeMap::new(),
             verified: Mutex::new(HashSet::new()),
+            refused: Mutex::new(HashSet::new()),
+            bcrypt: tokio::sync::Semaphore::new(1),
             hasher: RandomState::new(),
         }
     }
@@ -108,8 +119,10 @@ impl WebSecurity {
         !self.users.is_empty()
     }
 
-    /// Check an `Authorization` header against the bcrypt hashes.
-    pub fn authorized(&self, header: Option<&str>) -> bool {
+    /// Check an `Authorization` header against the bcrypt hashes. Credentials seen before are
+    /// answered from memory; new ones wait (at most 2 s, else refused) for the one bcrypt slot,
+    /// and are checked on the blocking pool.
+    pub async fn authorized(&self, header: Option<&str>) -> bool {
         if self.users.is_empty() {
             return true;
         }
@@ -120,22 +133,31 @@ impl WebSecurity {
             return false;
         };
         let key = self.hasher.hash_one((&user, &pass, hash));
-        if self
-            .verified
-            .lock()
-            .map(|v| v.contains(&key))
-            .unwrap_or(false)
-        {
+        let seen =
+            |set: &Mutex<HashSet<u64>>| set.lock().map(|v| v.contains(&key)).unwrap_or(false);
+        if seen(&self.verified) {
             return true;
         }
-        let ok = bcrypt::verify(&pass, hash).unwrap_or(false);
-        if ok {
-            if let Ok(mut v) = self.verified.lock() {
-                if v.len() >= VERIFIED_CACHE_MAX {
-                    v.clear();
-                }
-                v.insert(key);
+        if seen(&self.refused) {
+            return false;
+        }
+        let Ok(Ok(_turn)) = tokio::time::timeout(BCRYPT_WAIT, self.bcrypt.acquire()).await else {
+            return false;
+        };
+        let hash = hash.clone();
+        let ok = tokio::task::spawn_blocking(move || bcrypt::verify(&pass, &hash).unwrap_or(false))
+            .await
+            .unwrap_or(false);
+        let (set, max) = if ok {
+            (&self.verified, VERIFIED_CACHE_MAX)
+        } else {
+            (&self.refused, REFUSED_CACHE_MAX)
+        };
+        if let Ok(mut v) = set.lock() {
+            if v.len() >= max {
+                v.clear();
             }
+            v.insert(key);
         }
         ok
     }
@@ -357,18 +379,20 @@ mod tests {
         assert_eq!(parse_basic("Basic !!!"), None);
     }
 
-    #[test]
-    fn bcrypt_users_are_checked_and_cached() {
+    #[tokio::test]
+    async fn bcrypt_users_are_checked_and_cached() {
         let mut s = WebSecurity::open();
         s.users
             .insert("u".into(), bcrypt::hash("pw", 4).expect("hash"));
         let good = "Basic dTpwdw=="; // u:pw
         let bad = "Basic dTpweA=="; // u:px
-        assert!(s.authorized(Some(good)));
-        assert!(s.authorized(Some(good)));
-        assert!(!s.authorized(Some(bad)));
-        assert!(!s.authorized(None));
+        assert!(s.authorized(Some(good)).await);
+        assert!(s.authorized(Some(good)).await);
+        assert!(!s.authorized(Some(bad)).await);
+        assert!(!s.authorized(Some(bad)).await);
+        assert!(!s.authorized(None).await);
         assert_eq!(s.verified.lock().map(|v| v.len()).unwrap_or(0), 1);
+        assert_eq!(s.refused.lock().map(|v| v.len()).unwrap_or(0), 1);
     }
 
     #[test]

@@ -208,3 +208,84 @@ fn an_invalid_web_config_exits_64_naming_each_field() {
         assert!(err.contains(k), "{k} not in {err}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_flood_of_wrong_passwords_stalls_neither_scrapes_nor_probes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Cost 10, as `htpasswd -B` makes: tens to hundreds of milliseconds per check.
+    let hash = bcrypt::hash("s3cret", 10).expect("bcrypt");
+    let cfg = dir.path().join("web.yml");
+    std::fs::write(&cfg, format!("basic_auth_users:\n  prometheus: '{hash}'\n")).expect("write");
+    let (_p, port) = start(&cfg);
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let c = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .expect("client");
+    // Prometheus, already verified once.
+    let r = c
+        .get(&url)
+        .basic_auth("prometheus", Some("s3cret"))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(r.status(), 200);
+
+    // 16 attackers, each trying new passwords as fast as they are answered, for 5 s.
+    let stop = Instant::now() + Duration::from_secs(5);
+    let mut attackers = tokio::task::JoinSet::new();
+    for a in 0..16 {
+        let (c, url) = (c.clone(), url.clone());
+        attackers.spawn(async move {
+            let mut n = 0u32;
+            while Instant::now() < stop {
+                let r = c
+                    .get(&url)
+                    .basic_auth("prometheus", Some(format!("guess-{a}-{n}")))
+                    .send()
+                    .await;
+                assert!(r.map(|r| r.status() == 401).unwrap_or(true));
+                n += 1;
+            }
+            n
+        });
+    }
+    // Meanwhile the kubelet and Prometheus are answered at once.
+    let mut slowest = Duration::ZERO;
+    while Instant::now() < stop {
+        for (path, auth) in [("/healthz", false), ("/metrics", true)] {
+            let t = Instant::now();
+            let mut req = c.get(format!("http://127.0.0.1:{port}{path}"));
+            if auth {
+                req = req.basic_auth("prometheus", Some("s3cret"));
+            }
+            let r = req.send().await.expect("request");
+            assert_eq!(r.status(), 200, "{path} during the flood");
+            let _ = r.bytes().await;
+            slowest = slowest.max(t.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let guesses: u32 = attackers.join_all().await.into_iter().sum();
+    assert!(
+        slowest < Duration::from_millis(500),
+        "a probe or scrape took {slowest:?} during {guesses} wrong guesses"
+    );
+    // Bodies may be up to web.max_staleness (1 s) old.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let text = c
+        .get(&url)
+        .basic_auth("prometheus", Some("s3cret"))
+        .send()
+        .await
+        .expect("request")
+        .text()
+        .await
+        .expect("body");
+    let refused: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("spark_exporter_http_errors_total{kind=\"unauthorized\"} "))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    assert_eq!(refused, f64::from(guesses), "every refused guess counted");
+}

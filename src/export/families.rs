@@ -767,7 +767,7 @@ fn self_families(t: &Tele, now: EpochMs, out: &mut Out) {
     *out.fam(
         "spark_exporter_http_errors",
         Counter,
-        "Connections to this exporter refused or cut, by kind (connection_limit, tls_handshake).",
+        "Connections or requests to this exporter refused, by kind (connection_limit, tls_handshake, unauthorized).",
     ) = t
         .http_errors
         .iter()
