@@ -478,6 +478,10 @@ async fn scenario_async(python: &Path, dir: PathBuf) -> Result<Run, String> {
     let exporter_log = dir.join("exporter.log");
     let mut cmd = Command::new(EXPORTER);
     cmd.args([
+        // Exact comparisons: every scrape must show the model as it is now (the default lets a
+        // body be up to 1 s old, README `web.max_staleness`).
+        "--web.max-staleness",
+        "0s",
         "--web.listen-address",
         &listen,
         "--spark.url",

@@ -392,6 +392,10 @@ fn lost_executor_is_counted_and_alert_fires() {
     let exp_port = free_port();
     let mut cmd = Command::new(EXPORTER);
     cmd.args([
+        // Exact comparisons: every scrape must show the model as it is now (the default lets a
+        // body be up to 1 s old, README `web.max_staleness`).
+        "--web.max-staleness",
+        "0s",
         "--web.listen-address",
         &format!("127.0.0.1:{exp_port}"),
         "--spark.url",

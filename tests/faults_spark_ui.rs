@@ -376,10 +376,6 @@ fn start_exporter(dir: &Path, url: &str) -> Exporter {
             "1s",
             "--spark.timeout",
             "1s",
-            // The test reads the request counter between two 1 s polls: every scrape must show
-            // the model as it is (the default lets a body be up to 1 s old).
-            "--web.max-staleness",
-            "0s",
         ],
         &[],
     )

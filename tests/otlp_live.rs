@@ -130,7 +130,11 @@ impl LiveExporter {
         let port = free_port();
         let mut cmd = Command::new(EXPORTER);
         cmd.args([
-            "--web.listen-address".to_string(),
+            // Scrapes are compared with OTLP exports of the same moment: no up-to-1 s-old
+            // bodies (README `web.max_staleness`).
+            "--web.max-staleness".to_string(),
+            "0s".into(),
+            "--web.listen-address".into(),
             format!("127.0.0.1:{port}"),
             "--spark.url".into(),
             spark_url.into(),
