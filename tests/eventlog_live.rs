@@ -39,6 +39,8 @@
 
 #[path = "e2e_live/common.rs"]
 mod common;
+#[path = "support/exposition.rs"]
+mod support_exposition;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;

@@ -25,6 +25,8 @@
 
 #[path = "e2e_live/common.rs"]
 mod common;
+#[path = "support/exposition.rs"]
+mod support_exposition;
 
 use std::fs;
 use std::io::Write;

@@ -1,35 +1,14 @@
 //! A small parser for the Prometheus text format, and views of parsed samples.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
+pub use crate::support_exposition::{parse_line, went_backwards, Sample};
 use crate::truth::{add, key, nonzero, Series};
 
 /// A parsed scrape.
 pub struct Scrape {
     pub samples: Vec<Sample>,
     pub duplicates: Vec<String>,
-}
-
-/// One sample line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Sample {
-    pub name: String,
-    pub labels: BTreeMap<String, String>,
-    pub value: f64,
-}
-
-impl Sample {
-    pub fn label(&self, k: &str) -> &str {
-        self.labels.get(k).map(String::as_str).unwrap_or("")
-    }
-    pub fn id(&self) -> String {
-        let l: Vec<(&str, &str)> = self
-            .labels
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect();
-        format!("{}{}", self.name, key(&l))
-    }
 }
 
 /// Parse the text format (classic or OpenMetrics): `name{k="v",...} value [timestamp]` lines;
@@ -57,51 +36,6 @@ pub fn parse_exposition(text: &str) -> Scrape {
         samples,
         duplicates: problems,
     }
-}
-
-/// One sample line, or `None` if it does not parse.
-pub fn parse_line(line: &str) -> Option<Sample> {
-    let name_end = line.find(['{', ' '])?;
-    let name = line[..name_end].to_string();
-    let mut labels = BTreeMap::new();
-    let mut rest = &line[name_end..];
-    if let Some(mut r) = rest.strip_prefix('{') {
-        // `k="v"` pairs separated by commas, up to the closing brace.
-        loop {
-            r = r.trim_start_matches([',', ' ']);
-            if let Some(after) = r.strip_prefix('}') {
-                rest = after;
-                break;
-            }
-            let eq = r.find('=')?;
-            let k = r[..eq].trim().to_string();
-            r = r[eq + 1..].strip_prefix('"')?;
-            let mut v = String::new();
-            let mut chars = r.char_indices();
-            let close = loop {
-                match chars.next()? {
-                    (_, '\\') => match chars.next()?.1 {
-                        'n' => v.push('\n'),
-                        other => v.push(other),
-                    },
-                    (i, '"') => break i,
-                    (_, c) => v.push(c),
-                }
-            };
-            r = &r[close + 1..];
-            labels.insert(k, v);
-        }
-    }
-    let value = match rest.split_whitespace().next()? {
-        "+Inf" => f64::INFINITY,
-        "-Inf" => f64::NEG_INFINITY,
-        v => v.parse().ok()?,
-    };
-    Some(Sample {
-        name,
-        labels,
-        value,
-    })
 }
 
 /// Samples re-rendered (for the artefact folder).
@@ -144,25 +78,6 @@ pub fn single(samples: &[Sample], name: &str) -> Option<f64> {
         .map(|s| s.value)
         .collect();
     (v.len() == 1).then(|| v[0])
-}
-
-/// Counter samples (`_total`, histogram `_count`/`_sum`/`_bucket`) of `before` that are lower,
-/// or gone, in `after`.
-pub fn went_backwards(before: &[Sample], after: &[Sample]) -> Vec<String> {
-    let after: BTreeMap<String, f64> = after.iter().map(|s| (s.id(), s.value)).collect();
-    before
-        .iter()
-        .filter(|s| {
-            ["_total", "_count", "_sum", "_bucket"]
-                .iter()
-                .any(|x| s.name.ends_with(x))
-        })
-        .filter_map(|s| match after.get(&s.id()) {
-            Some(v) if *v >= s.value => None,
-            Some(v) => Some(format!("{}: {} -> {v}", s.id(), s.value)),
-            None => Some(format!("{}: {} -> (gone)", s.id(), s.value)),
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+#[allow(unused_imports)] // each test uses a subset
+pub use crate::support_exposition::{parse_line, went_backwards, Sample};
+
 /// The exporter under test.
 pub const EXPORTER: &str = env!("CARGO_BIN_EXE_spark-exporter");
 
@@ -187,30 +190,6 @@ pub fn tail_file(path: &Path, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
-/// One sample: name, sorted labels, value.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Sample {
-    pub name: String,
-    pub labels: BTreeMap<String, String>,
-    pub value: f64,
-}
-
-impl Sample {
-    /// A label's value ("" when absent).
-    pub fn label(&self, k: &str) -> &str {
-        self.labels.get(k).map(String::as_str).unwrap_or("")
-    }
-    /// `name{k="v",...}` with sorted labels: the series identity.
-    pub fn id(&self) -> String {
-        let l: Vec<String> = self
-            .labels
-            .iter()
-            .map(|(k, v)| format!("{k}={v:?}"))
-            .collect();
-        format!("{}{{{}}}", self.name, l.join(","))
-    }
-}
-
 /// Parse the classic text format; panics on a line it cannot read (the exporter's output must
 /// always parse).
 pub fn parse_exposition(text: &str) -> Vec<Sample> {
@@ -218,49 +197,6 @@ pub fn parse_exposition(text: &str) -> Vec<Sample> {
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .map(|l| parse_line(l).unwrap_or_else(|| panic!("unparsable exposition line: {l}")))
         .collect()
-}
-
-fn parse_line(line: &str) -> Option<Sample> {
-    let name_end = line.find(['{', ' '])?;
-    let name = line[..name_end].to_string();
-    let mut labels = BTreeMap::new();
-    let mut rest = &line[name_end..];
-    if let Some(mut r) = rest.strip_prefix('{') {
-        loop {
-            r = r.trim_start_matches([',', ' ']);
-            if let Some(after) = r.strip_prefix('}') {
-                rest = after;
-                break;
-            }
-            let eq = r.find('=')?;
-            let k = r[..eq].trim().to_string();
-            r = r[eq + 1..].strip_prefix('"')?;
-            let mut v = String::new();
-            let mut chars = r.char_indices();
-            let close = loop {
-                match chars.next()? {
-                    (_, '\\') => match chars.next()?.1 {
-                        'n' => v.push('\n'),
-                        other => v.push(other),
-                    },
-                    (i, '"') => break i,
-                    (_, c) => v.push(c),
-                }
-            };
-            r = &r[close + 1..];
-            labels.insert(k, v);
-        }
-    }
-    let value = match rest.split_whitespace().next()? {
-        "+Inf" => f64::INFINITY,
-        "-Inf" => f64::NEG_INFINITY,
-        v => v.parse().ok()?,
-    };
-    Some(Sample {
-        name,
-        labels,
-        value,
-    })
 }
 
 /// A set of series: key -> value.
@@ -279,25 +215,6 @@ pub fn project(samples: &[Sample], name: &str, app: &str, keys: &[&str]) -> Seri
     }
     m.retain(|_, v| *v != 0.0);
     m
-}
-
-/// Counter-like samples (`_total`, `_count`, `_sum`, `_bucket`) of `before` that are lower, or
-/// gone, in `after`.
-pub fn went_backwards(before: &[Sample], after: &[Sample]) -> Vec<String> {
-    let after: BTreeMap<String, f64> = after.iter().map(|s| (s.id(), s.value)).collect();
-    before
-        .iter()
-        .filter(|s| {
-            ["_total", "_count", "_sum", "_bucket"]
-                .iter()
-                .any(|x| s.name.ends_with(x))
-        })
-        .filter_map(|s| match after.get(&s.id()) {
-            Some(v) if *v >= s.value => None,
-            Some(v) => Some(format!("{}: {} -> {v}", s.id(), s.value)),
-            None => Some(format!("{}: {} -> (gone)", s.id(), s.value)),
-        })
-        .collect()
 }
 
 /// Lines describing how two series sets differ ("" when equal).
