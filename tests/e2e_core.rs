@@ -31,6 +31,8 @@ mod procs;
 mod relay;
 #[path = "e2e/report.rs"]
 mod report;
+#[path = "support/command.rs"]
+mod support_command;
 #[path = "support/exposition.rs"]
 mod support_exposition;
 #[path = "e2e/truth.rs"]

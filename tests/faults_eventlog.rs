@@ -31,6 +31,8 @@
 mod common;
 #[path = "faults/logs.rs"]
 mod logs;
+#[path = "support/command.rs"]
+mod support_command;
 
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};

@@ -31,6 +31,8 @@
 
 #[path = "faults/common.rs"]
 mod common;
+#[path = "support/command.rs"]
+mod support_command;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::EXPORTER;
+pub use crate::support_command::{exporter_command, Output};
 
 /// A child process that is killed (with its process group, for the JVM under PySpark) when the
 /// guard is dropped, so a failed assertion or a panic never leaves Spark running.
@@ -80,52 +80,5 @@ impl Drop for Guard {
                 self.child.id()
             );
         }
-    }
-}
-
-/// A finished command.
-pub struct Output {
-    pub status: ExitStatus,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-/// Run the exporter binary with `args`, killing it after `limit`.
-pub fn exporter_command(args: &[&str], limit: Duration) -> Output {
-    let mut child = Command::new(EXPORTER)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the exporter");
-    // Drain the pipes on threads so a large exposition never blocks the child.
-    let mut so = child.stdout.take().unwrap();
-    let mut se = child.stderr.take().unwrap();
-    let t_out = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut so, &mut s).ok();
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut se, &mut s).ok();
-        s
-    });
-    let end = Instant::now() + limit;
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        if Instant::now() > end {
-            let _ = child.kill();
-            break child.wait().expect("wait");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    Output {
-        status,
-        stdout: t_out.join().unwrap_or_default(),
-        stderr: t_err.join().unwrap_or_default(),
     }
 }

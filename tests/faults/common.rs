@@ -18,6 +18,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
+#[allow(unused_imports)] // each test uses a subset
+pub use crate::support_command::{exporter_command, Output};
+
 /// The exporter under test.
 pub const EXPORTER: &str = env!("CARGO_BIN_EXE_spark-exporter");
 
@@ -170,52 +173,6 @@ pub fn alive(pid: u32) -> bool {
             .and_then(|(_, rest)| rest.split_whitespace().next())
             .is_some_and(|state| state != "Z" && state != "X"),
         Err(_) => false,
-    }
-}
-
-/// A finished command's output.
-pub struct Output {
-    pub status: ExitStatus,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-/// Run the exporter binary with `args` (a `dump`), killing it after `limit`.
-pub fn exporter_command(args: &[&str], limit: Duration) -> Output {
-    let mut child = Command::new(EXPORTER)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the exporter");
-    let mut so = child.stdout.take().expect("stdout");
-    let mut se = child.stderr.take().expect("stderr");
-    let t_out = std::thread::spawn(move || {
-        let mut s = String::new();
-        so.read_to_string(&mut s).ok();
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = String::new();
-        se.read_to_string(&mut s).ok();
-        s
-    });
-    let end = Instant::now() + limit;
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        if Instant::now() > end {
-            let _ = child.kill();
-            break child.wait().expect("wait");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Output {
-        status,
-        stdout: t_out.join().unwrap_or_default(),
-        stderr: t_err.join().unwrap_or_default(),
     }
 }
 
