@@ -103,6 +103,12 @@ for w in words[: a.report_count]:
 sc.setJobDescription(None)
 
 group("failing_job", "Fails on purpose")
+# A job that succeeds first, and time for a few polls and scrapes: the group's failed-task counter
+# is then scraped at 0 before the failure, as for any long-running group, so rate() sees the
+# failure (a counter first scraped at 1 shows no increase, and SparkTaskFailureRatioHigh could
+# only fire if a scrape happened to fall between the job's start and its task's failure).
+spark.range(0, 10).count()
+time.sleep(4)
 
 
 @F.udf("long")
