@@ -69,6 +69,18 @@ pub struct Rendered {
 }
 
 impl Rendered {
+    /// A render that failed (answered with a 500) at `at`.
+    fn failed(generation: u64, at: Instant) -> Rendered {
+        Rendered {
+            gzip: Bytes::new(),
+            len: 0,
+            ok: false,
+            generation,
+            at,
+            took: at.elapsed(),
+        }
+    }
+
     /// May this body answer a scrape that arrived at `arrival`, when the model was at
     /// `generation`?
     fn serves(&self, generation: u64, arrival: Instant, max_staleness: Duration) -> bool {
@@ -213,14 +225,7 @@ impl Inner {
                     }))
                     .unwrap_or_else(|_| {
                         tracing::error!("Rendering the exposition panicked.");
-                        Rendered {
-                            gzip: Bytes::new(),
-                            len: 0,
-                            ok: false,
-                            generation: 0,
-                            at: Instant::now(),
-                            took: Duration::ZERO,
-                        }
+                        Rendered::failed(0, Instant::now())
                     });
                     slot.body.send_replace(Some(Arc::new(r)));
                 }
@@ -276,14 +281,7 @@ impl Inner {
             }
             Err(e) => {
                 tracing::warn!(error = %e, "Rendering the exposition failed.");
-                Rendered {
-                    gzip: Bytes::new(),
-                    len: 0,
-                    ok: false,
-                    generation,
-                    at,
-                    took: at.elapsed(),
-                }
+                Rendered::failed(generation, at)
             }
         }
     }
