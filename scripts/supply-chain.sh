@@ -3,8 +3,15 @@
 # versions, sources. scripts/test.sh (and so CI) runs it; supply-chain/README.md tells what a run finds.
 #
 #   scripts/supply-chain.sh                     # every check (advisories: live DB, else snapshot)
-#   scripts/supply-chain.sh --offline           # licences, bans, sources only: no database
+#   scripts/supply-chain.sh --empty-cache       # the same with an empty, throw-away CARGO_HOME
+#   scripts/supply-chain.sh --no-advisories     # licences, bans, sources only: no database
 #   scripts/supply-chain.sh --refresh-snapshot  # replace supply-chain/ from the live database
+#
+# Only the advisory database is ever offline (`check --disable-fetch`), never the crate registry:
+# cargo-deny runs `cargo metadata`, which needs the crates of every target platform (Windows and
+# wasm ones too) that a Linux build never downloads, so cargo's global `--offline` fails on a
+# machine whose registry cache is empty. `--empty-cache` (what scripts/test.sh, so CI, runs) proves
+# that on every run: the check starts from a CARGO_HOME with no registry cache at all.
 #
 # Advisories: the RustSec database is a git repository on GitHub. When it cannot be fetched, the
 # snapshot in supply-chain/ (see its README) is checked instead and its date is printed, so the
@@ -24,8 +31,19 @@ if [ "$(cargo deny --version 2>/dev/null)" != "cargo-deny $DENY_VERSION" ]; then
 fi
 
 case "${1:-}" in
---offline)
-    exec cargo deny --offline check bans licenses sources
+--empty-cache)
+    # A fresh CARGO_HOME: no registry index, no crates, no advisory database. cargo-deny itself
+    # stays where it was installed (on PATH); the toolchain is found through RUSTUP_HOME.
+    fresh="$(mktemp -d "${TMPDIR:-/tmp}/supply-chain-cargo-home.XXXXXX")"
+    trap 'rm -rf "$fresh"' EXIT
+    export RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
+    export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+    echo "supply-chain: checking with an empty CARGO_HOME ($fresh)"
+    CARGO_HOME="$fresh" "$0"
+    exit
+    ;;
+--no-advisories|--offline)
+    exec cargo deny check bans licenses sources
     ;;
 --refresh-snapshot)
     cargo deny fetch db
@@ -64,4 +82,4 @@ if [ "$(cat "$dbdir/.snapshot" 2>/dev/null)" != "$stamp" ]; then
 fi
 echo "supply-chain: cannot fetch the live RustSec database; checking advisories against the" \
     "snapshot of $(git -C "$dbdir" log -1 --format=%cs) in supply-chain/"
-exec cargo deny --offline check
+exec cargo deny check --disable-fetch

@@ -38,7 +38,7 @@ cargo build --all-targets
 cargo test --all-targets
 
 step "supply chain: cargo deny (advisories, licences, duplicates, sources)"
-scripts/supply-chain.sh
+scripts/supply-chain.sh --empty-cache
 
 step "alerts"
 scripts/alerts-test.sh
