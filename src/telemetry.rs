@@ -8,14 +8,14 @@ use std::sync::Mutex;
 /// Self-metrics shared by every task. Cheap to update; never blocks across `.await`.
 #[derive(Debug, Default)]
 pub struct Telemetry {
-    inner: Mutex<Inner>,
+    inner: Mutex<TelemetrySnapshot>,
     /// Bumped by every update (see [`Telemetry::generation`]).
     generation: AtomicU64,
 }
 
 /// A snapshot of every self-metric, taken at export time.
 #[derive(Debug, Default, Clone)]
-pub struct Inner {
+pub struct TelemetrySnapshot {
     /// `spark_up{target}`.
     pub up: BTreeMap<String, bool>,
     /// `spark_exporter_scrape_duration_seconds{target}` (last poll).
@@ -42,10 +42,14 @@ pub struct Inner {
     pub rest_requests: BTreeMap<String, u64>,
     /// `spark_exporter_http_errors_total{kind}`: connections to our own server refused or cut.
     pub http_errors: BTreeMap<String, u64>,
+    /// `spark_exporter_otlp_exports_total`.
+    pub otlp_exports: u64,
+    /// `spark_exporter_otlp_export_failures_total`.
+    pub otlp_export_failures: u64,
 }
 
 impl Telemetry {
-    fn with<R>(&self, f: impl FnOnce(&mut Inner) -> R) -> R {
+    fn with<R>(&self, f: impl FnOnce(&mut TelemetrySnapshot) -> R) -> R {
         // A poisoned lock only means another thread panicked mid-update; the counters are still
         // usable, so take them rather than propagate the panic.
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
@@ -58,7 +62,7 @@ impl Telemetry {
         self.generation.load(Ordering::Acquire)
     }
     /// Copy of every value.
-    pub fn snapshot(&self) -> Inner {
+    pub fn snapshot(&self) -> TelemetrySnapshot {
         self.inner.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
     /// Record whether the last poll of `target` succeeded.

@@ -12,8 +12,8 @@ use spark_exporter::eventlog::apply::AppState;
 use spark_exporter::eventlog::parse_line;
 use spark_exporter::export::families::{collect, Value};
 use spark_exporter::export::prometheus;
-use spark_exporter::model::labels::OTHER;
 use spark_exporter::model::Model;
+use spark_exporter::model::OTHER;
 use spark_exporter::telemetry::Telemetry;
 
 const JOBS: u64 = 100_000;
@@ -143,14 +143,14 @@ fn a_hundred_thousand_descriptions_stay_within_the_cap() {
 
     // The state behind the series is bounded too: one aggregate per exported key, no job left
     // running.
-    model.read(|st| {
-        let a = st.apps.values().next().expect("one application");
+    model.view(|v| {
+        let a = v.apps().next().expect("one application");
         assert!(
-            a.groups.len() <= (cap + 1) * GROUPS.len(),
+            a.group_count() <= (cap + 1) * GROUPS.len(),
             "{}",
-            a.groups.len()
+            a.group_count()
         );
-        assert!(a.running_jobs.is_empty());
+        assert_eq!(a.running_job_count(), 0);
     });
 
     let text = prometheus::render(&prometheus::registry(model.clone()), false).expect("renders");

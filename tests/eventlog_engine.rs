@@ -9,7 +9,7 @@ use std::time::Duration;
 use spark_exporter::config::Settings;
 use spark_exporter::eventlog::{ingest_paths, run, Engine};
 use spark_exporter::model::Model;
-use spark_exporter::telemetry::{Inner, Telemetry};
+use spark_exporter::telemetry::{Telemetry, TelemetrySnapshot};
 
 fn model() -> (Arc<Model>, Arc<Telemetry>) {
     let t = Arc::new(Telemetry::default());
@@ -39,7 +39,7 @@ fn append(path: &Path, text: &str) {
         .unwrap();
 }
 
-fn files(t: &Inner, state: &str) -> u64 {
+fn files(t: &TelemetrySnapshot, state: &str) -> u64 {
     t.eventlog_files.get(state).copied().unwrap_or(0)
 }
 

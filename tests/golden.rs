@@ -7,9 +7,10 @@
 //! test --test golden` rewrites them (only do that for a change meant to alter the output, and
 //! say so in the commit).
 
-mod rest_common;
 #[path = "support/command.rs"]
 mod command;
+#[allow(unused_imports)]
+mod rest_common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -63,7 +64,11 @@ fn check(name: &str, got: &str) -> Result<(), String> {
         return Ok(());
     }
     let (w, g): (Vec<&str>, Vec<&str>) = (want.lines().collect(), got.lines().collect());
-    let at = w.iter().zip(&g).position(|(a, b)| a != b).unwrap_or(w.len().min(g.len()));
+    let at = w
+        .iter()
+        .zip(&g)
+        .position(|(a, b)| a != b)
+        .unwrap_or(w.len().min(g.len()));
     Err(format!(
         "{name} differs from {} at line {}:\n  want: {:?}\n  got:  {:?}\n  ({} lines wanted, {} got)",
         path.display(),

@@ -318,7 +318,7 @@ async fn poll_once_feeds_the_real_model() {
         .await
         .unwrap();
     assert_eq!(telemetry.snapshot().up.get(&server.url), Some(&true));
-    assert!(model.read(|st| st.apps.contains_key(APP_ID)));
+    assert!(model.view(|v| v.app(APP_ID).is_some()));
 }
 
 #[tokio::test]

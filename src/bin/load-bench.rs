@@ -541,7 +541,7 @@ fn build(scale: Scale) -> Built {
     let t = Instant::now();
     let active = f.fill();
     let (hwm, rss) = rss_mib();
-    let retained = model.read(|st| st.apps.values().map(|a| a.stages.len()).sum::<usize>());
+    let retained = model.view(|v| v.apps().map(|a| a.stage_count()).sum::<usize>());
     eprintln!(
         "filled in {:.1}s: stages_retained={retained} active_stages={} executors={} groups={} \
          jobs={} task_ends={} rss_mib={rss:.1} hwm_mib={hwm:.1} heap_mib={:.1}",
@@ -661,7 +661,7 @@ fn render_mode(scale: Scale, iters: u32, dump: Option<std::path::PathBuf>, only:
         let _ = std::fs::write(p, prometheus::render(&reg, true).unwrap_or_default());
     }
     let (lock_ms, _) = time_ms(iters, || {
-        model.read(|st| st.apps.values().map(|a| a.stages.len()).sum())
+        model.view(|v| v.apps().map(|a| a.stage_count()).sum())
     });
     let (before, _) = heap_mib();
     let fams = collect(&model);

@@ -28,10 +28,10 @@ use std::sync::{mpsc, Arc};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use super::prometheus::Registry;
 use bytes::{Bytes, BytesMut};
 use flate2::write::GzEncoder;
 use http_body::{Body, Frame, SizeHint};
-use prometheus_client::registry::Registry;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 

@@ -41,7 +41,8 @@ impl IdSet {
         true
     }
 
-    /// Number of stored ranges (memory use).
+    /// Number of stored ranges (memory use; tests).
+    #[cfg(test)]
     pub fn ranges(&self) -> usize {
         self.ranges.len()
     }

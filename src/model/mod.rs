@@ -3,15 +3,17 @@
 //! Sources call the `upsert_*` / `task_end` / `streaming_progress` methods with observations
 //! ([`obs`]); each call is idempotent and keyed by Spark's own ids, so a job seen twice, or by the
 //! REST poller and the event-log tailer both, counts once (see [`app`] for the rules). Exporters
-//! read the state at export time through [`Model::read`].
+//! read the state at export time through [`Model::view`] and its read-only [`view::ModelView`];
+//! the state itself is private to this module.
 
-pub mod app;
+mod app;
 pub mod hist;
-pub mod idset;
-pub mod labels;
+mod idset;
+mod labels;
 pub mod obs;
-pub mod others;
+mod others;
 mod update;
+pub mod view;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,9 +22,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::config::{ModelConfig, Settings};
 use crate::telemetry::Telemetry;
-pub use app::{AppState, GroupAgg, GroupKey, StageState};
+use app::AppState;
+pub use app::GroupKey;
 use labels::Labeler;
+pub use labels::OTHER;
 pub use obs::*;
+pub use others::StreamAgg;
 
 /// Wall-clock source, replaceable in tests.
 pub type Clock = Arc<dyn Fn() -> EpochMs + Send + Sync>;
@@ -35,17 +40,17 @@ pub fn system_now_ms() -> EpochMs {
         .unwrap_or(0)
 }
 
-/// Everything the model holds.
+/// Everything the model holds (private: exporters read it through [`view::ModelView`]).
 #[derive(Debug)]
-pub struct State {
+pub(crate) struct State {
     /// Applications by id.
-    pub apps: BTreeMap<String, AppState>,
+    apps: BTreeMap<String, AppState>,
     /// Buckets of job, stage, SQL and batch durations.
-    pub duration_bounds: Arc<[f64]>,
+    duration_bounds: Arc<[f64]>,
     /// Buckets of task durations.
-    pub task_bounds: Arc<[f64]>,
+    task_bounds: Arc<[f64]>,
     /// Retention settings.
-    pub retention: ModelConfig,
+    retention: ModelConfig,
     labeler: Labeler,
 }
 
@@ -105,10 +110,11 @@ impl Model {
             .wrapping_add(self.telemetry.generation())
     }
 
-    /// Read the state under the lock (exporters). Never `.await` inside `f`.
-    pub fn read<R>(&self, f: impl FnOnce(&State) -> R) -> R {
+    /// Read the model under the lock, through its read view (exporters). Never `.await`
+    /// inside `f`.
+    pub fn view<R>(&self, f: impl FnOnce(view::ModelView<'_>) -> R) -> R {
         let g = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        f(&g)
+        f(view::ModelView { state: &g })
     }
 
     fn write<R>(&self, f: impl FnOnce(&mut State, &Telemetry, EpochMs) -> R) -> R {

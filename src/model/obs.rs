@@ -194,6 +194,12 @@ impl TaskCounts {
             killed: self.killed.max(o.killed),
         }
     }
+    /// Field-wise sum (saturating).
+    pub fn add(&mut self, o: &TaskCounts) {
+        self.succeeded = self.succeeded.saturating_add(o.succeeded);
+        self.failed = self.failed.saturating_add(o.failed);
+        self.killed = self.killed.saturating_add(o.killed);
+    }
     /// All finished tasks.
     pub fn finished(&self) -> u64 {
         self.succeeded + self.failed + self.killed

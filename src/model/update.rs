@@ -552,9 +552,7 @@ impl State {
                     app.stage_groups.remove(&k.0);
                     let agg = group_agg(app, &st.group, &task_bounds);
                     let (c, tot) = (st.counts(), st.totals());
-                    agg.retired_counts.succeeded += c.succeeded;
-                    agg.retired_counts.failed += c.failed;
-                    agg.retired_counts.killed += c.killed;
+                    agg.retired_counts.add(&c);
                     agg.retired_totals.add(&tot);
                 }
             }

@@ -20,7 +20,7 @@ use opentelemetry_sdk::metrics::Temporality as SdkTemporality;
 use opentelemetry_sdk::Resource;
 
 use super::mapping::{self, AttrType, Instrument, Scale};
-use crate::export::families::{Family, Kind, Value};
+use crate::export::families::{Family, Value};
 
 /// A number as it goes on the wire.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -175,33 +175,12 @@ fn hist(v: &Value) -> Option<Hist> {
 }
 
 impl Snapshot {
-    /// Map `families` (from `collect()` at `at`) through the table. A family missing from the
-    /// table is sent under its Prometheus name (a test keeps the table complete).
+    /// Map `families` (from `collect()` at `at`) to OTLP, each through its catalogue entry.
     pub fn new(families: &[Family], at: SystemTime) -> Snapshot {
         let mut metrics: Vec<MetricSnap> = vec![];
         let mut index: HashMap<&'static str, usize> = HashMap::new();
         for f in families.iter().filter(|f| !f.samples.is_empty()) {
-            let fallback;
-            let m = match mapping::lookup(f.name) {
-                Some(m) => m,
-                None => {
-                    fallback = mapping::Mapping {
-                        family: f.name,
-                        prom_kind: f.kind,
-                        name: f.name,
-                        unit: "",
-                        instrument: match f.kind {
-                            Kind::Counter => Instrument::Counter,
-                            Kind::Histogram => Instrument::Histogram,
-                            Kind::Gauge | Kind::Info => Instrument::Gauge,
-                        },
-                        scale: Scale::One,
-                        extra: &[],
-                        receiver: false,
-                    };
-                    &fallback
-                }
-            };
+            let m = &f.metric.otlp;
             let i = *index.entry(m.name).or_insert_with(|| {
                 metrics.push(MetricSnap {
                     name: m.name,
@@ -408,7 +387,7 @@ fn minus(cur: &PointValue, prev: &PointValue) -> PointValue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::families::Sample;
+    use crate::export::families::{Kind, Sample};
     use std::time::Duration;
 
     fn fam(name: &'static str, kind: Kind, samples: Vec<Sample>) -> Family {
@@ -416,6 +395,7 @@ mod tests {
             name,
             help: "help",
             kind,
+            metric: crate::export::catalogue::lookup(name).expect("a catalogued family"),
             samples,
         }
     }

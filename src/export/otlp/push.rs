@@ -310,6 +310,7 @@ mod tests {
                 name: "spark_jobs",
                 help: "h",
                 kind: Kind::Counter,
+                metric: crate::export::catalogue::lookup("spark_jobs").expect("catalogued"),
                 samples: vec![Sample {
                     labels: Arc::new([]),
                     value: Value::Int(c.load(Ordering::SeqCst)),

@@ -1,0 +1,530 @@
+//! The metric catalogue: every exported family, declared once.
+//!
+//! An entry holds the family's Prometheus name, type, help and documentation, its labels, its
+//! OTLP form (name, unit, instrument, value scale, constant attributes), since which version it
+//! exists and whether it is stable, whether its value follows the wall clock, and how its
+//! samples are read from the model ([`super::read`]). Everything else comes from this table:
+//! the Prometheus text and OpenMetrics ([`super::prometheus`]), OTLP ([`super::otlp`]), the
+//! README's metric reference and `docs/otlp.md` ([`super::docs`], kept current by tests), and the
+//! stability check (`tests/data/stable-metrics.txt`).
+//!
+//! Adding a metric is one entry here plus the model data it reads.
+//!
+//! OTLP names: where the OTel Collector's `apachesparkreceiver` has a metric with the same
+//! meaning (per executor totals, per stage-attempt active tasks), its name, unit scale and
+//! instrument are reused ([`Metric::rx`]), so dashboards built for the receiver work; our
+//! job-group aggregates have no equivalent there and get names of our own. Units are UCUM.
+
+use super::read::*;
+use super::sample::{plus1, Kind, Value};
+
+/// How a family is sent over OTLP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Instrument {
+    /// Monotonic sum (cumulative or delta, per the temporality setting).
+    Counter,
+    /// Non-monotonic sum, always cumulative (a count of things that exist now).
+    UpDownCounter,
+    /// Point-in-time value.
+    Gauge,
+    /// Explicit-bucket histogram (cumulative or delta).
+    Histogram,
+}
+
+impl Instrument {
+    /// Name used in the documentation table.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Instrument::Counter => "counter",
+            Instrument::UpDownCounter => "updowncounter",
+            Instrument::Gauge => "gauge",
+            Instrument::Histogram => "histogram",
+        }
+    }
+}
+
+/// Value conversion from the Prometheus value to the OTLP value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Same value.
+    One,
+    /// Seconds (float) to whole milliseconds (integer), where the receiver counts in `ms`.
+    SecondsToMillis,
+}
+
+/// Attribute type on the OTLP wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttrType {
+    /// String.
+    Str,
+    /// Integer (falls back to a string if the label is not a number).
+    Int,
+}
+
+/// A family's OTLP form.
+#[derive(Debug, Clone, Copy)]
+pub struct Otlp {
+    /// OTLP metric name.
+    pub name: &'static str,
+    /// UCUM unit.
+    pub unit: &'static str,
+    /// OTLP instrument.
+    pub instrument: Instrument,
+    /// Value conversion.
+    pub scale: Scale,
+    /// Constant attributes added to every point (two families sharing one OTLP metric).
+    pub extra: &'static [(&'static str, &'static str)],
+    /// True when name and unit come from the Collector's `apachesparkreceiver`.
+    pub receiver: bool,
+}
+
+/// Whether dashboards and alerts may rely on a family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stability {
+    /// Name, type and labels change only through a deprecation (`DEPRECATED`).
+    Stable,
+    /// May change in any release.
+    Experimental,
+}
+
+/// The labels every sample of a family starts with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// `app_id, app_name`.
+    App,
+    /// Application and `job_group, job_description`.
+    Group,
+    /// Group and `stage_id, stage_attempt`.
+    Stage,
+    /// Application and `executor_id`.
+    Executor,
+    /// Application and `description` (SQL).
+    Sql,
+    /// Application and `query` (streaming).
+    Query,
+    /// `target` (a REST URL).
+    Target,
+    /// None: the exporter process itself.
+    Process,
+}
+
+impl Scope {
+    /// The label names, in order.
+    pub fn labels(self) -> &'static [&'static str] {
+        const APP: &[&str] = &["app_id", "app_name"];
+        const GROUP: &[&str] = &["app_id", "app_name", "job_group", "job_description"];
+        match self {
+            Scope::App => APP,
+            Scope::Group => GROUP,
+            Scope::Stage => &[
+                "app_id",
+                "app_name",
+                "job_group",
+                "job_description",
+                "stage_id",
+                "stage_attempt",
+            ],
+            Scope::Executor => &["app_id", "app_name", "executor_id"],
+            Scope::Sql => &["app_id", "app_name", "description"],
+            Scope::Query => &["app_id", "app_name", "query"],
+            Scope::Target => &["target"],
+            Scope::Process => &[],
+        }
+    }
+}
+
+/// A label beyond the scope's, with its values where they are a fixed set.
+#[derive(Debug, Clone, Copy)]
+pub struct Label {
+    /// Name.
+    pub name: &'static str,
+    /// Every value it takes, when they are a small fixed set (documentation).
+    pub values: &'static [&'static str],
+}
+
+const fn l(name: &'static str, values: &'static [&'static str]) -> Label {
+    Label { name, values }
+}
+
+/// One metric family.
+#[derive(Clone, Copy)]
+pub struct Metric {
+    /// Prometheus name without the `_total` / `_info` suffix.
+    pub name: &'static str,
+    /// Prometheus type.
+    pub kind: Kind,
+    /// HELP text.
+    pub help: &'static str,
+    /// Longer meaning for the README (Markdown); empty: the help text.
+    pub doc: &'static str,
+    /// Labels every sample starts with.
+    pub scope: Scope,
+    /// Labels after the scope's.
+    pub labels: &'static [Label],
+    /// OTLP form.
+    pub otlp: Otlp,
+    /// The exporter version that first exported it.
+    pub since: &'static str,
+    /// Stability promise.
+    pub stability: Stability,
+    /// Its value follows the wall clock (masked when comparing expositions).
+    pub clock_derived: bool,
+    /// How its samples are read.
+    pub read: Read,
+}
+
+impl std::fmt::Debug for Metric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metric")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Metric {
+    /// A stable metric since 0.1.0 with no labels beyond its scope.
+    #[allow(clippy::too_many_arguments)]
+    pub const fn new(
+        name: &'static str,
+        kind: Kind,
+        scope: Scope,
+        help: &'static str,
+        otlp_name: &'static str,
+        unit: &'static str,
+        instrument: Instrument,
+        read: Read,
+    ) -> Metric {
+        Metric {
+            name,
+            kind,
+            help,
+            doc: "",
+            scope,
+            labels: &[],
+            otlp: Otlp {
+                name: otlp_name,
+                unit,
+                instrument,
+                scale: Scale::One,
+                extra: &[],
+                receiver: false,
+            },
+            since: "0.1.0",
+            stability: Stability::Stable,
+            clock_derived: false,
+            read,
+        }
+    }
+    /// With labels after the scope's.
+    pub const fn labels(mut self, labels: &'static [Label]) -> Metric {
+        self.labels = labels;
+        self
+    }
+    /// With a README meaning longer than the help.
+    pub const fn doc(mut self, doc: &'static str) -> Metric {
+        self.doc = doc;
+        self
+    }
+    /// OTLP name and unit as the Collector's `apachesparkreceiver`.
+    pub const fn rx(mut self) -> Metric {
+        self.otlp.receiver = true;
+        self
+    }
+    /// Seconds sent as whole milliseconds over OTLP.
+    pub const fn ms(mut self) -> Metric {
+        self.otlp.scale = Scale::SecondsToMillis;
+        self
+    }
+    /// Constant OTLP attributes.
+    pub const fn attrs(mut self, extra: &'static [(&'static str, &'static str)]) -> Metric {
+        self.otlp.extra = extra;
+        self
+    }
+    /// Its value follows the wall clock.
+    pub const fn clock(mut self) -> Metric {
+        self.clock_derived = true;
+        self
+    }
+    /// Experimental, first exported in `since`.
+    pub const fn experimental(mut self, since: &'static str) -> Metric {
+        self.stability = Stability::Experimental;
+        self.since = since;
+        self
+    }
+    /// The name Prometheus shows (`_total` for counters, `_info` for infos).
+    pub fn prometheus_name(&self) -> String {
+        format!("{}{}", self.name, self.kind.suffix())
+    }
+    /// Every label name, in order (histograms add `le` in front of these).
+    pub fn label_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.scope
+            .labels()
+            .iter()
+            .copied()
+            .chain(self.labels.iter().map(|l| l.name))
+    }
+}
+
+/// A stable family or label that was renamed or removed, and what replaces it.
+#[derive(Debug, Clone, Copy)]
+pub struct Deprecation {
+    /// The Prometheus name as it was (with suffix).
+    pub name: &'static str,
+    /// The label, when only a label went (`None`: the whole family).
+    pub label: Option<&'static str>,
+    /// What to use instead.
+    pub replacement: &'static str,
+    /// The version that dropped it.
+    pub since: &'static str,
+}
+
+/// Renamed or removed stable families and labels. A stable family or label may leave the
+/// catalogue only with an entry here (the stability test holds the catalogue to
+/// `tests/data/stable-metrics.txt`).
+pub const DEPRECATED: &[Deprecation] = &[];
+
+/// Label renames for OTLP; labels not listed keep their name and are strings.
+pub const ATTRIBUTES: &[(&str, &str, AttrType)] = &[
+    ("app_id", "spark.application.id", AttrType::Str),
+    ("app_name", "spark.application.name", AttrType::Str),
+    ("spark_version", "spark.version", AttrType::Str),
+    ("user", "user.name", AttrType::Str),
+    ("job_group", "spark.job.group", AttrType::Str),
+    ("job_description", "spark.job.description", AttrType::Str),
+    ("stage_id", "spark.stage.id", AttrType::Int),
+    ("stage_attempt", "spark.stage.attempt.id", AttrType::Int),
+    ("stage_name", "spark.stage.name", AttrType::Str),
+    ("executor_id", "spark.executor.id", AttrType::Str),
+    (
+        "description",
+        "spark.sql.execution.description",
+        AttrType::Str,
+    ),
+    ("query", "spark.streaming.query", AttrType::Str),
+    ("status", "result", AttrType::Str),
+    ("target", "url.full", AttrType::Str),
+    ("kind", "error.type", AttrType::Str),
+];
+
+/// The OTLP name and type of a label.
+pub fn attribute(label: &'static str) -> (&'static str, AttrType) {
+    ATTRIBUTES
+        .iter()
+        .find(|(l, _, _)| *l == label)
+        .map_or((label, AttrType::Str), |(_, n, t)| (*n, *t))
+}
+
+/// The entry of a family, by name without suffix.
+pub fn lookup(name: &str) -> Option<&'static Metric> {
+    CATALOGUE.iter().find(|m| m.name == name)
+}
+
+const IN: &[(&str, &str)] = &[("direction", "in")];
+const OUT: &[(&str, &str)] = &[("direction", "out")];
+const JOB_STATUS: &[Label] = &[l("status", &["succeeded", "failed"])];
+const STAGE_STATUS: &[Label] = &[l("status", &["complete", "failed", "skipped"])];
+const TASK_STATUS: &[Label] = &[l("status", &["succeeded", "failed", "killed"])];
+const ANY_STATUS: &[Label] = &[l("status", &[])];
+const SQL_STATUS: &[Label] = &[l("status", &["completed", "failed"])];
+
+use Instrument::{Counter as C, Gauge as G, Histogram as H, UpDownCounter as U};
+use Kind::{Counter, Gauge, Histogram, Info};
+use Scope::{App, Executor, Group, Process, Query, Sql, Stage, Target};
+
+/// Every family, in the order of the exposition. One entry a family: name, type, scope, help,
+/// OTLP name, unit and instrument, reader; then labels, documentation and OTLP details.
+#[rustfmt::skip]
+pub const CATALOGUE: &[Metric] = &[
+    Metric::new("spark_app", Info, App, "Spark application (value 1): id, name, Spark version and user.", "spark.application.info", "1", G,
+        |c, o| per_app(c, o, |a| Some((super::sample::plus(&a.base, &[("spark_version", a.app.spark_version().clone()), ("user", a.app.user().clone())]), Value::Int(1)))))
+        .labels(&[l("spark_version", &[]), l("user", &[])])
+        .doc("Always 1; one per application."),
+    Metric::new("spark_app_start_time_seconds", Gauge, App, "Application start time, seconds since the Unix epoch.", "spark.application.start_time", "s", G,
+        |c, o| per_app(c, o, |a| a.app.start_ms().map(|t| (a.base.clone(), secs(t as u64)))))
+        .doc("Application start, Unix seconds."),
+    Metric::new("spark_app_end_time_seconds", Gauge, App, "Application end time (or when its driver disappeared), seconds since the Unix epoch.", "spark.application.end_time", "s", G,
+        |c, o| per_app(c, o, |a| a.app.end_ms().map(|t| (a.base.clone(), secs(t.max(0) as u64)))))
+        .doc("Application end (or when its driver disappeared), Unix seconds."),
+    Metric::new("spark_jobs", Counter, Group, "Jobs ended, by job group, description and status.", "spark.job.result", "{job}", C,
+        |c, o| per_group_status(c, o, |g| g.jobs))
+        .labels(JOB_STATUS)
+        .doc("Jobs ended."),
+    Metric::new("spark_jobs_active", Gauge, Group, "Jobs running now.", "spark.job.active", "{job}", U,
+        |c, o| per_group(c, o, |g| Value::Int(g.active_jobs))),
+    Metric::new("spark_job_duration_seconds", Histogram, Group, "Job duration from submission to completion.", "spark.job.duration", "s", H,
+        |c, o| per_group_hists(c, o, |g| g.job_duration))
+        .labels(ANY_STATUS),
+    Metric::new("spark_stages", Counter, Group, "Stage attempts ended, by status (complete, failed, skipped).", "spark.stage.result", "{stage}", C,
+        |c, o| per_group_status(c, o, |g| g.stages))
+        .labels(STAGE_STATUS)
+        .doc("Stage attempts ended."),
+    Metric::new("spark_stages_active", Gauge, Group, "Stage attempts running now.", "spark.stage.active", "{stage}", U,
+        |c, o| per_group(c, o, |g| Value::Int(g.active_stages))),
+    Metric::new("spark_stage_duration_seconds", Histogram, Group, "Stage attempt duration from submission to completion.", "spark.stage.duration", "s", H,
+        |c, o| per_group_hists(c, o, |g| g.stage_duration))
+        .labels(ANY_STATUS),
+    Metric::new("spark_stage_stalled_seconds", Gauge, Stage, "For each active stage: seconds since one of its tasks last finished, or since submission if none has.", "spark.stage.stalled_time", "s", G,
+        |c, o| per_stage(c, o, |s| s.stage.stalled_seconds.map(|v| (plus1(&s.labels, "stage_name", s.stage.name), Value::Float(v)))))
+        .labels(&[l("stage_name", &[])])
+        .clock()
+        .doc("Per active stage: seconds since one of its tasks last finished (or since submission). For stuck-stage alerts."),
+    Metric::new("spark_stage_tasks_active", Gauge, Stage, "Tasks running now in this stage attempt (active stages and stages finished within the retention window).", "spark.stage.task.active", "{task}", U,
+        |c, o| per_stage(c, o, |s| (s.stage.active || s.stage.terminal).then(|| (s.labels.clone(), Value::Int(s.stage.running_tasks)))))
+        .rx()
+        .doc("Running tasks, for active stages and stages finished within `model.stage_retention`."),
+    Metric::new("spark_stage_task_skew_ratio", Gauge, Stage, "Longest task duration divided by the median task duration of this stage attempt.", "spark.stage.task.skew", "1", G,
+        |c, o| per_stage(c, o, |s| s.stage.skew_ratio.map(|r| (s.labels.clone(), Value::Float(r)))))
+        .doc("Longest task duration / median (REST task summary, fetched only for active and just-finished stages)."),
+    Metric::new("spark_tasks", Counter, Group, "Tasks ended, by status (succeeded, failed, killed).", "spark.task.result", "{task}", C,
+        |c, o| per_group_status(c, o, |g| [("succeeded", g.tasks.succeeded), ("failed", g.tasks.failed), ("killed", g.tasks.killed)]))
+        .labels(TASK_STATUS)
+        .doc("Tasks ended."),
+    Metric::new("spark_task_duration_seconds", Histogram, Group, "Task duration from launch to finish (from event logs).", "spark.task.duration", "s", H,
+        |c, o| for a in &c.apps { for (lb, g) in &a.groups { if let Some(h) = g.task_duration { o.push(super::sample::Sample { labels: lb.clone(), value: hist(h) }) } } })
+        .doc("Exact task durations (event logs only)."),
+    Metric::new("spark_task_run_time_seconds", Counter, Group, "Executor run time of tasks, summed per job group.", "spark.task.run_time", "s", C,
+        |c, o| per_group(c, o, |g| secs(g.totals.run_time_ms)))
+        .doc("Executor run time of tasks."),
+    Metric::new("spark_task_cpu_time_seconds", Counter, Group, "Executor CPU time of tasks, summed per job group.", "spark.task.cpu_time", "s", C,
+        |c, o| per_group(c, o, |g| Value::Float(g.totals.cpu_time_ns as f64 / 1e9)))
+        .doc("Executor CPU time of tasks."),
+    Metric::new("spark_task_gc_time_seconds", Counter, Group, "JVM garbage-collection time of tasks, summed per job group.", "spark.task.gc_time", "s", C,
+        |c, o| per_group(c, o, |g| secs(g.totals.gc_time_ms)))
+        .doc("JVM GC time of tasks."),
+    Metric::new("spark_task_input_bytes", Counter, Group, "Bytes read from input sources by tasks.", "spark.task.io.size", "By", C,
+        |c, o| per_group(c, o, |g| Value::Int(g.totals.input_bytes)))
+        .attrs(IN)
+        .doc("Bytes read from inputs."),
+    Metric::new("spark_task_output_bytes", Counter, Group, "Bytes written to outputs by tasks.", "spark.task.io.size", "By", C,
+        |c, o| per_group(c, o, |g| Value::Int(g.totals.output_bytes)))
+        .attrs(OUT)
+        .doc("Bytes written to outputs."),
+    Metric::new("spark_task_shuffle_read_bytes", Counter, Group, "Shuffle bytes read by tasks (local and remote).", "spark.task.shuffle.io.size", "By", C,
+        |c, o| per_group(c, o, |g| Value::Int(g.totals.shuffle_read_bytes)))
+        .attrs(IN)
+        .doc("Shuffle bytes read (local + remote)."),
+    Metric::new("spark_task_shuffle_write_bytes", Counter, Group, "Shuffle bytes written by tasks.", "spark.task.shuffle.io.size", "By", C,
+        |c, o| per_group(c, o, |g| Value::Int(g.totals.shuffle_write_bytes)))
+        .attrs(OUT)
+        .doc("Shuffle bytes written."),
+    Metric::new("spark_task_memory_spilled_bytes", Counter, Group, "Bytes spilled from memory by tasks (in-memory size).", "spark.task.memory.spilled", "By", C,
+        |c, o| per_group(c, o, |g| Value::Int(g.totals.memory_spilled_bytes)))
+        .doc("Bytes spilled from memory."),
+    Metric::new("spark_task_disk_spilled_bytes", Counter, Group, "Bytes spilled to disk by tasks.", "spark.task.disk.spilled", "By", C,
+        |c, o| per_group(c, o, |g| Value::Int(g.totals.disk_spilled_bytes)))
+        .doc("Bytes spilled to disk."),
+    Metric::new("spark_executors", Gauge, App, "Executors by state (active, dead), the driver included.", "spark.executor.count", "{executor}", U,
+        |c, o| per_app_by(c, o, "state", |a| a.app.executor_states()))
+        .labels(&[l("state", &["active", "dead"])])
+        .doc("Executors (the driver included). Dead ones are kept for `model.dead_executor_retention`."),
+    Metric::new("spark_executor_removed", Counter, App, "Executors removed, by normalised reason.", "spark.executor.removed", "{executor}", C,
+        |c, o| per_app_by(c, o, "reason", |a| a.app.executors_removed()))
+        .labels(&[l("reason", &["killed_by_driver", "heartbeat_timeout", "decommissioned", "exited", "lost", "other"])])
+        .doc("Executors removed."),
+    Metric::new("spark_executor_task_time_seconds", Counter, Executor, "Sum of the durations of the tasks this executor ran.", "spark.executor.time", "ms", C,
+        |c, o| per_executor(c, o, |e| Some(secs(e.totals.task_time_ms))))
+        .rx().ms()
+        .doc("Sum of task durations on the executor. For `executor_id=\"driver\"` Spark's REST API reports the driver's uptime instead, and we report what Spark reports."),
+    Metric::new("spark_executor_gc_time_seconds", Counter, Executor, "JVM garbage-collection time of this executor's tasks.", "spark.executor.gc_time", "ms", C,
+        |c, o| per_executor(c, o, |e| Some(secs(e.totals.gc_time_ms))))
+        .rx().ms()
+        .doc("GC time of the executor's tasks (for the driver, Spark's REST API reports the driver JVM's total GC time)."),
+    Metric::new("spark_executor_input_bytes", Counter, Executor, "Bytes read from input sources by this executor.", "spark.executor.input_size", "By", C,
+        |c, o| per_executor(c, o, |e| Some(Value::Int(e.totals.input_bytes))))
+        .rx()
+        .doc("Input bytes."),
+    Metric::new("spark_executor_shuffle_read_bytes", Counter, Executor, "Shuffle bytes read by this executor.", "spark.executor.shuffle.io.size", "By", C,
+        |c, o| per_executor(c, o, |e| Some(Value::Int(e.totals.shuffle_read_bytes))))
+        .rx().attrs(IN),
+    Metric::new("spark_executor_shuffle_write_bytes", Counter, Executor, "Shuffle bytes written by this executor.", "spark.executor.shuffle.io.size", "By", C,
+        |c, o| per_executor(c, o, |e| Some(Value::Int(e.totals.shuffle_write_bytes))))
+        .rx().attrs(OUT),
+    Metric::new("spark_executor_active_tasks", Gauge, Executor, "Tasks running now on this executor.", "spark.executor.task.active", "{task}", U,
+        |c, o| per_executor(c, o, |e| Some(Value::Int(e.running_tasks))))
+        .rx(),
+    Metric::new("spark_executor_max_tasks", Gauge, Executor, "Task slots of this executor.", "spark.executor.task.limit", "{task}", U,
+        |c, o| per_executor(c, o, |e| e.max_tasks.map(Value::Int)))
+        .rx(),
+    Metric::new("spark_executor_storage_memory_used_bytes", Gauge, Executor, "Storage memory used by cached blocks.", "spark.executor.memory.usage", "By", U,
+        |c, o| per_executor(c, o, |e| e.storage_memory_used_bytes.map(Value::Int)))
+        .rx(),
+    Metric::new("spark_executor_max_memory_bytes", Gauge, Executor, "Storage memory available to this executor.", "spark.executor.memory.limit", "By", U,
+        |c, o| per_executor(c, o, |e| e.max_memory_bytes.map(Value::Int))),
+    Metric::new("spark_executor_disk_used_bytes", Gauge, Executor, "Disk space used by cached blocks.", "spark.executor.disk.usage", "By", U,
+        |c, o| per_executor(c, o, |e| e.disk_used_bytes.map(Value::Int)))
+        .rx(),
+    Metric::new("spark_executor_tasks", Counter, Executor, "Tasks ended on this executor, by status (completed, failed).", "spark.executor.task.result", "{task}", C,
+        |c, o| per_executor_by(c, o, "status", |e| [("completed", e.totals.completed_tasks), ("failed", e.totals.failed_tasks)]))
+        .labels(&[l("status", &["completed", "failed"])])
+        .rx()
+        .doc("Tasks ended on the executor."),
+    Metric::new("spark_executor_peak_memory_bytes", Gauge, Executor, "Peak memory of this executor by type (peakMemoryMetrics).", "spark.executor.memory.peak", "By", G,
+        |c, o| per_executor_by(c, o, "type", |e| e.peak_memory.iter().map(|(k, v)| (k.as_str(), *v))))
+        .labels(&[l("type", &[])])
+        .doc("Peak memory per `peakMemoryMetrics` key that is a memory size (`JVMHeapMemory`, `OnHeapStorageMemory`, …)."),
+    Metric::new("spark_sql_executions", Counter, Sql, "SQL executions ended, by description and status.", "spark.sql.execution.result", "{execution}", C,
+        per_sql_status)
+        .labels(SQL_STATUS)
+        .doc("SQL executions ended."),
+    Metric::new("spark_sql_executions_active", Gauge, Sql, "SQL executions running now.", "spark.sql.execution.active", "{execution}", U,
+        |c, o| per_sql(c, o, |q| Value::Int(q.running))),
+    Metric::new("spark_sql_execution_duration_seconds", Histogram, Sql, "SQL execution duration.", "spark.sql.execution.duration", "s", H,
+        per_sql_hists)
+        .labels(ANY_STATUS),
+    Metric::new("spark_streaming_batches", Counter, Query, "Structured-streaming micro-batches completed.", "spark.streaming.batches", "{batch}", C,
+        |c, o| per_stream(c, o, |s| Value::Int(s.batches)))
+        .doc("Structured-streaming micro-batches (event logs)."),
+    Metric::new("spark_streaming_input_rows", Counter, Query, "Rows read by structured-streaming micro-batches.", "spark.streaming.input.rows", "{row}", C,
+        |c, o| per_stream(c, o, |s| Value::Int(s.input_rows))),
+    Metric::new("spark_streaming_input_rows_per_second", Gauge, Query, "Input rate of the latest micro-batch.", "spark.streaming.input.rate", "{row}/s", G,
+        |c, o| per_stream(c, o, |s| Value::Float(s.input_rows_per_second))),
+    Metric::new("spark_streaming_processed_rows_per_second", Gauge, Query, "Processing rate of the latest micro-batch.", "spark.streaming.processed.rate", "{row}/s", G,
+        |c, o| per_stream(c, o, |s| Value::Float(s.processed_rows_per_second))),
+    Metric::new("spark_streaming_batch_duration_seconds", Histogram, Query, "Micro-batch duration (triggerExecution).", "spark.streaming.batch.duration", "s", H,
+        |c, o| per_stream(c, o, |s| hist(&s.batch_duration))),
+    Metric::new("spark_up", Gauge, Target, "1 if the last poll of this Spark REST target succeeded.", "spark_exporter.target.up", "1", G,
+        |c, o| per_key(o, "target", &c.tele.up, |v: bool| Value::Int(v as u64))),
+    Metric::new("spark_exporter_build", Info, Process, "Exporter build (value 1).", "spark_exporter.build.info", "1", G,
+        |_, o| per_key(o, "version", [(&env!("CARGO_PKG_VERSION"), &1u64)], Value::Int))
+        .labels(&[l("version", &[])])
+        .doc("Always 1."),
+    Metric::new("spark_exporter_scrape_duration_seconds", Gauge, Target, "Duration of the last poll of this REST target.", "spark_exporter.scrape.duration", "s", G,
+        |c, o| per_key(o, "target", &c.tele.scrape_duration, Value::Float))
+        .clock()
+        .doc("Duration of the last poll."),
+    Metric::new("spark_exporter_scrape_errors", Counter, Target, "Failed requests to a REST target, by kind (connect, timeout, http_status, decode, body).", "spark_exporter.scrape.errors", "{error}", C,
+        |c, o| for ((t, k), v) in &c.tele.scrape_errors { o.push(super::sample::Sample { labels: std::sync::Arc::new([("target", t.as_str().into()), ("kind", k.as_str().into())]), value: Value::Int(*v) }) })
+        .labels(&[l("kind", &["connect", "timeout", "http_status", "decode", "body"])])
+        .doc("Failed requests."),
+    Metric::new("spark_exporter_rest_response_bytes", Counter, Target, "Response bytes read from a REST target.", "spark_exporter.rest.response.size", "By", C,
+        |c, o| per_key(o, "target", &c.tele.rest_bytes, Value::Int)),
+    Metric::new("spark_exporter_rest_requests", Counter, Target, "Requests made to a REST target.", "spark_exporter.rest.requests", "{request}", C,
+        |c, o| per_key(o, "target", &c.tele.rest_requests, Value::Int)),
+    Metric::new("spark_exporter_label_overflow", Counter, Process, "Label values folded into __other__ because the label hit its distinct-value cap.", "spark_exporter.label.overflow", "{value}", C,
+        |c, o| per_key(o, "label", &c.tele.label_overflow, Value::Int))
+        .labels(&[l("label", &[])])
+        .doc("Label values folded into `__other__`."),
+    Metric::new("spark_exporter_eventlog_bytes", Counter, Process, "Event-log bytes read (after decompression).", "spark_exporter.eventlog.read.size", "By", C,
+        |c, o| single(o, Value::Int(c.tele.eventlog_bytes))),
+    Metric::new("spark_exporter_eventlog_events", Counter, Process, "Event-log events read.", "spark_exporter.eventlog.events", "{event}", C,
+        |c, o| single(o, Value::Int(c.tele.eventlog_events))),
+    Metric::new("spark_exporter_eventlog_errors", Counter, Process, "Event-log problems skipped, by kind.", "spark_exporter.eventlog.errors", "{error}", C,
+        |c, o| per_key(o, "kind", &c.tele.eventlog_errors, Value::Int))
+        .labels(&[l("kind", &[])])
+        .doc("Event-log problems skipped (corrupt line, codec error, line too long, I/O, …)."),
+    Metric::new("spark_exporter_http_errors", Counter, Process, "Connections or requests to this exporter refused, by kind (connection_limit, tls_handshake, unauthorized).", "spark_exporter.http.errors", "{error}", C,
+        |c, o| per_key(o, "kind", &c.tele.http_errors, Value::Int))
+        .labels(&[l("kind", &["connection_limit", "tls_handshake", "unauthorized"])])
+        .doc("Connections or requests to the exporter refused: `connection_limit` (more than 256 open: the newest are closed at once), `tls_handshake` (failed or over 10 s), `unauthorized` (missing or wrong basic-auth credentials). Clients that take over 10 s to send a request's headers, or stay idle that long between requests, are disconnected without counting."),
+    Metric::new("spark_exporter_eventlog_files", Gauge, Process, "Event-log files by tailer state.", "spark_exporter.eventlog.files", "{file}", U,
+        |c, o| per_key(o, "state", &c.tele.eventlog_files, Value::Int))
+        .labels(&[l("state", &[])]),
+    Metric::new("spark_exporter_otlp_exports", Counter, Process, "OTLP export attempts.", "spark_exporter.otlp.exports", "{export}", C,
+        |c, o| single(o, Value::Int(c.tele.otlp_exports))),
+    Metric::new("spark_exporter_otlp_export_failures", Counter, Process, "Failed OTLP export attempts (refused, timed out, rejected by the collector).", "spark_exporter.otlp.export.failures", "{export}", C,
+        |c, o| single(o, Value::Int(c.tele.otlp_export_failures))),
+    Metric::new("spark_exporter_eventlog_lag_seconds", Gauge, Process, "Seconds between now and the newest event read from any event log.", "spark_exporter.eventlog.lag", "s", G,
+        |c, o| if let Some(e) = c.tele.eventlog_newest_event_ms { single(o, Value::Float(c.now.saturating_sub(e).max(0) as f64 / 1000.0)) })
+        .clock()
+        .doc("Seconds between now and the newest event read."),
+];

@@ -1,0 +1,187 @@
+//! The small vocabulary the catalogue's readers are written in: "one sample per job group",
+//! "one per executor and status", "a histogram per status"... Each helper walks the rows of
+//! every application in order, so every family lists its samples in the same order: by
+//! application, then by the row's labels.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::rows::{AppRows, Ctx, StageRow};
+use super::sample::{plus1, Labels, Sample, Value};
+use crate::model::hist::Hist;
+use crate::model::view::{ExecutorView, GroupView, SqlView};
+use crate::model::StreamAgg;
+
+/// How a catalogue entry reads its samples.
+pub type Read = fn(&Ctx<'_>, &mut Vec<Sample>);
+
+/// Milliseconds as seconds.
+pub fn secs(ms: u64) -> Value {
+    Value::Float(ms as f64 / 1000.0)
+}
+
+/// A histogram's value.
+pub fn hist(h: &Hist) -> Value {
+    Value::Hist(h.cumulative(), h.sum, h.count)
+}
+
+fn push(out: &mut Vec<Sample>, labels: Labels, value: Value) {
+    out.push(Sample { labels, value });
+}
+
+/// One sample per application, where `f` gives one.
+pub fn per_app(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&AppRows) -> Option<(Labels, Value)>) {
+    for a in &c.apps {
+        if let Some((l, v)) = f(a) {
+            push(out, l, v);
+        }
+    }
+}
+
+/// One sample per application and key, with the key under `label`.
+pub fn per_app_by<'a, I: IntoIterator<Item = (&'static str, u64)>>(
+    c: &Ctx<'a>,
+    out: &mut Vec<Sample>,
+    label: &'static str,
+    f: impl Fn(&AppRows<'a>) -> I,
+) {
+    for a in &c.apps {
+        for (k, n) in f(a) {
+            push(out, plus1(&a.base, label, k), Value::Int(n));
+        }
+    }
+}
+
+/// One sample per job group.
+pub fn per_group(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&GroupView) -> Value) {
+    for a in &c.apps {
+        for (l, g) in &a.groups {
+            push(out, l.clone(), f(g));
+        }
+    }
+}
+
+/// One count per job group and status.
+pub fn per_group_status<const N: usize>(
+    c: &Ctx,
+    out: &mut Vec<Sample>,
+    f: impl Fn(&GroupView) -> [(&'static str, u64); N],
+) {
+    for a in &c.apps {
+        for (l, g) in &a.groups {
+            for (status, n) in f(g) {
+                push(out, plus1(l, "status", status), Value::Int(n));
+            }
+        }
+    }
+}
+
+/// One histogram per job group and status observed.
+pub fn per_group_hists<'a>(
+    c: &Ctx<'a>,
+    out: &mut Vec<Sample>,
+    f: impl Fn(&GroupView<'a>) -> Option<&'a BTreeMap<&'static str, Hist>>,
+) {
+    for a in &c.apps {
+        for (l, g) in &a.groups {
+            for (status, h) in f(g).into_iter().flatten() {
+                push(out, plus1(l, "status", status), hist(h));
+            }
+        }
+    }
+}
+
+/// One sample per stage attempt, where `f` gives one.
+pub fn per_stage(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&StageRow) -> Option<(Labels, Value)>) {
+    for a in &c.apps {
+        for s in &a.stages {
+            if let Some((l, v)) = f(s) {
+                push(out, l, v);
+            }
+        }
+    }
+}
+
+/// One sample per executor, where `f` gives a value.
+pub fn per_executor(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&ExecutorView) -> Option<Value>) {
+    for a in &c.apps {
+        for (l, e) in &a.executors {
+            if let Some(v) = f(e) {
+                push(out, l.clone(), v);
+            }
+        }
+    }
+}
+
+/// One count per executor and key, with the key under `label`.
+pub fn per_executor_by<'a, K: AsRef<str>, I: IntoIterator<Item = (K, u64)>>(
+    c: &Ctx<'a>,
+    out: &mut Vec<Sample>,
+    label: &'static str,
+    f: impl Fn(&ExecutorView<'a>) -> I,
+) {
+    for a in &c.apps {
+        for (l, e) in &a.executors {
+            for (k, n) in f(e) {
+                push(out, plus1(l, label, k.as_ref()), Value::Int(n));
+            }
+        }
+    }
+}
+
+/// One sample per SQL description.
+pub fn per_sql(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&SqlView) -> Value) {
+    for a in &c.apps {
+        for (l, q) in &a.sql {
+            push(out, l.clone(), f(q));
+        }
+    }
+}
+
+/// One count per SQL description and status.
+pub fn per_sql_status(c: &Ctx, out: &mut Vec<Sample>) {
+    for a in &c.apps {
+        for (l, q) in &a.sql {
+            for (status, n) in q.ended {
+                push(out, plus1(l, "status", status), Value::Int(n));
+            }
+        }
+    }
+}
+
+/// One histogram per SQL description and status observed.
+pub fn per_sql_hists(c: &Ctx, out: &mut Vec<Sample>) {
+    for a in &c.apps {
+        for (l, q) in &a.sql {
+            for (status, h) in q.duration.into_iter().flatten() {
+                push(out, plus1(l, "status", status), hist(h));
+            }
+        }
+    }
+}
+
+/// One sample per streaming query.
+pub fn per_stream(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&StreamAgg) -> Value) {
+    for a in &c.apps {
+        for (l, s) in &a.streams {
+            push(out, l.clone(), f(s));
+        }
+    }
+}
+
+/// One sample per key of a self-metric map, the key under `label`.
+pub fn per_key<'m, K: AsRef<str> + 'm, V: Copy + 'm>(
+    out: &mut Vec<Sample>,
+    label: &'static str,
+    map: impl IntoIterator<Item = (&'m K, &'m V)>,
+    value: impl Fn(V) -> Value,
+) {
+    for (k, v) in map {
+        push(out, Arc::new([(label, Arc::from(k.as_ref()))]), value(*v));
+    }
+}
+
+/// One unlabelled sample.
+pub fn single(out: &mut Vec<Sample>, value: Value) {
+    push(out, Arc::new([]), value);
+}

@@ -1,0 +1,120 @@
+//! What the catalogue's readers read: the model's read view, labelled, once per export.
+//!
+//! Each application's groups, stages, executors, SQL descriptions and streaming queries are
+//! taken from the view once, with their label sets built once and shared by every family that
+//! reads them; then each catalogue entry reads its samples from these rows.
+
+use std::sync::Arc;
+
+use super::sample::{plus, plus1, Labels};
+use crate::model::view::{AppView, ExecutorView, GroupView, ModelView, SqlView, StageView};
+use crate::model::{EpochMs, StreamAgg};
+use crate::telemetry::TelemetrySnapshot;
+
+/// Everything one export reads.
+pub struct Ctx<'a> {
+    /// Wall-clock time of the export (epoch ms).
+    pub now: EpochMs,
+    /// Applications, in id order.
+    pub apps: Vec<AppRows<'a>>,
+    /// The exporter's own metrics.
+    pub tele: &'a TelemetrySnapshot,
+}
+
+/// One stage attempt with its label sets.
+pub struct StageRow<'a> {
+    /// The view.
+    pub stage: StageView<'a>,
+    /// Application, group, `stage_id` and `stage_attempt`.
+    pub labels: Labels,
+}
+
+/// One application's labelled rows.
+pub struct AppRows<'a> {
+    /// The view.
+    pub app: AppView<'a>,
+    /// `app_id`, `app_name`.
+    pub base: Labels,
+    /// Job groups with application and group labels.
+    pub groups: Vec<(Labels, GroupView<'a>)>,
+    /// Stage attempts.
+    pub stages: Vec<StageRow<'a>>,
+    /// Executors with application and `executor_id` labels.
+    pub executors: Vec<(Labels, ExecutorView<'a>)>,
+    /// SQL descriptions with application and `description` labels.
+    pub sql: Vec<(Labels, SqlView<'a>)>,
+    /// Streaming queries with application and `query` labels.
+    pub streams: Vec<(Labels, &'a StreamAgg)>,
+}
+
+fn group_labels(base: &Labels, key: &(Arc<str>, Arc<str>)) -> Labels {
+    plus(
+        base,
+        &[
+            ("job_group", key.0.clone()),
+            ("job_description", key.1.clone()),
+        ],
+    )
+}
+
+impl<'a> Ctx<'a> {
+    /// The rows of every application in `view`.
+    pub fn new(view: &ModelView<'a>, now: EpochMs, tele: &'a TelemetrySnapshot) -> Ctx<'a> {
+        Ctx {
+            now,
+            apps: view.apps().map(|app| AppRows::new(app, now)).collect(),
+            tele,
+        }
+    }
+}
+
+impl<'a> AppRows<'a> {
+    fn new(app: AppView<'a>, now: EpochMs) -> AppRows<'a> {
+        let base: Labels = Arc::new([
+            ("app_id", app.id().clone()),
+            ("app_name", app.name().clone()),
+        ]);
+        let groups = app
+            .groups()
+            .into_iter()
+            .map(|g| (group_labels(&base, g.key), g))
+            .collect();
+        let stages = app
+            .stages(now)
+            .into_iter()
+            .map(|stage| {
+                let ids = [
+                    ("stage_id", Arc::from(stage.stage_id.to_string())),
+                    ("stage_attempt", Arc::from(stage.attempt.to_string())),
+                ];
+                StageRow {
+                    labels: plus(&group_labels(&base, stage.group), &ids),
+                    stage,
+                }
+            })
+            .collect();
+        let executors = app
+            .executors()
+            .into_iter()
+            .map(|e| (plus1(&base, "executor_id", e.id), e))
+            .collect();
+        let sql = app
+            .sql()
+            .into_iter()
+            .map(|q| (plus(&base, &[("description", q.description.clone())]), q))
+            .collect();
+        let streams = app
+            .streaming()
+            .map(|(q, a)| (plus(&base, &[("query", q.clone())]), a))
+            .collect();
+        AppRows {
+            app,
+            base,
+            groups,
+            stages,
+            executors,
+            sql,
+            streams,
+        }
+    }
+}

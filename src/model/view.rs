@@ -1,0 +1,330 @@
+//! The read view: the one door through which exporters see the model.
+//!
+//! The state is private to `src/model`; [`Model::view`](super::Model::view) lends a [`ModelView`]
+//! under the lock, and everything an exporter needs is a method here. The model's rules live
+//! here too, so no exporter re-implements them: a group's totals are its retired stages' plus
+//! its live stages'; an executor's running tasks come from REST when REST reports them, else
+//! from the event log; a stage is stalled since its last task end, or since submission.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use super::app::{AppState, GroupAgg, GroupKey, StageState};
+use super::hist::Hist;
+use super::obs::{EpochMs, TaskCounts, TaskTotals};
+use super::others::{ExecutorTotals, StreamAgg};
+use super::State;
+
+/// Read-only view of every application (see the module docs).
+pub struct ModelView<'a> {
+    pub(super) state: &'a State,
+}
+
+impl<'a> ModelView<'a> {
+    /// Applications in id order.
+    pub fn apps(&self) -> impl Iterator<Item = AppView<'a>> + 'a {
+        self.state.apps.values().map(|app| AppView { app })
+    }
+
+    /// The application `id`, if the model holds it.
+    pub fn app(&self, id: &str) -> Option<AppView<'a>> {
+        self.state.apps.get(id).map(|app| AppView { app })
+    }
+}
+
+/// One application, read-only.
+#[derive(Clone, Copy)]
+pub struct AppView<'a> {
+    app: &'a AppState,
+}
+
+/// A job group's counters and histograms: retired stages and live ones summed.
+pub struct GroupView<'a> {
+    /// `(job_group, job_description)` label values.
+    pub key: &'a GroupKey,
+    /// Jobs ended, as `(status, count)` for `succeeded` and `failed`.
+    pub jobs: [(&'static str, u64); 2],
+    /// Stage attempts ended, as `(status, count)` for `complete`, `failed` and `skipped`.
+    pub stages: [(&'static str, u64); 3],
+    /// Jobs running now.
+    pub active_jobs: u64,
+    /// Stage attempts running now.
+    pub active_stages: u64,
+    /// Task outcomes, retired and live stages together.
+    pub tasks: TaskCounts,
+    /// Task metric sums, retired and live stages together.
+    pub totals: TaskTotals,
+    /// Job durations by status (only statuses observed).
+    pub job_duration: Option<&'a BTreeMap<&'static str, Hist>>,
+    /// Stage durations by status (only statuses observed).
+    pub stage_duration: Option<&'a BTreeMap<&'static str, Hist>>,
+    /// Task durations, when any task was observed.
+    pub task_duration: Option<&'a Hist>,
+}
+
+/// A stage attempt the model still holds.
+pub struct StageView<'a> {
+    /// Its job group's label values.
+    pub group: &'a GroupKey,
+    /// Stage id.
+    pub stage_id: u64,
+    /// Attempt number.
+    pub attempt: u32,
+    /// Stage name (length-capped).
+    pub name: &'a Arc<str>,
+    /// Still running (and its application too).
+    pub active: bool,
+    /// Ended (complete, failed or skipped).
+    pub terminal: bool,
+    /// Tasks running now (0 unless active).
+    pub running_tasks: u64,
+    /// For an active stage: seconds since a task last finished, or since submission.
+    pub stalled_seconds: Option<f64>,
+    /// Longest / median task duration, when a summary with a non-zero median is known.
+    pub skew_ratio: Option<f64>,
+}
+
+/// One executor.
+pub struct ExecutorView<'a> {
+    /// Executor id (`driver` for the driver).
+    pub id: &'a str,
+    /// Totals, both sources merged.
+    pub totals: ExecutorTotals,
+    /// Tasks running now (0 once dead).
+    pub running_tasks: u64,
+    /// Task slots, when known.
+    pub max_tasks: Option<u64>,
+    /// Storage memory used, when known.
+    pub storage_memory_used_bytes: Option<u64>,
+    /// Storage memory available, when known.
+    pub max_memory_bytes: Option<u64>,
+    /// Disk used by cached blocks, when known.
+    pub disk_used_bytes: Option<u64>,
+    /// Peak memory by type.
+    pub peak_memory: &'a BTreeMap<String, u64>,
+}
+
+/// SQL executions of one description.
+pub struct SqlView<'a> {
+    /// Description label value.
+    pub description: &'a Arc<str>,
+    /// Executions ended, as `(status, count)` for `completed` and `failed`.
+    pub ended: [(&'static str, u64); 2],
+    /// Executions running now.
+    pub running: u64,
+    /// Durations by status (only statuses observed).
+    pub duration: Option<&'a BTreeMap<&'static str, Hist>>,
+}
+
+/// Per-group values summed over the stages the model still holds.
+#[derive(Default)]
+struct Live {
+    tasks: TaskCounts,
+    totals: TaskTotals,
+    active_stages: u64,
+    active_jobs: u64,
+}
+
+impl<'a> AppView<'a> {
+    /// Application id.
+    pub fn id(&self) -> &'a Arc<str> {
+        &self.app.id
+    }
+    /// Application name.
+    pub fn name(&self) -> &'a Arc<str> {
+        &self.app.name
+    }
+    /// Spark version.
+    pub fn spark_version(&self) -> &'a Arc<str> {
+        &self.app.spark_version
+    }
+    /// User.
+    pub fn user(&self) -> &'a Arc<str> {
+        &self.app.user
+    }
+    /// Start time (epoch ms).
+    pub fn start_ms(&self) -> Option<EpochMs> {
+        self.app.start_ms
+    }
+    /// End time (epoch ms): Spark's, or when its driver went away.
+    pub fn end_ms(&self) -> Option<EpochMs> {
+        self.app.end_ms
+    }
+    /// True once the application has ended.
+    pub fn ended(&self) -> bool {
+        self.app.ended()
+    }
+    /// Job-group aggregates held (for cardinality checks).
+    pub fn group_count(&self) -> usize {
+        self.app.groups.len()
+    }
+    /// Jobs not ended yet.
+    pub fn running_job_count(&self) -> usize {
+        self.app.running_jobs.len()
+    }
+    /// Stage attempts held (active, pending, or within retention).
+    pub fn stage_count(&self) -> usize {
+        self.app.stages.len()
+    }
+
+    fn sorted_stages(&self) -> Vec<(&'a (u64, u32), &'a StageState)> {
+        let mut v: Vec<_> = self.app.stages.iter().collect();
+        v.sort_by_key(|(k, _)| **k);
+        v
+    }
+
+    fn stage_active(&self, sg: &StageState) -> bool {
+        !sg.status.is_terminal() && !self.app.ended()
+    }
+
+    /// Stage attempts in `(stage_id, attempt)` order, with the stall time at `now`.
+    pub fn stages(&self, now: EpochMs) -> Vec<StageView<'a>> {
+        self.sorted_stages()
+            .into_iter()
+            .map(|(_, sg)| {
+                let active = self.stage_active(sg);
+                let stalled_seconds = active.then(|| {
+                    let since = sg
+                        .last_task_end_ms
+                        .or(sg.submission_ms)
+                        .unwrap_or(sg.first_seen_ms)
+                        .max(sg.submission_ms.unwrap_or(0));
+                    now.saturating_sub(since).max(0) as f64 / 1000.0
+                });
+                StageView {
+                    group: &sg.group,
+                    stage_id: sg.stage_id,
+                    attempt: sg.attempt,
+                    name: &sg.name,
+                    active,
+                    terminal: sg.status.is_terminal(),
+                    running_tasks: if active { sg.running() } else { 0 },
+                    stalled_seconds,
+                    skew_ratio: sg
+                        .summary
+                        .filter(|x| x.median_ms > 0.0)
+                        .map(|x| x.max_ms / x.median_ms),
+                }
+            })
+            .collect()
+    }
+
+    /// Every job group with a counter or something running, in label order.
+    pub fn groups(&self) -> Vec<GroupView<'a>> {
+        let app = self.app;
+        let mut live: HashMap<&GroupKey, Live> = HashMap::new();
+        for j in app.running_jobs.values() {
+            live.entry(&j.group).or_default().active_jobs += 1;
+        }
+        for (_, sg) in self.sorted_stages() {
+            let l = live.entry(&sg.group).or_default();
+            l.tasks.add(&sg.counts());
+            l.totals.add(&sg.totals());
+            if self.stage_active(sg) {
+                l.active_stages += 1;
+            }
+        }
+        let mut keys: Vec<&GroupKey> = app.groups.keys().chain(live.keys().copied()).collect();
+        keys.sort();
+        keys.dedup();
+        keys.into_iter()
+            .map(|key| group_view(key, app.groups.get(key), live.get(key)))
+            .collect()
+    }
+
+    /// Executors in id order.
+    pub fn executors(&self) -> Vec<ExecutorView<'a>> {
+        self.app
+            .executors
+            .iter()
+            .map(|(id, e)| ExecutorView {
+                id,
+                totals: e.totals(),
+                running_tasks: if e.active {
+                    e.active_tasks.unwrap_or(e.log_running)
+                } else {
+                    0
+                },
+                max_tasks: e.max_tasks,
+                storage_memory_used_bytes: e.storage_memory_used_bytes,
+                max_memory_bytes: e.max_memory_bytes,
+                disk_used_bytes: e.disk_used_bytes,
+                peak_memory: &e.peak_memory,
+            })
+            .collect()
+    }
+
+    /// Executors `(active, dead)`; once the application has ended, all are dead.
+    pub fn executor_states(&self) -> [(&'static str, u64); 2] {
+        let active = if self.app.ended() {
+            0
+        } else {
+            self.app.executors.values().filter(|e| e.active).count() as u64
+        };
+        let dead = self.app.executors.len() as u64 - active;
+        [("active", active), ("dead", dead)]
+    }
+
+    /// Executors removed, by normalised reason.
+    pub fn executors_removed(&self) -> impl Iterator<Item = (&'static str, u64)> + 'a {
+        self.app.executors_removed.iter().map(|(k, v)| (*k, *v))
+    }
+
+    /// SQL descriptions with an ended or running execution, in label order.
+    pub fn sql(&self) -> Vec<SqlView<'a>> {
+        let app = self.app;
+        let mut running: HashMap<&Arc<str>, u64> = HashMap::new();
+        for q in app.running_sql.values() {
+            *running.entry(&q.description).or_default() += 1;
+        }
+        let mut descs: Vec<&Arc<str>> = app.sql.keys().chain(running.keys().copied()).collect();
+        descs.sort();
+        descs.dedup();
+        descs
+            .into_iter()
+            .map(|d| {
+                let agg = app.sql.get(d);
+                let n =
+                    |s: &'static str| (s, agg.and_then(|a| a.ended.get(s)).copied().unwrap_or(0));
+                SqlView {
+                    description: d,
+                    ended: [n("completed"), n("failed")],
+                    running: running.get(d).copied().unwrap_or(0),
+                    duration: agg.map(|a| &a.duration),
+                }
+            })
+            .collect()
+    }
+
+    /// Streaming queries in label order.
+    pub fn streaming(&self) -> impl Iterator<Item = (&'a Arc<str>, &'a StreamAgg)> + 'a {
+        self.app.streaming.iter()
+    }
+}
+
+fn group_view<'a>(
+    key: &'a GroupKey,
+    agg: Option<&'a GroupAgg>,
+    live: Option<&Live>,
+) -> GroupView<'a> {
+    let jobs = |s: &'static str| (s, agg.and_then(|a| a.jobs.get(s)).copied().unwrap_or(0));
+    let stages = |s: &'static str| (s, agg.and_then(|a| a.stages.get(s)).copied().unwrap_or(0));
+    let mut tasks = agg.map(|a| a.retired_counts).unwrap_or_default();
+    let mut totals = agg.map(|a| a.retired_totals).unwrap_or_default();
+    if let Some(l) = live {
+        tasks.add(&l.tasks);
+        totals.add(&l.totals);
+    }
+    GroupView {
+        key,
+        jobs: [jobs("succeeded"), jobs("failed")],
+        stages: [stages("complete"), stages("failed"), stages("skipped")],
+        active_jobs: live.map_or(0, |l| l.active_jobs),
+        active_stages: live.map_or(0, |l| l.active_stages),
+        tasks,
+        totals,
+        job_duration: agg.map(|a| &a.job_duration),
+        stage_duration: agg.map(|a| &a.stage_duration),
+        task_duration: agg.map(|a| &a.task_duration).filter(|h| h.count > 0),
+    }
+}

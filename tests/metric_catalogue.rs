@@ -1,0 +1,204 @@
+//! The metric catalogue as users depend on it: stable families and labels never disappear
+//! without a deprecation entry, and a new metric needs nothing but its catalogue entry to appear
+//! in every output.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use spark_exporter::config::Settings;
+use spark_exporter::export::catalogue::{
+    Instrument, Metric, Scope, Stability, CATALOGUE, DEPRECATED,
+};
+use spark_exporter::export::families::{collect_from, Kind, Value};
+use spark_exporter::export::prometheus::write_families;
+use spark_exporter::export::read::per_app;
+use spark_exporter::model::{AppObs, Model, Source};
+use spark_exporter::telemetry::Telemetry;
+
+const STABLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/stable-metrics.txt");
+
+/// `tests/data/stable-metrics.txt`: one stable family a line, `name label,label,...`.
+fn recorded() -> Vec<(String, BTreeSet<String>)> {
+    std::fs::read_to_string(STABLE)
+        .expect("tests/data/stable-metrics.txt")
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (name, labels) = l.split_once(' ').unwrap_or((l, ""));
+            let labels = labels
+                .split(',')
+                .filter(|s| !s.is_empty())
+                .map(String::from);
+            (name.to_string(), labels.collect())
+        })
+        .collect()
+}
+
+fn line(m: &Metric) -> String {
+    format!(
+        "{} {}",
+        m.prometheus_name(),
+        m.label_names().collect::<Vec<_>>().join(",")
+    )
+}
+
+#[test]
+fn stable_metrics_and_labels_are_never_dropped_without_a_deprecation() {
+    let mut errors = vec![];
+    for (name, labels) in recorded() {
+        let deprecated = |label: Option<&str>| {
+            DEPRECATED
+                .iter()
+                .any(|d| d.name == name && (d.label.is_none() || d.label == label))
+        };
+        let Some(m) = CATALOGUE.iter().find(|m| m.prometheus_name() == name) else {
+            if !deprecated(None) {
+                errors.push(format!("stable {name} is gone with no entry in DEPRECATED"));
+            }
+            continue;
+        };
+        if m.stability != Stability::Stable && !deprecated(None) {
+            errors.push(format!(
+                "stable {name} became {:?} with no entry in DEPRECATED",
+                m.stability
+            ));
+        }
+        let now: BTreeSet<&str> = m.label_names().collect();
+        for l in &labels {
+            if !now.contains(l.as_str()) && !deprecated(Some(l)) {
+                errors.push(format!(
+                    "stable {name} lost its label {l} with no entry in DEPRECATED"
+                ));
+            }
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+#[test]
+fn every_stable_metric_is_recorded_as_stable() {
+    let recorded: BTreeSet<String> = recorded().into_iter().map(|(n, _)| n).collect();
+    let missing: Vec<String> = CATALOGUE
+        .iter()
+        .filter(|m| m.stability == Stability::Stable && !recorded.contains(&m.prometheus_name()))
+        .map(line)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "stable metrics missing from tests/data/stable-metrics.txt (append these lines; from then \
+         on they may only change through catalogue::DEPRECATED):\n{}",
+        missing.join("\n")
+    );
+}
+
+/// A metric that exists only in this test: one entry, nothing else.
+static EXAMPLE: Metric = Metric::new(
+    "spark_example_widgets",
+    Kind::Counter,
+    Scope::App,
+    "Widgets made by the application (a test-only example).",
+    "spark.example.widgets",
+    "{widget}",
+    Instrument::Counter,
+    |c, o| per_app(c, o, |a| Some((a.base.clone(), Value::Int(42)))),
+)
+.experimental("0.2.0");
+
+fn model_with_one_app() -> Arc<Model> {
+    let model = Model::new(&Settings::default(), Arc::new(Telemetry::default()));
+    model.upsert_app(
+        Source::Rest,
+        &AppObs {
+            app_id: "app-1".into(),
+            name: Some("example".into()),
+            ..Default::default()
+        },
+    );
+    model
+}
+
+#[test]
+fn a_metric_added_to_the_catalogue_alone_appears_in_both_text_formats() {
+    let model = model_with_one_app();
+    let families = collect_from(&model, CATALOGUE.iter().chain([&EXAMPLE]));
+    let render = |om: bool| {
+        let mut out = vec![];
+        write_families(&families, om, &mut out).expect("renders");
+        String::from_utf8(out).expect("UTF-8")
+    };
+    let sample = "spark_example_widgets_total{app_id=\"app-1\",app_name=\"example\"} 42\n";
+    let om = render(true);
+    assert!(
+        om.contains(&format!(
+            "# HELP spark_example_widgets Widgets made by the application (a test-only example).\n\
+         # TYPE spark_example_widgets counter\n{sample}"
+        )),
+        "{om}"
+    );
+    let classic = render(false);
+    assert!(classic.contains(&format!(
+        "# HELP spark_example_widgets_total Widgets made by the application (a test-only example).\n\
+         # TYPE spark_example_widgets_total counter\n{sample}"
+    )), "{classic}");
+}
+
+/// The label names of one sample line of OpenMetrics text (`le` dropped).
+fn sample_labels(line: &str) -> (String, Vec<String>) {
+    let (name, rest) = line
+        .split_once('{')
+        .unwrap_or((line.split(' ').next().unwrap_or(""), ""));
+    let mut labels = vec![];
+    let mut rest = rest;
+    // Label values are quoted and may hold escaped quotes, commas and braces.
+    while let Some(eq) = rest.find("=\"") {
+        let key = rest[..eq].trim_start_matches(',').to_string();
+        let mut i = eq + 2;
+        let b = rest.as_bytes();
+        while i < b.len() && b[i] != b'"' {
+            i += if b[i] == b'\\' { 2 } else { 1 };
+        }
+        rest = &rest[i + 1..];
+        if key != "le" {
+            labels.push(key);
+        }
+    }
+    (name.to_string(), labels)
+}
+
+#[test]
+fn declared_labels_are_the_labels_every_golden_sample_carries() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden");
+    let mut seen = BTreeSet::new();
+    for sub in ["eventlog", "rest"] {
+        for e in std::fs::read_dir(format!("{dir}/{sub}")).expect("golden files") {
+            let path = e.expect("entry").path();
+            if path.extension().and_then(|x| x.to_str()) != Some("om") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("golden file");
+            for l in text.lines().filter(|l| !l.starts_with('#')) {
+                let (sample, labels) = sample_labels(l);
+                let m = CATALOGUE
+                    .iter()
+                    .find(|m| {
+                        let base = m.prometheus_name();
+                        [
+                            base.clone(),
+                            format!("{}_sum", m.name),
+                            format!("{}_count", m.name),
+                            format!("{}_bucket", m.name),
+                        ]
+                        .contains(&sample)
+                            && (m.kind == Kind::Histogram) == (sample != base)
+                    })
+                    .unwrap_or_else(|| {
+                        panic!("{}: no catalogue entry for {sample}", path.display())
+                    });
+                let want: Vec<&str> = m.label_names().collect();
+                assert_eq!(labels, want, "{}: {l}", path.display());
+                seen.insert(m.name);
+            }
+        }
+    }
+    assert!(seen.len() > 40, "only {} families seen", seen.len());
+}
