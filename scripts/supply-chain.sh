@@ -7,10 +7,12 @@
 #   scripts/supply-chain.sh --no-advisories     # licences, bans, sources only: no database
 #   scripts/supply-chain.sh --refresh-snapshot  # replace supply-chain/ from the live database
 #
-# Only the advisory database is ever offline (`check --disable-fetch`), never the crate registry:
-# cargo-deny runs `cargo metadata`, which needs the crates of every target platform (Windows and
-# wasm ones too) that a Linux build never downloads, so cargo's global `--offline` fails on a
-# machine whose registry cache is empty. `--empty-cache` (what scripts/test.sh, so CI, runs) proves
+# Only the advisory database is ever offline, never the crate registry: `cargo metadata` needs
+# the crates of every target platform (Windows and wasm ones too) that a Linux build never
+# downloads, so it fails offline on a machine whose registry cache is empty. cargo-deny 0.20 has
+# no switch for the database alone (its `--offline` also makes its own `cargo metadata` offline),
+# so the script runs `cargo metadata` itself, online, and hands the result to
+# `cargo deny --offline --metadata-path`. `--empty-cache` (what scripts/test.sh, so CI, runs) proves
 # that on every run: the check starts from a CARGO_HOME with no registry cache at all.
 #
 # Advisories: the RustSec database is a git repository on GitHub. When it cannot be fetched, the
@@ -82,4 +84,7 @@ if [ "$(cat "$dbdir/.snapshot" 2>/dev/null)" != "$stamp" ]; then
 fi
 echo "supply-chain: cannot fetch the live RustSec database; checking advisories against the" \
     "snapshot of $(git -C "$dbdir" log -1 --format=%cs) in supply-chain/"
-exec cargo deny check --disable-fetch
+meta="$(mktemp "${TMPDIR:-/tmp}/supply-chain-metadata.XXXXXX")"
+trap 'rm -f "$meta"' EXIT
+cargo metadata --format-version 1 >"$meta"
+cargo deny --offline --metadata-path "$meta" check

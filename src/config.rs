@@ -3,6 +3,9 @@
 //!
 //! Every field is validated separately, so one run of `check-config` names every wrong field at
 //! once instead of stopping at the first.
+//!
+//! Durations are parsed here too (`humantime::parse_duration`, with this module's messages), not
+//! by serde; `humantime-serde` only writes them back out for `check-config`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -101,7 +104,7 @@ pub struct WebConfig {
     pub config_file: Option<PathBuf>,
     /// How far behind the model a scrape's body may be (a shared rendering this old is served
     /// without waiting). Zero: every scrape sees every change made before it arrived.
-    #[serde(with = "humantime_serde_compat")]
+    #[serde(with = "humantime_serde")]
     pub max_staleness: Duration,
 }
 
@@ -120,10 +123,10 @@ pub struct SparkConfig {
     /// Base URLs (without `/api/v1`). Empty disables the REST collector.
     pub urls: Vec<String>,
     /// Time between polls.
-    #[serde(with = "humantime_serde_compat")]
+    #[serde(with = "humantime_serde")]
     pub poll_interval: Duration,
     /// Per-request timeout.
-    #[serde(with = "humantime_serde_compat")]
+    #[serde(with = "humantime_serde")]
     pub timeout: Duration,
     /// Only applications whose name matches this regex are followed (History Servers).
     pub app_name_filter: Option<String>,
@@ -191,7 +194,7 @@ pub struct EventLogConfig {
     /// `spark.eventLog.dir` folders to watch. Empty disables the tailer.
     pub dirs: Vec<PathBuf>,
     /// Back-off when every file is at EOF, and the discovery interval.
-    #[serde(with = "humantime_serde_compat")]
+    #[serde(with = "humantime_serde")]
     pub poll_interval: Duration,
     /// Longest line accepted; longer ones are skipped and counted.
     pub max_line_bytes: usize,
@@ -201,13 +204,13 @@ pub struct EventLogConfig {
 #[derive(Debug, Clone, Serialize)]
 pub struct ModelConfig {
     /// How long a finished application stays exported.
-    #[serde(with = "humantime_serde_compat")]
+    #[serde(with = "humantime_serde")]
     pub app_retention: Duration,
     /// How long a finished stage keeps its `stage_id` series.
-    #[serde(with = "humantime_serde_compat")]
+    #[serde(with = "humantime_serde")]
     pub stage_retention: Duration,
     /// How long a dead executor keeps its `executor_id` series.
-    #[serde(with = "humantime_serde_compat")]
+    #[serde(with = "humantime_serde")]
     pub dead_executor_retention: Duration,
 }
 
@@ -264,10 +267,10 @@ pub struct OtlpConfig {
     #[serde(serialize_with = "redact_values")]
     pub headers: BTreeMap<String, String>,
     /// Per-export timeout.
-    #[serde(with = "humantime_serde_compat::opt")]
+    #[serde(with = "humantime_serde::option")]
     pub timeout: Option<Duration>,
     /// Time between exports.
-    #[serde(with = "humantime_serde_compat::opt")]
+    #[serde(with = "humantime_serde::option")]
     pub interval: Option<Duration>,
     /// `cumulative` (default) or `delta`.
     pub temporality: Temporality,
@@ -360,26 +363,6 @@ fn redact_values<S: serde::Serializer>(
         map.serialize_entry(k, "<redacted>")?;
     }
     map.end()
-}
-
-/// Durations serialize as humantime strings (`5s`, `1h`).
-mod humantime_serde_compat {
-    use std::time::Duration;
-    pub fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&humantime::format_duration(*d).to_string())
-    }
-    pub mod opt {
-        use std::time::Duration;
-        pub fn serialize<S: serde::Serializer>(
-            d: &Option<Duration>,
-            s: S,
-        ) -> Result<S::Ok, S::Error> {
-            match d {
-                Some(d) => super::serialize(d, s),
-                None => s.serialize_none(),
-            }
-        }
-    }
 }
 
 /// Configuration errors: every invalid field, found in one pass.

@@ -173,28 +173,18 @@ fn parse_basic(h: &str) -> Option<(String, String)> {
     Some((u.to_string(), p.to_string()))
 }
 
-/// Standard base64 (with or without padding); `None` on any invalid character.
+/// Standard base64; `None` on any invalid character or length. Padding is optional, and non-zero
+/// trailing bits are accepted as Go's `base64.StdEncoding` (exporter-toolkit's) accepts them.
 fn base64_decode(s: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in s.bytes().filter(|c| *c != b'=') {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32;
-        acc = (acc << 6) | v;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    use base64::Engine as _;
+    const LENIENT: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new()
+            .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+            .with_decode_allow_trailing_bits(true),
+    );
+    LENIENT.decode(s).ok()
 }
 
 fn resolve(base: &Path, p: &str) -> PathBuf {
@@ -377,6 +367,17 @@ mod tests {
         );
         assert_eq!(parse_basic("Bearer x"), None);
         assert_eq!(parse_basic("Basic !!!"), None);
+    }
+
+    #[test]
+    fn base64_padding_optional_trailing_bits_accepted() {
+        assert_eq!(base64_decode("YTpi").as_deref(), Some(&b"a:b"[..]));
+        assert_eq!(base64_decode("YTo=").as_deref(), Some(&b"a:"[..]));
+        assert_eq!(base64_decode("YTo").as_deref(), Some(&b"a:"[..]));
+        // "YTp" has non-zero bits past the last byte; Go's StdEncoding accepts it too.
+        assert_eq!(base64_decode("YTp=").as_deref(), Some(&b"a:"[..]));
+        assert_eq!(base64_decode("YTpi-_"), None);
+        assert_eq!(base64_decode("Y"), None);
     }
 
     #[tokio::test]

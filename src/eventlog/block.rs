@@ -14,6 +14,10 @@
 //! consumed; a partial block at the end stays for the next call. A damaged block whose extent is
 //! known is skipped ([`CodecError::BadBlock`]); a lost frame boundary is searched for again
 //! (lz4, lzf: by magic) or ends the stream (snappy has no per-chunk magic).
+//!
+//! The framings are ours: no crate reads them (`lz4_flex` and `snap` read the LZ4 and Snappy
+//! frame formats, not the Java libraries' own). The blocks inside are decoded by `lz4_flex`,
+//! `snap` and, for LZF, [`lzf_decompress`] (see there why it has no crate).
 
 use super::codec::{CodecError, MAX_BLOCK_BYTES};
 
@@ -235,6 +239,13 @@ pub fn decode_lzf(input: &[u8], out: &mut Vec<u8>, out_limit: usize) -> Result<u
 /// liblzf decompression: control byte `< 32` starts a literal run of `ctrl + 1` bytes; otherwise
 /// the top 3 bits are a length (7 = extended by the next byte) and the low 5 bits plus the next
 /// byte a back-reference distance; a match copies `len + 2` bytes.
+///
+/// Ours rather than a crate's: of the pure-Rust LZF decoders on crates.io, `lzf` is deprecated by
+/// its author (last release 2022, after an unsoundness fix, RUSTSEC-2022-0067) and `lzf-rust` is
+/// a single 0.1 release of a one-commit repository, with no maintenance record yet; `lzf-sys`
+/// binds the C liblzf. liblzf's token format is frozen, and this decoder is 40 lines that return
+/// an error, never panic, on damaged input (every index is checked; the `codecs` fuzz target and
+/// block_tests.rs feed it corrupt chunks), appending straight to the stream's output buffer.
 pub fn lzf_decompress(input: &[u8], out: &mut Vec<u8>, expected: usize) -> Result<(), String> {
     let start = out.len();
     let limit = start + expected;
@@ -280,58 +291,10 @@ pub fn lzf_decompress(input: &[u8], out: &mut Vec<u8>, expected: usize) -> Resul
     Ok(())
 }
 
-/// xxHash32, as lz4-java's `StreamingXXHash32` computes it.
+/// xxHash32, as lz4-java's `StreamingXXHash32` computes it (the block checksum, before the
+/// 28-bit mask). Kept public for the tests that write lz4-java streams.
 pub fn xxh32(data: &[u8], seed: u32) -> u32 {
-    const P1: u32 = 2_654_435_761;
-    const P2: u32 = 2_246_822_519;
-    const P3: u32 = 3_266_489_917;
-    const P4: u32 = 668_265_263;
-    const P5: u32 = 374_761_393;
-    let round = |acc: u32, x: u32| {
-        acc.wrapping_add(x.wrapping_mul(P2))
-            .rotate_left(13)
-            .wrapping_mul(P1)
-    };
-    let mut i = 0;
-    let mut h = if data.len() >= 16 {
-        let mut v = [
-            seed.wrapping_add(P1).wrapping_add(P2),
-            seed.wrapping_add(P2),
-            seed,
-            seed.wrapping_sub(P1),
-        ];
-        while i + 16 <= data.len() {
-            for (k, acc) in v.iter_mut().enumerate() {
-                *acc = round(*acc, le32(&data[i + 4 * k..]));
-            }
-            i += 16;
-        }
-        v[0].rotate_left(1)
-            .wrapping_add(v[1].rotate_left(7))
-            .wrapping_add(v[2].rotate_left(12))
-            .wrapping_add(v[3].rotate_left(18))
-    } else {
-        seed.wrapping_add(P5)
-    };
-    h = h.wrapping_add(data.len() as u32);
-    while i + 4 <= data.len() {
-        h = h
-            .wrapping_add(le32(&data[i..]).wrapping_mul(P3))
-            .rotate_left(17)
-            .wrapping_mul(P4);
-        i += 4;
-    }
-    for &b in &data[i..] {
-        h = h
-            .wrapping_add((b as u32).wrapping_mul(P5))
-            .rotate_left(11)
-            .wrapping_mul(P1);
-    }
-    h ^= h >> 15;
-    h = h.wrapping_mul(P2);
-    h ^= h >> 13;
-    h = h.wrapping_mul(P3);
-    h ^ (h >> 16)
+    twox_hash::XxHash32::oneshot(seed, data)
 }
 
 #[cfg(test)]

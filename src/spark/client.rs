@@ -13,6 +13,7 @@ use crate::telemetry::Telemetry;
 /// The headers every request carries: `Authorization` (basic or bearer) and the configured
 /// extras, all marked sensitive.
 fn auth_headers(auth: &SparkAuthConfig) -> Result<reqwest::header::HeaderMap, ClientError> {
+    use base64::{engine::general_purpose::STANDARD, Engine as _};
     use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION};
     let sensitive = |v: String, what: &str| {
         HeaderValue::from_str(&v)
@@ -30,7 +31,7 @@ fn auth_headers(auth: &SparkAuthConfig) -> Result<reqwest::header::HeaderMap, Cl
         let raw = format!("{user}:{}", password.unwrap_or_default());
         h.insert(
             AUTHORIZATION,
-            sensitive(format!("Basic {}", base64(raw.as_bytes())), "username")?,
+            sensitive(format!("Basic {}", STANDARD.encode(raw)), "username")?,
         );
     }
     let token = auth
@@ -48,26 +49,6 @@ fn auth_headers(auth: &SparkAuthConfig) -> Result<reqwest::header::HeaderMap, Cl
         h.insert(name, sensitive(v.clone(), &format!("headers.{k}"))?);
     }
     Ok(h)
-}
-
-/// Standard base64 with padding (for the basic-auth header).
-fn base64(data: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |acc, (i, b)| acc | (*b as u32) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// Largest response body accepted. A full `/stages` list of a big application is a few MiB;
