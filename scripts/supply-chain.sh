@@ -82,4 +82,8 @@ if [ "$(cat "$dbdir/.snapshot" 2>/dev/null)" != "$stamp" ]; then
 fi
 echo "supply-chain: cannot fetch the live RustSec database; checking advisories against the" \
     "snapshot of $(git -C "$dbdir" log -1 --format=%cs) in supply-chain/"
-exec cargo deny check --disable-fetch
+# cargo-deny 0.20 has no `check --disable-fetch`, and its global `--offline` also runs `cargo
+# metadata --offline`, which needs every crate of the graph in the cache: fetch them online first
+# (the registry is never offline), then check with only the database offline.
+cargo metadata --format-version 1 --locked >/dev/null
+exec cargo deny --offline check
