@@ -86,5 +86,5 @@ echo "supply-chain: cannot fetch the live RustSec database; checking advisories 
     "snapshot of $(git -C "$dbdir" log -1 --format=%cs) in supply-chain/"
 meta="$(mktemp "${TMPDIR:-/tmp}/supply-chain-metadata.XXXXXX")"
 trap 'rm -f "$meta"' EXIT
-cargo metadata --format-version 1 >"$meta"
+cargo metadata --format-version 1 --locked >"$meta"
 cargo deny --offline --metadata-path "$meta" check

@@ -1,6 +1,7 @@
 //! Metric families to OTLP data: a [`Snapshot`] is `collect()` at one instant in OTLP names and
-//! attributes; [`Snapshot::resource_metrics`] turns it into the SDK's `ResourceMetrics`, with
-//! deltas against a [`Baseline`] (the last snapshot the collector accepted) when asked.
+//! attributes; [`Snapshot::resource_metrics`] turns it into the protobuf `ResourceMetrics` of an
+//! export request (the official `opentelemetry-proto` types), with deltas against a
+//! [`Baseline`] (the last snapshot the collector accepted) when asked.
 //!
 //! Values are carried over exactly: integer counts stay integers, histogram buckets are the
 //! model's buckets (cumulative `le` counts turned into per-bucket counts), seconds become
@@ -8,18 +9,20 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use opentelemetry::{InstrumentationScope, Key, KeyValue, StringValue, Value as AttrValue};
-use opentelemetry_sdk::metrics::data::{
-    Aggregation, Gauge, GaugeDataPoint, Histogram, HistogramDataPoint, Metric, ResourceMetrics,
-    ScopeMetrics, Sum, SumDataPoint,
+use opentelemetry_proto::tonic::common::v1::any_value::Value as AttrValue;
+use opentelemetry_proto::tonic::common::v1::{AnyValue, InstrumentationScope, KeyValue};
+use opentelemetry_proto::tonic::metrics::v1::metric::Data;
+use opentelemetry_proto::tonic::metrics::v1::number_data_point::Value as NumValue;
+use opentelemetry_proto::tonic::metrics::v1::{
+    AggregationTemporality, Gauge, Histogram, HistogramDataPoint, Metric, NumberDataPoint,
+    ResourceMetrics, ScopeMetrics, Sum,
 };
-use opentelemetry_sdk::metrics::Temporality as SdkTemporality;
-use opentelemetry_sdk::Resource;
+use opentelemetry_proto::tonic::resource::v1::Resource as ProtoResource;
 
 use super::mapping::{self, AttrType, Instrument, Scale};
+use super::resolve::Resource;
 use crate::export::families::{Family, Value};
 
 /// A number as it goes on the wire.
@@ -131,11 +134,23 @@ fn has_temporality(i: Instrument) -> bool {
     matches!(i, Instrument::Counter | Instrument::Histogram)
 }
 
-fn attr_value(t: AttrType, v: &Arc<str>) -> AttrValue {
-    match (t, v.parse::<i64>()) {
-        (AttrType::Int, Ok(i)) => AttrValue::I64(i),
-        _ => AttrValue::String(StringValue::from(v.clone())),
+/// An attribute: an int where the receiver has ints and the value is a number, else a string.
+fn attr(key: &str, t: AttrType, v: &str) -> KeyValue {
+    let value = match (t, v.parse::<i64>()) {
+        (AttrType::Int, Ok(i)) => AttrValue::IntValue(i),
+        _ => AttrValue::StringValue(v.to_string()),
+    };
+    KeyValue {
+        key: key.to_string(),
+        value: Some(AnyValue { value: Some(value) }),
+        ..Default::default()
     }
+}
+
+/// Unix nanoseconds (0 before the epoch), as OTLP timestamps are.
+fn nanos(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
 fn num(v: &Value, instrument: Instrument, scale: Scale) -> Option<Num> {
@@ -181,38 +196,40 @@ impl Snapshot {
         let mut index: HashMap<&'static str, usize> = HashMap::new();
         for f in families.iter().filter(|f| !f.samples.is_empty()) {
             let m = &f.metric.otlp;
-            let i = *index.entry(m.name).or_insert_with(|| {
+            let (name, unit, instrument, scale, extra) =
+                (m.name, m.unit, m.instrument, m.scale, m.extra);
+            let i = *index.entry(name).or_insert_with(|| {
                 metrics.push(MetricSnap {
-                    name: m.name,
+                    name,
                     description: Cow::Borrowed(f.help),
-                    unit: m.unit,
-                    instrument: m.instrument,
+                    unit,
+                    instrument,
                     points: vec![],
                 });
                 metrics.len() - 1
             });
             let out = &mut metrics[i];
             for s in &f.samples {
-                let mut attrs = Vec::with_capacity(s.labels.len() + m.extra.len());
+                let mut attrs = Vec::with_capacity(s.labels.len() + extra.len());
                 let mut key = String::new();
                 for (label, v) in s.labels.iter() {
                     let (name, t) = mapping::attribute(label);
-                    attrs.push(KeyValue::new(Key::from_static_str(name), attr_value(t, v)));
+                    attrs.push(attr(name, t, v));
                     key.push_str(name);
                     key.push('=');
                     key.push_str(v);
                     key.push('\u{1f}');
                 }
-                for (k, v) in m.extra {
-                    attrs.push(KeyValue::new(Key::from_static_str(k), *v));
+                for (k, v) in extra {
+                    attrs.push(attr(k, AttrType::Str, v));
                     key.push_str(k);
                     key.push('=');
                     key.push_str(v);
                     key.push('\u{1f}');
                 }
-                let value = match m.instrument {
+                let value = match instrument {
                     Instrument::Histogram => hist(&s.value).map(PointValue::Hist),
-                    i => num(&s.value, i, m.scale).map(PointValue::Num),
+                    i => num(&s.value, i, scale).map(PointValue::Num),
                 };
                 if let Some(value) = value {
                     out.points.push(Point { attrs, key, value });
@@ -223,9 +240,10 @@ impl Snapshot {
         Snapshot { at, metrics }
     }
 
-    /// The SDK form of this snapshot. Cumulative sums and histograms start at `start` (when the
-    /// exporter started); with `delta`, counters and histograms carry the change since `base`
-    /// (a series absent from `base`, or lower than in it, starts over from its full value).
+    /// The protobuf form of this snapshot: one `ResourceMetrics` with one scope. Cumulative sums
+    /// and histograms start at `start` (when the exporter started); with `delta`, counters and
+    /// histograms carry the change since `base` (a series absent from `base`, or lower than in
+    /// it, starts over from its full value).
     pub fn resource_metrics(
         &self,
         resource: &Resource,
@@ -237,33 +255,37 @@ impl Snapshot {
             .metrics
             .iter()
             .map(|m| Metric {
-                name: Cow::Borrowed(m.name),
-                description: m.description.clone(),
-                unit: Cow::Borrowed(m.unit),
-                data: self.data(m, start, delta),
+                name: m.name.to_string(),
+                description: m.description.to_string(),
+                unit: m.unit.to_string(),
+                data: Some(self.data(m, start, delta)),
+                ..Default::default()
             })
             .collect();
         ResourceMetrics {
-            resource: resource.clone(),
+            resource: Some(ProtoResource {
+                attributes: resource
+                    .iter()
+                    .map(|(k, v)| attr(k, AttrType::Str, v))
+                    .collect(),
+                ..Default::default()
+            }),
             scope_metrics: vec![ScopeMetrics {
-                scope: scope.clone(),
+                scope: Some(scope.clone()),
                 metrics,
+                ..Default::default()
             }],
+            ..Default::default()
         }
     }
 
-    fn data(
-        &self,
-        m: &MetricSnap,
-        start: SystemTime,
-        delta: Option<&Baseline>,
-    ) -> Box<dyn Aggregation> {
+    fn data(&self, m: &MetricSnap, start: SystemTime, delta: Option<&Baseline>) -> Data {
         let delta = delta.filter(|_| has_temporality(m.instrument));
         let (temporality, start_time) = match delta {
-            Some(b) => (SdkTemporality::Delta, b.at.unwrap_or(start)),
-            None => (SdkTemporality::Cumulative, start),
+            Some(b) => (AggregationTemporality::Delta, b.at.unwrap_or(start)),
+            None => (AggregationTemporality::Cumulative, start),
         };
-        let time = self.at;
+        let (start_time, time) = (nanos(start_time), nanos(self.at));
         let value = |p: &Point| -> PointValue {
             match delta.and_then(|b| b.values.get(&(m.name, p.key.clone()))) {
                 Some(prev) => minus(&p.value, prev),
@@ -277,22 +299,20 @@ impl Snapshot {
                 .filter_map(|p| match value(p) {
                     PointValue::Hist(h) => Some(HistogramDataPoint {
                         attributes: p.attrs.clone(),
+                        start_time_unix_nano: start_time,
+                        time_unix_nano: time,
                         count: h.count,
-                        bounds: h.bounds,
+                        sum: Some(h.sum),
                         bucket_counts: h.counts,
-                        min: None,
-                        max: None,
-                        sum: h.sum,
-                        exemplars: vec![],
+                        explicit_bounds: h.bounds,
+                        ..Default::default()
                     }),
                     PointValue::Num(_) => None,
                 })
                 .collect();
-            return Box::new(Histogram::<f64> {
+            return Data::Histogram(Histogram {
                 data_points,
-                start_time,
-                time,
-                temporality,
+                aggregation_temporality: temporality as i32,
             });
         }
         let nums: Vec<(Vec<KeyValue>, Num)> = m
@@ -303,55 +323,41 @@ impl Snapshot {
                 PointValue::Hist(_) => None,
             })
             .collect();
+        // One value type per metric: doubles if any point is a float, else ints (counters
+        // clamped at 0 and at i64::MAX, the largest OTLP int).
         let float = nums.iter().any(|(_, n)| matches!(n, Num::F(_)));
         let monotonic = m.instrument == Instrument::Counter;
-        macro_rules! build {
-            ($t:ty, $conv:expr) => {{
-                let conv = $conv;
-                if m.instrument == Instrument::Gauge {
-                    Box::new(Gauge::<$t> {
-                        data_points: nums
-                            .into_iter()
-                            .map(|(attributes, n)| GaugeDataPoint {
-                                attributes,
-                                value: conv(n),
-                                exemplars: vec![],
-                            })
-                            .collect(),
-                        start_time: None,
-                        time,
-                    }) as Box<dyn Aggregation>
-                } else {
-                    Box::new(Sum::<$t> {
-                        data_points: nums
-                            .into_iter()
-                            .map(|(attributes, n)| SumDataPoint {
-                                attributes,
-                                value: conv(n),
-                                exemplars: vec![],
-                            })
-                            .collect(),
-                        start_time,
-                        time,
-                        temporality,
-                        is_monotonic: monotonic,
-                    })
-                }
-            }};
-        }
-        if float {
-            build!(f64, |n: Num| n.f())
-        } else if monotonic {
-            build!(u64, |n: Num| match n {
-                Num::U(u) => u,
-                Num::I(i) => i.max(0) as u64,
-                Num::F(f) => f as u64,
+        let conv = |n: Num| -> NumValue {
+            if float {
+                return NumValue::AsDouble(n.f());
+            }
+            NumValue::AsInt(match (n, monotonic) {
+                (Num::U(u), _) => i64::try_from(u).unwrap_or(i64::MAX),
+                (Num::I(i), true) => i.max(0),
+                (Num::I(i), false) => i,
+                (Num::F(f), true) => (f as u64).min(i64::MAX as u64) as i64,
+                (Num::F(f), false) => f as i64,
             })
+        };
+        let gauge = m.instrument == Instrument::Gauge;
+        let data_points = nums
+            .into_iter()
+            .map(|(attributes, n)| NumberDataPoint {
+                attributes,
+                // Gauges have no start time.
+                start_time_unix_nano: if gauge { 0 } else { start_time },
+                time_unix_nano: time,
+                value: Some(conv(n)),
+                ..Default::default()
+            })
+            .collect();
+        if gauge {
+            Data::Gauge(Gauge { data_points })
         } else {
-            build!(i64, |n: Num| match n {
-                Num::U(u) => i64::try_from(u).unwrap_or(i64::MAX),
-                Num::I(i) => i,
-                Num::F(f) => f as i64,
+            Data::Sum(Sum {
+                data_points,
+                aggregation_temporality: temporality as i32,
+                is_monotonic: monotonic,
             })
         }
     }
@@ -388,6 +394,7 @@ fn minus(cur: &PointValue, prev: &PointValue) -> PointValue {
 mod tests {
     use super::*;
     use crate::export::families::{Kind, Sample};
+    use std::sync::Arc;
     use std::time::Duration;
 
     fn fam(name: &'static str, kind: Kind, samples: Vec<Sample>) -> Family {
@@ -463,17 +470,68 @@ mod tests {
         ]
     }
 
-    fn get<'a, T: 'static>(rm: &'a ResourceMetrics, name: &str) -> &'a T {
+    fn data<'a>(rm: &'a ResourceMetrics, name: &str) -> &'a Data {
         let m = rm.scope_metrics[0]
             .metrics
             .iter()
             .find(|m| m.name == name)
             .unwrap_or_else(|| panic!("{name} missing"));
         m.data
-            .as_any()
-            .downcast_ref::<T>()
-            .unwrap_or_else(|| panic!("{name} has another type"))
+            .as_ref()
+            .unwrap_or_else(|| panic!("{name} has no data"))
     }
+
+    /// The sum `name`, whose points must all be ints.
+    fn int_sum<'a>(rm: &'a ResourceMetrics, name: &str) -> &'a Sum {
+        let Data::Sum(s) = data(rm, name) else {
+            panic!("{name} has another type")
+        };
+        assert!(
+            s.data_points
+                .iter()
+                .all(|p| matches!(p.value, Some(NumValue::AsInt(_)))),
+            "{name} has another type"
+        );
+        s
+    }
+
+    fn int(p: &NumberDataPoint) -> i64 {
+        match p.value {
+            Some(NumValue::AsInt(i)) => i,
+            other => panic!("not an int: {other:?}"),
+        }
+    }
+
+    fn histogram<'a>(rm: &'a ResourceMetrics, name: &str) -> &'a Histogram {
+        let Data::Histogram(h) = data(rm, name) else {
+            panic!("{name} has another type")
+        };
+        h
+    }
+
+    fn kv(key: &str, v: &str) -> KeyValue {
+        attr(key, AttrType::Str, v)
+    }
+
+    fn kv_int(key: &str, v: i64) -> KeyValue {
+        KeyValue {
+            key: key.into(),
+            value: Some(AnyValue {
+                value: Some(AttrValue::IntValue(v)),
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn scope() -> InstrumentationScope {
+        InstrumentationScope {
+            name: "t".into(),
+            ..Default::default()
+        }
+    }
+
+    const DELTA: i32 = AggregationTemporality::Delta as i32;
+    const CUMULATIVE: i32 = AggregationTemporality::Cumulative as i32;
 
     #[test]
     fn cumulative_values_names_and_attributes() {
@@ -491,48 +549,37 @@ mod tests {
             ],
             "families merge by name; empty ones are left out"
         );
-        let rm = snap.resource_metrics(
-            &Resource::builder_empty().build(),
-            &InstrumentationScope::builder("t").build(),
-            t0,
-            None,
-        );
-        let jobs = get::<Sum<u64>>(&rm, "spark.job.result");
+        let rm = snap.resource_metrics(&Resource::default(), &scope(), t0, None);
+        let jobs = int_sum(&rm, "spark.job.result");
         assert!(jobs.is_monotonic);
-        assert_eq!(jobs.start_time, t0);
-        assert_eq!(jobs.data_points[0].value, 4);
+        assert_eq!(jobs.data_points[0].start_time_unix_nano, nanos(t0));
+        assert_eq!(int(&jobs.data_points[0]), 4);
         assert_eq!(
             jobs.data_points[0].attributes,
-            vec![
-                KeyValue::new("spark.application.id", "a1"),
-                KeyValue::new("result", "succeeded")
-            ]
+            vec![kv("spark.application.id", "a1"), kv("result", "succeeded")]
         );
         assert_eq!(
-            get::<Sum<u64>>(&rm, "spark.executor.gc_time").data_points[0].value,
+            int(&int_sum(&rm, "spark.executor.gc_time").data_points[0]),
             1234,
             "receiver's unit: whole milliseconds"
         );
-        let io = get::<Sum<u64>>(&rm, "spark.task.io.size");
+        let io = int_sum(&rm, "spark.task.io.size");
         assert_eq!(io.data_points.len(), 2);
-        assert_eq!(
-            io.data_points[1].attributes[1],
-            KeyValue::new("direction", "out")
-        );
-        let active = get::<Sum<i64>>(&rm, "spark.stage.task.active");
+        assert_eq!(io.data_points[1].attributes[1], kv("direction", "out"));
+        let active = int_sum(&rm, "spark.stage.task.active");
         assert!(!active.is_monotonic);
         assert_eq!(
             active.data_points[0].attributes,
             vec![
-                KeyValue::new("spark.stage.id", 7i64),
-                KeyValue::new("spark.stage.attempt.id", "x")
+                kv_int("spark.stage.id", 7),
+                kv("spark.stage.attempt.id", "x")
             ],
             "int attributes where the receiver has ints; strings when not a number"
         );
-        let h = &get::<Histogram<f64>>(&rm, "spark.job.duration").data_points[0];
-        assert_eq!(h.bounds, vec![1.0, 5.0]);
+        let h = &histogram(&rm, "spark.job.duration").data_points[0];
+        assert_eq!(h.explicit_bounds, vec![1.0, 5.0]);
         assert_eq!(h.bucket_counts, vec![1, 2, 1]);
-        assert_eq!((h.count, h.sum), (4, 2.5));
+        assert_eq!((h.count, h.sum), (4, Some(2.5)));
     }
 
     #[test]
@@ -541,56 +588,51 @@ mod tests {
         let s1 = Snapshot::new(&families(4, 1.0, [1, 3, 4]), t0 + Duration::from_secs(10));
         let base = Baseline::of(&s1);
         let s2 = Snapshot::new(&families(6, 2.5, [2, 5, 7]), t0 + Duration::from_secs(20));
-        let rm = s2.resource_metrics(
-            &Resource::builder_empty().build(),
-            &InstrumentationScope::builder("t").build(),
-            t0,
-            Some(&base),
-        );
-        let jobs = get::<Sum<u64>>(&rm, "spark.job.result");
-        assert_eq!(jobs.temporality, SdkTemporality::Delta);
-        assert_eq!(jobs.start_time, t0 + Duration::from_secs(10));
-        assert_eq!(jobs.data_points[0].value, 2);
+        let rm = s2.resource_metrics(&Resource::default(), &scope(), t0, Some(&base));
+        let jobs = int_sum(&rm, "spark.job.result");
+        assert_eq!(jobs.aggregation_temporality, DELTA);
         assert_eq!(
-            get::<Sum<u64>>(&rm, "spark.executor.gc_time").data_points[0].value,
+            jobs.data_points[0].start_time_unix_nano,
+            nanos(t0 + Duration::from_secs(10))
+        );
+        assert_eq!(int(&jobs.data_points[0]), 2);
+        assert_eq!(
+            int(&int_sum(&rm, "spark.executor.gc_time").data_points[0]),
             1500
         );
-        let active = get::<Sum<i64>>(&rm, "spark.stage.task.active");
+        let active = int_sum(&rm, "spark.stage.task.active");
         assert_eq!(
-            active.temporality,
-            SdkTemporality::Cumulative,
+            active.aggregation_temporality, CUMULATIVE,
             "up-down stays cumulative"
         );
-        assert_eq!(active.data_points[0].value, 3);
-        let h = &get::<Histogram<f64>>(&rm, "spark.job.duration").data_points[0];
+        assert_eq!(int(&active.data_points[0]), 3);
+        let h = &histogram(&rm, "spark.job.duration").data_points[0];
         assert_eq!(h.bucket_counts, vec![1, 1, 1]);
-        assert_eq!((h.count, h.sum), (3, 0.0));
+        assert_eq!((h.count, h.sum), (3, Some(0.0)));
 
         // A series that went down (reset) reports its full value.
         let s3 = Snapshot::new(&families(1, 2.5, [2, 5, 7]), t0 + Duration::from_secs(30));
-        let rm = s3.resource_metrics(
-            &Resource::builder_empty().build(),
-            &InstrumentationScope::builder("t").build(),
-            t0,
-            Some(&Baseline::of(&s2)),
-        );
+        let rm = s3.resource_metrics(&Resource::default(), &scope(), t0, Some(&Baseline::of(&s2)));
+        assert_eq!(int(&int_sum(&rm, "spark.job.result").data_points[0]), 1);
         assert_eq!(
-            get::<Sum<u64>>(&rm, "spark.job.result").data_points[0].value,
-            1
-        );
-        assert_eq!(
-            get::<Sum<u64>>(&rm, "spark.executor.gc_time").data_points[0].value,
+            int(&int_sum(&rm, "spark.executor.gc_time").data_points[0]),
             0
         );
 
         // First export with delta: no baseline time yet, so the exporter start.
         let rm = s3.resource_metrics(
-            &Resource::builder_empty().build(),
-            &InstrumentationScope::builder("t").build(),
+            &Resource::default(),
+            &scope(),
             t0,
             Some(&Baseline::default()),
         );
-        let jobs = get::<Sum<u64>>(&rm, "spark.job.result");
-        assert_eq!((jobs.start_time, jobs.data_points[0].value), (t0, 1));
+        let jobs = int_sum(&rm, "spark.job.result");
+        assert_eq!(
+            (
+                jobs.data_points[0].start_time_unix_nano,
+                int(&jobs.data_points[0])
+            ),
+            (nanos(t0), 1)
+        );
     }
 }

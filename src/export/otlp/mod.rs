@@ -1,10 +1,16 @@
 //! OTLP push: the same families as `/metrics`, sent to an OpenTelemetry collector over gRPC or
-//! HTTP/protobuf with the `opentelemetry-otlp` exporter.
+//! HTTP/protobuf.
+//!
+//! The export request is built directly from the official protobuf types (`opentelemetry-proto`)
+//! and sent by our own clients, not by the OpenTelemetry SDK: the SDK's metric data cannot be
+//! built outside the SDK since 0.30, and exporting the model's values and histograms exactly
+//! needs that.
 //!
 //! - [`resolve`]: our `otlp` config over the standard `OTEL_*` variables; the resource.
 //! - [`mapping`]: the table of OTLP names, units, instruments and attribute renames.
-//! - [`convert`]: families to the SDK's `ResourceMetrics`, exact values, cumulative or delta.
-//! - [`transport`]: the gRPC and HTTP exporters (TLS with a custom CA, headers).
+//! - [`convert`]: families to protobuf `ResourceMetrics`, exact values, cumulative or delta.
+//! - [`transport`]: the gRPC (tonic) and HTTP (reqwest) clients: TLS with a custom CA, headers,
+//!   timeouts, retryable and permanent failures as the OTLP spec defines them.
 //! - [`push`]: the interval loop, retries with backoff, bounded memory, the final export.
 
 pub mod convert;
@@ -34,9 +40,6 @@ pub enum OtlpError {
     /// The exporter could not be built.
     #[error("cannot build the OTLP exporter: {0}")]
     Build(String),
-    /// One export failed (connection, timeout, non-2xx, gRPC status).
-    #[error("OTLP export failed: {0}")]
-    Export(String),
 }
 
 /// Export attempts and failures since the process started.

@@ -1,8 +1,10 @@
 //! The push loop: a ticker renders the model every interval into a [`Snapshot`] and leaves it
 //! in a one-slot `watch` channel (a newer snapshot replaces an unsent one, so memory stays
 //! bounded however long the collector is away); a sender exports the latest snapshot, retrying
-//! with capped exponential backoff. Neither holds the model lock across an await (`collect()`
-//! returns owned data), and `/metrics` never waits on either.
+//! transient failures with capped exponential backoff (or after the collector's `Retry-After` /
+//! `RetryInfo`, when longer). A permanent failure (the collector refused the request for good)
+//! is not retried: the next tick's snapshot is sent instead. Neither holds the model lock across
+//! an await (`collect()` returns owned data), and `/metrics` never waits on either.
 //!
 //! On shutdown the sender drops any attempt in flight and one last snapshot is exported within
 //! [`FINAL_EXPORT_TIMEOUT`].
@@ -11,15 +13,16 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use opentelemetry::InstrumentationScope;
-use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
-use opentelemetry_sdk::Resource;
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::common::v1::InstrumentationScope;
 use tokio::sync::watch;
 use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
 
 use super::convert::{Baseline, Snapshot};
-use super::{OtlpError, STATS};
+use super::resolve::Resource;
+use super::transport::{Export, ExportError};
+use super::STATS;
 use crate::config::Temporality;
 
 /// Bound on the last export after the shutdown signal.
@@ -57,19 +60,23 @@ struct Pusher<E> {
     failing: u64,
 }
 
-impl<E: PushMetricExporter> Pusher<E> {
-    async fn export(&mut self, snap: &Snapshot) -> Result<(), OtlpError> {
+impl<E: Export> Pusher<E> {
+    async fn export(&mut self, snap: &Snapshot) -> Result<(), ExportError> {
         let delta = (self.opts.temporality == Temporality::Delta)
             .then(|| self.baseline.clone().unwrap_or_default());
-        let mut rm =
-            snap.resource_metrics(&self.opts.resource, &self.scope, self.start, delta.as_ref());
+        let req = ExportMetricsServiceRequest {
+            resource_metrics: vec![snap.resource_metrics(
+                &self.opts.resource,
+                &self.scope,
+                self.start,
+                delta.as_ref(),
+            )],
+        };
         STATS.exports.fetch_add(1, Ordering::Relaxed);
         // The transports have their own timeout; this one also covers a stuck TLS handshake.
-        let res = match tokio::time::timeout(self.opts.timeout, self.exporter.export(&mut rm)).await
-        {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(OtlpError::Export(e.to_string())),
-            Err(_) => Err(OtlpError::Export(format!(
+        let res = match tokio::time::timeout(self.opts.timeout, self.exporter.export(req)).await {
+            Ok(r) => r,
+            Err(_) => Err(ExportError::transient(format!(
                 "timed out after {}",
                 humantime::format_duration(self.opts.timeout)
             ))),
@@ -83,6 +90,13 @@ impl<E: PushMetricExporter> Pusher<E> {
                 if delta.is_some() {
                     self.baseline = Some(Baseline::of(snap));
                 }
+            }
+            Err(e) if !e.retryable => {
+                // Always a warning: the collector refuses this data (auth, payload, endpoint),
+                // which a retry would not change.
+                STATS.failures.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(endpoint = %self.opts.endpoint, error = %e, "OTLP export failed and is not retryable; the next interval's snapshot is sent instead.");
+                self.failing += 1;
             }
             Err(e) => {
                 STATS.failures.fetch_add(1, Ordering::Relaxed);
@@ -98,49 +112,51 @@ impl<E: PushMetricExporter> Pusher<E> {
     }
 }
 
-/// Capped exponential backoff with ±20 % jitter, so many exporters restarted together do not
-/// retry in step.
+/// Capped exponential backoff with jitter (within ±20 %, never below the first delay nor above
+/// the cap), so many exporters restarted together do not retry in step: the delays of the
+/// `exponential-backoff` crate, started again after every success.
 #[derive(Debug)]
 struct Backoff {
-    next: Duration,
-    first: Duration,
+    policy: exponential_backoff::Backoff,
+    delays: exponential_backoff::IntoIter,
     cap: Duration,
-    seed: u64,
 }
 
 impl Backoff {
     fn new(interval: Duration) -> Backoff {
         let first = FIRST_BACKOFF.min(interval);
-        let seed = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(1, |d| d.subsec_nanos() as u64 | 1);
+        let cap = interval.max(first);
+        // Attempts without end: the loop retries until the collector is back or shutdown.
+        let mut policy = exponential_backoff::Backoff::new(u32::MAX, first, cap);
+        policy.set_factor(2);
+        policy.set_jitter(0.2);
         Backoff {
-            next: first,
-            first,
-            cap: interval.max(first),
-            seed,
+            delays: policy.clone().into_iter(),
+            policy,
+            cap,
         }
     }
 
     fn reset(&mut self) {
-        self.next = self.first;
+        self.delays = self.policy.clone().into_iter();
     }
 
     fn next_delay(&mut self) -> Duration {
-        // xorshift64: enough randomness for jitter, no dependency.
-        self.seed ^= self.seed << 13;
-        self.seed ^= self.seed >> 7;
-        self.seed ^= self.seed << 17;
-        let jitter = 0.8 + (self.seed % 1000) as f64 / 2500.0;
-        let d = self.next.mul_f64(jitter).min(self.cap);
-        self.next = (self.next * 2).min(self.cap);
-        d
+        // `None` only after u32::MAX attempts: the cap from then on.
+        self.delays.next().flatten().unwrap_or(self.cap)
+    }
+
+    /// The wait before the next attempt after `e`: the backoff, or the collector's own delay
+    /// (capped like the backoff) when that is longer.
+    fn after(&mut self, e: &ExportError) -> Duration {
+        let d = self.next_delay();
+        e.retry_after.map_or(d, |r| d.max(r.min(self.cap)))
     }
 }
 
 /// Export every snapshot the ticker leaves, until shutdown; returns the pusher for the last
 /// export.
-async fn send_loop<E: PushMetricExporter>(
+async fn send_loop<E: Export>(
     mut p: Pusher<E>,
     mut rx: watch::Receiver<Option<Arc<Snapshot>>>,
     shutdown: CancellationToken,
@@ -172,8 +188,10 @@ async fn send_loop<E: PushMetricExporter>(
                     backoff.reset();
                     break;
                 }
-                Some(Err(_)) => {
-                    let wait = backoff.next_delay();
+                // Refused for good: wait for the next tick's snapshot.
+                Some(Err(e)) if !e.retryable => break,
+                Some(Err(e)) => {
+                    let wait = backoff.after(&e);
                     let stop = tokio::select! {
                         biased;
                         _ = shutdown.cancelled() => true,
@@ -196,14 +214,16 @@ pub async fn run_with<E, F>(
     snapshot: F,
     shutdown: CancellationToken,
 ) where
-    E: PushMetricExporter,
+    E: Export,
     F: Fn() -> Snapshot,
 {
     let pusher = Pusher {
         exporter,
-        scope: InstrumentationScope::builder("spark-exporter")
-            .with_version(env!("CARGO_PKG_VERSION"))
-            .build(),
+        scope: InstrumentationScope {
+            name: "spark-exporter".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            ..Default::default()
+        },
         start: SystemTime::now(),
         baseline: None,
         failing: 0,
@@ -236,38 +256,37 @@ pub async fn run_with<E, F>(
         Ok(Err(_)) => {}
         Err(_) => tracing::warn!(endpoint = %opts.endpoint, "Final OTLP export timed out."),
     }
-    if let Err(e) = p.exporter.shutdown() {
-        tracing::debug!(error = %e, "OTLP exporter shutdown.");
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
-    use opentelemetry_sdk::metrics::data::{ResourceMetrics, Sum};
-    use opentelemetry_sdk::metrics::Temporality as SdkTemporality;
+    use opentelemetry_proto::tonic::metrics::v1::metric::Data;
+    use opentelemetry_proto::tonic::metrics::v1::number_data_point::Value as NumValue;
     use std::sync::atomic::{AtomicBool, AtomicU64};
     use std::sync::Mutex;
 
     use crate::export::families::{Family, Kind, Sample, Value};
 
     /// A collector stand-in: records the value of `spark.job.result` per attempt, fails while
-    /// `down`, and can hang.
+    /// `down` (with `error`, else a transient one), and can hang.
     #[derive(Clone, Default)]
     struct Fake {
         down: Arc<AtomicBool>,
+        error: Arc<Mutex<Option<ExportError>>>,
         hang: Arc<AtomicBool>,
         got: Arc<Mutex<Vec<(tokio::time::Instant, bool, u64)>>>,
     }
 
-    impl PushMetricExporter for Fake {
-        async fn export(&self, rm: &mut ResourceMetrics) -> OTelSdkResult {
-            let v = rm.scope_metrics[0].metrics[0]
-                .data
-                .as_any()
-                .downcast_ref::<Sum<u64>>()
-                .map_or(0, |s| s.data_points[0].value);
+    impl Export for Fake {
+        async fn export(&self, req: ExportMetricsServiceRequest) -> Result<(), ExportError> {
+            let v = match &req.resource_metrics[0].scope_metrics[0].metrics[0].data {
+                Some(Data::Sum(s)) => match s.data_points[0].value {
+                    Some(NumValue::AsInt(i)) => i as u64,
+                    _ => 0,
+                },
+                _ => 0,
+            };
             let down = self.down.load(Ordering::SeqCst);
             self.got
                 .lock()
@@ -277,19 +296,15 @@ mod tests {
                 std::future::pending::<()>().await;
             }
             if down {
-                Err(OTelSdkError::InternalFailure("connection refused".into()))
+                Err(self
+                    .error
+                    .lock()
+                    .unwrap()
+                    .clone()
+                    .unwrap_or_else(|| ExportError::transient("connection refused")))
             } else {
                 Ok(())
             }
-        }
-        fn force_flush(&self) -> OTelSdkResult {
-            Ok(())
-        }
-        fn shutdown(&self) -> OTelSdkResult {
-            Ok(())
-        }
-        fn temporality(&self) -> SdkTemporality {
-            SdkTemporality::Cumulative
         }
     }
 
@@ -298,7 +313,7 @@ mod tests {
             interval: Duration::from_secs(10),
             timeout: Duration::from_secs(2),
             temporality,
-            resource: Resource::builder_empty().build(),
+            resource: Resource::default(),
             endpoint: "test".into(),
         }
     }
@@ -412,6 +427,75 @@ mod tests {
         let accepted: u64 = got.iter().filter(|g| g.1).map(|g| g.2).sum();
         assert_eq!(accepted, 10, "no change lost or counted twice: {got:?}");
         assert!(got.iter().any(|g| !g.1 && g.2 == 4));
+    }
+
+    /// Attempt times of a collector that always fails with `error`, over `secs` seconds.
+    async fn attempts_failing_with(error: ExportError, secs: u64) -> Vec<Duration> {
+        let fake = Fake::default();
+        fake.down.store(true, Ordering::SeqCst);
+        *fake.error.lock().unwrap() = Some(error);
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(run_with(
+            fake.clone(),
+            opts(Temporality::Cumulative),
+            snapshot_of(&Arc::new(AtomicU64::new(1))),
+            stop.clone(),
+        ));
+        tokio::time::sleep(Duration::from_secs(secs)).await;
+        stop.cancel();
+        task.await.unwrap();
+        let got = fake.got.lock().unwrap().clone();
+        // Without the final export after shutdown.
+        got[..got.len() - 1]
+            .iter()
+            .map(|g| g.0 - got[0].0)
+            .collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_permanent_failure_is_not_retried_before_the_next_interval() {
+        let at = attempts_failing_with(
+            ExportError {
+                message: "HTTP status 401 Unauthorized".into(),
+                retryable: false,
+                retry_after: None,
+            },
+            35,
+        )
+        .await;
+        let secs: Vec<u64> = at.iter().map(|d| d.as_secs()).collect();
+        assert_eq!(secs, [0, 10, 20, 30], "one attempt per tick: {at:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_collectors_retry_delay_is_honoured_up_to_the_interval() {
+        let at = attempts_failing_with(
+            ExportError {
+                message: "HTTP status 429 Too Many Requests".into(),
+                retryable: true,
+                retry_after: Some(Duration::from_secs(7)),
+            },
+            20,
+        )
+        .await;
+        assert!(at.len() >= 3, "{at:?}");
+        for w in at.windows(2) {
+            let gap = w[1] - w[0];
+            assert!(
+                gap >= Duration::from_secs(7) && gap <= Duration::from_secs(10),
+                "Retry-After 7 s, over the backoff's 1, 2, 4 s: {at:?}"
+            );
+        }
+        let at = attempts_failing_with(
+            ExportError {
+                message: "gRPC status ResourceExhausted".into(),
+                retryable: true,
+                retry_after: Some(Duration::from_secs(3600)),
+            },
+            25,
+        )
+        .await;
+        assert!(at.len() >= 3, "an hour is capped at the interval: {at:?}");
     }
 
     #[test]

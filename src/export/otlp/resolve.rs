@@ -7,9 +7,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use opentelemetry::KeyValue;
-use opentelemetry_sdk::Resource;
-
 use super::OtlpError;
 use crate::config::{OtlpConfig, OtlpProtocol, Temporality};
 
@@ -359,9 +356,19 @@ pub fn resource(env: &dyn Fn(&str) -> Option<String>) -> Resource {
     if let Some(name) = process(env, "OTEL_SERVICE_NAME") {
         set("service.name".into(), name);
     }
-    Resource::builder_empty()
-        .with_attributes(attrs.into_iter().map(|(k, v)| KeyValue::new(k, v)))
-        .build()
+    Resource(attrs)
+}
+
+/// Who is sending: the OTLP resource's attributes (all strings), keys unique, in the order
+/// [`resource`] settled them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Resource(Vec<(String, String)>);
+
+impl Resource {
+    /// The attributes, `(key, value)`.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &String)> {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
 }
 
 #[cfg(test)]
