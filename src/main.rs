@@ -127,7 +127,8 @@ async fn dump(
 }
 
 async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
-    let model = Model::new(&settings, Arc::new(Telemetry::default()));
+    let telemetry = Arc::new(Telemetry::default());
+    let model = Model::new(&settings, telemetry.clone());
     let listener = match server::bind(&settings).await {
         Ok(l) => l,
         Err(e) => {
@@ -160,7 +161,12 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
             shutdown.clone(),
         ));
     }
-    tasks.spawn(otlp::run(settings.clone(), model.clone(), shutdown.clone()));
+    tasks.spawn(otlp::run(
+        settings.clone(),
+        model.clone(),
+        telemetry.clone(),
+        shutdown.clone(),
+    ));
     tasks.spawn(expire_loop(model.clone(), shutdown.clone()));
     wait_for_signal().await;
     tracing::info!("Shutting down.");

@@ -113,6 +113,14 @@ impl Telemetry {
     pub fn http_error(&self, kind: &str) {
         self.with(|i| *i.http_errors.entry(kind.into()).or_default() += 1);
     }
+    /// Count an OTLP export attempt.
+    pub fn otlp_export(&self) {
+        self.with(|i| i.otlp_exports += 1);
+    }
+    /// Count a failed OTLP export attempt.
+    pub fn otlp_export_failed(&self) {
+        self.with(|i| i.otlp_export_failures += 1);
+    }
     /// Set how many files are in each tailer state (`active`, `finished`, `error`).
     pub fn set_eventlog_files(&self, counts: BTreeMap<String, u64>) {
         self.with(|i| {

@@ -9,7 +9,15 @@ use spark_exporter::config::Settings;
 use spark_exporter::export::catalogue::{
     Instrument, Metric, Scope, Stability, CATALOGUE, DEPRECATED,
 };
+use std::time::SystemTime;
+
+use opentelemetry_proto::tonic::common::v1::any_value::Value as AttrValue;
+use opentelemetry_proto::tonic::common::v1::InstrumentationScope;
+use opentelemetry_proto::tonic::metrics::v1::metric::Data;
+use opentelemetry_proto::tonic::metrics::v1::number_data_point::Value as NumValue;
 use spark_exporter::export::families::{collect_from, Kind, Value};
+use spark_exporter::export::otlp::convert::Snapshot;
+use spark_exporter::export::otlp::resolve::Resource;
 use spark_exporter::export::prometheus::write_families;
 use spark_exporter::export::read::per_app;
 use spark_exporter::model::{AppObs, Model, Source};
@@ -118,7 +126,7 @@ fn model_with_one_app() -> Arc<Model> {
 }
 
 #[test]
-fn a_metric_added_to_the_catalogue_alone_appears_in_both_text_formats() {
+fn a_metric_added_to_the_catalogue_alone_appears_in_prometheus_openmetrics_and_otlp() {
     let model = model_with_one_app();
     let families = collect_from(&model, CATALOGUE.iter().chain([&EXAMPLE]));
     let render = |om: bool| {
@@ -140,6 +148,45 @@ fn a_metric_added_to_the_catalogue_alone_appears_in_both_text_formats() {
         "# HELP spark_example_widgets_total Widgets made by the application (a test-only example).\n\
          # TYPE spark_example_widgets_total counter\n{sample}"
     )), "{classic}");
+
+    // OTLP: the same families, through the entry's OTLP name, unit and instrument.
+    let snap = Snapshot::new(&families, SystemTime::now());
+    let rm = snap.resource_metrics(
+        &Resource::default(),
+        &InstrumentationScope::default(),
+        SystemTime::UNIX_EPOCH,
+        None,
+    );
+    let metric = rm.scope_metrics[0]
+        .metrics
+        .iter()
+        .find(|m| m.name == "spark.example.widgets")
+        .expect("the example metric is exported over OTLP");
+    assert_eq!(metric.unit, "{widget}");
+    let Some(Data::Sum(sum)) = &metric.data else {
+        panic!("a counter is an OTLP sum: {metric:?}")
+    };
+    assert!(sum.is_monotonic);
+    let point = &sum.data_points[0];
+    assert_eq!(point.value, Some(NumValue::AsInt(42)));
+    let attrs: Vec<(String, String)> = point
+        .attributes
+        .iter()
+        .map(|kv| {
+            let v = match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
+                Some(AttrValue::StringValue(s)) => s.clone(),
+                other => format!("{other:?}"),
+            };
+            (kv.key.clone(), v)
+        })
+        .collect();
+    assert_eq!(
+        attrs,
+        [
+            ("spark.application.id".to_string(), "app-1".to_string()),
+            ("spark.application.name".to_string(), "example".to_string())
+        ]
+    );
 }
 
 /// The label names of one sample line of OpenMetrics text (`le` dropped).

@@ -35,7 +35,7 @@ use http_body::{Body, Frame, SizeHint};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::{otlp, prometheus};
+use super::prometheus;
 use crate::model::Model;
 
 /// A body this old is served if nothing changed since it was rendered (only wall-clock derived
@@ -185,10 +185,7 @@ impl Inner {
     /// Changes whenever anything the exposition shows may have (model, self-metrics, OTLP
     /// counters; all only grow, so the sum changes exactly when one of them does).
     fn generation(&self) -> u64 {
-        self.model
-            .generation()
-            .wrapping_add(otlp::exports_total())
-            .wrapping_add(otlp::export_failures_total())
+        self.model.generation()
     }
 
     /// The renderer thread: render what scrapes ask for, and keep scraped formats fresh.

@@ -33,10 +33,7 @@ pub fn collect_from<'m>(
     metrics: impl IntoIterator<Item = &'static Metric> + 'm,
 ) -> Vec<Family> {
     let now = model.now_ms();
-    let mut tele = model.telemetry().snapshot();
-    // The OTLP counters are read beside the telemetry snapshot until they move into it.
-    tele.otlp_exports = crate::export::otlp::exports_total();
-    tele.otlp_export_failures = crate::export::otlp::export_failures_total();
+    let tele = model.telemetry().snapshot();
     model.view(|view| {
         let ctx = Ctx::new(&view, now, &tele);
         metrics

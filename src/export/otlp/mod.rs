@@ -19,7 +19,6 @@ pub mod push;
 pub mod resolve;
 pub mod transport;
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -28,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{OtlpConfig, Settings};
 use crate::export::families::collect;
 use crate::model::Model;
+use crate::telemetry::Telemetry;
 
 pub use resolve::Resolved;
 
@@ -42,28 +42,6 @@ pub enum OtlpError {
     Build(String),
 }
 
-/// Export attempts and failures since the process started.
-#[derive(Debug, Default)]
-pub struct Stats {
-    exports: AtomicU64,
-    failures: AtomicU64,
-}
-
-static STATS: Stats = Stats {
-    exports: AtomicU64::new(0),
-    failures: AtomicU64::new(0),
-};
-
-/// Export attempts so far (`spark_exporter_otlp_exports_total`).
-pub fn exports_total() -> u64 {
-    STATS.exports.load(Ordering::Relaxed)
-}
-
-/// Failed export attempts so far (`spark_exporter_otlp_export_failures_total`).
-pub fn export_failures_total() -> u64 {
-    STATS.failures.load(Ordering::Relaxed)
-}
-
 /// The effective settings from `cfg` and the process environment; `Ok(None)` when no endpoint
 /// is configured anywhere (OTLP off). For `check-config` and startup validation.
 pub fn settings(cfg: &OtlpConfig) -> Result<Option<Resolved>, OtlpError> {
@@ -73,7 +51,12 @@ pub fn settings(cfg: &OtlpConfig) -> Result<Option<Resolved>, OtlpError> {
 /// Push the model to the configured collector every interval until `shutdown`, then once more
 /// (within 5 s). Returns at once when OTLP is off; logs and returns on invalid settings. Never
 /// panics on collector failures: they are retried, logged and counted.
-pub async fn run(settings: Arc<Settings>, model: Arc<Model>, shutdown: CancellationToken) {
+pub async fn run(
+    settings: Arc<Settings>,
+    model: Arc<Model>,
+    telemetry: Arc<Telemetry>,
+    shutdown: CancellationToken,
+) {
     let r = match self::settings(&settings.otlp) {
         Ok(Some(r)) => r,
         Ok(None) => {
@@ -105,6 +88,7 @@ pub async fn run(settings: Arc<Settings>, model: Arc<Model>, shutdown: Cancellat
         temporality: r.temporality,
         resource: resolve::resource(&resolve::process_env),
         endpoint: r.endpoint.clone(),
+        telemetry,
     };
     let snapshot = move || convert::Snapshot::new(&collect(&model), SystemTime::now());
     push::run_with(exporter, opts, snapshot, shutdown).await;

@@ -9,7 +9,6 @@
 //! On shutdown the sender drops any attempt in flight and one last snapshot is exported within
 //! [`FINAL_EXPORT_TIMEOUT`].
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -22,8 +21,8 @@ use tokio_util::sync::CancellationToken;
 use super::convert::{Baseline, Snapshot};
 use super::resolve::Resource;
 use super::transport::{Export, ExportError};
-use super::STATS;
 use crate::config::Temporality;
+use crate::telemetry::Telemetry;
 
 /// Bound on the last export after the shutdown signal.
 pub const FINAL_EXPORT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -45,6 +44,8 @@ pub struct PushOptions {
     pub resource: Resource,
     /// For log lines.
     pub endpoint: String,
+    /// Where attempts and failures are counted.
+    pub telemetry: Arc<Telemetry>,
 }
 
 /// Exports snapshots and keeps what deltas need.
@@ -72,7 +73,7 @@ impl<E: Export> Pusher<E> {
                 delta.as_ref(),
             )],
         };
-        STATS.exports.fetch_add(1, Ordering::Relaxed);
+        self.opts.telemetry.otlp_export();
         // The transports have their own timeout; this one also covers a stuck TLS handshake.
         let res = match tokio::time::timeout(self.opts.timeout, self.exporter.export(req)).await {
             Ok(r) => r,
@@ -94,12 +95,12 @@ impl<E: Export> Pusher<E> {
             Err(e) if !e.retryable => {
                 // Always a warning: the collector refuses this data (auth, payload, endpoint),
                 // which a retry would not change.
-                STATS.failures.fetch_add(1, Ordering::Relaxed);
+                self.opts.telemetry.otlp_export_failed();
                 tracing::warn!(endpoint = %self.opts.endpoint, error = %e, "OTLP export failed and is not retryable; the next interval's snapshot is sent instead.");
                 self.failing += 1;
             }
             Err(e) => {
-                STATS.failures.fetch_add(1, Ordering::Relaxed);
+                self.opts.telemetry.otlp_export_failed();
                 if self.failing.is_multiple_of(WARN_EVERY) {
                     tracing::warn!(endpoint = %self.opts.endpoint, error = %e, failures_in_a_row = self.failing + 1, "OTLP export failed; retrying with backoff.");
                 } else {
@@ -263,7 +264,7 @@ mod tests {
     use super::*;
     use opentelemetry_proto::tonic::metrics::v1::metric::Data;
     use opentelemetry_proto::tonic::metrics::v1::number_data_point::Value as NumValue;
-    use std::sync::atomic::{AtomicBool, AtomicU64};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     use std::sync::Mutex;
 
     use crate::export::families::{Family, Kind, Sample, Value};
@@ -315,6 +316,7 @@ mod tests {
             temporality,
             resource: Resource::default(),
             endpoint: "test".into(),
+            telemetry: Arc::new(Telemetry::default()),
         }
     }
 
@@ -341,10 +343,11 @@ mod tests {
         let counter = Arc::new(AtomicU64::new(1));
         let stop = CancellationToken::new();
         fake.down.store(true, Ordering::SeqCst);
-        let failures_before = STATS.failures.load(Ordering::Relaxed);
+        let opts = opts(Temporality::Cumulative);
+        let telemetry = opts.telemetry.clone();
         let task = tokio::spawn(run_with(
             fake.clone(),
-            opts(Temporality::Cumulative),
+            opts,
             snapshot_of(&counter),
             stop.clone(),
         ));
@@ -369,7 +372,9 @@ mod tests {
                 "backoff capped at the interval: {gap:?}"
             );
         }
-        assert!(STATS.failures.load(Ordering::Relaxed) >= failures_before + failed.len() as u64);
+        let counted = telemetry.snapshot();
+        assert_eq!(counted.otlp_export_failures, failed.len() as u64);
+        assert_eq!(counted.otlp_exports, got.len() as u64);
         let ok: Vec<_> = got.iter().filter(|g| g.1).collect();
         assert!(
             ok[0].0 - t0 <= Duration::from_secs(37),
