@@ -2,6 +2,7 @@
 //!
 //! Layout:
 //! - [`cli`]: command-line flags and their mapping onto configuration keys.
+//! - [`clock`]: the wall clock (epoch ms), one definition, replaceable in tests.
 //! - [`config`]: layered configuration (defaults, file, env, flags) and validation.
 //! - [`telemetry`]: the exporter's own health counters.
 //! - [`model`]: the in-memory state of applications, jobs, stages, tasks, executors, SQL and
@@ -14,6 +15,7 @@
 //! - [`webconfig`]: `--web.config.file` (TLS, mTLS, basic auth) in exporter-toolkit format.
 
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod eventlog;
 pub mod export;

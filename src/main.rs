@@ -9,7 +9,7 @@ use clap::Parser;
 use spark_exporter::cli::{Cli, Command, EXIT_CONFIG};
 use spark_exporter::config::{self, LogFormat, Settings};
 use spark_exporter::export::{otlp, prometheus};
-use spark_exporter::model::Model;
+use spark_exporter::model::{Model, Source};
 use spark_exporter::telemetry::Telemetry;
 use spark_exporter::webconfig::{self, WebSecurity};
 use spark_exporter::{eventlog, server, spark};
@@ -99,17 +99,20 @@ async fn dump(
     paths: Vec<std::path::PathBuf>,
     om: bool,
 ) -> ExitCode {
-    let model = Model::new(&settings, Arc::new(Telemetry::default()));
+    let telemetry = Arc::new(Telemetry::default());
+    let model = Model::new(&settings, telemetry.clone());
     let mut ok = true;
     if !paths.is_empty() {
-        if let Err(e) = eventlog::ingest_paths(&paths, &settings, &model) {
+        let observer = model.observer(Source::EventLog);
+        if let Err(e) = eventlog::ingest_paths(&paths, &settings, &observer, &telemetry) {
             tracing::error!(error = %e, "Reading the event logs failed.");
             ok = false;
         }
     }
     // With --event-log only, do not also poll the default UI URL.
     if (paths.is_empty() || !url_flags.is_empty()) && !settings.spark.urls.is_empty() {
-        if let Err(e) = spark::poll_once(settings.clone(), model.clone()).await {
+        let observer = Arc::new(model.observer(Source::Rest));
+        if let Err(e) = spark::poll_once(settings.clone(), observer, telemetry).await {
             tracing::error!(error = %e, "Polling failed.");
             ok = false;
         }
@@ -150,14 +153,16 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
     if !settings.spark.urls.is_empty() {
         tasks.spawn(spark::run(
             settings.clone(),
-            model.clone(),
+            Arc::new(model.observer(Source::Rest)),
+            telemetry.clone(),
             shutdown.clone(),
         ));
     }
     if !settings.event_log.dirs.is_empty() {
         tasks.spawn(eventlog::run(
             settings.clone(),
-            model.clone(),
+            Arc::new(model.observer(Source::EventLog)),
+            telemetry.clone(),
             shutdown.clone(),
         ));
     }

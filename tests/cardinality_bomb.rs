@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use spark_exporter::config::Settings;
-use spark_exporter::eventlog::apply::AppState;
+use spark_exporter::eventlog::apply::LogApp;
 use spark_exporter::eventlog::parse_line;
 use spark_exporter::export::families::{collect, Value};
 use spark_exporter::export::prometheus;
@@ -77,7 +77,7 @@ fn a_hundred_thousand_descriptions_stay_within_the_cap() {
     let cap = settings.labels.max_values_per_label;
     let telemetry = Arc::new(Telemetry::default());
     let model = Model::with_clock(&settings, telemetry.clone(), Arc::new(|| 1_800_000_000_000));
-    let mut app = AppState::new("local-1800000000000".into());
+    let mut app = LogApp::new("local-1800000000000".into());
     let mut feed = |line: String| {
         let ev = parse_line(line.as_bytes())
             .expect("valid line")

@@ -9,7 +9,7 @@ use std::io::Write as _;
 use std::sync::Arc;
 
 use spark_exporter::config::Settings;
-use spark_exporter::eventlog::apply::AppState;
+use spark_exporter::eventlog::apply::LogApp;
 use spark_exporter::eventlog::codec::{Codec, CodecError, Decoder};
 use spark_exporter::eventlog::{ingest_paths, parse_line};
 use spark_exporter::export::prometheus;
@@ -18,14 +18,14 @@ use spark_exporter::telemetry::Telemetry;
 
 const NOW: i64 = 1_800_000_000_000;
 
-/// Lines through `parse_line` + `AppState::apply`, then a render (the `eventlog_model` target).
+/// Lines through `parse_line` + `LogApp::apply`, then a render (the `eventlog_model` target).
 fn replay(lines: &[&str]) -> String {
     let model = Model::with_clock(
         &Settings::default(),
         Arc::new(Telemetry::default()),
         Arc::new(|| NOW),
     );
-    let mut app = AppState::new("local-1".into());
+    let mut app = LogApp::new("local-1".into());
     for l in lines {
         if let Ok(Some(ev)) = parse_line(l.as_bytes()) {
             app.apply(ev, &model);

@@ -114,14 +114,11 @@ static EXAMPLE: Metric = Metric::new(
 
 fn model_with_one_app() -> Arc<Model> {
     let model = Model::new(&Settings::default(), Arc::new(Telemetry::default()));
-    model.upsert_app(
-        Source::Rest,
-        &AppObs {
-            app_id: "app-1".into(),
-            name: Some("example".into()),
-            ..Default::default()
-        },
-    );
+    model.observer(Source::Rest).upsert_app(&AppObs {
+        app_id: "app-1".into(),
+        name: Some("example".into()),
+        ..Default::default()
+    });
     model
 }
 

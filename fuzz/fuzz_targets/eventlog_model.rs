@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 use spark_exporter::config::Settings;
-use spark_exporter::eventlog::apply::AppState;
+use spark_exporter::eventlog::apply::LogApp;
 use spark_exporter::eventlog::parse_line;
 use spark_exporter::export::prometheus;
 use spark_exporter::model::Model;
@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
         Arc::new(Telemetry::default()),
         Arc::new(|| 1_800_000_000_000),
     );
-    let mut app = AppState::new("local-1".into());
+    let mut app = LogApp::new("local-1".into());
     for line in data.split(|b| *b == b'\n') {
         if let Ok(Some(ev)) = parse_line(line) {
             app.apply(ev, &model);

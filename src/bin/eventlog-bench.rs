@@ -81,7 +81,13 @@ fn ingest_mode(path: PathBuf) -> Result<(u64, u64, u64), String> {
     let settings = Settings::default();
     let telemetry = Arc::new(Telemetry::default());
     let model = Model::new(&settings, telemetry.clone());
-    ingest_paths(&[path], &settings, &model).map_err(|e| e.to_string())?;
+    ingest_paths(
+        &[path],
+        &settings,
+        &model.observer(spark_exporter::model::Source::EventLog),
+        model.telemetry(),
+    )
+    .map_err(|e| e.to_string())?;
     let s = telemetry.snapshot();
     if !s.eventlog_errors.is_empty() {
         return Err(format!("errors: {:?}", s.eventlog_errors));

@@ -333,7 +333,7 @@ impl Filler {
             stage_ids: stage_ids.to_vec(),
             sql_execution_id: None,
         };
-        self.model.upsert_job(Source::Rest, APP_ID, &job);
+        self.model.observer(Source::Rest).upsert_job(APP_ID, &job);
         self.next_job += 1;
         job.job_id
     }
@@ -363,7 +363,7 @@ impl Filler {
             }),
             totals: Some(totals(tasks_done, id)),
         };
-        self.model.upsert_stage(Source::Rest, APP_ID, &obs);
+        self.model.observer(Source::Rest).upsert_stage(APP_ID, &obs);
     }
 
     fn tasks(&mut self, stage: u64) {
@@ -383,7 +383,7 @@ impl Filler {
                 finish_ms: now,
                 metrics: totals(1, i),
             };
-            self.model.task_end(APP_ID, &t);
+            self.model.observer(Source::EventLog).task_end(APP_ID, &t);
             self.next_task += 1;
         }
     }
@@ -399,7 +399,7 @@ impl Filler {
             self.tasks(*s);
             if finish || k + 1 < ids.len() {
                 self.stage(*s, StageStatus::Complete, g, 200);
-                self.model.set_task_summary(
+                self.model.observer(Source::Rest).set_task_summary(
                     APP_ID,
                     *s,
                     0,
@@ -453,7 +453,9 @@ impl Filler {
                     .map(|k| (k.to_string(), (4 << 30) + churn))
                     .collect(),
             };
-            self.model.upsert_executor(Source::Rest, APP_ID, &obs);
+            self.model
+                .observer(Source::Rest)
+                .upsert_executor(APP_ID, &obs);
         }
     }
 
@@ -461,17 +463,14 @@ impl Filler {
     fn fill(&mut self) -> Vec<(u64, u64)> {
         let s = self.scale;
         let now = self.clock.now();
-        self.model.upsert_app(
-            Source::Rest,
-            &AppObs {
-                app_id: APP_ID.into(),
-                name: Some("nightly warehouse load".into()),
-                spark_version: Some("4.1.1".into()),
-                user: Some("spark".into()),
-                start_ms: Some(now - 3 * 3_600_000),
-                end_ms: None,
-            },
-        );
+        self.model.observer(Source::Rest).upsert_app(&AppObs {
+            app_id: APP_ID.into(),
+            name: Some("nightly warehouse load".into()),
+            spark_version: Some("4.1.1".into()),
+            user: Some("spark".into()),
+            start_ms: Some(now - 3 * 3_600_000),
+            end_ms: None,
+        });
         self.executors(0);
         // Finished jobs whose stages have since retired into their group's counters.
         for _ in 0..s.history {
@@ -497,8 +496,7 @@ impl Filler {
         }
         // SQL executions with their own descriptions.
         for q in 0..200u64 {
-            self.model.upsert_sql(
-                Source::Rest,
+            self.model.observer(Source::Rest).upsert_sql(
                 APP_ID,
                 &SqlObs {
                     execution_id: q,
@@ -850,10 +848,10 @@ fn bomb_mode(descriptions: u64) {
             stage_ids: vec![],
             sql_execution_id: None,
         };
-        model.upsert_job(Source::EventLog, APP_ID, &job);
+        model.observer(Source::EventLog).upsert_job(APP_ID, &job);
         job.status = JobStatus::Succeeded;
         job.completion_ms = Some(2_000);
-        model.upsert_job(Source::EventLog, APP_ID, &job);
+        model.observer(Source::EventLog).upsert_job(APP_ID, &job);
     }
     let secs = t.elapsed().as_secs_f64();
     let (hwm1, rss1) = rss_mib();

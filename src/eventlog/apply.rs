@@ -1,7 +1,7 @@
 //! Applying parsed events to the model, per application log.
 //!
 //! Some events only make sense with what came before: a job end carries no job group or stage
-//! ids, a stage completion no properties, a SQL end no start time. [`AppState`] keeps the open
+//! ids, a stage completion no properties, a SQL end no start time. [`LogApp`] keeps the open
 //! jobs, stages and SQL executions of one log (dropped when they end) and completes the
 //! observations. It also settles the application id: Spark's `App ID` from
 //! `SparkListenerApplicationStart` when the log has one (the name of the file is sanitised and
@@ -11,7 +11,8 @@
 use std::collections::HashMap;
 use std::fmt::Display;
 
-use crate::model::{AppObs, JobObs, JobStatus, Model, Source, SqlObs, SqlStatus};
+use crate::model::{AppObs, JobObs, JobStatus, Observer, SqlObs, SqlStatus};
+use crate::telemetry::Telemetry;
 
 use super::parser::{parse_line, Event, ParseError};
 use super::tailer::LineSink;
@@ -24,7 +25,7 @@ const WARN_LIMIT: u64 = 10;
 
 /// The state of one application's log.
 #[derive(Debug)]
-pub struct AppState {
+pub struct LogApp {
     name_id: String,
     app_id: Option<String>,
     spark_version: Option<String>,
@@ -34,10 +35,10 @@ pub struct AppState {
     sql: HashMap<u64, SqlObs>,
 }
 
-impl AppState {
+impl LogApp {
     /// State for a log whose name implies the application id `name_id`.
-    pub fn new(name_id: String) -> AppState {
-        AppState {
+    pub fn new(name_id: String) -> LogApp {
+        LogApp {
             name_id,
             app_id: None,
             spark_version: None,
@@ -55,24 +56,24 @@ impl AppState {
 
     /// Settle on the name-implied id and apply the events that waited (end of a log that never
     /// had an application start).
-    pub fn settle(&mut self, model: &Model) {
+    pub fn settle(&mut self, obs: &dyn Observer) {
         if self.app_id.is_none() {
             self.app_id = Some(self.name_id.clone());
-            self.upsert_app(model, AppObs::default());
+            self.upsert_app(obs, AppObs::default());
             for ev in std::mem::take(&mut self.waiting) {
-                self.apply(ev, model);
+                self.apply(ev, obs);
             }
         }
     }
 
-    fn upsert_app(&self, model: &Model, mut obs: AppObs) {
+    fn upsert_app(&self, to: &dyn Observer, mut obs: AppObs) {
         obs.app_id = self.app_id().to_string();
         obs.spark_version = obs.spark_version.or_else(|| self.spark_version.clone());
-        model.upsert_app(Source::EventLog, &obs);
+        to.upsert_app(&obs);
     }
 
     /// Apply one event.
-    pub fn apply(&mut self, ev: Event, model: &Model) {
+    pub fn apply(&mut self, ev: Event, obs: &dyn Observer) {
         match ev {
             Event::AppStart { mut app, .. } => {
                 if self.app_id.is_none() {
@@ -83,23 +84,23 @@ impl AppState {
                         id
                     });
                 }
-                self.upsert_app(model, app);
+                self.upsert_app(obs, app);
                 for ev in std::mem::take(&mut self.waiting) {
-                    self.apply(ev, model);
+                    self.apply(ev, obs);
                 }
                 return;
             }
             Event::LogStart { spark_version } => {
                 self.spark_version = Some(spark_version);
                 if self.app_id.is_some() {
-                    self.upsert_app(model, AppObs::default());
+                    self.upsert_app(obs, AppObs::default());
                 }
                 return;
             }
             ev if self.app_id.is_none() => {
                 self.waiting.push(ev);
                 if self.waiting.len() >= MAX_WAITING {
-                    self.settle(model);
+                    self.settle(obs);
                 }
                 return;
             }
@@ -110,14 +111,14 @@ impl AppState {
         match ev {
             Event::AppStart { .. } | Event::LogStart { .. } => {}
             Event::AppEnd { end_ms } => self.upsert_app(
-                model,
+                obs,
                 AppObs {
                     end_ms: Some(end_ms),
                     ..AppObs::default()
                 },
             ),
             Event::JobStart { job, .. } => {
-                model.upsert_job(Source::EventLog, app, &job);
+                obs.upsert_job(app, &job);
                 self.jobs.insert(job.job_id, job);
             }
             Event::JobEnd {
@@ -141,10 +142,10 @@ impl AppState {
                     JobStatus::Failed
                 };
                 job.completion_ms = completion_ms;
-                model.upsert_job(Source::EventLog, app, &job);
+                obs.upsert_job(app, &job);
             }
             Event::StageSubmitted(s) => {
-                model.upsert_stage(Source::EventLog, app, &s);
+                obs.upsert_stage(app, &s);
                 self.stages
                     .insert((s.stage_id, s.attempt), (s.job_group, s.description));
             }
@@ -153,11 +154,11 @@ impl AppState {
                     s.job_group = s.job_group.or(group);
                     s.description = s.description.or(desc);
                 }
-                model.upsert_stage(Source::EventLog, app, &s);
+                obs.upsert_stage(app, &s);
             }
-            Event::TaskStart(t) => model.task_start(app, &t),
-            Event::TaskEnd(t) => model.task_end(app, &t),
-            Event::Executor(e) => model.upsert_executor(Source::EventLog, app, &e),
+            Event::TaskStart(t) => obs.task_start(app, &t),
+            Event::TaskEnd(t) => obs.task_end(app, &t),
+            Event::Executor(e) => obs.upsert_executor(app, &e),
             Event::SqlStart {
                 execution_id,
                 description,
@@ -170,7 +171,7 @@ impl AppState {
                     submission_ms: time_ms,
                     duration_ms: None,
                 };
-                model.upsert_sql(Source::EventLog, app, &s);
+                obs.upsert_sql(app, &s);
                 self.sql.insert(execution_id, s);
             }
             Event::SqlEnd {
@@ -194,9 +195,9 @@ impl AppState {
                     (Some(a), Some(b)) => Some(b.saturating_sub(a).max(0) as u64),
                     _ => None,
                 };
-                model.upsert_sql(Source::EventLog, app, &s);
+                obs.upsert_sql(app, &s);
             }
-            Event::StreamingProgress(p) => model.streaming_progress(app, &p),
+            Event::StreamingProgress(p) => obs.streaming_progress(app, &p),
         }
     }
 }
@@ -220,8 +221,8 @@ pub struct Warnings {
 
 impl Warnings {
     /// Count a problem and log it (the first few per kind at `warn`, the rest at `debug`).
-    pub fn report(&mut self, model: &Model, file: &str, kind: &'static str, detail: &dyn Display) {
-        model.telemetry().eventlog_error(kind);
+    pub fn report(&mut self, t: &Telemetry, file: &str, kind: &'static str, detail: &dyn Display) {
+        t.eventlog_error(kind);
         let n = self.counts.entry(kind).or_default();
         *n += 1;
         if *n <= WARN_LIMIT {
@@ -232,12 +233,22 @@ impl Warnings {
     }
 }
 
+/// Where reading a log goes: events to the model (through its observer), problems and
+/// progress to telemetry.
+#[derive(Clone, Copy)]
+pub struct Out<'a> {
+    /// The model's event-log observer.
+    pub observer: &'a dyn Observer,
+    /// The exporter's own metrics.
+    pub telemetry: &'a Telemetry,
+}
+
 /// The [`LineSink`] of one log: parse, apply, count.
 pub struct Applier<'a> {
     /// The application.
-    pub app: &'a mut AppState,
-    /// The model.
-    pub model: &'a Model,
+    pub app: &'a mut LogApp,
+    /// Where events and problems go.
+    pub out: Out<'a>,
     /// The file, for log lines.
     pub file: &'a str,
     /// Counters of this step.
@@ -255,7 +266,7 @@ impl LineSink for Applier<'_> {
                 if let Some(t) = ev.time_ms() {
                     self.stats.newest_ms = Some(self.stats.newest_ms.map_or(t, |n| n.max(t)));
                 }
-                self.app.apply(ev, self.model);
+                self.app.apply(ev, self.out.observer);
             }
             Ok(None) => {
                 if !line.trim_ascii().is_empty() {
@@ -264,13 +275,17 @@ impl LineSink for Applier<'_> {
             }
             Err(e @ ParseError::UnknownEvent(_)) => {
                 self.stats.events += 1;
-                self.warnings.report(self.model, self.file, e.kind(), &e);
+                self.warnings
+                    .report(self.out.telemetry, self.file, e.kind(), &e);
             }
-            Err(e) => self.warnings.report(self.model, self.file, e.kind(), &e),
+            Err(e) => self
+                .warnings
+                .report(self.out.telemetry, self.file, e.kind(), &e),
         }
     }
 
     fn error(&mut self, kind: &'static str, detail: &dyn Display) {
-        self.warnings.report(self.model, self.file, kind, detail);
+        self.warnings
+            .report(self.out.telemetry, self.file, kind, detail);
     }
 }

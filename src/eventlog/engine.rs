@@ -7,9 +7,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use crate::model::Model;
-
-use super::apply::{AppState, Applier, ReadStats, Warnings};
+use super::apply::{Applier, LogApp, Out, ReadStats, Warnings};
 use super::codec::Codec;
 use super::discovery::{self, app_id_from_name, FileId, Found, Part};
 use super::tailer::{FileTailer, TailState};
@@ -48,7 +46,7 @@ struct Log {
     /// Folder it was discovered in (`None`: given explicitly, never considered deleted).
     dir: Option<PathBuf>,
     files: Files,
-    app: AppState,
+    app: LogApp,
     /// No longer listed: read what the open handles still give, then forget it.
     gone: bool,
     /// The rolling folder could not be listed last time (counted once until it can again).
@@ -76,7 +74,7 @@ impl Engine {
 
     /// Merge what a folder listing found; logs of a listed folder that are not there any more
     /// are marked gone.
-    pub fn scan(&mut self, dirs: &[PathBuf], model: &Model) {
+    pub fn scan(&mut self, dirs: &[PathBuf], out: Out<'_>) {
         for dir in dirs {
             match discovery::scan(dir) {
                 Ok(found) => {
@@ -85,7 +83,7 @@ impl Engine {
                     }
                     let ids: HashSet<FileId> = found.iter().map(Found::id).collect();
                     for f in found {
-                        self.add(f, Some(dir.clone()), model);
+                        self.add(f, Some(dir.clone()), out);
                     }
                     for (id, log) in self.logs.iter_mut() {
                         if log.dir.as_deref() == Some(dir.as_path()) && !ids.contains(id) {
@@ -95,7 +93,7 @@ impl Engine {
                 }
                 Err(e) => {
                     if self.failing_dirs.insert(dir.clone()) {
-                        model.telemetry().eventlog_error("io");
+                        out.telemetry.eventlog_error("io");
                         tracing::warn!(dir = %dir.display(), error = %e, "Cannot list event-log folder.");
                     }
                 }
@@ -104,7 +102,7 @@ impl Engine {
     }
 
     /// Add or update one log.
-    pub fn add(&mut self, found: Found, dir: Option<PathBuf>, model: &Model) {
+    pub fn add(&mut self, found: Found, dir: Option<PathBuf>, out: Out<'_>) {
         let id = found.id();
         let max_line = self.max_line;
         match found {
@@ -115,10 +113,10 @@ impl Engine {
                     path: path.clone(),
                     dir: dir.clone(),
                     files: Files::Single {
-                        file: Box::new(tracked(&path, id, name.codec, false, max_line, model)),
+                        file: Box::new(tracked(&path, id, name.codec, false, max_line, out)),
                         in_progress: name.in_progress,
                     },
-                    app: AppState::new(app_id_from_name(&name.name)),
+                    app: LogApp::new(app_id_from_name(&name.name)),
                     gone: false,
                     list_failing: false,
                     warnings: Warnings::default(),
@@ -139,20 +137,20 @@ impl Engine {
                         parts: BTreeMap::new(),
                         finished: false,
                     },
-                    app: AppState::new(app_id_from_name(&name)),
+                    app: LogApp::new(app_id_from_name(&name)),
                     gone: false,
                     list_failing: false,
                     warnings: Warnings::default(),
                 });
                 log.path = path;
                 log.gone = false;
-                log.list_parts(max_line, model);
+                log.list_parts(max_line, out);
             }
         }
     }
 
     /// Read from every log, in turn, up to the step budget. Returns the raw bytes read.
-    pub fn poll(&mut self, model: &Model, step_budget: Option<u64>) -> u64 {
+    pub fn poll(&mut self, out: Out<'_>, step_budget: Option<u64>) -> u64 {
         let budget = step_budget.unwrap_or(STEP_BUDGET);
         let mut ids: Vec<FileId> = self.logs.keys().copied().collect();
         ids.sort_unstable();
@@ -170,29 +168,28 @@ impl Engine {
             let Some(log) = self.logs.get_mut(&id) else {
                 continue;
             };
-            let n = log.poll(model, &mut stats);
+            let n = log.poll(out, &mut stats);
             total += n;
             if log.gone && n == 0 {
                 self.logs.remove(&id);
             }
         }
         if stats.bytes > 0 || stats.events > 0 {
-            model
-                .telemetry()
+            out.telemetry
                 .eventlog_read(stats.bytes, stats.events, stats.newest_ms);
         }
         total
     }
 
     /// Post-mortem: every log is as complete as it will get; settle application ids.
-    pub fn settle_all(&mut self, model: &Model) {
+    pub fn settle_all(&mut self, out: Out<'_>) {
         for log in self.logs.values_mut() {
-            log.app.settle(model);
+            log.app.settle(out.observer);
         }
     }
 
     /// Report file counts by state (`active`, `finished`, `error`).
-    pub fn report(&self, model: &Model) {
+    pub fn report(&self, out: Out<'_>) {
         let mut counts: BTreeMap<String, u64> = ["active", "finished", "error"]
             .iter()
             .map(|s| (s.to_string(), 0))
@@ -207,7 +204,7 @@ impl Engine {
                 *counts.entry(k.to_string()).or_default() += 1;
             }
         }
-        model.telemetry().set_eventlog_files(counts);
+        out.telemetry.set_eventlog_files(counts);
     }
 
     /// Number of logs followed.
@@ -227,11 +224,11 @@ fn tracked(
     codec: Codec,
     compact: bool,
     max_line: usize,
-    model: &Model,
+    out: Out<'_>,
 ) -> Tracked {
     // Decoder construction only fails if zstd cannot allocate a context; such a file is failed.
     let tailer = FileTailer::new(path.to_path_buf(), id, codec, max_line).unwrap_or_else(|e| {
-        model.telemetry().eventlog_error("codec");
+        out.telemetry.eventlog_error("codec");
         tracing::warn!(file = %path.display(), error = %e, "Cannot create a decoder.");
         let mut t = FileTailer::new(path.to_path_buf(), id, Codec::Plain, max_line)
             .expect("the plain decoder has no state to allocate");
@@ -274,7 +271,7 @@ impl Log {
 
     /// Refresh a rolling log's parts and status (skipped once it has ended and every part is read
     /// or cannot be decoded further; a part that could not be read is retried).
-    fn list_parts(&mut self, max_line: usize, model: &Model) {
+    fn list_parts(&mut self, max_line: usize, out: Out<'_>) {
         let Files::Rolling { parts, finished } = &mut self.files else {
             return;
         };
@@ -287,7 +284,7 @@ impl Log {
             Err(e) => {
                 if !std::mem::replace(&mut self.list_failing, true) {
                     let file = self.path.display().to_string();
-                    self.warnings.report(model, &file, "io", &e);
+                    self.warnings.report(out.telemetry, &file, "io", &e);
                 }
                 return;
             }
@@ -305,21 +302,21 @@ impl Log {
         {
             let t = parts
                 .entry((name.index, name.compact))
-                .or_insert_with(|| tracked(&path, id, name.codec, name.compact, max_line, model));
+                .or_insert_with(|| tracked(&path, id, name.codec, name.compact, max_line, out));
             t.tailer.set_path(path);
             revive(t, len);
         }
     }
 
     /// Read what this log has; returns raw bytes read.
-    fn poll(&mut self, model: &Model, stats: &mut ReadStats) -> u64 {
+    fn poll(&mut self, out: Out<'_>, stats: &mut ReadStats) -> u64 {
         let Log {
             files, app, gone, ..
         } = self;
         match files {
             Files::Single { file, in_progress } => {
                 let complete = !*in_progress || *gone;
-                poll_one(file, complete, app, model, stats).0
+                poll_one(file, complete, app, out, stats).0
             }
             Files::Rolling { parts, finished } => {
                 let keys: Vec<(u64, bool)> = parts.keys().copied().collect();
@@ -347,7 +344,7 @@ impl Log {
                         continue;
                     }
                     let (n, at_end) =
-                        poll_one(t, later_exists || *finished || *gone, app, model, stats);
+                        poll_one(t, later_exists || *finished || *gone, app, out, stats);
                     total += n;
                     if !at_end {
                         break;
@@ -364,8 +361,8 @@ impl Log {
 fn poll_one(
     t: &mut Tracked,
     complete: bool,
-    app: &mut AppState,
-    model: &Model,
+    app: &mut LogApp,
+    out: Out<'_>,
     stats: &mut ReadStats,
 ) -> (u64, bool) {
     if t.tailer.state != TailState::Active {
@@ -374,7 +371,7 @@ fn poll_one(
     let file = t.tailer.path().display().to_string();
     let mut sink = Applier {
         app,
-        model,
+        out,
         file: &file,
         stats,
         warnings: &mut t.warnings,
@@ -397,7 +394,7 @@ fn poll_one(
             // failing, not at every retry.
             let io = e.kind() == "io";
             if !(io && t.io_failing) {
-                sink.warnings.report(model, &file, e.kind(), &e);
+                sink.warnings.report(out.telemetry, &file, e.kind(), &e);
             }
             t.io_failing = io;
             t.tailer.state = TailState::Failed;

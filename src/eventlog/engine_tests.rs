@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::*;
 use crate::config::Settings;
 use crate::eventlog::discovery::{parse_single_name, Found};
+use crate::model::{Model, Source};
 use crate::telemetry::Telemetry;
 
 fn model() -> (Arc<Model>, Arc<Telemetry>) {
@@ -34,11 +35,22 @@ fn append(path: &Path, bytes: &[u8]) {
         .unwrap();
 }
 
+/// Reading into `m` as `run` does: events to its event-log observer, problems to its telemetry.
+fn with_out<R>(m: &Arc<Model>, f: impl FnOnce(Out<'_>) -> R) -> R {
+    let observer = m.observer(Source::EventLog);
+    f(Out {
+        observer: &observer,
+        telemetry: m.telemetry(),
+    })
+}
+
 /// One listing and reading everything there is, as a step of `run` does.
-fn step(e: &mut Engine, dirs: &[PathBuf], m: &Model) {
-    e.scan(dirs, m);
-    while e.poll(m, None) > 0 {}
-    e.report(m);
+fn step(e: &mut Engine, dirs: &[PathBuf], m: &Arc<Model>) {
+    with_out(m, |out| {
+        e.scan(dirs, out);
+        while e.poll(out, None) > 0 {}
+        e.report(out);
+    })
 }
 
 fn line(i: u64) -> String {
@@ -66,9 +78,11 @@ fn unreadable_file_is_counted_once_while_it_keeps_failing() {
     let mut e = Engine::new(1 << 20);
     for _ in 0..5 {
         // What a listing does: merge the entry (retrying the failed file), then read.
-        e.add(found.clone(), None, &m);
-        while e.poll(&m, None) > 0 {}
-        e.report(&m);
+        with_out(&m, |out| {
+            e.add(found.clone(), None, out);
+            while e.poll(out, None) > 0 {}
+            e.report(out);
+        });
         assert_eq!(errors(&t, "io"), 1);
         assert_eq!((files(&t, "error"), files(&t, "active")), (1, 0));
     }

@@ -35,8 +35,10 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Settings;
-use crate::model::Model;
+use crate::model::Observer;
+use crate::telemetry::Telemetry;
 
+pub use apply::Out;
 pub use engine::Engine;
 pub use parser::{parse_line, Event, ParseError};
 
@@ -53,7 +55,12 @@ pub enum EventLogError {
 ///
 /// Each step (listing when due, then reading every log up to a budget) runs on the blocking
 /// pool; between steps that read nothing the task sleeps `poll_interval`.
-pub async fn run(settings: Arc<Settings>, model: Arc<Model>, shutdown: CancellationToken) {
+pub async fn run<O: Observer + 'static>(
+    settings: Arc<Settings>,
+    observer: Arc<O>,
+    telemetry: Arc<Telemetry>,
+    shutdown: CancellationToken,
+) {
     let dirs = settings.event_log.dirs.clone();
     if dirs.is_empty() {
         return;
@@ -65,13 +72,17 @@ pub async fn run(settings: Arc<Settings>, model: Arc<Model>, shutdown: Cancellat
     tracing::info!(dirs = ?dirs, "Following event logs.");
     while !shutdown.is_cancelled() {
         let scan_due = last_scan.is_none_or(|t| t.elapsed() >= interval);
-        let (m, d) = (model.clone(), dirs.clone());
+        let (o, t, d) = (observer.clone(), telemetry.clone(), dirs.clone());
         let step = tokio::task::spawn_blocking(move || {
+            let out = Out {
+                observer: &*o,
+                telemetry: &t,
+            };
             if scan_due {
-                engine.scan(&d, &m);
+                engine.scan(&d, out);
             }
-            let n = engine.poll(&m, None);
-            engine.report(&m);
+            let n = engine.poll(out, None);
+            engine.report(out);
             (engine, n)
         });
         let read = match step.await {
@@ -83,7 +94,7 @@ pub async fn run(settings: Arc<Settings>, model: Arc<Model>, shutdown: Cancellat
                 // The engine was lost with the panicking step: start over. Re-reading is safe
                 // (see the module documentation), only slower.
                 tracing::error!(error = %e, "Event-log step failed; reading every log again.");
-                model.telemetry().eventlog_error("internal");
+                telemetry.eventlog_error("internal");
                 engine = Engine::new(max_line);
                 0
             }
@@ -111,21 +122,26 @@ pub async fn run(settings: Arc<Settings>, model: Arc<Model>, shutdown: Cancellat
 pub fn ingest_paths(
     paths: &[PathBuf],
     settings: &Settings,
-    model: &Model,
+    observer: &dyn Observer,
+    telemetry: &Telemetry,
 ) -> Result<(), EventLogError> {
+    let out = Out {
+        observer,
+        telemetry,
+    };
     let mut engine = Engine::new(settings.event_log.max_line_bytes);
     for path in paths {
         match discovery::classify(path)? {
-            Some(found) => engine.add(found, None, model),
+            Some(found) => engine.add(found, None, out),
             None => {
                 for found in discovery::scan(path)? {
-                    engine.add(found, None, model);
+                    engine.add(found, None, out);
                 }
             }
         }
     }
-    while engine.poll(model, None) > 0 {}
-    engine.settle_all(model);
-    engine.report(model);
+    while engine.poll(out, None) > 0 {}
+    engine.settle_all(out);
+    engine.report(out);
     Ok(())
 }

@@ -365,13 +365,12 @@ impl Body for PlainBody {
 mod tests {
     use super::*;
     use crate::config::Settings;
-    use crate::model::{JobObs, JobStatus, Source};
+    use crate::model::{JobObs, JobStatus, Observer, Source};
     use crate::telemetry::Telemetry;
     use http_body_util::BodyExt;
 
-    fn job(m: &Model, id: u64) {
-        m.upsert_job(
-            Source::Rest,
+    fn job(m: &Arc<Model>, id: u64) {
+        m.observer(Source::Rest).upsert_job(
             "app",
             &JobObs {
                 job_id: id,

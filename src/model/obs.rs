@@ -15,8 +15,7 @@ pub enum Source {
     EventLog,
 }
 
-/// Milliseconds since the Unix epoch, as Spark reports times.
-pub type EpochMs = i64;
+pub use crate::clock::EpochMs;
 
 /// An application (one attempt of it).
 #[derive(Debug, Clone, Default)]

@@ -91,9 +91,9 @@ fn task(id: u64, stage_id: u64, ms: u64) -> TaskEndObs {
 fn a_job_seen_twice_or_by_two_sources_counts_once() {
     let (m, _) = model();
     let j = job(0, JobStatus::Succeeded, "g", vec![0]);
-    m.upsert_job(Source::Rest, APP, &j);
-    m.upsert_job(Source::Rest, APP, &j);
-    m.upsert_job(Source::EventLog, APP, &j);
+    m.observer(Source::Rest).upsert_job(APP, &j);
+    m.observer(Source::Rest).upsert_job(APP, &j);
+    m.observer(Source::EventLog).upsert_job(APP, &j);
     let f = collect(&m);
     let g = [("job_group", "g"), ("status", "succeeded")];
     assert_eq!(val(&f, "spark_jobs", &g), Some(1.0));
@@ -115,11 +115,8 @@ fn a_job_seen_twice_or_by_two_sources_counts_once() {
 #[test]
 fn running_then_ended_job_keeps_its_labels_and_duration() {
     let (m, _) = model();
-    m.upsert_job(
-        Source::EventLog,
-        APP,
-        &job(3, JobStatus::Running, "etl", vec![]),
-    );
+    m.observer(Source::EventLog)
+        .upsert_job(APP, &job(3, JobStatus::Running, "etl", vec![]));
     assert_eq!(
         val(&collect(&m), "spark_jobs_active", &[("job_group", "etl")]),
         Some(1.0)
@@ -129,7 +126,7 @@ fn running_then_ended_job_keeps_its_labels_and_duration() {
     end.job_group = None;
     end.description = None;
     end.submission_ms = None;
-    m.upsert_job(Source::EventLog, APP, &end);
+    m.observer(Source::EventLog).upsert_job(APP, &end);
     let f = collect(&m);
     assert_eq!(
         val(&f, "spark_jobs_active", &[("job_group", "etl")]),
@@ -152,27 +149,22 @@ fn running_then_ended_job_keeps_its_labels_and_duration() {
 #[test]
 fn stage_totals_from_rest_and_event_log_merge_not_add() {
     let (m, _) = model();
-    m.upsert_job(Source::Rest, APP, &job(0, JobStatus::Running, "g", vec![7]));
+    m.observer(Source::Rest)
+        .upsert_job(APP, &job(0, JobStatus::Running, "g", vec![7]));
     let c = TaskCounts {
         succeeded: 2,
         failed: 0,
         killed: 0,
     };
-    m.upsert_stage(
-        Source::Rest,
-        APP,
-        &stage(7, StageStatus::Active, Some(c), 200),
-    );
-    m.upsert_stage(
-        Source::EventLog,
-        APP,
-        &stage(7, StageStatus::Active, None, 0),
-    );
-    m.task_end(APP, &task(1, 7, 100));
-    m.task_end(APP, &task(2, 7, 100));
-    m.task_end(APP, &task(3, 7, 100));
+    m.observer(Source::Rest)
+        .upsert_stage(APP, &stage(7, StageStatus::Active, Some(c), 200));
+    m.observer(Source::EventLog)
+        .upsert_stage(APP, &stage(7, StageStatus::Active, None, 0));
+    m.observer(Source::EventLog).task_end(APP, &task(1, 7, 100));
+    m.observer(Source::EventLog).task_end(APP, &task(2, 7, 100));
+    m.observer(Source::EventLog).task_end(APP, &task(3, 7, 100));
     // The same log read again (truncation, retried step): no double count.
-    m.task_end(APP, &task(3, 7, 100));
+    m.observer(Source::EventLog).task_end(APP, &task(3, 7, 100));
     let f = collect(&m);
     let g = [("job_group", "g"), ("status", "succeeded")];
     assert_eq!(
@@ -205,36 +197,24 @@ fn stage_totals_from_rest_and_event_log_merge_not_add() {
 #[test]
 fn counters_survive_stage_retirement_and_ui_retention() {
     let (m, clock) = model();
-    m.upsert_job(
-        Source::Rest,
-        APP,
-        &job(0, JobStatus::Succeeded, "g", vec![1]),
-    );
+    m.observer(Source::Rest)
+        .upsert_job(APP, &job(0, JobStatus::Succeeded, "g", vec![1]));
     let c = TaskCounts {
         succeeded: 4,
         failed: 1,
         killed: 0,
     };
-    m.upsert_stage(
-        Source::Rest,
-        APP,
-        &stage(1, StageStatus::Complete, Some(c), 400),
-    );
+    m.observer(Source::Rest)
+        .upsert_stage(APP, &stage(1, StageStatus::Complete, Some(c), 400));
     let before = collect(&m);
     // Retention window passes: the stage's own series go, its totals stay in the group.
     clock.fetch_add(3_600_000, Ordering::SeqCst);
     m.expire(m.now_ms());
     // Spark dropped the stage from its UI, then a stale or repeated observation arrives.
-    m.upsert_stage(
-        Source::Rest,
-        APP,
-        &stage(1, StageStatus::Complete, Some(c), 400),
-    );
-    m.upsert_job(
-        Source::Rest,
-        APP,
-        &job(0, JobStatus::Succeeded, "g", vec![1]),
-    );
+    m.observer(Source::Rest)
+        .upsert_stage(APP, &stage(1, StageStatus::Complete, Some(c), 400));
+    m.observer(Source::Rest)
+        .upsert_job(APP, &job(0, JobStatus::Succeeded, "g", vec![1]));
     let after = collect(&m);
     for (name, lab) in [
         (
@@ -278,28 +258,17 @@ fn counters_survive_stage_retirement_and_ui_retention() {
 #[test]
 fn event_log_job_end_infers_skipped_stages_once() {
     let (m, _) = model();
-    m.upsert_job(
-        Source::EventLog,
-        APP,
-        &job(0, JobStatus::Running, "g", vec![1, 2]),
-    );
-    m.upsert_stage(
-        Source::EventLog,
-        APP,
-        &stage(2, StageStatus::Active, None, 0),
-    );
-    m.upsert_stage(
-        Source::EventLog,
-        APP,
-        &stage(2, StageStatus::Complete, None, 0),
-    );
-    m.upsert_job(
-        Source::EventLog,
-        APP,
-        &job(0, JobStatus::Succeeded, "g", vec![]),
-    );
+    m.observer(Source::EventLog)
+        .upsert_job(APP, &job(0, JobStatus::Running, "g", vec![1, 2]));
+    m.observer(Source::EventLog)
+        .upsert_stage(APP, &stage(2, StageStatus::Active, None, 0));
+    m.observer(Source::EventLog)
+        .upsert_stage(APP, &stage(2, StageStatus::Complete, None, 0));
+    m.observer(Source::EventLog)
+        .upsert_job(APP, &job(0, JobStatus::Succeeded, "g", vec![]));
     // REST later reports the same stage as skipped: no double count.
-    m.upsert_stage(Source::Rest, APP, &stage(1, StageStatus::Skipped, None, 0));
+    m.observer(Source::Rest)
+        .upsert_stage(APP, &stage(1, StageStatus::Skipped, None, 0));
     let f = collect(&m);
     assert_eq!(
         val(
@@ -327,15 +296,14 @@ fn executor_removal_counts_once_and_never_for_the_driver() {
         active: Some(true),
         ..Default::default()
     };
-    m.upsert_executor(Source::Rest, APP, &e);
+    m.observer(Source::Rest).upsert_executor(APP, &e);
     e.active = Some(false);
     e.remove_reason = Some("Executor heartbeat timed out after 120000 ms".into());
-    m.upsert_executor(Source::EventLog, APP, &e);
-    m.upsert_executor(Source::Rest, APP, &e);
+    m.observer(Source::EventLog).upsert_executor(APP, &e);
+    m.observer(Source::Rest).upsert_executor(APP, &e);
     e.active = Some(true); // a stale REST answer must not revive it
-    m.upsert_executor(Source::Rest, APP, &e);
-    m.upsert_executor(
-        Source::Rest,
+    m.observer(Source::Rest).upsert_executor(APP, &e);
+    m.observer(Source::Rest).upsert_executor(
         APP,
         &ExecutorObs {
             executor_id: "driver".into(),
@@ -367,14 +335,11 @@ fn executor_removal_counts_once_and_never_for_the_driver() {
 fn stalled_seconds_count_from_the_last_task_end() {
     let (m, clock) = model();
     clock.store(10_000, Ordering::SeqCst);
-    m.upsert_job(
-        Source::EventLog,
-        APP,
-        &job(0, JobStatus::Running, "g", vec![5]),
-    );
+    m.observer(Source::EventLog)
+        .upsert_job(APP, &job(0, JobStatus::Running, "g", vec![5]));
     let mut s = stage(5, StageStatus::Active, None, 0);
     s.submission_ms = Some(10_000);
-    m.upsert_stage(Source::EventLog, APP, &s);
+    m.observer(Source::EventLog).upsert_stage(APP, &s);
     clock.store(70_000, Ordering::SeqCst);
     assert_eq!(
         val(
@@ -386,7 +351,7 @@ fn stalled_seconds_count_from_the_last_task_end() {
     );
     let mut t = task(1, 5, 0);
     t.finish_ms = 40_000;
-    m.task_end(APP, &t);
+    m.observer(Source::EventLog).task_end(APP, &t);
     assert_eq!(
         val(
             &collect(&m),
@@ -408,12 +373,12 @@ fn descriptions_fold_by_rules_then_by_cap() {
     {
         let mut j = job(i as u64, JobStatus::Succeeded, "report", vec![]);
         j.description = Some(format!("revenue for {day}"));
-        m.upsert_job(Source::Rest, APP, &j);
+        m.observer(Source::Rest).upsert_job(APP, &j);
     }
     for i in 0..5u64 {
         let mut j = job(10 + i, JobStatus::Succeeded, "adhoc", vec![]);
         j.description = Some(format!("query {}", ["a", "b", "c", "d", "e"][i as usize]));
-        m.upsert_job(Source::Rest, APP, &j);
+        m.observer(Source::Rest).upsert_job(APP, &j);
     }
     let f = collect(&m);
     assert_eq!(
@@ -447,23 +412,17 @@ fn descriptions_fold_by_rules_then_by_cap() {
 #[test]
 fn finished_apps_expire_and_a_restarted_driver_is_a_new_app() {
     let (m, clock) = model();
-    m.upsert_app(
-        Source::Rest,
-        &AppObs {
-            app_id: "old".into(),
-            name: Some("n".into()),
-            ..Default::default()
-        },
-    );
-    m.upsert_app(
-        Source::Rest,
-        &AppObs {
-            app_id: "new".into(),
-            name: Some("n".into()),
-            ..Default::default()
-        },
-    );
-    m.app_gone("old", m.now_ms());
+    m.observer(Source::Rest).upsert_app(&AppObs {
+        app_id: "old".into(),
+        name: Some("n".into()),
+        ..Default::default()
+    });
+    m.observer(Source::Rest).upsert_app(&AppObs {
+        app_id: "new".into(),
+        name: Some("n".into()),
+        ..Default::default()
+    });
+    m.observer(Source::Rest).app_gone("old", m.now_ms());
     let f = collect(&m);
     assert!(val(&f, "spark_app_end_time_seconds", &[("app_id", "old")]).is_some());
     assert!(val(&f, "spark_app_end_time_seconds", &[("app_id", "new")]).is_none());
@@ -487,7 +446,7 @@ fn streaming_batches_count_once_per_batch_id() {
         batch_duration_ms: 500,
     };
     for b in [0, 1, 1, 2] {
-        m.streaming_progress(APP, &p(b));
+        m.observer(Source::EventLog).streaming_progress(APP, &p(b));
     }
     let f = collect(&m);
     assert_eq!(
@@ -516,20 +475,14 @@ fn a_rest_stage_seen_before_its_job_waits_for_the_job_labels() {
         failed: 0,
         killed: 0,
     };
-    m.upsert_stage(
-        Source::Rest,
-        APP,
-        &stage(4, StageStatus::Complete, Some(c), 10),
-    );
+    m.observer(Source::Rest)
+        .upsert_stage(APP, &stage(4, StageStatus::Complete, Some(c), 10));
     assert_eq!(
         val(&collect(&m), "spark_stages", &[("status", "complete")]),
         None
     );
-    m.upsert_job(
-        Source::Rest,
-        APP,
-        &job(2, JobStatus::Succeeded, "late", vec![4]),
-    );
+    m.observer(Source::Rest)
+        .upsert_job(APP, &job(2, JobStatus::Succeeded, "late", vec![4]));
     let f = collect(&m);
     assert_eq!(
         val(
@@ -542,7 +495,7 @@ fn a_rest_stage_seen_before_its_job_waits_for_the_job_labels() {
     // A stage whose job never shows up is applied after the wait, with fallback labels.
     let mut o = stage(9, StageStatus::Complete, Some(c), 10);
     o.description = Some("orphan".into());
-    m.upsert_stage(Source::Rest, APP, &o);
+    m.observer(Source::Rest).upsert_stage(APP, &o);
     clock.fetch_add(app::ORPHAN_WAIT_MS, Ordering::SeqCst);
     m.expire(m.now_ms());
     let f = collect(&m);
@@ -559,14 +512,11 @@ fn a_rest_stage_seen_before_its_job_waits_for_the_job_labels() {
 #[test]
 fn running_tasks_from_the_event_log_are_starts_minus_ends() {
     let (m, _) = model();
-    m.upsert_job(
-        Source::EventLog,
-        APP,
-        &job(0, JobStatus::Running, "g", vec![3]),
-    );
+    m.observer(Source::EventLog)
+        .upsert_job(APP, &job(0, JobStatus::Running, "g", vec![3]));
     let mut st = stage(3, StageStatus::Active, None, 0);
     st.active_tasks = None; // the event log does not say
-    m.upsert_stage(Source::EventLog, APP, &st);
+    m.observer(Source::EventLog).upsert_stage(APP, &st);
     for id in [10, 11, 12] {
         let s = TaskStartObs {
             stage_id: 3,
@@ -574,11 +524,11 @@ fn running_tasks_from_the_event_log_are_starts_minus_ends() {
             task_id: id,
             executor_id: "1".into(),
         };
-        m.task_start(APP, &s);
-        m.task_start(APP, &s); // read twice
+        m.observer(Source::EventLog).task_start(APP, &s);
+        m.observer(Source::EventLog).task_start(APP, &s); // read twice
     }
-    m.task_end(APP, &task(11, 3, 5));
-    m.task_end(APP, &task(11, 3, 5));
+    m.observer(Source::EventLog).task_end(APP, &task(11, 3, 5));
+    m.observer(Source::EventLog).task_end(APP, &task(11, 3, 5));
     let f = collect(&m);
     assert_eq!(
         val(&f, "spark_stage_tasks_active", &[("stage_id", "3")]),

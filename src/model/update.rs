@@ -353,6 +353,22 @@ impl State {
         }
     }
 
+    pub(super) fn set_task_summary(
+        &mut self,
+        app_id: &str,
+        stage_id: u64,
+        attempt: u32,
+        sum: TaskSummaryObs,
+    ) {
+        if let Some(st) = self
+            .apps
+            .get_mut(app_id)
+            .and_then(|a| a.stages.get_mut(&(stage_id, attempt)))
+        {
+            st.summary = Some(sum);
+        }
+    }
+
     pub(super) fn task_start(&mut self, app_id: &str, obs: &TaskStartObs) {
         let app = self.app(app_id);
         if app.counted_tasks.contains(obs.task_id) || !app.started_tasks.insert(obs.task_id) {

@@ -23,8 +23,8 @@ use crate::model::obs::{EpochMs, JobStatus, StageStatus};
 use super::api::{ExecutionData, ExecutorSummary, JobData, StageData, TaskMetricDistributions};
 use super::client::{Client, ClientError};
 use super::convert::{self, job_obs, sql_obs, stage_obs};
-use super::poller::Sink;
 use super::tracker::{IdTracker, PROBE_CAP, PROBE_LOOKAHEAD};
+use crate::model::Observer;
 
 /// `/sql` defaults to `details=true&planDescription=true`: the plan graph and the plan text are
 /// most of the bytes and the exporter uses neither.
@@ -34,7 +34,7 @@ const SUMMARY_BACKLOG_PER_POLL: usize = 32;
 
 /// What the poller remembers about one application between polls.
 #[derive(Debug)]
-pub struct AppState {
+pub struct PolledApp {
     app_id: String,
     /// `/api/v1/applications/{id}[/{attempt}]`.
     base: String,
@@ -63,15 +63,15 @@ pub struct PollCtx {
     pub summary_window_ms: i64,
 }
 
-impl AppState {
+impl PolledApp {
     /// State for an application never read before; `attempt` is its newest attempt id, if any.
-    pub fn new(app_id: &str, attempt: Option<&str>) -> AppState {
+    pub fn new(app_id: &str, attempt: Option<&str>) -> PolledApp {
         let mut base = format!("/api/v1/applications/{}", encode(app_id));
         if let Some(a) = attempt.filter(|a| !a.is_empty()) {
             base.push('/');
             base.push_str(&encode(a));
         }
-        AppState {
+        PolledApp {
             app_id: app_id.to_string(),
             base,
             last_updated: 0,
@@ -113,34 +113,34 @@ impl AppState {
     pub async fn poll(
         &mut self,
         c: &Client,
-        sink: &dyn Sink,
+        observer: &dyn Observer,
         ctx: PollCtx,
         completed: bool,
         last_updated: i64,
     ) -> Result<(), ClientError> {
-        self.poll_jobs(c, sink).await?;
-        self.poll_stages(c, sink, ctx).await?;
-        self.poll_summaries(c, sink).await?;
-        self.poll_sql(c, sink).await?;
+        self.poll_jobs(c, observer).await?;
+        self.poll_stages(c, observer, ctx).await?;
+        self.poll_summaries(c, observer).await?;
+        self.poll_sql(c, observer).await?;
         let execs: Vec<ExecutorSummary> = c.get(&format!("{}/allexecutors", self.base)).await?;
         for e in &execs {
-            sink.upsert_executor(&self.app_id, &convert::executor_obs(e));
+            observer.upsert_executor(&self.app_id, &convert::executor_obs(e));
         }
         self.done = completed;
         self.last_updated = last_updated;
         Ok(())
     }
 
-    async fn poll_jobs(&mut self, c: &Client, sink: &dyn Sink) -> Result<(), ClientError> {
+    async fn poll_jobs(&mut self, c: &Client, observer: &dyn Observer) -> Result<(), ClientError> {
         let app = self.app_id.clone();
         if self.jobs.needs_full() {
-            return self.full_jobs(c, sink).await;
+            return self.full_jobs(c, observer).await;
         }
         let listed: Vec<JobData> = c.get(&format!("{}/jobs?status=running", self.base)).await?;
         let listed_ids: BTreeSet<u64> = listed.iter().map(|j| j.job_id).collect();
         for j in &listed {
             self.jobs.saw(j.job_id);
-            self.job_seen(sink, j);
+            self.job_seen(observer, j);
         }
         // Jobs that left the running list ended (or were evicted): learn how.
         let ended: Vec<u64> = self.running_jobs.difference(&listed_ids).copied().collect();
@@ -149,7 +149,7 @@ impl AppState {
                 .get_opt::<JobData>(&format!("{}/jobs/{id}", self.base))
                 .await?
             {
-                Some(j) => self.job_seen(sink, &j),
+                Some(j) => self.job_seen(observer, &j),
                 None => {
                     self.running_jobs.remove(&id);
                 }
@@ -161,37 +161,37 @@ impl AppState {
             c,
             tracker,
             |id| format!("{base}/jobs/{id}"),
-            |j: JobData| track_job(running, sink, &app, &j),
+            |j: JobData| track_job(running, observer, &app, &j),
         )
         .await?;
         if self.jobs.needs_full() {
-            self.full_jobs(c, sink).await?;
+            self.full_jobs(c, observer).await?;
         }
         Ok(())
     }
 
-    async fn full_jobs(&mut self, c: &Client, sink: &dyn Sink) -> Result<(), ClientError> {
+    async fn full_jobs(&mut self, c: &Client, observer: &dyn Observer) -> Result<(), ClientError> {
         let all: Vec<JobData> = c.get(&format!("{}/jobs", self.base)).await?;
         self.running_jobs.clear();
         for j in &all {
-            self.job_seen(sink, j);
+            self.job_seen(observer, j);
         }
         self.jobs.reset_from_full(all.iter().map(|j| j.job_id));
         Ok(())
     }
 
-    fn job_seen(&mut self, sink: &dyn Sink, j: &JobData) {
-        track_job(&mut self.running_jobs, sink, &self.app_id, j);
+    fn job_seen(&mut self, observer: &dyn Observer, j: &JobData) {
+        track_job(&mut self.running_jobs, observer, &self.app_id, j);
     }
 
     async fn poll_stages(
         &mut self,
         c: &Client,
-        sink: &dyn Sink,
+        observer: &dyn Observer,
         ctx: PollCtx,
     ) -> Result<(), ClientError> {
         if self.stages.needs_full() {
-            return self.full_stages(c, sink, ctx).await;
+            return self.full_stages(c, observer, ctx).await;
         }
         let path = format!(
             "{}/stages?status=active&status=pending&details=false",
@@ -202,7 +202,7 @@ impl AppState {
         for s in &listed {
             self.stages.saw(s.stage_id);
             listed_keys.insert(stage_key(s));
-            self.stage_seen(sink, s, None);
+            self.stage_seen(observer, s, None);
         }
         // Stages that left the unfinished list ended: fetch every attempt of each once.
         let left: BTreeSet<u64> = self
@@ -219,7 +219,7 @@ impl AppState {
                 .unwrap_or_default();
             let fetched: BTreeSet<(u64, u32)> = attempts.iter().map(stage_key).collect();
             for s in &attempts {
-                self.stage_seen(sink, s, None);
+                self.stage_seen(observer, s, None);
             }
             // Attempts Spark no longer has (evicted) stop being tracked.
             self.open_stages
@@ -237,11 +237,11 @@ impl AppState {
         // Stages found by probing are new since the last poll, so any that ended just did.
         // Record them even if a later probe failed: the tracker already counts them as seen.
         for s in &found {
-            self.stage_seen(sink, s, Some(i64::MIN));
+            self.stage_seen(observer, s, Some(i64::MIN));
         }
         probed?;
         if self.stages.needs_full() {
-            self.full_stages(c, sink, ctx).await?;
+            self.full_stages(c, observer, ctx).await?;
         }
         Ok(())
     }
@@ -249,7 +249,7 @@ impl AppState {
     async fn full_stages(
         &mut self,
         c: &Client,
-        sink: &dyn Sink,
+        observer: &dyn Observer,
         ctx: PollCtx,
     ) -> Result<(), ClientError> {
         let all: Vec<StageData> = c
@@ -258,7 +258,7 @@ impl AppState {
         self.open_stages.clear();
         let cutoff = ctx.now_ms.saturating_sub(ctx.summary_window_ms);
         for s in &all {
-            self.stage_seen(sink, s, Some(cutoff));
+            self.stage_seen(observer, s, Some(cutoff));
         }
         self.stages.reset_from_full(all.iter().map(|s| s.stage_id));
         Ok(())
@@ -267,11 +267,11 @@ impl AppState {
     /// Upsert a stage attempt and update the unfinished set. An attempt that is now terminal
     /// (and ran) gets a task summary if it was open before, or, when `new_since` is given, if it
     /// completed after that time.
-    fn stage_seen(&mut self, sink: &dyn Sink, s: &StageData, new_since: Option<EpochMs>) {
+    fn stage_seen(&mut self, observer: &dyn Observer, s: &StageData, new_since: Option<EpochMs>) {
         let Some(obs) = stage_obs(s) else {
             return;
         };
-        sink.upsert_stage(&self.app_id, &obs);
+        observer.upsert_stage(&self.app_id, &obs);
         let key = (obs.stage_id, obs.attempt);
         if !obs.status.is_terminal() {
             self.open_stages.insert(key, obs.status);
@@ -284,7 +284,11 @@ impl AppState {
         }
     }
 
-    async fn poll_summaries(&mut self, c: &Client, sink: &dyn Sink) -> Result<(), ClientError> {
+    async fn poll_summaries(
+        &mut self,
+        c: &Client,
+        observer: &dyn Observer,
+    ) -> Result<(), ClientError> {
         let active = self
             .open_stages
             .iter()
@@ -306,21 +310,21 @@ impl AppState {
             // 404: no task has reported metrics yet.
             let summary = c.get_opt::<TaskMetricDistributions>(&path).await?;
             if let Some(s) = summary.as_ref().and_then(convert::task_summary_obs) {
-                sink.set_task_summary(&self.app_id, id, attempt, s);
+                observer.set_task_summary(&self.app_id, id, attempt, s);
             }
             self.summary_due.remove(&(id, attempt));
         }
         Ok(())
     }
 
-    async fn poll_sql(&mut self, c: &Client, sink: &dyn Sink) -> Result<(), ClientError> {
+    async fn poll_sql(&mut self, c: &Client, observer: &dyn Observer) -> Result<(), ClientError> {
         let app = self.app_id.as_str();
         let base = self.base.clone();
         if !self.sql.needs_full() {
             for id in self.running_sql.clone() {
                 let path = format!("{base}/sql/{id}?{SQL_QUERY}");
                 match c.get_opt::<ExecutionData>(&path).await? {
-                    Some(e) => track_sql(&mut self.running_sql, sink, app, &e),
+                    Some(e) => track_sql(&mut self.running_sql, observer, app, &e),
                     None => {
                         self.running_sql.remove(&id);
                     }
@@ -331,7 +335,7 @@ impl AppState {
                 c,
                 tracker,
                 |id| format!("{base}/sql/{id}?{SQL_QUERY}"),
-                |e| track_sql(running, sink, app, &e),
+                |e| track_sql(running, observer, app, &e),
             )
             .await?;
         }
@@ -339,7 +343,7 @@ impl AppState {
             let all: Vec<ExecutionData> = c.get(&format!("{base}/sql?{SQL_QUERY}")).await?;
             self.running_sql.clear();
             for e in &all {
-                track_sql(&mut self.running_sql, sink, app, e);
+                track_sql(&mut self.running_sql, observer, app, e);
             }
             self.sql.reset_from_full(all.iter().map(|e| e.id));
         }
@@ -353,10 +357,10 @@ fn stage_key(s: &StageData) -> (u64, u32) {
 
 /// Upsert a job; keep it in `running` while it runs. `UNKNOWN` jobs are not upserted and stop
 /// being tracked.
-fn track_job(running: &mut BTreeSet<u64>, sink: &dyn Sink, app: &str, j: &JobData) {
+fn track_job(running: &mut BTreeSet<u64>, observer: &dyn Observer, app: &str, j: &JobData) {
     match job_obs(j) {
         Some(obs) => {
-            sink.upsert_job(app, &obs);
+            observer.upsert_job(app, &obs);
             if obs.status == JobStatus::Running {
                 running.insert(j.job_id);
             } else {
@@ -370,14 +374,14 @@ fn track_job(running: &mut BTreeSet<u64>, sink: &dyn Sink, app: &str, j: &JobDat
 }
 
 /// Upsert a SQL execution; keep it in `running` while it runs.
-fn track_sql(running: &mut BTreeSet<u64>, sink: &dyn Sink, app: &str, e: &ExecutionData) {
+fn track_sql(running: &mut BTreeSet<u64>, observer: &dyn Observer, app: &str, e: &ExecutionData) {
     match sql_obs(e) {
         Some(obs) if !obs.status.is_terminal() => {
-            sink.upsert_sql(app, &obs);
+            observer.upsert_sql(app, &obs);
             running.insert(e.id);
         }
         Some(obs) => {
-            sink.upsert_sql(app, &obs);
+            observer.upsert_sql(app, &obs);
             running.remove(&e.id);
         }
         None => {
@@ -447,15 +451,15 @@ mod tests {
 
     #[test]
     fn paths_include_attempt_and_encode_ids() {
-        let s = AppState::new("local-1795981136444", None);
+        let s = PolledApp::new("local-1795981136444", None);
         assert_eq!(s.base, "/api/v1/applications/local-1795981136444");
-        let s = AppState::new("application_1/x y", Some("2"));
+        let s = PolledApp::new("application_1/x y", Some("2"));
         assert_eq!(s.base, "/api/v1/applications/application_1%2Fx%20y/2");
     }
 
     #[test]
     fn done_and_stale_follow_last_updated() {
-        let mut s = AppState::new("a", None);
+        let mut s = PolledApp::new("a", None);
         assert!(!s.is_done(true, 5));
         s.done = true;
         s.last_updated = 5;

@@ -15,6 +15,4 @@ pub mod poller;
 pub mod tracker;
 
 pub use client::ClientError;
-pub use poller::{
-    poll_once, poll_once_with, run, run_with, PollError, PollStats, Sink, TargetPoller,
-};
+pub use poller::{poll_once, run, PollError, PollStats, TargetPoller};

@@ -4,22 +4,21 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use regex::Regex;
 use tokio::task::JoinSet;
 use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
 
+use crate::clock::system_now_ms as now_ms;
 use crate::config::Settings;
-use crate::model::obs::{
-    AppObs, EpochMs, ExecutorObs, JobObs, Source, SqlObs, StageObs, TaskSummaryObs,
-};
-use crate::model::Model;
+use crate::model::obs::EpochMs;
+use crate::model::Observer;
 use crate::telemetry::Telemetry;
 
 use super::api::ApplicationInfo;
-use super::app::{AppState, PollCtx};
+use super::app::{PollCtx, PolledApp};
 use super::client::{Client, ClientError, DEFAULT_MAX_BODY_BYTES};
 use super::convert;
 
@@ -27,53 +26,6 @@ use super::convert;
 /// listed and filtered here (the History Server cannot filter by name), keeping the listing
 /// bounded however long the history is.
 const FILTER_LOOKAHEAD: usize = 10;
-
-/// Where observations go: the [`Model`] in production, a recorder in tests.
-pub trait Sink: Send + Sync {
-    /// Self-metrics.
-    fn telemetry(&self) -> &Arc<Telemetry>;
-    /// See [`Model::upsert_app`].
-    fn upsert_app(&self, obs: &AppObs);
-    /// See [`Model::app_gone`].
-    fn app_gone(&self, app_id: &str, now_ms: EpochMs);
-    /// See [`Model::upsert_job`].
-    fn upsert_job(&self, app_id: &str, obs: &JobObs);
-    /// See [`Model::upsert_stage`].
-    fn upsert_stage(&self, app_id: &str, obs: &StageObs);
-    /// See [`Model::set_task_summary`].
-    fn set_task_summary(&self, app_id: &str, stage_id: u64, attempt: u32, s: TaskSummaryObs);
-    /// See [`Model::upsert_executor`].
-    fn upsert_executor(&self, app_id: &str, obs: &ExecutorObs);
-    /// See [`Model::upsert_sql`].
-    fn upsert_sql(&self, app_id: &str, obs: &SqlObs);
-}
-
-impl Sink for Model {
-    fn telemetry(&self) -> &Arc<Telemetry> {
-        Model::telemetry(self)
-    }
-    fn upsert_app(&self, obs: &AppObs) {
-        Model::upsert_app(self, Source::Rest, obs)
-    }
-    fn app_gone(&self, app_id: &str, now_ms: EpochMs) {
-        Model::app_gone(self, app_id, now_ms)
-    }
-    fn upsert_job(&self, app_id: &str, obs: &JobObs) {
-        Model::upsert_job(self, Source::Rest, app_id, obs)
-    }
-    fn upsert_stage(&self, app_id: &str, obs: &StageObs) {
-        Model::upsert_stage(self, Source::Rest, app_id, obs)
-    }
-    fn set_task_summary(&self, app_id: &str, stage_id: u64, attempt: u32, s: TaskSummaryObs) {
-        Model::set_task_summary(self, app_id, stage_id, attempt, s)
-    }
-    fn upsert_executor(&self, app_id: &str, obs: &ExecutorObs) {
-        Model::upsert_executor(self, Source::Rest, app_id, obs)
-    }
-    fn upsert_sql(&self, app_id: &str, obs: &SqlObs) {
-        Model::upsert_sql(self, Source::Rest, app_id, obs)
-    }
-}
 
 /// `poll_once` failed for at least one target.
 #[derive(Debug, thiserror::Error)]
@@ -97,10 +49,11 @@ pub struct PollStats {
 
 /// Polls one target and remembers, between polls, what it already knows of each application.
 #[derive(Debug)]
-pub struct TargetPoller<S: Sink> {
+pub struct TargetPoller<O: Observer> {
     client: Client,
-    sink: Arc<S>,
-    apps: BTreeMap<String, AppState>,
+    observer: Arc<O>,
+    telemetry: Arc<Telemetry>,
+    apps: BTreeMap<String, PolledApp>,
     name_filter: Option<Regex>,
     app_limit: usize,
     summary_window_ms: i64,
@@ -116,15 +69,21 @@ pub struct TargetPoller<S: Sink> {
 /// ever-stalling stages behind. If the same application answers again, it is followed again.
 pub const GONE_AFTER_FAILED_POLLS: u32 = 3;
 
-impl<S: Sink> TargetPoller<S> {
-    /// A poller for `url` with the timeouts and limits of `settings`.
-    pub fn new(url: &str, settings: &Settings, sink: Arc<S>) -> Result<Self, ClientError> {
+impl<O: Observer> TargetPoller<O> {
+    /// A poller for `url` with the timeouts and limits of `settings`, reporting to `observer`
+    /// and counting its requests, bytes and errors in `telemetry`.
+    pub fn new(
+        url: &str,
+        settings: &Settings,
+        observer: Arc<O>,
+        telemetry: Arc<Telemetry>,
+    ) -> Result<Self, ClientError> {
         let sp = &settings.spark;
         let client = Client::with_auth(
             url,
             sp.timeout,
             DEFAULT_MAX_BODY_BYTES,
-            sink.telemetry().clone(),
+            telemetry.clone(),
             &sp.auth,
         )?;
         // `config::validate` already rejected bad patterns; one that slips through is ignored.
@@ -137,7 +96,8 @@ impl<S: Sink> TargetPoller<S> {
         });
         Ok(TargetPoller {
             client,
-            sink,
+            observer,
+            telemetry,
             apps: BTreeMap::new(),
             name_filter,
             app_limit: sp.app_limit.max(1),
@@ -161,7 +121,7 @@ impl<S: Sink> TargetPoller<S> {
         let (bytes0, requests0) = self.client.counters();
         let result = self.poll_inner().await;
         let (bytes1, requests1) = self.client.counters();
-        let telemetry = self.sink.telemetry();
+        let telemetry = &self.telemetry;
         let target = self.client.target();
         match result {
             Ok(apps) => {
@@ -257,21 +217,21 @@ impl<S: Sink> TargetPoller<S> {
             let completed = attempt.completed;
             let last_updated = attempt.last_updated_epoch;
             let obs = convert::app_obs(info);
-            self.sink.upsert_app(&obs);
+            self.observer.upsert_app(&obs);
             let state = self
                 .apps
                 .entry(info.id.clone())
-                .or_insert_with(|| AppState::new(&info.id, attempt.attempt_id.as_deref()));
+                .or_insert_with(|| PolledApp::new(&info.id, attempt.attempt_id.as_deref()));
             if state.is_stale(last_updated) {
-                *state = AppState::new(&info.id, attempt.attempt_id.as_deref());
+                *state = PolledApp::new(&info.id, attempt.attempt_id.as_deref());
             }
             state.set_ended(completed || obs.end_ms.is_some());
             if state.is_done(completed, last_updated) {
                 continue;
             }
-            let sink: &dyn Sink = &*self.sink;
+            let observer: &dyn Observer = &*self.observer;
             if let Err(e) = state
-                .poll(&self.client, sink, ctx, completed, last_updated)
+                .poll(&self.client, observer, ctx, completed, last_updated)
                 .await
             {
                 if matches!(e, ClientError::Connect { .. } | ClientError::Timeout { .. }) {
@@ -300,33 +260,24 @@ impl<S: Sink> TargetPoller<S> {
             if let Some(state) = self.apps.remove(&id) {
                 if !state.ended() {
                     tracing::info!(target = self.client.target(), app_id = %id, "Application no longer listed");
-                    self.sink.app_gone(&id, now);
+                    self.observer.app_gone(&id, now);
                 }
             }
         }
     }
 }
 
-fn now_ms() -> EpochMs {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
-/// Runs until `shutdown` is cancelled: polls every target every `settings.spark.poll_interval`.
-pub async fn run(settings: Arc<Settings>, model: Arc<Model>, shutdown: CancellationToken) {
-    run_with(settings, model, shutdown).await
-}
-
-/// [`run`] with any [`Sink`] (tests record observations instead of modelling them).
-pub async fn run_with<S: Sink + 'static>(
+/// Runs until `shutdown` is cancelled: polls every target every `settings.spark.poll_interval`,
+/// reporting to `observer` (the model's REST observer; a recorder in tests).
+pub async fn run<O: Observer + 'static>(
     settings: Arc<Settings>,
-    sink: Arc<S>,
+    observer: Arc<O>,
+    telemetry: Arc<Telemetry>,
     shutdown: CancellationToken,
 ) {
     let mut tasks = JoinSet::new();
     for url in &settings.spark.urls {
-        let poller = match TargetPoller::new(url, &settings, sink.clone()) {
+        let poller = match TargetPoller::new(url, &settings, observer.clone(), telemetry.clone()) {
             Ok(p) => p,
             Err(e) => {
                 tracing::error!(target = %url, error = %e, "Cannot poll REST target");
@@ -342,8 +293,8 @@ pub async fn run_with<S: Sink + 'static>(
     while tasks.join_next().await.is_some() {}
 }
 
-async fn target_loop<S: Sink>(
-    mut poller: TargetPoller<S>,
+async fn target_loop<O: Observer>(
+    mut poller: TargetPoller<O>,
     every: std::time::Duration,
     shutdown: CancellationToken,
 ) {
@@ -363,22 +314,19 @@ async fn target_loop<S: Sink>(
     }
 }
 
-/// One poll of every target (the `dump` subcommand). Err if any target failed.
-pub async fn poll_once(settings: Arc<Settings>, model: Arc<Model>) -> Result<(), PollError> {
-    poll_once_with(settings, model).await
-}
-
-/// [`poll_once`] with any [`Sink`]. Targets are polled concurrently.
-pub async fn poll_once_with<S: Sink + 'static>(
+/// One poll of every target (the `dump` subcommand), concurrently. Err if any target failed.
+pub async fn poll_once<O: Observer + 'static>(
     settings: Arc<Settings>,
-    sink: Arc<S>,
+    observer: Arc<O>,
+    telemetry: Arc<Telemetry>,
 ) -> Result<(), PollError> {
     let mut tasks = JoinSet::new();
     for url in settings.spark.urls.clone() {
         let settings = settings.clone();
-        let sink = sink.clone();
+        let observer = observer.clone();
+        let telemetry = telemetry.clone();
         tasks.spawn(async move {
-            let result = match TargetPoller::new(&url, &settings, sink) {
+            let result = match TargetPoller::new(&url, &settings, observer, telemetry) {
                 Ok(mut p) => p.poll().await.map(|_| ()),
                 Err(e) => Err(e),
             };

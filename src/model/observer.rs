@@ -1,0 +1,82 @@
+//! The one way into the model: both collectors (the REST poller and the event-log tailer)
+//! report what they observe through [`Observer`]. The model implements it per source
+//! ([`Model::observer`]); tests implement it to record what a collector reports.
+//!
+//! Every call is idempotent and keyed by Spark's own ids (see [`super::app`] for the rules), so
+//! the same job reported twice, or by both sources, counts once.
+
+use std::sync::Arc;
+
+use super::obs::*;
+use super::Model;
+
+/// Receives a collector's observations.
+pub trait Observer: Send + Sync {
+    /// Add or update an application.
+    fn upsert_app(&self, obs: &AppObs);
+    /// The REST target no longer lists this (unfinished) application: its driver went away at
+    /// `at_ms`. It is marked ended then, so it expires after the retention time.
+    fn app_gone(&self, app_id: &str, at_ms: EpochMs);
+    /// Add or update a job.
+    fn upsert_job(&self, app_id: &str, obs: &JobObs);
+    /// Add or update a stage attempt.
+    fn upsert_stage(&self, app_id: &str, obs: &StageObs);
+    /// A stage attempt's task-duration summary (REST `taskSummary`).
+    fn set_task_summary(&self, app_id: &str, stage_id: u64, attempt: u32, sum: TaskSummaryObs);
+    /// A task started (event log).
+    fn task_start(&self, app_id: &str, obs: &TaskStartObs);
+    /// A task ended (event log).
+    fn task_end(&self, app_id: &str, obs: &TaskEndObs);
+    /// Add or update an executor.
+    fn upsert_executor(&self, app_id: &str, obs: &ExecutorObs);
+    /// Add or update a SQL execution.
+    fn upsert_sql(&self, app_id: &str, obs: &SqlObs);
+    /// A streaming micro-batch finished (event log).
+    fn streaming_progress(&self, app_id: &str, obs: &StreamingProgressObs);
+}
+
+/// The model as one source's observer (see [`Model::observer`]).
+#[derive(Debug, Clone)]
+pub struct ModelObserver {
+    pub(super) model: Arc<Model>,
+    pub(super) source: Source,
+}
+
+impl Observer for ModelObserver {
+    fn upsert_app(&self, obs: &AppObs) {
+        self.model.write(|s, _, now| s.upsert_app(obs, now))
+    }
+    fn app_gone(&self, app_id: &str, at_ms: EpochMs) {
+        self.model.write(|s, _, now| s.app_gone(app_id, at_ms, now))
+    }
+    fn upsert_job(&self, app_id: &str, obs: &JobObs) {
+        let src = self.source;
+        self.model
+            .write(|s, t, now| s.upsert_job(src, app_id, obs, t, now))
+    }
+    fn upsert_stage(&self, app_id: &str, obs: &StageObs) {
+        self.model
+            .write(|s, t, now| s.upsert_stage(app_id, obs, t, now, false))
+    }
+    fn set_task_summary(&self, app_id: &str, stage_id: u64, attempt: u32, sum: TaskSummaryObs) {
+        self.model
+            .write(|s, _, _| s.set_task_summary(app_id, stage_id, attempt, sum))
+    }
+    fn task_start(&self, app_id: &str, obs: &TaskStartObs) {
+        self.model.write(|s, _, _| s.task_start(app_id, obs))
+    }
+    fn task_end(&self, app_id: &str, obs: &TaskEndObs) {
+        self.model.write(|s, t, _| s.task_end(app_id, obs, t))
+    }
+    fn upsert_executor(&self, app_id: &str, obs: &ExecutorObs) {
+        self.model
+            .write(|s, _, now| s.upsert_executor(app_id, obs, now))
+    }
+    fn upsert_sql(&self, app_id: &str, obs: &SqlObs) {
+        self.model.write(|s, t, _| s.upsert_sql(app_id, obs, t))
+    }
+    fn streaming_progress(&self, app_id: &str, obs: &StreamingProgressObs) {
+        self.model
+            .write(|s, t, _| s.streaming_progress(app_id, obs, t))
+    }
+}
