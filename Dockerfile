@@ -16,7 +16,8 @@ WORKDIR /src
 COPY . .
 # Cache mounts keep the crate registry and target/ between builds (BuildKit); the binary is
 # copied out of the cache so the next stage can see it. --locked: exactly Cargo.lock; only the
-# exporter binary (src/bin/ may hold development tools).
+# exporter binary (Cargo.toml names the benchmark harnesses in benches/, so they are in the
+# context, but they are not built).
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
     cargo build --release --locked --bin spark-exporter \

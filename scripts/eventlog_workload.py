@@ -15,7 +15,12 @@ Usage: eventlog_workload.py --eventlog-dir DIR --counts-out FILE [--conf k=v ...
 import argparse
 import json
 import os
+import sys
 import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "support"))
+import sparkwork  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--eventlog-dir", required=True)
@@ -24,43 +29,35 @@ ap.add_argument("--conf", action="append", default=[], help="extra k=v Spark con
 ap.add_argument("--batches", type=int, default=3, help="streaming micro-batches to run")
 a = ap.parse_args()
 
-from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
+from pyspark.sql import functions as F  # noqa: E402
 
-os.makedirs(a.eventlog_dir, exist_ok=True)
-b = (SparkSession.builder.master("local[2,2]").appName("eventlog-fixture")
-     .config("spark.eventLog.enabled", "true")
-     .config("spark.eventLog.dir", a.eventlog_dir)
-     .config("spark.sql.shuffle.partitions", "4")
-     .config("spark.task.maxFailures", "2")
-     .config("spark.ui.enabled", "false")
-     .config("spark.ui.showConsoleProgress", "false"))
-for kv in a.conf:
-    k, v = kv.split("=", 1)
-    b = b.config(k, v)
-spark = b.getOrCreate()
+spark = sparkwork.session(
+    "local[2,2]", "eventlog-fixture", event_log_dir=a.eventlog_dir, driver_memory=None,
+    conf=[("spark.sql.shuffle.partitions", "4"),
+          ("spark.task.maxFailures", "2"),
+          ("spark.ui.enabled", "false")]
+    + [tuple(kv.split("=", 1)) for kv in a.conf])
 sc = spark.sparkContext
-sc.setLogLevel("ERROR")
 jvm = sc._jvm
 
 # 1. A cached RDD and a shuffle; the second collect skips the shuffle-map stage.
-sc.setJobGroup("etl_load", "Load numbers 2026-01-01")
+sparkwork.set_group(sc, "etl_load", "Load numbers 2026-01-01")
 nums = sc.parallelize(range(20_000), 4).map(lambda x: x * 3).cache()
 nums.count()
-sc.setJobGroup("shuffle_agg", "Aggregate by key")
+sparkwork.set_group(sc, "shuffle_agg", "Aggregate by key")
 pairs = nums.map(lambda x: (x % 10, 1)).reduceByKey(lambda p, q: p + q)
 pairs.collect()
 pairs.collect()
 
 # 2. SQL under a job group, with per-query descriptions.
-sc.setJobGroup("sql_report", "Report")
+sparkwork.set_group(sc, "sql_report", "Report")
 for region in ["eu", "us"]:
     sc.setJobDescription(f"report for {region}")
     spark.range(0, 5000).withColumn("k", F.col("id") % 7).groupBy("k").count().collect()
 sc.setJobDescription(None)
 
 # 3. A failed job (every attempt of one task raises) and a failed SQL execution.
-sc.setJobGroup("failing_job", "This job fails on purpose")
+sparkwork.set_group(sc, "failing_job", "This job fails on purpose")
 def boom(x):
     if x == 13:
         raise ValueError("bad record 13")
@@ -74,8 +71,7 @@ try:
     spark.range(0, 50, numPartitions=2).select(boom_udf("id")).collect()
 except Exception:
     pass
-sc.setLocalProperty("spark.jobGroup.id", None)
-sc.setLocalProperty("spark.job.description", None)
+sparkwork.set_group(sc, None, None)
 
 # 4. Structured streaming: a rate source for a few micro-batches.
 q = (spark.readStream.format("rate").option("rowsPerSecond", 20).load()

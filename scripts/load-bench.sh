@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Scrape load bench (BENCHMARKS.md "Scrape load and cardinality").
 #
-# Builds target/release/load-bench, starts it in `serve` mode (a model filled to 2,000 retained
-# stages, 500 executors, 200 job groups, served by the real server while it keeps changing like a
-# polled application), then:
+# Builds the load-bench harness (benches/load-bench.rs, via scripts/bench-bin.sh), starts it in
+# `serve` mode (a model filled to 2,000 retained stages, 500 executors, 200 job groups, served by
+# the real server while it keeps changing like a polled application), then:
 #   1. wrk, 100 connections, closed loop for $SECS s (each connection scrapes again as soon as
 #      its last scrape ends), with Prometheus's headers (gzip): latency percentiles, errors;
 #   2. for each "interval_ms:gzip|plain" in $SCRAPES, the bench's own client: 100 scrapers each
@@ -28,11 +28,11 @@ if ! command -v wrk >/dev/null; then
     $sudo_ apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq wrk
 fi
-cargo build --release --bin load-bench
+bench="$(scripts/bench-bin.sh load-bench)"
 
 rss() { awk '/^VmRSS|^VmHWM/ {printf "%s=%.1fMiB ", $1, $2/1024} END {print ""}' "/proc/$1/status"; }
 
-target/release/load-bench serve --addr "$ADDR" "$@" >"$OUT/serve.log" 2>&1 &
+"$bench" serve --addr "$ADDR" "$@" >"$OUT/serve.log" 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do
@@ -51,7 +51,7 @@ for run in $SCRAPES; do
     interval="${run%%:*}"
     enc=(--gzip false); [ "${run##*:}" = gzip ] && enc=(--gzip true)
     echo "--- load-bench scrape: $CONNS scrapers, one scrape each per ${interval}ms (${run##*:}), ${SECS}s"
-    target/release/load-bench scrape --url "http://$ADDR/metrics" --connections "$CONNS" \
+    "$bench" scrape --url "http://$ADDR/metrics" --connections "$CONNS" \
         --secs "$SECS" --interval-ms "$interval" "${enc[@]}" | tee "$OUT/scrape-$interval-${run##*:}.txt"
     echo "server after scrape: $(rss "$pid")"
 done

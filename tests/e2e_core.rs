@@ -25,39 +25,34 @@
 
 #[path = "e2e/exposition.rs"]
 mod exposition;
-#[path = "e2e/procs.rs"]
-mod procs;
 #[path = "e2e/relay.rs"]
 mod relay;
 #[path = "e2e/report.rs"]
 mod report;
-#[path = "support/command.rs"]
-mod support_command;
-#[path = "support/exposition.rs"]
-mod support_exposition;
+mod support;
 #[path = "e2e/truth.rs"]
 mod truth;
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use exposition::{parse_exposition, project, render, single, went_backwards, Sample, Scrape};
-use procs::{exporter_command, Guard, Output};
 use relay::Relay;
-use report::{panic_text, tail, tail_file, Failures};
+use report::{panic_text, Failures};
+use support::command::{exporter_command, Output};
+use support::files::{artefact_dir, free_port, tail, tail_file};
+use support::proc::Guard;
+use support::{spark, EXPORTER};
 use truth::{exec_times, fetch_rest, get, key, ExecTimes, Series, Truth};
 
 /// The PySpark application.
 const WORKLOAD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/e2e/workload.py");
-/// The exporter under test.
-const EXPORTER: &str = env!("CARGO_BIN_EXE_spark-exporter");
 /// How long Spark may take to start and run every job (it shares two cores with others).
 const WORKLOAD_DEADLINE: Duration = Duration::from_secs(150);
 /// How long the driver may take to stop once released.
@@ -353,7 +348,7 @@ struct Scrape2 {
 /// the scenario could not run.
 fn shared_run() -> Option<&'static Run> {
     static RUN: OnceLock<Result<Run, String>> = OnceLock::new();
-    let python = python()?;
+    let python = spark::python("e2e_core")?;
     let r = RUN.get_or_init(|| {
         // A panic inside would leave the cell empty and make the other test run Spark again.
         std::panic::catch_unwind(|| scenario(&python))
@@ -365,42 +360,8 @@ fn shared_run() -> Option<&'static Run> {
     }
 }
 
-/// The interpreter with pyspark, or `None` (skip) when it is missing and not required.
-fn python() -> Option<PathBuf> {
-    let p = std::env::var_os("SPARK_E2E_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
-    let p = if p.is_relative() {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(p)
-    } else {
-        p
-    };
-    if p.exists() {
-        return Some(p);
-    }
-    let required = std::env::var("SPARK_E2E_REQUIRED").is_ok_and(|v| !v.is_empty() && v != "0");
-    if required {
-        panic!(
-            "SPARK_E2E_REQUIRED is set but the PySpark interpreter {} does not exist \
-             (create it with `python3 -m venv .venv && .venv/bin/pip install pyspark==4.1.1`, \
-             or point SPARK_E2E_PYTHON at one)",
-            p.display()
-        );
-    }
-    // Straight to the stderr handle: `eprintln!` is captured for passing tests, and a skip must
-    // be seen.
-    let bar = "!".repeat(80);
-    let _ = writeln!(
-        std::io::stderr(),
-        "\n{bar}\n!!! SKIPPED: end-to-end Spark test. No PySpark interpreter at {}.\n\
-         !!! Set SPARK_E2E_PYTHON, or SPARK_E2E_REQUIRED=1 to make this a failure.\n{bar}",
-        p.display()
-    );
-    None
-}
-
 fn scenario(python: &Path) -> Result<Run, String> {
-    let dir = run_dir()?;
+    let dir = artefact_dir("e2e-core");
     // Two workers: the relay keeps serving the exporter while this thread waits on a `dump`.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -419,7 +380,7 @@ async fn scenario_async(python: &Path, dir: PathBuf) -> Result<Run, String> {
         .map_err(|e| format!("HTTP client: {e}"))?;
 
     // 1. The workload, until its jobs are done.
-    let ui_port = free_port()?;
+    let ui_port = free_port();
     let event_log_dir = dir.join("eventlog");
     let done_marker = dir.join("done.json");
     let release_marker = dir.join("release");
@@ -436,14 +397,14 @@ async fn scenario_async(python: &Path, dir: PathBuf) -> Result<Run, String> {
         .arg(&release_marker)
         .arg("--hold-timeout")
         .arg("240");
-    let mut workload = Guard::spawn("workload", cmd, &workload_log, true)?;
+    let mut workload = Guard::spawn("workload", cmd, &workload_log, true);
     say(&format!(
         "Workload started (pid {}, UI port {ui_port}); waiting for its jobs.",
-        workload.id()
+        workload.pid()
     ));
     let deadline = Instant::now() + WORKLOAD_DEADLINE;
     while !done_marker.exists() {
-        if let Some(s) = workload.try_wait() {
+        if let Some(s) = workload.exited() {
             return Err(format!(
                 "the workload exited ({s}) before its jobs were done:\n{}",
                 tail_file(&workload_log, 40)
@@ -478,7 +439,7 @@ async fn scenario_async(python: &Path, dir: PathBuf) -> Result<Run, String> {
     // 2. The exporter against the live UI (through the relay), until it is ready and two polls
     //    have read /allexecutors, the last endpoint of a poll.
     let relay = Relay::start(&url, http.clone()).await?;
-    let listen = format!("127.0.0.1:{}", free_port()?);
+    let listen = format!("127.0.0.1:{}", free_port());
     let exporter_log = dir.join("exporter.log");
     let mut cmd = Command::new(EXPORTER);
     cmd.args([
@@ -495,12 +456,12 @@ async fn scenario_async(python: &Path, dir: PathBuf) -> Result<Run, String> {
         "--log.level",
         "debug",
     ]);
-    let mut exporter = Guard::spawn("exporter", cmd, &exporter_log, false)?;
+    let mut exporter = Guard::spawn("exporter", cmd, &exporter_log, false);
     let base = format!("http://{listen}");
     let fail = |m: String| format!("{m}\nexporter log:\n{}", tail_file(&exporter_log, 30));
     let deadline = Instant::now() + EXPORTER_DEADLINE;
     loop {
-        if let Some(s) = exporter.try_wait() {
+        if let Some(s) = exporter.exited() {
             return Err(fail(format!(
                 "the exporter exited ({s}) before it was ready"
             )));
@@ -558,7 +519,7 @@ async fn scenario_async(python: &Path, dir: PathBuf) -> Result<Run, String> {
     // 4. `dump --spark.url` straight at the live UI, and at a dead port.
     let dump_live = exporter_command(&["dump", "--spark.url", &url], Duration::from_secs(30));
     fs::write(dir.join("dump-live.txt"), &dump_live.stdout).ok();
-    let dead = format!("http://127.0.0.1:{}", free_port()?);
+    let dead = format!("http://127.0.0.1:{}", free_port());
     let dump_dead = exporter_command(&["dump", "--spark.url", &dead], Duration::from_secs(30));
     say("Dumps done; releasing the driver.");
 
@@ -567,7 +528,7 @@ async fn scenario_async(python: &Path, dir: PathBuf) -> Result<Run, String> {
     fs::write(&release_marker, b"").map_err(|e| format!("release marker: {e}"))?;
     let stopped = Instant::now();
     let status = loop {
-        if let Some(s) = workload.try_wait() {
+        if let Some(s) = workload.exited() {
             break s;
         }
         if stopped.elapsed() > STOP_DEADLINE {
@@ -614,7 +575,7 @@ async fn after_driver_death(
 ) -> Result<Scrape2, String> {
     let deadline = Instant::now() + EXPORTER_DEADLINE;
     loop {
-        if exporter.try_wait().is_some() {
+        if exporter.exited().is_some() {
             return Err("the exporter exited after the driver stopped".into());
         }
         let (_, text) = get(http, &format!("{base}/metrics")).await?;
@@ -640,36 +601,7 @@ async fn after_driver_death(
     let (healthz, _) = get(http, &format!("{base}/healthz")).await?;
     Ok(Scrape2 {
         samples: parse_exposition(&text).samples,
-        exporter_alive: exporter.try_wait().is_none(),
+        exporter_alive: exporter.exited().is_none(),
         healthz,
     })
-}
-
-/// A fresh folder for this run's artefacts; runs older than an hour are removed.
-fn run_dir() -> Result<PathBuf, String> {
-    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    if let Ok(entries) = fs::read_dir(&root) {
-        for e in entries.flatten() {
-            let old = e
-                .metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| SystemTime::now().duration_since(t).ok())
-                .is_some_and(|age| age > Duration::from_secs(3600));
-            if old && e.file_name().to_string_lossy().starts_with("e2e-core-") {
-                let _ = fs::remove_dir_all(e.path());
-            }
-        }
-    }
-    let dir = root.join(format!("e2e-core-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    Ok(dir)
-}
-
-fn free_port() -> Result<u16, String> {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| format!("no free port: {e}"))
 }

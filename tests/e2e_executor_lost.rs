@@ -23,21 +23,25 @@
 //!
 //! Run: `cargo test --test e2e_executor_lost -- --nocapture`
 
+mod support;
+
 use std::fs;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use support::exposition::{parse_exposition, Sample};
+use support::files::{artefact_dir, free_port, tail_file};
+use support::http::{get_url, get_url_json};
+use support::proc::{must_wait_for, signal, Guard};
+use support::{spark, EXPORTER};
 
 const APP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/e2e_lost/app.py");
 const RULES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/alerts/spark-exporter.rules.yml"
 );
-const EXPORTER: &str = env!("CARGO_BIN_EXE_spark-exporter");
 /// Normalised removal reasons (README, `spark_executor_removed_total`).
 const REASONS: [&str; 6] = [
     "killed_by_driver",
@@ -49,100 +53,8 @@ const REASONS: [&str; 6] = [
 ];
 
 // ---------------------------------------------------------------------------------------------
-// Processes
+// Helpers
 // ---------------------------------------------------------------------------------------------
-
-/// A child killed on drop; with `group`, its whole process group (Spark JVMs included).
-struct Guard {
-    name: &'static str,
-    child: Child,
-    group: bool,
-}
-
-impl Guard {
-    fn spawn(name: &'static str, mut cmd: Command, log: &Path, group: bool) -> Guard {
-        let out = fs::File::create(log).unwrap();
-        cmd.stdin(Stdio::null())
-            .stdout(out.try_clone().unwrap())
-            .stderr(out);
-        if group {
-            use std::os::unix::process::CommandExt;
-            cmd.process_group(0);
-        }
-        let child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
-        Guard { name, child, group }
-    }
-    fn alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
-    }
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if self.group {
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{}", self.child.id())])
-                .stderr(Stdio::null())
-                .status();
-        }
-        if self.alive() {
-            let _ = self.child.kill();
-            eprintln!(
-                "[e2e-lost] {} (pid {}) killed by its guard",
-                self.name,
-                self.child.id()
-            );
-        }
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-// ---------------------------------------------------------------------------------------------
-// HTTP (HTTP/1.0: no chunked bodies, connection closed by the server)
-// ---------------------------------------------------------------------------------------------
-
-fn http_get(url: &str) -> Result<(u16, String), String> {
-    let rest = url.strip_prefix("http://").ok_or("http only")?;
-    let (host, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let mut s = TcpStream::connect(host).map_err(|e| format!("{url}: {e}"))?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).ok();
-    write!(
-        s,
-        "GET {path} HTTP/1.0\r\nHost: {host}\r\nAccept: */*\r\n\r\n"
-    )
-    .map_err(|e| e.to_string())?;
-    let mut buf = Vec::new();
-    s.read_to_end(&mut buf).map_err(|e| format!("{url}: {e}"))?;
-    let text = String::from_utf8_lossy(&buf).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").ok_or("no header end")?;
-    let code = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .ok_or("no status")?;
-    Ok((code, body.to_string()))
-}
-
-fn get_json(url: &str) -> Result<Value, String> {
-    let (code, body) = http_get(url)?;
-    if code != 200 {
-        return Err(format!("{url}: HTTP {code}"));
-    }
-    serde_json::from_str(&body).map_err(|e| format!("{url}: {e}"))
-}
 
 fn urlencode(s: &str) -> String {
     s.bytes()
@@ -155,98 +67,20 @@ fn urlencode(s: &str) -> String {
         .collect()
 }
 
-// ---------------------------------------------------------------------------------------------
-// Exposition (classic text format; labels without escaped quotes are enough here)
-// ---------------------------------------------------------------------------------------------
-
-#[derive(Debug, Clone)]
-struct Sample {
-    name: String,
-    labels: Vec<(String, String)>,
-    value: f64,
-}
-
-impl Sample {
-    fn label(&self, k: &str) -> Option<&str> {
-        self.labels
-            .iter()
-            .find(|(n, _)| n == k)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-fn parse_labels(s: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut rest = s;
-    while let Some(eq) = rest.find("=\"") {
-        let key = rest[..eq].trim_start_matches(',').trim().to_string();
-        let after = &rest[eq + 2..];
-        let mut val = String::new();
-        let mut chars = after.char_indices();
-        let mut end = after.len();
-        while let Some((i, c)) = chars.next() {
-            match c {
-                '\\' => {
-                    if let Some((_, n)) = chars.next() {
-                        val.push(match n {
-                            'n' => '\n',
-                            o => o,
-                        });
-                    }
-                }
-                '"' => {
-                    end = i + 1;
-                    break;
-                }
-                o => val.push(o),
-            }
-        }
-        out.push((key, val));
-        rest = &after[end..];
-    }
-    out
-}
-
 fn scrape(port: u16) -> Result<Vec<Sample>, String> {
-    let (code, body) = http_get(&format!("http://127.0.0.1:{port}/metrics"))?;
+    let (code, body) = get_url(&format!("http://127.0.0.1:{port}/metrics"))?;
     if code != 200 {
         return Err(format!("/metrics: HTTP {code}"));
     }
-    let mut out = Vec::new();
-    for line in body.lines() {
-        if line.starts_with('#') || line.trim().is_empty() {
-            continue;
-        }
-        let (series, value) = match line.rsplit_once(' ') {
-            Some(p) => p,
-            None => continue,
-        };
-        let Ok(value) = value.parse::<f64>() else {
-            continue;
-        };
-        let (name, labels) = match series.split_once('{') {
-            Some((n, l)) => (n.to_string(), parse_labels(l.trim_end_matches('}'))),
-            None => (series.to_string(), Vec::new()),
-        };
-        out.push(Sample {
-            name,
-            labels,
-            value,
-        });
-    }
-    Ok(out)
+    Ok(parse_exposition(&body))
 }
 
 fn of_app<'a>(samples: &'a [Sample], name: &str, app: &str) -> Vec<&'a Sample> {
     samples
         .iter()
-        .filter(|s| s.name == name && s.label("app_id") == Some(app))
+        .filter(|s| s.name == name && s.label("app_id") == app)
         .collect()
 }
-
-// ---------------------------------------------------------------------------------------------
-// Helpers
-// ---------------------------------------------------------------------------------------------
 
 /// The `expr` of alert `name` in the rules file, verbatim (block scalar `|-`).
 fn alert_expr(rules: &str, name: &str) -> String {
@@ -299,19 +133,6 @@ fn executor_pids(app_id: &str) -> Vec<(u32, String)> {
     v
 }
 
-fn wait_for<T>(what: &str, deadline: Duration, mut f: impl FnMut() -> Option<T>) -> T {
-    let end = Instant::now() + deadline;
-    loop {
-        if let Some(t) = f() {
-            return t;
-        }
-        if Instant::now() > end {
-            panic!("timed out after {deadline:?} waiting for {what}");
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
-}
-
 fn app_log_line(log: &Path, prefix: &str) -> Option<String> {
     fs::read_to_string(log)
         .ok()?
@@ -320,46 +141,29 @@ fn app_log_line(log: &Path, prefix: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-fn log_tail(p: &Path) -> String {
-    let s = fs::read_to_string(p).unwrap_or_default();
-    let lines: Vec<&str> = s.lines().collect();
-    lines[lines.len().saturating_sub(40)..].join("\n")
-}
-
 // ---------------------------------------------------------------------------------------------
 // The test
 // ---------------------------------------------------------------------------------------------
 
 #[test]
 fn lost_executor_is_counted_and_alert_fires() {
-    let required = std::env::var("SPARK_E2E_REQUIRED").as_deref() == Ok("1");
-    let python = std::env::var("SPARK_E2E_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
+    let Some(python) = spark::python("e2e_executor_lost") else {
+        return;
+    };
     let prometheus_ok = Command::new("prometheus")
         .arg("--version")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    if !python.exists() || !prometheus_ok {
-        let msg = format!(
-            "e2e_executor_lost: SKIPPED: python {} exists={}, prometheus runnable={}",
-            python.display(),
-            python.exists(),
-            prometheus_ok
+    if !prometheus_ok {
+        spark::skip_unless_required(
+            "e2e_executor_lost: `prometheus` is not runnable (Debian package prometheus)",
         );
-        if required {
-            panic!("{msg} (SPARK_E2E_REQUIRED=1)");
-        }
-        eprintln!("\n!!!!!!!!!! {msg} !!!!!!!!!!\n");
         return;
     }
 
-    let run = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target/tmp")
-        .join(format!("e2e-lost-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&run);
+    let run = artefact_dir("e2e-lost");
     let events = run.join("events");
     fs::create_dir_all(&events).unwrap();
     eprintln!("[e2e-lost] artefacts in {}", run.display());
@@ -371,9 +175,9 @@ fn lost_executor_is_counted_and_alert_fires() {
     let mut cmd = Command::new(&python);
     cmd.args([APP, events.to_str().unwrap(), run.to_str().unwrap()]);
     let mut app = Guard::spawn("pyspark app", cmd, &app_log, true);
-    let ready = wait_for("the app's READY line", Duration::from_secs(180), || {
-        if !app.alive() {
-            panic!("app exited before READY:\n{}", log_tail(&app_log));
+    let ready = must_wait_for("the app's READY line", Duration::from_secs(180), || {
+        if !app.running() {
+            panic!("app exited before READY:\n{}", tail_file(&app_log, 40));
         }
         app_log_line(&app_log, "READY ")
     });
@@ -431,19 +235,19 @@ fn lost_executor_is_counted_and_alert_fires() {
     let mut prom = Guard::spawn("prometheus", cmd, &prom_dir.join("prometheus.log"), false);
 
     // The exporter sees the application with its executors before anything is lost.
-    wait_for(
+    must_wait_for(
         "exporter: 2 active executors (+ driver)",
         Duration::from_secs(30),
         || {
             assert!(
-                exporter.alive(),
+                exporter.running(),
                 "exporter died:\n{}",
-                log_tail(&run.join("exporter.log"))
+                tail_file(&run.join("exporter.log"), 40)
             );
             let s = scrape(exp_port).ok()?;
             let active = of_app(&s, "spark_executors", &app_id)
                 .into_iter()
-                .find(|s| s.label("state") == Some("active"))?
+                .find(|s| s.label("state") == "active")?
                 .value;
             (active >= 3.0).then_some(())
         },
@@ -458,11 +262,11 @@ fn lost_executor_is_counted_and_alert_fires() {
     );
 
     // Kill one executor JVM while it runs a task of the long job.
-    let (pid, exec_id) = wait_for(
+    let (pid, exec_id) = must_wait_for(
         "an executor of the app running a task",
         Duration::from_secs(60),
         || {
-            let execs = get_json(&format!("{api}/executors")).ok()?;
+            let execs = get_url_json(&format!("{api}/executors")).ok()?;
             let busy: Vec<String> = execs
                 .as_array()?
                 .iter()
@@ -484,18 +288,14 @@ fn lost_executor_is_counted_and_alert_fires() {
         "[e2e-lost] {} SIGKILL executor {exec_id} (pid {pid})",
         el(t0)
     );
-    let st = Command::new("kill")
-        .args(["-KILL", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    assert!(signal(pid, "KILL"), "SIGKILL executor pid {pid}");
 
     // Spark notices, the exporter counts it.
-    let rest_dead = wait_for(
+    let rest_dead = must_wait_for(
         "Spark REST: the killed executor dead",
         Duration::from_secs(120),
         || {
-            let all = get_json(&format!("{api}/allexecutors")).ok()?;
+            let all = get_url_json(&format!("{api}/allexecutors")).ok()?;
             let e = all
                 .as_array()?
                 .iter()
@@ -512,7 +312,7 @@ fn lost_executor_is_counted_and_alert_fires() {
         "[e2e-lost] {} Spark REST removeReason: {remove_reason:?}",
         el(t0)
     );
-    wait_for(
+    must_wait_for(
         "exporter: spark_executor_removed_total >= 1",
         Duration::from_secs(30),
         || {
@@ -526,18 +326,18 @@ fn lost_executor_is_counted_and_alert_fires() {
     );
 
     // The job still finishes.
-    let done = wait_for(
+    let done = must_wait_for(
         "the app's DONE line (job finished)",
         Duration::from_secs(240),
         || {
-            if !app.alive() {
-                panic!("app exited before DONE:\n{}", log_tail(&app_log));
+            if !app.running() {
+                panic!("app exited before DONE:\n{}", tail_file(&app_log, 40));
             }
             app_log_line(&app_log, "DONE ")
         },
     );
     eprintln!("[e2e-lost] {} app: {done}", el(t0));
-    let jobs = get_json(&format!("{api}/jobs")).unwrap();
+    let jobs = get_url_json(&format!("{api}/jobs")).unwrap();
     let long = jobs
         .as_array()
         .unwrap()
@@ -552,7 +352,7 @@ fn lost_executor_is_counted_and_alert_fires() {
 
     // Let both sources settle (several REST polls, the event log read to the end), then judge.
     std::thread::sleep(Duration::from_secs(4));
-    let all = get_json(&format!("{api}/allexecutors")).unwrap();
+    let all = get_url_json(&format!("{api}/allexecutors")).unwrap();
     fs::write(run.join("allexecutors.json"), all.to_string()).ok();
     let execs = all.as_array().unwrap();
     let rest_dead_count = execs.iter().filter(|e| e["isActive"] == false).count();
@@ -566,7 +366,7 @@ fn lost_executor_is_counted_and_alert_fires() {
     let after = scrape(exp_port).unwrap();
     fs::write(
         run.join("scrape.txt"),
-        http_get(&format!("http://127.0.0.1:{exp_port}/metrics"))
+        get_url(&format!("http://127.0.0.1:{exp_port}/metrics"))
             .unwrap()
             .1,
     )
@@ -586,7 +386,7 @@ fn lost_executor_is_counted_and_alert_fires() {
     let nonzero: Vec<_> = removed.iter().filter(|s| s.value > 0.0).collect();
     let reason = nonzero
         .first()
-        .and_then(|s| s.label("reason"))
+        .map(|s| s.label("reason"))
         .unwrap_or("<none>")
         .to_string();
     if !REASONS.contains(&reason.as_str()) {
@@ -597,11 +397,11 @@ fn lost_executor_is_counted_and_alert_fires() {
     eprintln!("[e2e-lost] Spark said {remove_reason:?}; the exporter made it reason={reason:?}");
     let dead = gauges
         .iter()
-        .find(|s| s.label("state") == Some("dead"))
+        .find(|s| s.label("state") == "dead")
         .map(|s| s.value);
     let active = gauges
         .iter()
-        .find(|s| s.label("state") == Some("active"))
+        .find(|s| s.label("state") == "active")
         .map(|s| s.value);
     if dead.unwrap_or(0.0) < 1.0 {
         failures.push(format!(
@@ -643,11 +443,11 @@ fn lost_executor_is_counted_and_alert_fires() {
     let mut fired = None;
     while Instant::now() < end {
         assert!(
-            prom.alive(),
+            prom.running(),
             "prometheus died:\n{}",
-            log_tail(&prom_dir.join("prometheus.log"))
+            tail_file(&prom_dir.join("prometheus.log"), 40)
         );
-        match get_json(&q) {
+        match get_url_json(&q) {
             Ok(v) => {
                 last = v.to_string();
                 if let Some(r) = v["data"]["result"].as_array().filter(|r| !r.is_empty()) {
@@ -700,7 +500,7 @@ fn lost_executor_is_counted_and_alert_fires() {
             "max_over_time(sum(spark_executor_removed_total{{app_id=\"{app_id}\"}})[10m:1s])"
         ))
     );
-    match get_json(&q) {
+    match get_url_json(&q) {
         Ok(v) => {
             let max = v["data"]["result"][0]["value"][1]
                 .as_str()
@@ -714,11 +514,11 @@ fn lost_executor_is_counted_and_alert_fires() {
         }
         Err(e) => failures.push(e),
     }
-    let alerts = wait_for(
+    let alerts = must_wait_for(
         "SparkExecutorsLost in /api/v1/alerts",
         Duration::from_secs(20),
         || {
-            let v = get_json(&format!("http://127.0.0.1:{prom_port}/api/v1/alerts")).ok()?;
+            let v = get_url_json(&format!("http://127.0.0.1:{prom_port}/api/v1/alerts")).ok()?;
             v["data"]["alerts"]
                 .as_array()?
                 .iter()
@@ -740,7 +540,7 @@ fn lost_executor_is_counted_and_alert_fires() {
     // Release the application; the guards clean up everything else.
     fs::write(run.join("release"), b"").unwrap();
     let end = Instant::now() + Duration::from_secs(60);
-    while app.alive() && Instant::now() < end {
+    while app.running() && Instant::now() < end {
         std::thread::sleep(Duration::from_millis(200));
     }
     drop(prom);

@@ -22,6 +22,9 @@ import os
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
+import sparkwork  # noqa: E402
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--ui-port", type=int, required=True)
 ap.add_argument("--eventlog-dir", required=True)
@@ -34,9 +37,8 @@ ap.add_argument("--stop-file", help="stop the application once this file exists"
 ap.add_argument("--hold", type=float, default=600, help="longest wait for --stop-file, seconds")
 a = ap.parse_args()
 
-from pyspark import InheritableThread, StorageLevel
-from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
+from pyspark import InheritableThread, StorageLevel  # noqa: E402
+from pyspark.sql import functions as F  # noqa: E402
 
 
 def say(*words):
@@ -47,29 +49,22 @@ def phase(name):
     say("PHASE", name, f"{time.time():.3f}")
 
 
-os.makedirs(a.eventlog_dir, exist_ok=True)
-spark = (SparkSession.builder.master("local[2]").appName(a.app_name)
-         .config("spark.driver.memory", "1g")
-         .config("spark.ui.port", str(a.ui_port))
-         .config("spark.ui.showConsoleProgress", "false")
-         .config("spark.eventLog.enabled", "true")
-         .config("spark.eventLog.dir", "file://" + os.path.abspath(a.eventlog_dir))
-         .config("spark.sql.shuffle.partitions", "4")
-         .config("spark.sql.adaptive.enabled", "false")
-         .config("spark.local.dir", os.path.join(a.scratch_dir, "local"))
-         # Sorters spill after this many records whatever the free memory: spill metrics. Shuffles
-         # with few partitions would take the bypass-merge path, which never spills.
-         .config("spark.shuffle.spill.numElementsForceSpillThreshold", "20000")
-         .config("spark.shuffle.sort.bypassMergeThreshold", "1")
-         .getOrCreate())
+spark = sparkwork.session(
+    "local[2]", a.app_name, ui_port=a.ui_port, event_log_dir=a.eventlog_dir,
+    conf=[("spark.sql.shuffle.partitions", "4"),
+          ("spark.sql.adaptive.enabled", "false"),
+          ("spark.local.dir", os.path.join(a.scratch_dir, "local")),
+          # Sorters spill after this many records whatever the free memory: spill metrics.
+          # Shuffles with few partitions would take the bypass-merge path, which never spills.
+          ("spark.shuffle.spill.numElementsForceSpillThreshold", "20000"),
+          ("spark.shuffle.sort.bypassMergeThreshold", "1")])
 sc = spark.sparkContext
-sc.setLogLevel("ERROR")
 say("APP_ID", sc.applicationId)
 say("APP_NAME", a.app_name)
 
 
 def group(gid, desc):
-    sc.setJobGroup(gid, desc)
+    sparkwork.set_group(sc, gid, desc)
     phase(gid)
 
 
@@ -137,7 +132,7 @@ sc.parallelize(range(40_000), 8).mapPartitionsWithIndex(slow_first).collect()
 
 
 def hang():
-    sc.setJobGroup("stuck_stage", "A task that hangs")
+    sparkwork.set_group(sc, "stuck_stage", "A task that hangs")
 
     def maybe_sleep(x):
         if x == 0:
@@ -154,7 +149,7 @@ time.sleep(2)
 
 # The other core runs a small Structured Streaming query while the stage hangs.
 phase("streaming")
-sc.setJobGroup("streaming", "Rate source")
+sparkwork.set_group(sc, "streaming", "Rate source")
 query = (spark.readStream.format("rate").option("rowsPerSecond", 50).load()
          .selectExpr("value % 10 AS k").groupBy("k").count()
          .writeStream.format("noop").outputMode("complete").queryName("e2e_rate")
@@ -167,9 +162,7 @@ stuck.join()
 phase("stuck_finished")
 say("WORKLOAD_DONE")
 
-deadline = time.time() + a.hold
-while time.time() < deadline and not (a.stop_file and os.path.exists(a.stop_file)):
-    time.sleep(0.5)
+sparkwork.wait_for_file(a.stop_file, a.hold, every=0.5)
 spark.stop()
 say("STOPPED")
 sys.exit(0)

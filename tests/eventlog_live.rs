@@ -37,10 +37,7 @@
 //! is set (CI sets it), in which case it fails. Artefacts (logs, scrapes, REST JSON, the log
 //! count) stay in `target/tmp/eventlog-live-<pid>/`.
 
-#[path = "e2e_live/common.rs"]
-mod common;
-#[path = "support/exposition.rs"]
-mod support_exposition;
+mod support;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
@@ -50,10 +47,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use common::{
-    artefact_dir, free_port, http_get, parse_exposition, project, spark_python, start_exporter,
-    tail_file, went_backwards, Failures, Guard, Sample, Series,
-};
+use support::exposition::{parse_exposition, value, went_backwards, Sample, Series};
+use support::files::{artefact_dir, free_port, tail_file};
+use support::http::{get_ok, get_url_json};
+use support::live::{project, start_exporter, Failures};
+use support::proc::Guard;
+use support::spark;
 
 const WORKLOAD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/e2e_live/workload.py");
 const COUNT_LOG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/e2e_live/count_log.py");
@@ -103,19 +102,14 @@ impl Counts {
 }
 
 fn scrape(port: u16) -> Result<Vec<Sample>, String> {
-    http_get(&format!("http://127.0.0.1:{port}/metrics")).map(|t| parse_exposition(&t))
-}
-
-fn get_json(url: &str) -> Result<Value, String> {
-    let body = http_get(url)?;
-    serde_json::from_str(&body).map_err(|e| format!("{url}: {e}"))
+    get_ok(&format!("http://127.0.0.1:{port}/metrics")).map(|t| parse_exposition(&t))
 }
 
 /// Counts from the REST API: jobs by their `jobGroup`; stages by the group of the job listing
 /// them; tasks from each stage attempt's complete / failed / killed task counts.
 fn rest_counts(api: &str, dir: &Path, tag: &str) -> Result<Counts, String> {
-    let jobs = get_json(&format!("{api}/jobs"))?;
-    let stages = get_json(&format!("{api}/stages?details=false"))?;
+    let jobs = get_url_json(&format!("{api}/jobs"))?;
+    let stages = get_url_json(&format!("{api}/stages?details=false"))?;
     fs::write(dir.join(format!("rest-jobs-{tag}.json")), jobs.to_string()).ok();
     fs::write(
         dir.join(format!("rest-stages-{tag}.json")),
@@ -241,13 +235,6 @@ fn part_names(folder: &Path) -> Vec<String> {
     v
 }
 
-fn value(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> Option<f64> {
-    samples
-        .iter()
-        .find(|s| s.name == name && labels.iter().all(|(k, v)| s.label(k) == *v))
-        .map(|s| s.value)
-}
-
 /// Non-zero "active" gauges of `app`: jobs, stages, a stage's tasks, an executor's tasks, SQL
 /// executions. Once every job has ended they must all be zero (a cancelled job's tasks end after
 /// its stage did).
@@ -294,13 +281,13 @@ struct Watch {
 
 #[test]
 fn live_event_log_matches_rest_and_log() {
-    let Some(python) = spark_python("eventlog_live") else {
+    let Some(python) = spark::python("eventlog_live") else {
         return;
     };
     if Command::new("zstd").arg("--version").output().is_err() {
-        let msg = "eventlog_live: the `zstd` command is missing (apt-get install zstd)";
-        assert!(std::env::var_os("SPARK_E2E_REQUIRED").is_none(), "{msg}");
-        eprintln!("\n!!! SKIPPED {msg}\n");
+        spark::skip_unless_required(
+            "eventlog_live: the `zstd` command is missing (apt-get install zstd)",
+        );
         return;
     }
     let t0 = Instant::now();
@@ -435,7 +422,7 @@ fn live_event_log_matches_rest_and_log() {
         });
         fs::write(
             dir.join(format!("scrape-{name}-held.txt")),
-            http_get(&format!("http://127.0.0.1:{port}/metrics")).unwrap_or_default(),
+            get_ok(&format!("http://127.0.0.1:{port}/metrics")).unwrap_or_default(),
         )
         .ok();
         held.insert(name, s);
@@ -466,7 +453,7 @@ fn live_event_log_matches_rest_and_log() {
         );
     }
     // Executors other than the driver: exported task time = REST's totalDuration.
-    let execs = get_json(&format!("{api}/allexecutors")).expect("REST executors");
+    let execs = get_url_json(&format!("{api}/allexecutors")).expect("REST executors");
     fs::write(dir.join("rest-allexecutors.json"), execs.to_string()).ok();
     let rest_exec: Series = execs
         .as_array()
@@ -571,7 +558,7 @@ fn live_event_log_matches_rest_and_log() {
         });
         fs::write(
             dir.join(format!("scrape-{name}-ended.txt")),
-            http_get(&format!("http://127.0.0.1:{port}/metrics")).unwrap_or_default(),
+            get_ok(&format!("http://127.0.0.1:{port}/metrics")).unwrap_or_default(),
         )
         .ok();
         log.counts.compare(

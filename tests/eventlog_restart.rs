@@ -23,21 +23,18 @@
 //!
 //! Artefacts (exporter logs, scrapes, the dump) stay in `target/tmp/eventlog-restart-*-<pid>/`.
 
-#[path = "e2e_live/common.rs"]
-mod common;
-#[path = "support/exposition.rs"]
-mod support_exposition;
+mod support;
 
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{
-    artefact_dir, free_port, http_get, parse_exposition, start_exporter, Failures, Sample, Series,
-    EXPORTER,
-};
+use support::command::exporter_command;
+use support::exposition::{eventlog_errors, parse_exposition, value, Sample, Series};
+use support::files::{artefact_dir, free_port};
+use support::http::get_ok;
+use support::live::{start_exporter, Failures};
 
 const LOG: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -164,16 +161,9 @@ impl Writer {
 }
 
 fn scrape(port: u16) -> Vec<Sample> {
-    http_get(&format!("http://127.0.0.1:{port}/metrics"))
+    get_ok(&format!("http://127.0.0.1:{port}/metrics"))
         .map(|t| parse_exposition(&t))
         .unwrap_or_default()
-}
-
-fn value(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> Option<f64> {
-    samples
-        .iter()
-        .find(|s| s.name == name && labels.iter().all(|(k, v)| s.label(k) == *v))
-        .map(|s| s.value)
 }
 
 /// Every series but the exporter's own and the clock-dependent stall gauge.
@@ -289,18 +279,13 @@ fn run(case: &str, layout: fn(&Path, &[u8]) -> Plan) {
     }
 
     // The reference: a clean post-mortem read of the complete log.
-    let out = Command::new(EXPORTER)
-        .args(["dump", "--event-log"])
-        .arg(&complete)
-        .output()
-        .expect("run dump");
-    assert!(
-        out.status.success(),
-        "dump failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = exporter_command(
+        &["dump", "--event-log", &complete.to_string_lossy()],
+        Duration::from_secs(300),
     );
+    assert!(out.status.success(), "dump failed: {}", out.stderr);
     fs::write(dir.join("dump.txt"), &out.stdout).ok();
-    let reference = comparable(&parse_exposition(&String::from_utf8_lossy(&out.stdout)));
+    let reference = comparable(&parse_exposition(&out.stdout));
     f.check(
         "the dump has the log's 10,005 tasks",
         reference
@@ -317,7 +302,7 @@ fn run(case: &str, layout: fn(&Path, &[u8]) -> Plan) {
             _ => "exporter R (killed -9 and restarted mid-log) vs dump of the complete log: every series",
         };
         f.compare(what, &reference, &comparable(s));
-        let errors = value(s, "spark_exporter_eventlog_errors_total", &[]);
+        let errors = eventlog_errors(s);
         let all_errors: f64 = s
             .iter()
             .filter(|x| x.name == "spark_exporter_eventlog_errors_total")

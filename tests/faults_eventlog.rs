@@ -27,12 +27,9 @@
 //! Artefacts (exporter logs, scrapes, the damaged copies) stay in
 //! `target/tmp/faults-<test>-<pid>/`.
 
-#[path = "faults/common.rs"]
-mod common;
 #[path = "faults/logs.rs"]
 mod logs;
-#[path = "support/command.rs"]
-mod support_command;
+mod support;
 
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
@@ -41,8 +38,13 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::*;
 use logs::*;
+use support::exposition::*;
+use support::faults::*;
+use support::files::{artefact_dir, tail_file};
+use support::http::*;
+use support::proc::*;
+use support::EXPORTER;
 
 /// The tailer's discovery and end-of-file back-off.
 const POLL: &str = "200ms";
@@ -69,7 +71,7 @@ impl Tail {
 
     /// `envs` are exporter settings (`SPARK_EXPORTER_...`), `extra_dirs` more `--event-log.dir`s.
     fn start_with(name: &str, envs: &[(&str, &str)], extra_dirs: &[&Path]) -> Tail {
-        let dir = artefact_dir(name);
+        let dir = artefact_dir(&format!("faults-{name}"));
         let logs = dir.join("logs");
         fs::create_dir_all(&logs).unwrap();
         let exp = start_exporter(&dir, &[], &logs, extra_dirs, envs);
@@ -119,7 +121,7 @@ impl Tail {
         let summary: Vec<String> = last
             .iter()
             .filter(|s| s.name.starts_with("spark_exporter_eventlog"))
-            .map(|s| format!("  {} {}", s.key(), s.value))
+            .map(|s| format!("  {} {}", s.id(), s.value))
             .collect();
         panic!(
             "{}: {msg}\nlast scrape (event-log self-metrics):\n{}\nexporter log:\n{}",
@@ -673,7 +675,7 @@ fn unreadable_folder_rolling_folder_and_file_as_nobody() {
     chmod(&locked, 0o700);
 
     let name = "unreadable";
-    let dir = artefact_dir(name);
+    let dir = artefact_dir(&format!("faults-{name}"));
     let exp = start_exporter_bin(&dir, &NOBODY, &bin, &logs, &[&locked], &[]);
     let uid = fs::read_to_string(format!("/proc/{}/status", exp.guard.pid()))
         .unwrap_or_default()

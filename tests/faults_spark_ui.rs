@@ -29,10 +29,7 @@
 //! case they fail. The two tests take turns (one JVM at a time on two cores). Artefacts (driver
 //! and exporter logs, scrapes, REST JSON) stay in `target/tmp/faults-<test>-<pid>/`.
 
-#[path = "faults/common.rs"]
-mod common;
-#[path = "support/command.rs"]
-mod support_command;
+mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -46,7 +43,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use common::*;
+use support::exposition::*;
+use support::faults::*;
+use support::files::{artefact_dir, free_port, tail_file};
+use support::http::*;
+use support::proc::*;
+use support::spark;
 
 const DRIVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/faults/driver.py");
 /// Spark's start and its jobs, on two shared cores.
@@ -64,33 +66,6 @@ static SPARK: Mutex<()> = Mutex::new(());
 // ---------------------------------------------------------------------------------------------
 // The driver
 // ---------------------------------------------------------------------------------------------
-
-/// The interpreter with pyspark, or `None` (skip, loudly) when it is missing and not required.
-fn python() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let p = std::env::var_os("SPARK_E2E_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join(".venv/bin/python"));
-    let p = if p.is_relative() { root.join(p) } else { p };
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var("SPARK_E2E_REQUIRED").is_ok_and(|v| !v.is_empty() && v != "0") {
-        panic!(
-            "SPARK_E2E_REQUIRED is set but the PySpark interpreter {} does not exist \
-             (python3 -m venv .venv && .venv/bin/pip install pyspark==4.1.1)",
-            p.display()
-        );
-    }
-    let bar = "!".repeat(80);
-    let _ = writeln!(
-        std::io::stderr(),
-        "\n{bar}\n!!! SKIPPED: Spark UI fault tests. No PySpark interpreter at {}.\n\
-         !!! Set SPARK_E2E_PYTHON, or SPARK_E2E_REQUIRED=1 to make this a failure.\n{bar}",
-        p.display()
-    );
-    None
-}
 
 /// A running driver.
 struct Driver {
@@ -122,7 +97,7 @@ impl Driver {
             ])
             .arg("--state-dir")
             .arg(&state);
-        let mut guard = Guard::spawn(&format!("driver gen{gen}"), cmd, &log);
+        let mut guard = Guard::spawn(&format!("driver gen{gen}"), cmd, &log, true);
         let ui = state.join("ui.json");
         let info = wait_for(DRIVER_DEADLINE, Duration::from_millis(100), || {
             if let Some(s) = guard.exited() {
@@ -404,7 +379,7 @@ fn wait_scrape(
                     || s.name == "spark_up"
                     || s.name.starts_with("spark_app_")
             })
-            .map(|s| format!("  {} {}", s.key(), s.value))
+            .map(|s| format!("  {} {}", s.id(), s.value))
             .collect();
         panic!(
             "not within {limit:?}: {what}\nlast scrape (self-metrics, apps):\n{}\nexporter log:\n{}",
@@ -421,11 +396,13 @@ fn wait_scrape(
 
 #[test]
 fn driver_killed_mid_poll_and_restarted_on_the_same_port() {
-    let Some(python) = python() else { return };
+    let Some(python) = spark::python("faults_spark_ui") else {
+        return;
+    };
     let _turn = SPARK.lock().unwrap_or_else(|e| e.into_inner());
     let t0 = Instant::now();
     let say = |m: &str| say(t0, "kill", m);
-    let dir = artefact_dir("kill");
+    let dir = artefact_dir("faults-kill");
     let port = free_port();
     let target = format!("http://127.0.0.1:{port}");
 
@@ -845,11 +822,13 @@ fn proxy_one(mut conn: TcpStream, upstream: &str, mode: Mode) -> std::io::Result
 
 #[test]
 fn proxy_faults_against_a_live_ui() {
-    let Some(python) = python() else { return };
+    let Some(python) = spark::python("faults_spark_ui") else {
+        return;
+    };
     let _turn = SPARK.lock().unwrap_or_else(|e| e.into_inner());
     let t0 = Instant::now();
     let say = |m: &str| say(t0, "proxy", m);
-    let dir = artefact_dir("proxy");
+    let dir = artefact_dir("faults-proxy");
     let port = free_port();
     let mut driver = Driver::start(&python, &dir, port, 1, "trickle");
     say(&format!("driver up: {} on port {port}", driver.app_id));

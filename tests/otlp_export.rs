@@ -1,5 +1,5 @@
 //! OTLP export end to end: the exporter binary reads the Spark 4.1.1 event-log fixture and pushes
-//! to a real OTLP receiver (tests/otlp); every point must equal the Prometheus sample scraped from
+//! to a real OTLP receiver (tests/support/otlp); every point must equal the Prometheus sample scraped from
 //! /metrics, both ways, over gRPC and HTTP/protobuf, plain and TLS. The receiver is stopped,
 //! restarted, made to hang and to reject, and exports resume by themselves.
 //!
@@ -7,11 +7,11 @@
 //! (`spark_exporter_eventlog_lag_seconds`, and the OTLP self-metrics) are compared within a few
 //! seconds only.
 
-mod otlp;
+mod support;
 
 use std::time::{Duration, Instant};
 
-use otlp::{compare, points, resource, Exporter, Mode, Prom, Proto, Receiver};
+use support::otlp::{self, compare, points, resource, Exporter, Mode, Prom, Proto, Receiver};
 
 /// Seconds the time-dependent gauges may differ between a scrape and an export.
 const SLACK: Option<f64> = Some(10.0);
@@ -60,7 +60,7 @@ async fn export_restart_resume(proto: Proto, tls: bool) {
     if tls {
         env.push((
             "OTEL_EXPORTER_OTLP_CERTIFICATE",
-            otlp::root().join("tests/otlp/ca.pem").display().to_string(),
+            otlp::certs().join("ca.pem").display().to_string(),
         ));
     }
     let exp = Exporter::start(&args(&r, proto), &env);

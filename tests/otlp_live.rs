@@ -1,5 +1,5 @@
 //! OTLP export from an exporter watching a REAL, live PySpark application (tests/e2e/workload.py,
-//! pip pyspark + the machine's Java 17), received by the real OTLP receiver of tests/otlp (gRPC).
+//! pip pyspark + the machine's Java 17), received by the real OTLP receiver of tests/support/otlp (gRPC).
 //!
 //! The exporter polls the live Spark UI's REST API every second and exports every second. While
 //! the jobs run, the receiver is stopped (port closed, connections dropped) and started again on
@@ -27,102 +27,34 @@
 //! guard on drop, so a failed assertion leaves nothing running. Logs stay in
 //! `target/tmp/otlp-live-<pid>/`.
 
-mod otlp;
+mod support;
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{BufRead, BufReader, Write as _};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use otlp::{
-    compare, documented, free_port, parse_prometheus, points, Point, Prom, Proto, Receiver, PV,
+use support::files::{artefact_dir, free_port, tail_file};
+use support::otlp::{
+    clean_env, compare, documented, parse_prometheus, points, Point, Prom, Proto, Receiver, PV,
 };
+use support::proc::Guard;
+use support::{spark, EXPORTER};
 
 const WORKLOAD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/e2e/workload.py");
-const EXPORTER: &str = env!("CARGO_BIN_EXE_spark-exporter");
 /// Seconds the clock-driven gauges may differ between a scrape and an export.
 const SLACK: Option<f64> = Some(10.0);
 /// How far (ms) the driver's uptime-driven executor times may move between scrape and export.
 const DRIVER_SLACK_MS: f64 = 10_000.0;
 
 // ---------------------------------------------------------------------------------------------
-// Processes
-
-/// A child killed (with its process group when `group`) on drop.
-struct Guard {
-    name: &'static str,
-    child: Child,
-    group: bool,
-}
-
-impl Guard {
-    fn running(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
-    }
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let running = self.running();
-        if self.group {
-            // process_group(0): the group id is the child's pid; reaches Spark's JVM too.
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{}", self.child.id())])
-                .stderr(Stdio::null())
-                .status();
-        }
-        if running {
-            let _ = self.child.kill();
-            eprintln!(
-                "[otlp-live] {} (pid {}) killed by its guard",
-                self.name,
-                self.child.id()
-            );
-        }
-        let _ = self.child.wait();
-    }
-}
-
-/// The interpreter with pyspark, or `None` (skip, loudly) when missing and not required.
-fn python() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let p = std::env::var_os("SPARK_E2E_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join(".venv/bin/python"));
-    let p = if p.is_relative() { root.join(p) } else { p };
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var("SPARK_E2E_REQUIRED").is_ok_and(|v| !v.is_empty() && v != "0") {
-        panic!(
-            "SPARK_E2E_REQUIRED is set but the PySpark interpreter {} does not exist",
-            p.display()
-        );
-    }
-    let bar = "!".repeat(80);
-    let _ = writeln!(
-        std::io::stderr(),
-        "\n{bar}\n!!! SKIPPED: live OTLP test. No PySpark interpreter at {}.\n\
-         !!! Set SPARK_E2E_PYTHON, or SPARK_E2E_REQUIRED=1 to make this a failure.\n{bar}",
-        p.display()
-    );
-    None
-}
-
-fn tail(path: &Path, n: usize) -> String {
-    let s = fs::read_to_string(path).unwrap_or_default();
-    let lines: Vec<&str> = s.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
+// The exporter
 
 /// The exporter on the live UI with OTLP on; stderr kept in memory and in a file.
 struct LiveExporter {
     guard: Guard,
     port: u16,
-    log: Arc<Mutex<Vec<String>>>,
 }
 
 impl LiveExporter {
@@ -148,50 +80,20 @@ impl LiveExporter {
             "1s".into(),
             "--log.level".into(),
             "debug".into(),
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-        for (k, _) in std::env::vars() {
-            if k.starts_with("OTEL_") || k.starts_with("SPARK_EXPORTER_") || k.starts_with("K8S_") {
-                cmd.env_remove(k);
-            }
-        }
-        let mut child = cmd.spawn().expect("start spark-exporter");
-        let stderr = child.stderr.take().unwrap();
-        let log = Arc::new(Mutex::new(vec![]));
-        let (l, mut f) = (
-            log.clone(),
-            fs::File::create(log_file).expect("exporter log"),
-        );
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let _ = writeln!(f, "{line}");
-                l.lock().unwrap().push(line);
-            }
-        });
+        ]);
+        clean_env(&mut cmd);
         LiveExporter {
-            guard: Guard {
-                name: "exporter",
-                child,
-                group: false,
-            },
+            guard: Guard::capture("exporter", cmd, Some(log_file)),
             port,
-            log,
         }
     }
 
     fn log_count(&self, needle: &str) -> usize {
-        self.log
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|l| l.contains(needle))
-            .count()
+        self.guard.count_lines(needle)
     }
 
     fn log_tail(&self) -> String {
-        let l = self.log.lock().unwrap();
+        let l = self.guard.lines();
         l[l.len().saturating_sub(40)..].join("\n")
     }
 
@@ -298,13 +200,12 @@ fn compare_live(prom: &Prom, pts: &[Point]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_pyspark_export_equals_metrics_across_a_receiver_restart() {
-    let Some(python) = python() else { return };
+    let Some(python) = spark::python("otlp_live") else {
+        return;
+    };
     let t0 = Instant::now();
     let say = |m: &str| eprintln!("[otlp-live {:>5.1}s] {m}", t0.elapsed().as_secs_f64());
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("otlp-live-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
+    let dir = artefact_dir("otlp-live");
     let (done_marker, release_marker) = (dir.join("done.json"), dir.join("release"));
     let workload_log = dir.join("workload.log");
 
@@ -319,20 +220,8 @@ async fn live_pyspark_export_equals_metrics_across_a_receiver_restart() {
         .arg("--release-marker")
         .arg(&release_marker)
         .args(["--hold-timeout", "120"]);
-    let out = fs::File::create(&workload_log).unwrap();
-    cmd.stdin(Stdio::null())
-        .stdout(out.try_clone().unwrap())
-        .stderr(out);
-    {
-        use std::os::unix::process::CommandExt;
-        cmd.process_group(0);
-    }
-    let mut workload = Guard {
-        name: "workload",
-        child: cmd.spawn().expect("start the workload"),
-        group: true,
-    };
-    let wfail = |m: &str| format!("{m}; workload log:\n{}", tail(&workload_log, 40));
+    let mut workload = Guard::spawn("workload", cmd, &workload_log, true);
+    let wfail = |m: &str| format!("{m}; workload log:\n{}", tail_file(&workload_log, 40));
 
     // The UI is up once the workload logs it (Spark may have moved to another port).
     let deadline = Instant::now() + Duration::from_secs(90);

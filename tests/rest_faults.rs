@@ -1,13 +1,13 @@
 //! The REST poller against misbehaving targets: every failure is counted by kind, marks the
 //! target down, and the next poll recovers by itself; a slow target never holds up the others.
 
-mod rest_common;
+mod support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rest_common::*;
 use spark_exporter::spark::{poll_once_with, run_with, TargetPoller};
+use support::rest::*;
 use tokio_util::sync::CancellationToken;
 
 fn errors(rec: &Recorder, target: &str, kind: &str) -> u64 {
@@ -69,11 +69,7 @@ async fn each_fault_is_counted_by_kind_and_the_next_poll_recovers() {
 
 #[tokio::test]
 async fn a_refused_connection_is_a_connect_error() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = support::files::free_port();
     let url = format!("http://127.0.0.1:{port}");
     let rec = Arc::new(Recorder::default());
     let mut p = TargetPoller::new(&url, &settings(&[&url]), rec.clone()).unwrap();

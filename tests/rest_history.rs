@@ -1,13 +1,13 @@
 //! End-to-end tests of application discovery: driver restarts, History Server listings (name
 //! filter, limit, completed applications read once), application attempts.
 
-mod rest_common;
+mod support;
 
 use std::sync::Arc;
 
-use rest_common::*;
 use serde_json::json;
 use spark_exporter::spark::TargetPoller;
+use support::rest::*;
 
 #[tokio::test]
 async fn a_restarted_driver_reports_the_old_application_gone() {

@@ -1,14 +1,14 @@
 //! End-to-end tests of the REST poller against a fake Spark server: recorded Spark 4.1.1 JSON,
 //! generated histories, new and evicted ids, and the cost of an idle poll.
 
-mod rest_common;
+mod support;
 
 use std::sync::Arc;
 
-use rest_common::*;
 use serde_json::json;
 use spark_exporter::spark::tracker::PROBE_CAP;
 use spark_exporter::spark::TargetPoller;
+use support::rest::*;
 
 #[tokio::test]
 async fn replaying_recorded_snapshots_tracks_every_change_incrementally() {

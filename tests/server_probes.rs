@@ -1,36 +1,22 @@
 //! `/healthz` and `/readyz` as the Kubernetes manifests rely on them: ready once every source has
 //! made its first attempt, even a failed one (a driver UI that is not up yet), and never back.
 
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
+mod support;
+
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-struct Proc(Child);
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
-}
+use support::files::free_port;
+use support::http::http_get;
+use support::proc::Guard;
+use support::EXPORTER;
 
 /// The exporter on `port` with `args`, killed on drop.
-fn start(port: u16, args: &[&str]) -> Proc {
-    Proc(
-        Command::new(env!("CARGO_BIN_EXE_spark-exporter"))
-            .args(["--web.listen-address", &format!("127.0.0.1:{port}")])
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start"),
-    )
+fn start(port: u16, args: &[&str]) -> Guard {
+    let mut cmd = Command::new(EXPORTER);
+    cmd.args(["--web.listen-address", &format!("127.0.0.1:{port}")])
+        .args(args);
+    Guard::quiet("exporter", cmd)
 }
 
 /// Wait up to 15 s for `path` to answer 200.
@@ -42,14 +28,11 @@ fn wait_ok(port: u16, path: &str) {
     }
 }
 
+/// The status of `GET path` (`None` if there is no answer within 2 s).
 fn status(port: u16, path: &str) -> Option<u16> {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").ok()?;
-    let mut buf = String::new();
-    s.read_to_string(&mut buf).ok()?;
-    buf.split_whitespace().nth(1)?.parse().ok()
+    http_get(&format!("127.0.0.1:{port}"), path, Duration::from_secs(2))
+        .ok()
+        .map(|(code, _)| code)
 }
 
 #[test]

@@ -1,27 +1,17 @@
 //! `--web.config.file`: a real TLS client (reqwest + rustls) against the real binary, with right
 //! and wrong credentials, and mutual TLS.
 
-use std::net::TcpListener;
+mod support;
+
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
-
-struct Proc(Child);
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
-}
+use support::command::exporter_command;
+use support::files::free_port;
+use support::proc::Guard;
+use support::EXPORTER;
 
 struct Pki {
     ca_pem: String,
@@ -60,26 +50,23 @@ fn make_pki(dir: &Path) -> Pki {
     }
 }
 
-fn start(web_config: &Path) -> (Proc, u16) {
+fn start(web_config: &Path) -> (Guard, u16) {
     let port = free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_spark-exporter"))
-        .args([
-            "--spark.url=",
-            "--web.listen-address",
-            &format!("127.0.0.1:{port}"),
-            "--web.config.file",
-            web_config.to_str().expect("utf-8 path"),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start exporter");
+    let mut cmd = Command::new(EXPORTER);
+    cmd.args([
+        "--spark.url=",
+        "--web.listen-address",
+        &format!("127.0.0.1:{port}"),
+        "--web.config.file",
+        web_config.to_str().expect("utf-8 path"),
+    ]);
+    let exporter = Guard::quiet("exporter", cmd);
     let deadline = Instant::now() + Duration::from_secs(20);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < deadline, "exporter did not start");
         std::thread::sleep(Duration::from_millis(50));
     }
-    (Proc(child), port)
+    (exporter, port)
 }
 
 fn client(pki: &Pki, with_cert: bool) -> reqwest::Client {
@@ -194,18 +181,17 @@ fn an_invalid_web_config_exits_64_naming_each_field() {
         "tls_server_config:\n  cert_file: missing.crt\nbasic_auth_users:\n  bob: plain\n",
     )
     .expect("write");
-    let out = Command::new(env!("CARGO_BIN_EXE_spark-exporter"))
-        .args([
+    let out = exporter_command(
+        &[
             "check-config",
             "--web.config.file",
             cfg.to_str().expect("utf-8"),
-        ])
-        .output()
-        .expect("run");
+        ],
+        Duration::from_secs(30),
+    );
     assert_eq!(out.status.code(), Some(64));
-    let err = String::from_utf8_lossy(&out.stderr);
     for k in ["cert_file", "key_file", "bob"] {
-        assert!(err.contains(k), "{k} not in {err}");
+        assert!(out.stderr.contains(k), "{k} not in {}", out.stderr);
     }
 }
 

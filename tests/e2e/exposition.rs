@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-pub use crate::support_exposition::{parse_line, went_backwards, Sample};
+pub use crate::support::exposition::{parse_line, went_backwards, Sample};
 use crate::truth::{add, key, nonzero, Series};
 
 /// A parsed scrape.

@@ -1,8 +1,6 @@
 //! Collecting every problem of a test and printing readable diffs.
 
 use std::collections::BTreeSet;
-use std::fs;
-use std::path::Path;
 
 use crate::truth::Series;
 use crate::Run;
@@ -60,15 +58,6 @@ impl Failures {
             );
         }
     }
-}
-
-pub fn tail(s: &str, n: usize) -> String {
-    let lines: Vec<&str> = s.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
-pub fn tail_file(p: &Path, n: usize) -> String {
-    tail(&fs::read_to_string(p).unwrap_or_default(), n)
 }
 
 pub fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {

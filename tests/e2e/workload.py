@@ -19,9 +19,11 @@ import argparse
 import json
 import os
 import sys
-import threading
 import time
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import sparkwork  # noqa: E402
 
 ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 ap.add_argument("--ui-port", type=int, required=True, help="spark.ui.port")
@@ -31,52 +33,26 @@ ap.add_argument("--release-marker", required=True, help="the driver stops once t
 ap.add_argument("--hold-timeout", type=float, default=180.0,
                 help="stop anyway after this many seconds without a release marker")
 a = ap.parse_args()
+log = sparkwork.logger("workload")
+sparkwork.exit_with_parent(log)
 
-
-def log(msg):
-    print(f"[workload {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-os.makedirs(a.event_log_dir, exist_ok=True)
-
-# If the test dies without cleaning up (SIGKILL, a CI timeout), do not outlive it: the JVM exits
-# with us, as PySpark's gateway ends when its stdin closes.
-parent = os.getppid()
-
-
-def watch_parent():
-    while True:
-        time.sleep(1)
-        if os.getppid() != parent:
-            log("The test process is gone; exiting")
-            os._exit(2)
-
-
-threading.Thread(target=watch_parent, daemon=True).start()
-
-from pyspark.sql import SparkSession  # noqa: E402 (import after argument errors are reported)
-from pyspark.sql import functions as F  # noqa: E402
+from pyspark.sql import functions as F  # noqa: E402 (import after argument errors are reported)
 
 t0 = time.time()
-spark = (
-    SparkSession.builder
+spark = sparkwork.session(
     # Two cores, and a task may fail twice before its job fails (local[N,maxFailures]).
-    .master("local[2,2]")
-    .appName("exporter-e2e-core")
-    .config("spark.driver.memory", "1g")
-    .config("spark.driver.host", "127.0.0.1")
-    .config("spark.driver.bindAddress", "127.0.0.1")
-    .config("spark.ui.port", str(a.ui_port))
-    .config("spark.ui.showConsoleProgress", "false")
-    .config("spark.eventLog.enabled", "true")
-    .config("spark.eventLog.dir", "file://" + os.path.abspath(a.event_log_dir))
-    .config("spark.sql.shuffle.partitions", "4")
-    # A real sort-merge join with a shuffle, not a broadcast.
-    .config("spark.sql.autoBroadcastJoinThreshold", "-1")
-    .getOrCreate()
+    "local[2,2]",
+    "exporter-e2e-core",
+    ui_port=a.ui_port,
+    event_log_dir=a.event_log_dir,
+    loopback=True,
+    conf=[
+        ("spark.sql.shuffle.partitions", "4"),
+        # A real sort-merge join with a shuffle, not a broadcast.
+        ("spark.sql.autoBroadcastJoinThreshold", "-1"),
+    ],
 )
 sc = spark.sparkContext
-sc.setLogLevel("ERROR")
 app_id = sc.applicationId
 ui_url = sc.uiWebUrl
 log(f"Spark up in {time.time() - t0:.1f}s: app {app_id}, UI {ui_url}")
@@ -86,11 +62,7 @@ ran = []  # (job_group, description) of each step, for the marker and for humans
 
 def step(group, desc):
     """Start a step: set (or clear) the job group, whose description is the group's default."""
-    if group is None:
-        sc.setLocalProperty("spark.jobGroup.id", None)
-        sc.setJobDescription(desc)
-    else:
-        sc.setJobGroup(group, desc)
+    sparkwork.set_group(sc, group, desc)
     ran.append([group, desc])
     log(f"Step: group={group!r} description={desc!r} ({time.time() - t0:.1f}s)")
 
@@ -175,16 +147,10 @@ done = {
     "steps": ran,
     "seconds": round(time.time() - t0, 1),
 }
-tmp = a.done_marker + ".tmp"
-with open(tmp, "w") as f:
-    json.dump(done, f)
-os.replace(tmp, a.done_marker)
+sparkwork.write_json(a.done_marker, done)
 log(f"Jobs done in {done['seconds']}s; holding the UI until {a.release_marker} exists")
 
-deadline = time.time() + a.hold_timeout
-while not os.path.exists(a.release_marker) and time.time() < deadline:
-    time.sleep(0.2)
-if not os.path.exists(a.release_marker):
+if not sparkwork.wait_for_file(a.release_marker, a.hold_timeout):
     log("No release marker before the hold timeout; stopping anyway")
 spark.stop()
 log("Stopped")

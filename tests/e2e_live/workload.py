@@ -32,8 +32,10 @@ import base64
 import json
 import os
 import sys
-import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import sparkwork  # noqa: E402
 
 ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 ap.add_argument("--ui-port", type=int, required=True, help="spark.ui.port")
@@ -46,59 +48,33 @@ ap.add_argument("--hold-timeout", type=float, default=120.0,
 ap.add_argument("--padding-mib", type=float, default=1.5,
                 help="size of the incompressible local property of the 'wide_properties' group")
 a = ap.parse_args()
-
-
-def log(msg):
-    print(f"[live-workload {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-os.makedirs(a.event_log_dir, exist_ok=True)
-
-# Do not outlive the test (SIGKILL, CI timeout): exit when the parent is gone; the JVM follows as
-# PySpark's gateway ends with its Python process.
-parent = os.getppid()
-
-
-def watch_parent():
-    while True:
-        time.sleep(1)
-        if os.getppid() != parent:
-            log("The test process is gone; exiting")
-            os._exit(2)
-
-
-threading.Thread(target=watch_parent, daemon=True).start()
+log = sparkwork.logger("live-workload")
+sparkwork.exit_with_parent(log)
 
 from pyspark import InheritableThread  # noqa: E402 (after argument errors are reported)
-from pyspark.sql import SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 
 t0 = time.time()
-spark = (
-    SparkSession.builder
+spark = sparkwork.session(
     # Two cores; a task may fail twice before its job fails (local[N,maxFailures]).
-    .master("local[2,2]")
-    .appName("exporter-e2e-live")
-    .config("spark.driver.memory", "1g")
-    .config("spark.driver.host", "127.0.0.1")
-    .config("spark.driver.bindAddress", "127.0.0.1")
-    .config("spark.ui.port", str(a.ui_port))
-    .config("spark.port.maxRetries", "0")
-    .config("spark.ui.showConsoleProgress", "false")
-    .config("spark.eventLog.enabled", "true")
-    .config("spark.eventLog.dir", "file://" + os.path.abspath(a.event_log_dir))
-    # Spark 4's defaults, spelled out: rolling folder, zstd parts. 10m is the smallest part size
-    # Spark accepts.
-    .config("spark.eventLog.rolling.enabled", "true")
-    .config("spark.eventLog.rolling.maxFileSize", "10m")
-    .config("spark.eventLog.compress", "true")
-    .config("spark.eventLog.compression.codec", "zstd")
-    .config("spark.sql.shuffle.partitions", "4")
-    .config("spark.sql.autoBroadcastJoinThreshold", "-1")
-    .getOrCreate()
+    "local[2,2]",
+    "exporter-e2e-live",
+    ui_port=a.ui_port,
+    event_log_dir=a.event_log_dir,
+    loopback=True,
+    conf=[
+        ("spark.port.maxRetries", "0"),
+        # Spark 4's defaults, spelled out: rolling folder, zstd parts. 10m is the smallest part
+        # size Spark accepts.
+        ("spark.eventLog.rolling.enabled", "true"),
+        ("spark.eventLog.rolling.maxFileSize", "10m"),
+        ("spark.eventLog.compress", "true"),
+        ("spark.eventLog.compression.codec", "zstd"),
+        ("spark.sql.shuffle.partitions", "4"),
+        ("spark.sql.autoBroadcastJoinThreshold", "-1"),
+    ],
 )
 sc = spark.sparkContext
-sc.setLogLevel("ERROR")
 app_id = sc.applicationId
 ui_url = sc.uiWebUrl
 log(f"Spark up in {time.time() - t0:.1f}s: app {app_id}, UI {ui_url}")
@@ -115,14 +91,6 @@ def done_step(name):
     time.sleep(1.0)
 
 
-def group(name, desc):
-    if name is None:
-        sc.setLocalProperty("spark.jobGroup.id", None)
-        sc.setJobDescription(desc)
-    else:
-        sc.setJobGroup(name, desc)
-
-
 # 1. A shuffle join per day, in one group; the day is in the description.
 orders = spark.range(0, 40_000).select(
     F.col("id").alias("order_id"),
@@ -134,12 +102,12 @@ customers = spark.range(0, 300).select(
 )
 joined = orders.join(customers, "customer_id")
 for day in ["2026-11-01", "2026-11-02"]:
-    group("etl_orders", f"load orders for {day}")
+    sparkwork.set_group(sc, "etl_orders", f"load orders for {day}")
     joined.filter(F.col("amount") > int(day[-1])).groupBy("region").agg(F.sum("amount")).collect()
 done_step("etl_orders")
 
 # 2. A cached aggregate: the first job computes it, later ones skip its map stages.
-group("cached_report", "Cached report")
+sparkwork.set_group(sc, "cached_report", "Cached report")
 cached = joined.groupBy("region", "customer_id").agg(F.sum("amount").alias("total")).cache()
 cached.count()
 for day in ["2026-11-01", "2026-11-02", "2026-11-03"]:
@@ -149,14 +117,14 @@ cached.unpersist()
 done_step("cached_report")
 
 # 3. Many small tasks.
-group("many_tasks", "Sum over 400 partitions")
+sparkwork.set_group(sc, "many_tasks", "Sum over 400 partitions")
 spark.range(0, 400_000, numPartitions=400).selectExpr("sum(id)").collect()
 done_step("many_tasks")
 
 # 4. A large incompressible local property: every job start and stage submission repeats it, so
 #    the zstd part passes 10 MiB and Spark rolls to the next part while the application runs.
 pad = base64.b64encode(os.urandom(int(a.padding_mib * 1024 * 1024 * 3 / 4))).decode()
-group("wide_properties", "Jobs with a wide local property")
+sparkwork.set_group(sc, "wide_properties", "Jobs with a wide local property")
 sc.setLocalProperty("e2e.padding", pad)
 for i in range(4):
     spark.range(0, 1000, numPartitions=1).selectExpr("sum(id)").collect()
@@ -165,7 +133,7 @@ done_step("wide_properties")
 
 # 5. A job cancelled while its tasks sleep: killed tasks, failed stage and job.
 group_name = "cancelled_scan"
-sc.setJobGroup(group_name, "Scan that gets cancelled", interruptOnCancel=True)
+sparkwork.set_group(sc, group_name, "Scan that gets cancelled", interrupt_on_cancel=True)
 errors = []
 
 
@@ -204,7 +172,7 @@ if not errors:
 done_step("cancelled_scan")
 
 # 6. A job that fails: one task raises on both attempts.
-group("failing_job", "This job fails on purpose")
+sparkwork.set_group(sc, "failing_job", "This job fails on purpose")
 try:
     spark.range(0, 100, numPartitions=4).select(
         F.when(F.col("id") == 13, F.raise_error(F.lit("bad record 13"))).otherwise(F.col("id"))
@@ -217,7 +185,7 @@ except Exception as e:  # failed as intended
 done_step("failing_job")
 
 # 7. No group, no description.
-group(None, None)
+sparkwork.set_group(sc, None, None)
 spark.range(0, 10_000, numPartitions=3).selectExpr("sum(id)").collect()
 done_step("no_group")
 
@@ -231,16 +199,10 @@ done = {
     "steps": steps,
     "seconds": round(time.time() - t0, 1),
 }
-tmp = a.done_marker + ".tmp"
-with open(tmp, "w") as f:
-    json.dump(done, f)
-os.replace(tmp, a.done_marker)
+sparkwork.write_json(a.done_marker, done)
 log(f"Jobs done in {done['seconds']}s; holding the UI until {a.release_marker} exists")
 
-deadline = time.time() + a.hold_timeout
-while not os.path.exists(a.release_marker) and time.time() < deadline:
-    time.sleep(0.2)
-if not os.path.exists(a.release_marker):
+if not sparkwork.wait_for_file(a.release_marker, a.hold_timeout):
     log("No release marker before the hold timeout; stopping anyway")
 spark.stop()
 log("Stopped")

@@ -12,26 +12,22 @@ import os
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import sparkwork  # noqa: E402
+
 event_dir, run_dir = sys.argv[1], sys.argv[2]
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
-from pyspark.sql import SparkSession  # noqa: E402
-
-spark = (
-    SparkSession.builder.master("local-cluster[2,1,1024]")
-    .appName("e2e-executor-lost")
-    .config("spark.driver.memory", "1g")
-    .config("spark.executor.memory", "512m")
-    .config("spark.ui.port", "0")
-    .config("spark.ui.showConsoleProgress", "false")
-    .config("spark.eventLog.enabled", "true")
-    .config("spark.eventLog.dir", "file://" + os.path.abspath(event_dir))
-    .config("spark.sql.shuffle.partitions", "2")
-    .getOrCreate()
+spark = sparkwork.session(
+    "local-cluster[2,1,1024]",
+    "e2e-executor-lost",
+    ui_port=0,
+    event_log_dir=event_dir,
+    conf=[("spark.executor.memory", "512m"), ("spark.sql.shuffle.partitions", "2")],
+    log_level="WARN",
 )
 sc = spark.sparkContext
-sc.setLogLevel("WARN")
 
 # Job 1: short, proves both executors work.
 assert sc.parallelize(range(100), 2).sum() == 4950
@@ -50,9 +46,6 @@ total = sc.parallelize(range(n), n).map(slow).sum()
 assert total == n * (n - 1) // 2, total
 print("DONE", total, flush=True)
 
-release = os.path.join(run_dir, "release")
-end = time.time() + 300
-while not os.path.exists(release) and time.time() < end:
-    time.sleep(0.2)
+sparkwork.wait_for_file(os.path.join(run_dir, "release"), 300)
 spark.stop()
 print("STOPPED", flush=True)

@@ -20,11 +20,12 @@ as is. When the jobs are done it writes <state-dir>/done.json and keeps the UI u
 Usage: driver.py --ui-port P --state-dir D --gen N --mode batch|trickle [--hold-timeout S]
 """
 import argparse
-import json
 import os
 import sys
-import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import sparkwork  # noqa: E402
 
 ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 ap.add_argument("--ui-port", type=int, required=True)
@@ -34,56 +35,34 @@ ap.add_argument("--mode", choices=["batch", "trickle"], default="batch")
 ap.add_argument("--hold-timeout", type=float, default=300.0)
 a = ap.parse_args()
 os.makedirs(a.state_dir, exist_ok=True)
-
-
-def log(msg):
-    print(f"[driver gen{a.gen} {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+log = sparkwork.logger(f"driver gen{a.gen}")
 
 
 def marker(name, data):
-    path = os.path.join(a.state_dir, name)
-    with open(path + ".tmp", "w") as f:
-        json.dump(data, f)
-    os.replace(path + ".tmp", path)
+    sparkwork.write_json(os.path.join(a.state_dir, name), data)
 
 
 def exists(name):
     return os.path.exists(os.path.join(a.state_dir, name))
 
 
-# Never outlive the test: exit when the parent (the test process) is gone.
-parent = os.getppid()
+sparkwork.exit_with_parent(log)
 
-
-def watch_parent():
-    while True:
-        time.sleep(1)
-        if os.getppid() != parent:
-            log("The test process is gone; exiting")
-            os._exit(2)
-
-
-threading.Thread(target=watch_parent, daemon=True).start()
-
-from pyspark.sql import SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 
 t0 = time.time()
-spark = (
-    SparkSession.builder.master("local[2]")
-    .appName(f"faults-driver-gen{a.gen}")
-    .config("spark.driver.memory", "1g")
-    .config("spark.driver.host", "127.0.0.1")
-    .config("spark.driver.bindAddress", "127.0.0.1")
-    .config("spark.ui.port", str(a.ui_port))
-    .config("spark.port.maxRetries", "0")
-    .config("spark.ui.showConsoleProgress", "false")
-    .config("spark.eventLog.enabled", "false")
-    .config("spark.sql.shuffle.partitions", "2")
-    .getOrCreate()
+spark = sparkwork.session(
+    "local[2]",
+    f"faults-driver-gen{a.gen}",
+    ui_port=a.ui_port,
+    loopback=True,
+    conf=[
+        ("spark.port.maxRetries", "0"),
+        ("spark.eventLog.enabled", "false"),
+        ("spark.sql.shuffle.partitions", "2"),
+    ],
 )
 sc = spark.sparkContext
-sc.setLogLevel("ERROR")
 ui_port = int(sc.uiWebUrl.rsplit(":", 1)[1])
 jvm_pid = sc._jvm.java.lang.ProcessHandle.current().pid()
 marker("ui.json", {"app_id": sc.applicationId, "ui_port": ui_port, "python_pid": os.getpid(), "jvm_pid": jvm_pid})
@@ -94,11 +73,7 @@ jobs_run = 0
 
 def job(group, desc, fail=False, shuffle=False):
     global jobs_run
-    if group is None:
-        sc.setLocalProperty("spark.jobGroup.id", None)
-        sc.setJobDescription(desc)
-    else:
-        sc.setJobGroup(group, desc)
+    sparkwork.set_group(sc, group, desc)
     df = spark.range(0, 20_000, numPartitions=2)
     try:
         if fail:
@@ -133,8 +108,6 @@ else:
 time.sleep(1.0)
 marker("done.json", {"app_id": sc.applicationId, "jobs_run": jobs_run, "seconds": round(time.time() - t0, 1)})
 log(f"{jobs_run} job calls done in {time.time() - t0:.1f}s; holding the UI")
-deadline = time.time() + a.hold_timeout
-while not exists("release") and time.time() < deadline:
-    time.sleep(0.2)
+sparkwork.wait_for_file(os.path.join(a.state_dir, "release"), a.hold_timeout)
 spark.stop()
 log("Stopped")

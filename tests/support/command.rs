@@ -1,8 +1,6 @@
 //! One-shot runs of the exporter binary (`dump`, `check-config`) for the end-to-end and fault
 //! tests: output captured, killed if it overruns.
 
-#![allow(dead_code)] // each test uses a subset
-
 use std::io::Read;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -16,7 +14,7 @@ pub struct Output {
 
 /// Run the exporter binary with `args`, killing it after `limit`.
 pub fn exporter_command(args: &[&str], limit: Duration) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_spark-exporter"))
+    let mut child = Command::new(super::EXPORTER)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -13,6 +13,11 @@
 //!   percentiles and errors.
 //! - `bomb`: `--descriptions` distinct job descriptions (words, no digits) into one application;
 //!   prints RSS before and after and what was folded into `__other__`.
+//!
+//! A `harness = false` bench target, not part of the shipped crate: `scripts/load-bench.sh` runs
+//! it (BENCHMARKS.md), or `cargo bench --bench load-bench -- MODE [OPTIONS]`.
+
+mod common;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -873,7 +878,10 @@ fn bomb_mode(descriptions: u64) {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(common::args_or_usage(
+        "usage: load-bench serve|render|scrape|bomb [OPTIONS] (--help: the options; \
+         scripts/load-bench.sh and BENCHMARKS.md run it)",
+    ));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

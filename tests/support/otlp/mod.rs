@@ -2,15 +2,13 @@
 //! official opentelemetry-proto definitions, and OTLP/HTTP decoding `ExportMetricsServiceRequest`
 //! protobuf), optionally over TLS, that can be stopped, restarted, made to hang or to reject;
 //! the exporter binary as a child process; and a comparison of OTLP points with the Prometheus
-//! exposition, driven by the tables in `docs/otlp.md`.
-
-#![allow(dead_code)]
+//! exposition, driven by the tables in `docs/otlp.md`. The receiver's TLS certificate and its CA
+//! are the `.pem` files beside this one.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -36,9 +34,19 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_rustls::rustls;
 use tokio_rustls::TlsAcceptor;
 
+use super::exposition::parse_exposition;
+use super::files::free_port;
+use super::proc::Guard;
+use super::EXPORTER;
+
 /// Repository root.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The folder of the receiver's certificate (`server.pem`, `server.key`) and its CA (`ca.pem`).
+pub fn certs() -> PathBuf {
+    root().join("tests/support/otlp")
 }
 
 /// The static event-log fixture the exporter reads in every suite.
@@ -216,11 +224,11 @@ where
     };
 }
 
-/// A TLS acceptor with the test server certificate (signed by `tests/otlp/ca.pem`).
+/// A TLS acceptor with the test server certificate (signed by `ca.pem`, see [`certs`]).
 pub fn tls_acceptor() -> TlsAcceptor {
     use rustls_pki_types::pem::PemObject;
     use rustls_pki_types::{CertificateDer, PrivateKeyDer};
-    let dir = root().join("tests/otlp");
+    let dir = certs();
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(dir.join("server.pem"))
         .expect("server.pem")
         .collect::<Result<_, _>>()
@@ -349,21 +357,11 @@ impl Drop for Receiver {
 // ---------------------------------------------------------------------------------------------
 // The exporter binary
 
-/// A running `spark-exporter` on the fixture; killed on drop.
+/// A running `spark-exporter` on the fixture, its stderr captured; killed on drop.
 pub struct Exporter {
-    child: Child,
+    guard: Guard,
     /// `/metrics` port.
     pub port: u16,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-/// A port that was free a moment ago.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 impl Exporter {
@@ -371,7 +369,7 @@ impl Exporter {
     /// variables of the test process are removed so only `env` counts.
     pub fn start(args: &[String], env: &[(&str, String)]) -> Exporter {
         let port = free_port();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_spark-exporter"));
+        let mut cmd = Command::new(EXPORTER);
         cmd.args([
             "--spark.url=".to_string(),
             "--event-log.dir".into(),
@@ -381,37 +379,25 @@ impl Exporter {
             "--log.level".into(),
             "debug".into(),
         ])
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-        for (k, _) in std::env::vars() {
-            if k.starts_with("OTEL_") || k.starts_with("SPARK_EXPORTER_") || k.starts_with("K8S_") {
-                cmd.env_remove(k);
-            }
-        }
+        .args(args);
+        clean_env(&mut cmd);
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let mut child = cmd.spawn().expect("start spark-exporter");
-        let log = Arc::new(Mutex::new(vec![]));
-        let stderr = child.stderr.take().unwrap();
-        let l = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                l.lock().unwrap().push(line);
-            }
-        });
-        Exporter { child, port, log }
+        Exporter {
+            guard: Guard::capture("exporter", cmd, None),
+            port,
+        }
     }
 
     /// Log lines so far.
     pub fn log(&self) -> Vec<String> {
-        self.log.lock().unwrap().clone()
+        self.guard.lines()
     }
 
     /// Log lines containing `needle`.
     pub fn log_count(&self, needle: &str) -> usize {
-        self.log().iter().filter(|l| l.contains(needle)).count()
+        self.guard.count_lines(needle)
     }
 
     /// Wait until a log line contains `needle`.
@@ -460,23 +446,17 @@ impl Exporter {
     /// SIGTERM, then wait for the exit; how long it took.
     pub fn terminate(&mut self, timeout: Duration) -> Option<Duration> {
         let t = Instant::now();
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        while t.elapsed() < timeout {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return Some(t.elapsed());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
+        self.guard.terminate(timeout).map(|_| t.elapsed())
     }
 }
 
-impl Drop for Exporter {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+/// Remove the test process's `OTEL_*`, `SPARK_EXPORTER_*` and `K8S_*` variables from `cmd`, so
+/// only what a test sets counts.
+pub fn clean_env(cmd: &mut Command) {
+    for (k, _) in std::env::vars() {
+        if k.starts_with("OTEL_") || k.starts_with("SPARK_EXPORTER_") || k.starts_with("K8S_") {
+            cmd.env_remove(k);
+        }
     }
 }
 
@@ -517,66 +497,14 @@ impl Prom {
     }
 }
 
-fn unescape(s: &str) -> String {
-    let mut out = String::new();
-    let mut it = s.chars();
-    while let Some(c) = it.next() {
-        if c == '\\' {
-            match it.next() {
-                Some('n') => out.push('\n'),
-                Some(o) => out.push(o),
-                None => {}
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// Parse the classic text format.
 pub fn parse_prometheus(text: &str) -> Prom {
-    let mut out = BTreeMap::new();
-    for line in text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-    {
-        let (name, rest) = match line.find('{') {
-            Some(i) => (&line[..i], &line[i..]),
-            None => line.split_at(line.find(' ').expect("value")),
-        };
-        let mut labels = BTreeMap::new();
-        let mut rest = rest;
-        if let Some(r) = rest.strip_prefix('{') {
-            // label="value" pairs with escapes; a quote preceded by a backslash is content.
-            let mut r = r;
-            loop {
-                if let Some(x) = r.strip_prefix('}') {
-                    rest = x;
-                    break;
-                }
-                let r2 = r.trim_start_matches(',');
-                let eq = r2.find("=\"").expect("label");
-                let key = &r2[..eq];
-                let body = &r2[eq + 2..];
-                let mut end = 0;
-                let bytes = body.as_bytes();
-                while bytes[end] != b'"' {
-                    end += if bytes[end] == b'\\' { 2 } else { 1 };
-                }
-                labels.insert(key.to_string(), unescape(&body[..end]));
-                r = &body[end + 1..];
-            }
-        }
-        let v = rest.trim().split(' ').next().expect("value");
-        let v = match v {
-            "+Inf" => f64::INFINITY,
-            "-Inf" => f64::NEG_INFINITY,
-            v => v.parse().unwrap_or_else(|_| panic!("value in {line:?}")),
-        };
-        out.insert((name.to_string(), labels), v);
-    }
-    Prom(out)
+    Prom(
+        parse_exposition(text)
+            .into_iter()
+            .map(|s| ((s.name, s.labels), s.value))
+            .collect(),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,7 +8,12 @@
 //!
 //! Data: `scripts/eventlog-bench-data.sh` builds a 1 GiB log and its zstd twin. Run one mode per
 //! process so the peak RSS belongs to that mode:
-//! `target/release/eventlog-bench parse target/eventlog-bench/local-bench`.
+//! `cargo bench --bench eventlog-bench -- parse target/eventlog-bench/local-bench`, or the
+//! executable that `scripts/bench-bin.sh eventlog-bench` names (BENCHMARKS.md).
+//!
+//! A `harness = false` bench target, not part of the shipped crate.
+
+mod common;
 
 use std::fmt::Display;
 use std::os::unix::fs::MetadataExt;
@@ -95,10 +100,16 @@ fn ingest_mode(path: PathBuf) -> Result<(u64, u64, u64), String> {
     Ok((s.eventlog_bytes, s.eventlog_events, 0))
 }
 
+const USAGE: &str = "usage: eventlog-bench parse|ingest FILE";
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<String> = common::args_or_usage(USAGE)
+        .iter()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let (Some(mode), Some(path)) = (args.first(), args.get(1)) else {
-        eprintln!("usage: eventlog-bench parse|ingest FILE");
+        eprintln!("{USAGE}");
         std::process::exit(64);
     };
     let path = PathBuf::from(path);

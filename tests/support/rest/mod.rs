@@ -1,7 +1,6 @@
 //! Test support for the REST collector: recorded and generated Spark applications ([`AppData`]),
 //! a fake Spark REST server that can misbehave on demand ([`server`]), and a [`Sink`] that records
 //! what the poller reports ([`recorder`]).
-#![allow(dead_code)] // Each test binary uses a different part.
 
 pub mod recorder;
 pub mod server;
@@ -11,6 +10,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use spark_exporter::config::Settings;
 
+// Re-exported for the `rest_*` tests' `use support::rest::*` (unused in the other binaries).
+#[allow(unused_imports)]
 pub use recorder::*;
 pub use server::*;
 

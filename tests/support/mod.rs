@@ -1,0 +1,35 @@
+//! Support code of the integration tests, in one module. Every test binary that needs any of it
+//! declares `mod support;` and uses its part:
+//!
+//! - [`proc`]: [`proc::Guard`], the one child-process guard (killed, with its process group, on
+//!   drop; output to a log file or captured line by line), and waiting and signal helpers;
+//! - [`files`]: artefact folders under `target/tmp/`, log tails, free ports;
+//! - [`command`]: one-shot runs of the exporter binary (`dump`, `check-config`);
+//! - [`http`]: a minimal HTTP/1.0 client (timings are the test's own, not a connection pool's);
+//! - [`exposition`]: the exposition-text parser and series views;
+//! - [`spark`]: the PySpark interpreter of the Spark tests (or a loud skip);
+//! - [`faults`]: a running exporter with a `/metrics` watcher (`faults_*.rs`);
+//! - [`live`]: exporters for the live event-log tests (`eventlog_live.rs`, `eventlog_restart.rs`);
+//! - [`otlp`]: a real OTLP receiver and the comparison with `/metrics` (`otlp_*.rs`);
+//! - [`rest`]: a fake Spark REST server and a recording sink (`rest_*.rs`).
+//!
+//! `sparkwork.py` beside this file is the Python side: what the PySpark workloads share.
+//!
+//! Files specific to one test binary stay beside it (`tests/e2e/`, `tests/faults/logs.rs`).
+
+// Each test binary uses a different part.
+#![allow(dead_code)]
+
+pub mod command;
+pub mod exposition;
+pub mod faults;
+pub mod files;
+pub mod http;
+pub mod live;
+pub mod otlp;
+pub mod proc;
+pub mod rest;
+pub mod spark;
+
+/// The exporter under test.
+pub const EXPORTER: &str = env!("CARGO_BIN_EXE_spark-exporter");

@@ -1,0 +1,45 @@
+//! The Python interpreter of the tests that run real PySpark applications.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+/// Whether a Spark test must run: `SPARK_E2E_REQUIRED` set to anything but "" or "0" (CI and
+/// `scripts/test.sh` set it to 1).
+pub fn required() -> bool {
+    std::env::var("SPARK_E2E_REQUIRED").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// The interpreter with pyspark: `$SPARK_E2E_PYTHON` (relative to the repository if relative),
+/// default `.venv/bin/python` under the repository. When it is missing: `None` (the test then
+/// passes vacuously) with a loud message on the real stderr, unless [`required`], in which case
+/// it panics.
+pub fn python(test: &str) -> Option<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let p = std::env::var_os("SPARK_E2E_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join(".venv/bin/python"));
+    let p = if p.is_relative() { root.join(p) } else { p };
+    if p.exists() {
+        return Some(p);
+    }
+    skip_unless_required(&format!(
+        "{test}: no PySpark interpreter at {} (create it with `python3 -m venv .venv && \
+         .venv/bin/pip install pyspark==4.1.1`, or point SPARK_E2E_PYTHON at one)",
+        p.display()
+    ));
+    None
+}
+
+/// A Spark test cannot run (`why`): panic if [`required`], else say so loudly. Straight to the
+/// stderr handle: `eprintln!` is captured for passing tests, and a skip must be seen.
+pub fn skip_unless_required(why: &str) {
+    if required() {
+        panic!("{why}; SPARK_E2E_REQUIRED is set, so this is a failure");
+    }
+    let bar = "!".repeat(80);
+    let _ = writeln!(
+        std::io::stderr(),
+        "\n{bar}\n!!! SKIPPED {why}.\n\
+         !!! Set SPARK_E2E_PYTHON, or SPARK_E2E_REQUIRED=1 to make this a failure.\n{bar}"
+    );
+}
