@@ -82,7 +82,7 @@ fn a_hundred_thousand_descriptions_stay_within_the_cap() {
         let ev = parse_line(line.as_bytes())
             .expect("valid line")
             .expect("an event");
-        app.apply(ev, &model);
+        app.apply(ev, &model.observer(spark_exporter::model::Source::EventLog));
     };
     feed(r#"{"Event":"SparkListenerApplicationStart","App Name":"bomb","App ID":"local-1800000000000","Timestamp":1700000000000,"User":"spark"}"#.into());
     for id in 0..JOBS {

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use spark_exporter::config::Settings;
-use spark_exporter::eventlog::{ingest_paths, run, Engine};
-use spark_exporter::model::Model;
+use spark_exporter::eventlog::{ingest_paths, run, Engine, Out};
+use spark_exporter::model::{Model, Source};
 use spark_exporter::telemetry::{Telemetry, TelemetrySnapshot};
 
 fn model() -> (Arc<Model>, Arc<Telemetry>) {
@@ -43,10 +43,16 @@ fn files(t: &TelemetrySnapshot, state: &str) -> u64 {
     t.eventlog_files.get(state).copied().unwrap_or(0)
 }
 
-fn step(e: &mut Engine, dirs: &[PathBuf], m: &Model) {
-    e.scan(dirs, m);
-    while e.poll(m, None) > 0 {}
-    e.report(m);
+/// One listing and reading everything there is, as a step of `run` does, into `m`.
+fn step(e: &mut Engine, dirs: &[PathBuf], m: &Arc<Model>) {
+    let observer = m.observer(Source::EventLog);
+    let out = Out {
+        observer: &observer,
+        telemetry: m.telemetry(),
+    };
+    e.scan(dirs, out);
+    while e.poll(out, None) > 0 {}
+    e.report(out);
 }
 
 #[test]
@@ -171,7 +177,13 @@ fn damaged_lines_are_skipped_and_counted_by_kind() {
     std::fs::write(&f, text).unwrap();
     let mut settings = Settings::default();
     settings.event_log.max_line_bytes = 2048;
-    ingest_paths(&[f], &settings, &m).unwrap();
+    ingest_paths(
+        &[f],
+        &settings,
+        &m.observer(spark_exporter::model::Source::EventLog),
+        m.telemetry(),
+    )
+    .unwrap();
     let s = t.snapshot();
     assert_eq!(
         s.eventlog_errors.get("parse"),
@@ -219,7 +231,13 @@ fn rolling_zstd_parts_split_from_a_real_log() {
     }
     append(&app.join("appstatus_local-42"), "");
     let (m, t) = model();
-    ingest_paths(&[root.path().to_path_buf()], &Settings::default(), &m).unwrap();
+    ingest_paths(
+        &[root.path().to_path_buf()],
+        &Settings::default(),
+        &m.observer(spark_exporter::model::Source::EventLog),
+        m.telemetry(),
+    )
+    .unwrap();
     let s = t.snapshot();
     assert_eq!(s.eventlog_events, lines.len() as u64);
     assert_eq!(files(&s, "finished"), 3);
@@ -234,7 +252,13 @@ async fn run_follows_a_folder_until_shutdown() {
     settings.event_log.poll_interval = Duration::from_millis(20);
     let (m, t) = model();
     let stop = tokio_util::sync::CancellationToken::new();
-    let task = tokio::spawn(run(Arc::new(settings), m, stop.clone()));
+    let observer = Arc::new(m.observer(Source::EventLog));
+    let task = tokio::spawn(run(
+        Arc::new(settings),
+        observer,
+        m.telemetry().clone(),
+        stop.clone(),
+    ));
     let f = root.path().join("local-3.lz4.inprogress");
     // An lz4-java stream whose only block is not written yet: nothing to read.
     std::fs::write(&f, b"").unwrap();

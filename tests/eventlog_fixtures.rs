@@ -330,7 +330,13 @@ fn ingest_paths_reads_every_fixture_without_errors() {
         .map(|e| e.unwrap().path())
         .collect();
     paths.push(PathBuf::from(BASIC));
-    ingest_paths(&paths, &settings, &model).unwrap();
+    ingest_paths(
+        &paths,
+        &settings,
+        &model.observer(spark_exporter::model::Source::EventLog),
+        model.telemetry(),
+    )
+    .unwrap();
     let t = telemetry.snapshot();
     assert!(t.eventlog_errors.is_empty(), "{:?}", t.eventlog_errors);
     let files = fixture_files();

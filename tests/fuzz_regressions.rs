@@ -28,10 +28,10 @@ fn replay(lines: &[&str]) -> String {
     let mut app = LogApp::new("local-1".into());
     for l in lines {
         if let Ok(Some(ev)) = parse_line(l.as_bytes()) {
-            app.apply(ev, &model);
+            app.apply(ev, &model.observer(spark_exporter::model::Source::EventLog));
         }
     }
-    app.settle(&model);
+    app.settle(&model.observer(spark_exporter::model::Source::EventLog));
     model.expire(NOW);
     prometheus::render(&prometheus::registry(model), false).expect("renders")
 }
@@ -74,7 +74,13 @@ fn only_event_time_is_the_smallest_long() {
     drop(f);
     let settings = Settings::default();
     let model = Model::with_clock(&settings, Arc::new(Telemetry::default()), Arc::new(|| NOW));
-    ingest_paths(&[path], &settings, &model).expect("ingest");
+    ingest_paths(
+        &[path],
+        &settings,
+        &model.observer(spark_exporter::model::Source::EventLog),
+        model.telemetry(),
+    )
+    .expect("ingest");
     let text = prometheus::render(&prometheus::registry(model), false).expect("renders");
     assert!(text.contains("spark_exporter_eventlog_lag_seconds"));
 }

@@ -7,16 +7,13 @@
 //! test --test golden` rewrites them (only do that for a change meant to alter the output, and
 //! say so in the commit).
 
-#[path = "support/command.rs"]
-mod command;
-#[allow(unused_imports)]
-mod rest_common;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use command::exporter_command;
-use rest_common::{AppData, FakeSpark};
+use support::command::exporter_command;
+use support::rest::{AppData, FakeSpark};
 
 /// Families whose values follow the wall clock, not the fixture.
 const CLOCK_DERIVED: &[&str] = &[

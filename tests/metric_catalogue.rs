@@ -20,7 +20,7 @@ use spark_exporter::export::otlp::convert::Snapshot;
 use spark_exporter::export::otlp::resolve::Resource;
 use spark_exporter::export::prometheus::write_families;
 use spark_exporter::export::read::per_app;
-use spark_exporter::model::{AppObs, Model, Source};
+use spark_exporter::model::{AppObs, Model, Observer, Source};
 use spark_exporter::telemetry::Telemetry;
 
 const STABLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/stable-metrics.txt");

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use spark_exporter::config::Settings;
-use spark_exporter::model::Model;
+use spark_exporter::model::{Model, Source};
 use spark_exporter::spark::poll_once;
 use spark_exporter::telemetry::Telemetry;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -71,8 +71,12 @@ fn settings(url: &str) -> Settings {
 }
 
 async fn poll(s: Settings) -> Result<(), String> {
-    let m = Model::new(&s, Arc::new(Telemetry::default()));
-    poll_once(Arc::new(s), m).await.map_err(|e| e.to_string())
+    let t = Arc::new(Telemetry::default());
+    let m = Model::new(&s, t.clone());
+    let observer = Arc::new(m.observer(Source::Rest));
+    poll_once(Arc::new(s), observer, t)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 #[tokio::test]

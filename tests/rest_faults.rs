@@ -6,7 +6,7 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use spark_exporter::spark::{poll_once_with, run_with, TargetPoller};
+use spark_exporter::spark::{poll_once, run, TargetPoller};
 use support::rest::*;
 use tokio_util::sync::CancellationToken;
 
@@ -37,7 +37,7 @@ async fn each_fault_is_counted_by_kind_and_the_next_poll_recovers() {
         let rec = Arc::new(Recorder::default());
         let mut s = settings(&[&server.url]);
         s.spark.timeout = Duration::from_millis(500);
-        let mut p = TargetPoller::new(&server.url, &s, rec.clone()).unwrap();
+        let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone()).unwrap();
         server.set_fault(fault, on);
         let started = Instant::now();
         let err = p.poll().await.expect_err(&format!("{fault:?} on {on}"));
@@ -72,7 +72,8 @@ async fn a_refused_connection_is_a_connect_error() {
     let port = support::files::free_port();
     let url = format!("http://127.0.0.1:{port}");
     let rec = Arc::new(Recorder::default());
-    let mut p = TargetPoller::new(&url, &settings(&[&url]), rec.clone()).unwrap();
+    let mut p =
+        TargetPoller::new(&url, &settings(&[&url]), rec.clone(), rec.telemetry.clone()).unwrap();
     assert_eq!(p.poll().await.unwrap_err().kind(), "connect");
     assert_eq!(p.poll().await.unwrap_err().kind(), "connect");
     assert_eq!(errors(&rec, &url, "connect"), 2);
@@ -92,7 +93,7 @@ async fn a_timeout_ends_the_poll_instead_of_waiting_on_every_application() {
     let rec = Arc::new(Recorder::default());
     let mut s = settings(&[&server.url]);
     s.spark.timeout = Duration::from_millis(300);
-    let mut p = TargetPoller::new(&server.url, &s, rec.clone()).unwrap();
+    let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone()).unwrap();
     let started = Instant::now();
     assert_eq!(p.poll().await.unwrap_err().kind(), "timeout");
     assert!(
@@ -108,7 +109,13 @@ async fn a_failure_mid_poll_loses_no_change() {
     // half-way through discovering them, then let the next poll finish the job.
     let server = FakeSpark::start(vec![AppData::snapshot(3)]).await;
     let rec = Arc::new(Recorder::default());
-    let mut p = TargetPoller::new(&server.url, &settings(&[&server.url]), rec.clone()).unwrap();
+    let mut p = TargetPoller::new(
+        &server.url,
+        &settings(&[&server.url]),
+        rec.clone(),
+        rec.telemetry.clone(),
+    )
+    .unwrap();
     p.poll().await.unwrap();
     let snap = AppData::snapshot(4);
     server.set_apps(vec![snap.clone()]);
@@ -145,7 +152,12 @@ async fn a_slow_target_does_not_delay_the_others_and_shutdown_is_prompt() {
     s.spark.timeout = Duration::from_secs(20);
     let rec = Arc::new(Recorder::default());
     let shutdown = CancellationToken::new();
-    let task = tokio::spawn(run_with(Arc::new(s), rec.clone(), shutdown.clone()));
+    let task = tokio::spawn(run(
+        Arc::new(s),
+        rec.clone(),
+        rec.telemetry.clone(),
+        shutdown.clone(),
+    ));
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let snap = rec.telemetry.snapshot();
     let fast_requests = snap.rest_requests.get(&fast.url).copied().unwrap_or(0);
@@ -176,7 +188,9 @@ async fn poll_once_names_the_failing_target_and_still_polls_the_good_one() {
     bad.set_fault(FaultKind::Status500, "/api/v1/");
     let rec = Arc::new(Recorder::default());
     let s = Arc::new(settings(&[&good.url, &bad.url]));
-    let err = poll_once_with(s, rec.clone()).await.unwrap_err();
+    let err = poll_once(s, rec.clone(), rec.telemetry.clone())
+        .await
+        .unwrap_err();
     assert_eq!(err.failures.len(), 1);
     assert_eq!(err.failures[0].0, bad.url);
     assert!(err.to_string().contains("HTTP 500"), "{err}");
@@ -191,7 +205,7 @@ async fn a_driver_that_stays_unreachable_has_its_application_marked_gone_then_fo
     let rec = Arc::new(Recorder::default());
     let mut s = settings(&[&server.url]);
     s.spark.timeout = Duration::from_millis(500);
-    let mut p = TargetPoller::new(&server.url, &s, rec.clone()).unwrap();
+    let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone()).unwrap();
     p.poll().await.expect("first poll");
     server.set_fault(FaultKind::Status500, "/applications");
     for i in 1..spark_exporter::spark::poller::GONE_AFTER_FAILED_POLLS {

@@ -55,7 +55,7 @@ async fn history_server_filters_limits_and_reads_completed_apps_once() {
     let mut s = settings(&[&server.url]);
     s.spark.app_name_filter = Some("^etl".into());
     s.spark.app_limit = 2;
-    let mut p = TargetPoller::new(&server.url, &s, rec.clone()).unwrap();
+    let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone()).unwrap();
     assert_eq!(p.poll().await.unwrap().apps, 2);
     rec.with(|c| {
         // Running first, then the newest completed; the notebook does not match the filter.
@@ -131,7 +131,7 @@ async fn the_app_limit_prefers_running_then_newest() {
         let rec = Arc::new(Recorder::default());
         let mut s = settings(&[&server.url]);
         s.spark.app_limit = limit;
-        let mut p = TargetPoller::new(&server.url, &s, rec.clone()).unwrap();
+        let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone()).unwrap();
         p.poll().await.unwrap();
         rec.with(|c| assert_eq!(c.apps.keys().collect::<Vec<_>>(), want, "limit {limit}"));
     }

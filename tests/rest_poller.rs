@@ -314,7 +314,8 @@ async fn poll_once_feeds_the_real_model() {
     let s = Arc::new(settings(&[&server.url]));
     let telemetry = Arc::new(spark_exporter::telemetry::Telemetry::default());
     let model = spark_exporter::model::Model::new(&s, telemetry.clone());
-    spark_exporter::spark::poll_once(s, model.clone())
+    let observer = Arc::new(model.observer(spark_exporter::model::Source::Rest));
+    spark_exporter::spark::poll_once(s, observer, telemetry.clone())
         .await
         .unwrap();
     assert_eq!(telemetry.snapshot().up.get(&server.url), Some(&true));
@@ -328,7 +329,7 @@ async fn a_backlog_of_task_summaries_is_spread_over_polls() {
     let rec = Arc::new(Recorder::default());
     let mut s = settings(&[&server.url]);
     s.model.stage_retention = std::time::Duration::from_secs(100 * 365 * 86_400);
-    let mut p = TargetPoller::new(&server.url, &s, rec.clone()).unwrap();
+    let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone()).unwrap();
     let mut per_poll = vec![];
     for _ in 0..5 {
         p.poll().await.unwrap();

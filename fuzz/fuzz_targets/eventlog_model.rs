@@ -24,10 +24,10 @@ fuzz_target!(|data: &[u8]| {
     let mut app = LogApp::new("local-1".into());
     for line in data.split(|b| *b == b'\n') {
         if let Ok(Some(ev)) = parse_line(line) {
-            app.apply(ev, &model);
+            app.apply(ev, &model.observer(spark_exporter::model::Source::EventLog));
         }
     }
-    app.settle(&model);
+    app.settle(&model.observer(spark_exporter::model::Source::EventLog));
     model.expire(1_800_000_000_000);
     let reg = prometheus::registry(model.clone());
     prometheus::render(&reg, true).expect("OpenMetrics renders");

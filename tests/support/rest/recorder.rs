@@ -1,13 +1,14 @@
-//! A [`Sink`] that records the poller's observations, and the check that they match the truth.
+//! An [`Observer`] that records the poller's observations, and the check that they match the truth.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use spark_exporter::model::obs::*;
+use spark_exporter::model::Observer;
 use spark_exporter::spark::api::{ExecutionData, ExecutorSummary, JobData, StageData};
 use spark_exporter::spark::convert::{executor_obs, job_obs, sql_obs, stage_obs};
-use spark_exporter::spark::{Sink, TargetPoller};
+use spark_exporter::spark::TargetPoller;
 use spark_exporter::telemetry::Telemetry;
 
 use super::{settings, AppData, FakeSpark};
@@ -25,7 +26,7 @@ pub struct Calls {
     pub upserts: usize,
 }
 
-/// A [`Sink`] that records.
+/// An [`Observer`] that records.
 #[derive(Debug, Default)]
 pub struct Recorder {
     pub telemetry: Arc<Telemetry>,
@@ -43,9 +44,17 @@ impl Recorder {
     }
 }
 
-impl Sink for Recorder {
-    fn telemetry(&self) -> &Arc<Telemetry> {
-        &self.telemetry
+/// The REST poller never reports these (event-log only); recorded as a count, so a test sees
+/// one if it ever happens.
+impl Observer for Recorder {
+    fn task_start(&self, _: &str, _: &TaskStartObs) {
+        self.rec(|_| {});
+    }
+    fn task_end(&self, _: &str, _: &TaskEndObs) {
+        self.rec(|_| {});
+    }
+    fn streaming_progress(&self, _: &str, _: &StreamingProgressObs) {
+        self.rec(|_| {});
     }
     fn upsert_app(&self, o: &AppObs) {
         self.rec(|c| drop(c.apps.insert(o.app_id.clone(), o.clone())));
@@ -83,7 +92,13 @@ impl Sink for Recorder {
 }
 
 pub fn poller(server: &FakeSpark, rec: &Arc<Recorder>) -> TargetPoller<Recorder> {
-    TargetPoller::new(&server.url, &settings(&[&server.url]), rec.clone()).unwrap()
+    TargetPoller::new(
+        &server.url,
+        &settings(&[&server.url]),
+        rec.clone(),
+        rec.telemetry.clone(),
+    )
+    .unwrap()
 }
 
 pub fn decode<T: serde::de::DeserializeOwned>(v: &Value) -> T {
