@@ -443,191 +443,213 @@ pub fn from_value(v: &Value) -> Result<Settings, ConfigError> {
         known: BTreeSet::new(),
     };
     let s = Settings {
-        web: WebConfig {
-            listen_address: r.parse("web.listen_address", d.web.listen_address, |s| {
-                s.parse::<SocketAddr>().map_err(|e| e.to_string())
-            }),
-            telemetry_path: r.parse("web.telemetry_path", d.web.telemetry_path, |s| {
-                if s.starts_with('/') && s.len() > 1 {
-                    Ok(s.to_string())
-                } else {
-                    Err("must start with '/' and not be '/' alone".into())
-                }
-            }),
-            config_file: r.parse("web.config_file", None, |s| {
-                let p = PathBuf::from(s);
-                if s.is_empty() {
-                    Ok(None)
-                } else if p.is_file() {
-                    Ok(Some(p))
-                } else {
-                    Err(format!("{s} is not a readable file"))
-                }
-            }),
-            max_staleness: r.parse("web.max_staleness", d.web.max_staleness, |s| {
-                let d = humantime::parse_duration(s)
-                    .map_err(|e| format!("{s:?} is not a duration ({e})"))?;
-                if d > Duration::from_secs(60) {
-                    return Err("must be at most 60s".into());
-                }
-                Ok(d)
-            }),
-        },
-        log: LogConfig {
-            level: r.parse("log.level", d.log.level, |s| {
-                match s.to_ascii_lowercase().as_str() {
-                    l @ ("error" | "warn" | "info" | "debug" | "trace") => Ok(l.to_string()),
-                    _ => Err("must be one of error, warn, info, debug, trace".into()),
-                }
-            }),
-            format: r.parse("log.format", d.log.format, |s| {
-                match s.to_ascii_lowercase().as_str() {
-                    "logfmt" | "text" => Ok(LogFormat::Logfmt),
-                    "json" => Ok(LogFormat::Json),
-                    _ => Err("must be logfmt or json".into()),
-                }
-            }),
-        },
-        spark: SparkConfig {
-            urls: r.list("spark.urls", d.spark.urls, parse_url),
-            poll_interval: r.parse("spark.poll_interval", d.spark.poll_interval, parse_positive),
-            timeout: r.parse("spark.timeout", d.spark.timeout, parse_positive),
-            app_name_filter: r.parse("spark.app_name_filter", None, |s| {
-                if s.is_empty() {
-                    return Ok(None);
-                }
-                regex::Regex::new(s)
-                    .map(|_| Some(s.to_string()))
-                    .map_err(|e| format!("not a valid regex: {e}"))
-            }),
-            app_limit: r.parse("spark.app_limit", d.spark.app_limit, parse_count),
-            auth: SparkAuthConfig {
-                username: r.parse("spark.auth.username", None, |s| Ok(Some(s.to_string()))),
-                password: r.parse("spark.auth.password", None, |s| Ok(Some(s.to_string()))),
-                password_file: r.parse("spark.auth.password_file", None, readable_file),
-                bearer_token: r.parse("spark.auth.bearer_token", None, |s| Ok(Some(s.to_string()))),
-                bearer_token_file: r.parse("spark.auth.bearer_token_file", None, readable_file),
-                headers: r.map("spark.auth.headers"),
-                ca_file: r.parse("spark.auth.ca_file", None, readable_file),
-            },
-        },
-        event_log: EventLogConfig {
-            dirs: r.list("event_log.dirs", d.event_log.dirs, |s| {
-                if s.is_empty() {
-                    Err("empty path".into())
-                } else {
-                    Ok(PathBuf::from(s))
-                }
-            }),
-            poll_interval: r.parse(
-                "event_log.poll_interval",
-                d.event_log.poll_interval,
-                parse_positive,
-            ),
-            max_line_bytes: r.parse(
-                "event_log.max_line_bytes",
-                d.event_log.max_line_bytes,
-                |s| {
-                    let n = parse_count(s)?;
-                    if n < 1024 {
-                        Err("must be at least 1024".into())
-                    } else {
-                        Ok(n)
-                    }
-                },
-            ),
-        },
-        model: ModelConfig {
-            app_retention: r.parse("model.app_retention", d.model.app_retention, parse_positive),
-            stage_retention: r.parse(
-                "model.stage_retention",
-                d.model.stage_retention,
-                parse_positive,
-            ),
-            dead_executor_retention: r.parse(
-                "model.dead_executor_retention",
-                d.model.dead_executor_retention,
-                parse_positive,
-            ),
-        },
-        labels: LabelsConfig {
-            max_value_length: r.parse(
-                "labels.max_value_length",
-                d.labels.max_value_length,
-                parse_count,
-            ),
-            max_values_per_label: r.parse(
-                "labels.max_values_per_label",
-                d.labels.max_values_per_label,
-                parse_count,
-            ),
-            rewrite_rules: r.rules("labels.rewrite_rules", d.labels.rewrite_rules),
-        },
-        histograms: HistogramConfig {
-            duration_buckets: r
-                .buckets("histograms.duration_buckets", d.histograms.duration_buckets),
-            task_duration_buckets: r.buckets(
-                "histograms.task_duration_buckets",
-                d.histograms.task_duration_buckets,
-            ),
-        },
-        otlp: OtlpConfig {
-            endpoint: r.parse("otlp.endpoint", None, |s| {
-                if s.is_empty() {
-                    Ok(None)
-                } else {
-                    parse_url(s).map(|_| Some(s.trim_end_matches('/').to_string()))
-                }
-            }),
-            protocol: r.parse("otlp.protocol", None, |s| match s {
-                "grpc" => Ok(Some(OtlpProtocol::Grpc)),
-                "http/protobuf" | "http" => Ok(Some(OtlpProtocol::HttpProtobuf)),
-                _ => Err("must be grpc or http/protobuf".into()),
-            }),
-            headers: r.map("otlp.headers"),
-            timeout: r.parse("otlp.timeout", None, |s| parse_positive(s).map(Some)),
-            interval: r.parse("otlp.interval", None, |s| parse_positive(s).map(Some)),
-            temporality: r.parse("otlp.temporality", d.otlp.temporality, |s| {
-                match s.to_ascii_lowercase().as_str() {
-                    "cumulative" => Ok(Temporality::Cumulative),
-                    "delta" => Ok(Temporality::Delta),
-                    _ => Err("must be cumulative or delta".into()),
-                }
-            }),
-            ca_file: r.parse("otlp.ca_file", None, |s| {
-                let p = PathBuf::from(s);
-                if p.is_file() {
-                    Ok(Some(p))
-                } else {
-                    Err(format!("{s} is not a readable file"))
-                }
-            }),
-        },
+        web: read_web(&mut r, d.web),
+        log: read_log(&mut r, d.log),
+        spark: read_spark(&mut r, d.spark),
+        event_log: read_event_log(&mut r, d.event_log),
+        model: read_model(&mut r, d.model),
+        labels: read_labels(&mut r, d.labels),
+        histograms: read_histograms(&mut r, d.histograms),
+        otlp: read_otlp(&mut r, d.otlp),
     };
     r.unknown_keys(v, "");
-    let a = &s.spark.auth;
+    check_auth(&s.spark.auth, &mut r.errors);
+    if r.errors.is_empty() {
+        Ok(s)
+    } else {
+        Err(ConfigError::Invalid(r.errors))
+    }
+}
+
+/// The `web` section.
+fn read_web(r: &mut Reader<'_>, d: WebConfig) -> WebConfig {
+    WebConfig {
+        listen_address: r.parse("web.listen_address", d.listen_address, |s| {
+            s.parse::<SocketAddr>().map_err(|e| e.to_string())
+        }),
+        telemetry_path: r.parse("web.telemetry_path", d.telemetry_path, |s| {
+            if s.starts_with('/') && s.len() > 1 {
+                Ok(s.to_string())
+            } else {
+                Err("must start with '/' and not be '/' alone".into())
+            }
+        }),
+        config_file: r.parse("web.config_file", None, |s| {
+            let p = PathBuf::from(s);
+            if s.is_empty() {
+                Ok(None)
+            } else if p.is_file() {
+                Ok(Some(p))
+            } else {
+                Err(format!("{s} is not a readable file"))
+            }
+        }),
+        max_staleness: r.parse("web.max_staleness", d.max_staleness, |s| {
+            let d = humantime::parse_duration(s)
+                .map_err(|e| format!("{s:?} is not a duration ({e})"))?;
+            if d > Duration::from_secs(60) {
+                return Err("must be at most 60s".into());
+            }
+            Ok(d)
+        }),
+    }
+}
+
+/// The `log` section.
+fn read_log(r: &mut Reader<'_>, d: LogConfig) -> LogConfig {
+    LogConfig {
+        level: r.parse("log.level", d.level, |s| {
+            match s.to_ascii_lowercase().as_str() {
+                l @ ("error" | "warn" | "info" | "debug" | "trace") => Ok(l.to_string()),
+                _ => Err("must be one of error, warn, info, debug, trace".into()),
+            }
+        }),
+        format: r.parse("log.format", d.format, |s| {
+            match s.to_ascii_lowercase().as_str() {
+                "logfmt" | "text" => Ok(LogFormat::Logfmt),
+                "json" => Ok(LogFormat::Json),
+                _ => Err("must be logfmt or json".into()),
+            }
+        }),
+    }
+}
+
+/// The `spark` section.
+fn read_spark(r: &mut Reader<'_>, d: SparkConfig) -> SparkConfig {
+    SparkConfig {
+        urls: r.list("spark.urls", d.urls, parse_url),
+        poll_interval: r.parse("spark.poll_interval", d.poll_interval, parse_positive),
+        timeout: r.parse("spark.timeout", d.timeout, parse_positive),
+        app_name_filter: r.parse("spark.app_name_filter", None, |s| {
+            if s.is_empty() {
+                return Ok(None);
+            }
+            regex::Regex::new(s)
+                .map(|_| Some(s.to_string()))
+                .map_err(|e| format!("not a valid regex: {e}"))
+        }),
+        app_limit: r.parse("spark.app_limit", d.app_limit, parse_count),
+        auth: SparkAuthConfig {
+            username: r.parse("spark.auth.username", None, |s| Ok(Some(s.to_string()))),
+            password: r.parse("spark.auth.password", None, |s| Ok(Some(s.to_string()))),
+            password_file: r.parse("spark.auth.password_file", None, readable_file),
+            bearer_token: r.parse("spark.auth.bearer_token", None, |s| Ok(Some(s.to_string()))),
+            bearer_token_file: r.parse("spark.auth.bearer_token_file", None, readable_file),
+            headers: r.map("spark.auth.headers"),
+            ca_file: r.parse("spark.auth.ca_file", None, readable_file),
+        },
+    }
+}
+
+/// The `event_log` section.
+fn read_event_log(r: &mut Reader<'_>, d: EventLogConfig) -> EventLogConfig {
+    EventLogConfig {
+        dirs: r.list("event_log.dirs", d.dirs, |s| {
+            if s.is_empty() {
+                Err("empty path".into())
+            } else {
+                Ok(PathBuf::from(s))
+            }
+        }),
+        poll_interval: r.parse("event_log.poll_interval", d.poll_interval, parse_positive),
+        max_line_bytes: r.parse("event_log.max_line_bytes", d.max_line_bytes, |s| {
+            let n = parse_count(s)?;
+            if n < 1024 {
+                Err("must be at least 1024".into())
+            } else {
+                Ok(n)
+            }
+        }),
+    }
+}
+
+/// The `model` section.
+fn read_model(r: &mut Reader<'_>, d: ModelConfig) -> ModelConfig {
+    ModelConfig {
+        app_retention: r.parse("model.app_retention", d.app_retention, parse_positive),
+        stage_retention: r.parse("model.stage_retention", d.stage_retention, parse_positive),
+        dead_executor_retention: r.parse(
+            "model.dead_executor_retention",
+            d.dead_executor_retention,
+            parse_positive,
+        ),
+    }
+}
+
+/// The `labels` section.
+fn read_labels(r: &mut Reader<'_>, d: LabelsConfig) -> LabelsConfig {
+    LabelsConfig {
+        max_value_length: r.parse("labels.max_value_length", d.max_value_length, parse_count),
+        max_values_per_label: r.parse(
+            "labels.max_values_per_label",
+            d.max_values_per_label,
+            parse_count,
+        ),
+        rewrite_rules: r.rules("labels.rewrite_rules", d.rewrite_rules),
+    }
+}
+
+/// The `histograms` section.
+fn read_histograms(r: &mut Reader<'_>, d: HistogramConfig) -> HistogramConfig {
+    HistogramConfig {
+        duration_buckets: r.buckets("histograms.duration_buckets", d.duration_buckets),
+        task_duration_buckets: r
+            .buckets("histograms.task_duration_buckets", d.task_duration_buckets),
+    }
+}
+
+/// The `otlp` section.
+fn read_otlp(r: &mut Reader<'_>, d: OtlpConfig) -> OtlpConfig {
+    OtlpConfig {
+        endpoint: r.parse("otlp.endpoint", None, |s| {
+            if s.is_empty() {
+                Ok(None)
+            } else {
+                parse_url(s).map(|_| Some(s.trim_end_matches('/').to_string()))
+            }
+        }),
+        protocol: r.parse("otlp.protocol", None, |s| match s {
+            "grpc" => Ok(Some(OtlpProtocol::Grpc)),
+            "http/protobuf" | "http" => Ok(Some(OtlpProtocol::HttpProtobuf)),
+            _ => Err("must be grpc or http/protobuf".into()),
+        }),
+        headers: r.map("otlp.headers"),
+        timeout: r.parse("otlp.timeout", None, |s| parse_positive(s).map(Some)),
+        interval: r.parse("otlp.interval", None, |s| parse_positive(s).map(Some)),
+        temporality: r.parse("otlp.temporality", d.temporality, |s| {
+            match s.to_ascii_lowercase().as_str() {
+                "cumulative" => Ok(Temporality::Cumulative),
+                "delta" => Ok(Temporality::Delta),
+                _ => Err("must be cumulative or delta".into()),
+            }
+        }),
+        ca_file: r.parse("otlp.ca_file", None, |s| {
+            let p = PathBuf::from(s);
+            if p.is_file() {
+                Ok(Some(p))
+            } else {
+                Err(format!("{s} is not a readable file"))
+            }
+        }),
+    }
+}
+
+/// Combinations of `spark.auth` fields that exclude each other.
+fn check_auth(a: &SparkAuthConfig, errors: &mut Vec<String>) {
     if a.password.is_some() && a.password_file.is_some() {
-        r.errors
-            .push("spark.auth.password: set either password or password_file, not both".into());
+        errors.push("spark.auth.password: set either password or password_file, not both".into());
     }
     if (a.password.is_some() || a.password_file.is_some()) && a.username.is_none() {
-        r.errors
-            .push("spark.auth.username: required with a password".into());
+        errors.push("spark.auth.username: required with a password".into());
     }
     if a.bearer_token.is_some() && a.bearer_token_file.is_some() {
-        r.errors.push(
+        errors.push(
             "spark.auth.bearer_token: set either bearer_token or bearer_token_file, not both"
                 .into(),
         );
     }
     if (a.bearer_token.is_some() || a.bearer_token_file.is_some()) && a.username.is_some() {
-        r.errors
-            .push("spark.auth: basic auth and a bearer token are exclusive".into());
-    }
-    if r.errors.is_empty() {
-        Ok(s)
-    } else {
-        Err(ConfigError::Invalid(r.errors))
+        errors.push("spark.auth: basic auth and a bearer token are exclusive".into());
     }
 }
 

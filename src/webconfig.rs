@@ -289,7 +289,35 @@ fn build_tls(t: &TlsFile, base: &Path) -> Result<rustls::ServerConfig, Vec<Strin
         Ok(b) => b,
         Err(e) => return Err(vec![format!("tls_server_config: {e}")]),
     };
-    let verifier = match auth {
+    let verifier = client_verifier(t, base, auth, provider, &mut errors);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let Some(key) = key else {
+        return Err(vec!["tls_server_config.key_file: missing".into()]);
+    };
+    let b = match verifier {
+        Some(v) => builder.with_client_cert_verifier(v),
+        None => builder.with_no_client_auth(),
+    };
+    let mut cfg = b.with_single_cert(certs, key).map_err(|e| {
+        vec![format!(
+            "tls_server_config: certificate and key do not match: {e}"
+        )]
+    })?;
+    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(cfg)
+}
+
+/// The client-certificate verifier `client_auth_type` asks for (`None`: no client certificates).
+fn client_verifier(
+    t: &TlsFile,
+    base: &Path,
+    auth: &str,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+    errors: &mut Vec<String>,
+) -> Option<Arc<dyn rustls::server::danger::ClientCertVerifier>> {
+    match auth {
         "NoClientCert" => None,
         "RequireAndVerifyClientCert" | "VerifyClientCertIfGiven" => {
             let mut roots = rustls::RootCertStore::empty();
@@ -334,24 +362,7 @@ fn build_tls(t: &TlsFile, base: &Path) -> Result<rustls::ServerConfig, Vec<Strin
             ));
             None
         }
-    };
-    if !errors.is_empty() {
-        return Err(errors);
     }
-    let Some(key) = key else {
-        return Err(vec!["tls_server_config.key_file: missing".into()]);
-    };
-    let b = match verifier {
-        Some(v) => builder.with_client_cert_verifier(v),
-        None => builder.with_no_client_auth(),
-    };
-    let mut cfg = b.with_single_cert(certs, key).map_err(|e| {
-        vec![format!(
-            "tls_server_config: certificate and key do not match: {e}"
-        )]
-    })?;
-    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(cfg)
 }
 
 #[cfg(test)]

@@ -126,22 +126,7 @@ impl LogApp {
                 completion_ms,
                 succeeded,
             } => {
-                let mut job = self.jobs.remove(&job_id).unwrap_or(JobObs {
-                    job_id,
-                    job_group: None,
-                    description: None,
-                    status: JobStatus::Running,
-                    submission_ms: None,
-                    completion_ms: None,
-                    stage_ids: Vec::new(),
-                    sql_execution_id: None,
-                });
-                job.status = if succeeded {
-                    JobStatus::Succeeded
-                } else {
-                    JobStatus::Failed
-                };
-                job.completion_ms = completion_ms;
+                let job = self.job_ended(job_id, completion_ms, succeeded);
                 obs.upsert_job(app, &job);
             }
             Event::StageSubmitted(s) => {
@@ -179,26 +164,53 @@ impl LogApp {
                 time_ms,
                 error,
             } => {
-                let mut s = self.sql.remove(&execution_id).unwrap_or(SqlObs {
-                    execution_id,
-                    description: None,
-                    status: SqlStatus::Running,
-                    submission_ms: None,
-                    duration_ms: None,
-                });
-                s.status = if error.is_some() {
-                    SqlStatus::Failed
-                } else {
-                    SqlStatus::Completed
-                };
-                s.duration_ms = match (s.submission_ms, time_ms) {
-                    (Some(a), Some(b)) => Some(b.saturating_sub(a).max(0) as u64),
-                    _ => None,
-                };
+                let s = self.sql_ended(execution_id, time_ms, error.is_some());
                 obs.upsert_sql(app, &s);
             }
             Event::StreamingProgress(p) => obs.streaming_progress(app, &p),
         }
+    }
+
+    /// The job `job_id` as it ended, completed from its start event when the log had one.
+    fn job_ended(&mut self, job_id: u64, completion_ms: Option<i64>, succeeded: bool) -> JobObs {
+        let mut job = self.jobs.remove(&job_id).unwrap_or(JobObs {
+            job_id,
+            job_group: None,
+            description: None,
+            status: JobStatus::Running,
+            submission_ms: None,
+            completion_ms: None,
+            stage_ids: Vec::new(),
+            sql_execution_id: None,
+        });
+        job.status = if succeeded {
+            JobStatus::Succeeded
+        } else {
+            JobStatus::Failed
+        };
+        job.completion_ms = completion_ms;
+        job
+    }
+
+    /// The SQL execution `execution_id` as it ended, with its duration when its start is known.
+    fn sql_ended(&mut self, execution_id: u64, time_ms: Option<i64>, failed: bool) -> SqlObs {
+        let mut s = self.sql.remove(&execution_id).unwrap_or(SqlObs {
+            execution_id,
+            description: None,
+            status: SqlStatus::Running,
+            submission_ms: None,
+            duration_ms: None,
+        });
+        s.status = if failed {
+            SqlStatus::Failed
+        } else {
+            SqlStatus::Completed
+        };
+        s.duration_ms = match (s.submission_ms, time_ms) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a).max(0) as u64),
+            _ => None,
+        };
+        s
     }
 }
 

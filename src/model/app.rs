@@ -83,6 +83,28 @@ pub struct StageState {
 }
 
 impl StageState {
+    /// A stage attempt first seen (wall clock `now`), active, with nothing counted yet.
+    pub fn new(stage_id: u64, attempt: u32, group: GroupKey, name: Arc<str>, now: EpochMs) -> Self {
+        StageState {
+            stage_id,
+            attempt,
+            group,
+            name,
+            status: StageStatus::Active,
+            submission_ms: None,
+            completion_ms: None,
+            first_seen_ms: now,
+            ended_seen_ms: None,
+            active_tasks: None,
+            log_running: 0,
+            rest_counts: TaskCounts::default(),
+            log_counts: TaskCounts::default(),
+            rest_totals: TaskTotals::default(),
+            log_totals: TaskTotals::default(),
+            last_task_end_ms: None,
+            summary: None,
+        }
+    }
     /// Running tasks: REST's count when REST reports the stage, else the event log's.
     pub fn running(&self) -> u64 {
         self.active_tasks.unwrap_or(self.log_running)

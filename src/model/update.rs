@@ -274,55 +274,13 @@ impl State {
                 return;
             }
             let name = labeler.cap(obs.name.as_deref().unwrap_or(""));
-            app.stages.insert(
-                key,
-                StageState {
-                    stage_id: obs.stage_id,
-                    attempt: obs.attempt,
-                    group,
-                    name: Arc::from(name),
-                    status: StageStatus::Active,
-                    submission_ms: None,
-                    completion_ms: None,
-                    first_seen_ms: now,
-                    ended_seen_ms: None,
-                    active_tasks: None,
-                    log_running: 0,
-                    rest_counts: TaskCounts::default(),
-                    log_counts: TaskCounts::default(),
-                    rest_totals: TaskTotals::default(),
-                    log_totals: TaskTotals::default(),
-                    last_task_end_ms: None,
-                    summary: None,
-                },
-            );
+            let st = StageState::new(obs.stage_id, obs.attempt, group, Arc::from(name), now);
+            app.stages.insert(key, st);
         }
         let Some(st) = app.stages.get_mut(&key) else {
             return;
         };
-        if st.submission_ms.is_none() {
-            st.submission_ms = obs.submission_ms;
-        }
-        if obs.completion_ms.is_some() {
-            st.completion_ms = obs.completion_ms;
-        }
-        if let Some(n) = &obs.name {
-            if st.name.is_empty() && !n.is_empty() {
-                st.name = Arc::from(labeler.cap(n));
-            }
-        }
-        if let Some(c) = obs.task_counts {
-            let before = st.counts().finished();
-            st.rest_counts = st.rest_counts.max(&c);
-            // REST cannot say when a task finished; the first poll that sees more finished
-            // tasks is the best bound.
-            if st.counts().finished() > before {
-                st.last_task_end_ms = Some(st.last_task_end_ms.map_or(now, |l| l.max(now)));
-            }
-        }
-        if let Some(tot) = obs.totals {
-            st.rest_totals = st.rest_totals.max(&tot);
-        }
+        merge_stage(st, obs, labeler, now);
         if st.status.is_terminal() {
             return;
         }
@@ -587,6 +545,34 @@ impl State {
 
 /// Give back a map's spare room once it is mostly empty: a burst of stages or jobs must not pin
 /// its peak capacity (hash maps never shrink by themselves) for the rest of the application.
+/// Merge what `obs` adds to a held stage attempt: times, name, and REST's cumulative counts and
+/// totals (kept per source and merged with `max`).
+fn merge_stage(st: &mut StageState, obs: &StageObs, labeler: &Labeler, now: EpochMs) {
+    if st.submission_ms.is_none() {
+        st.submission_ms = obs.submission_ms;
+    }
+    if obs.completion_ms.is_some() {
+        st.completion_ms = obs.completion_ms;
+    }
+    if let Some(n) = &obs.name {
+        if st.name.is_empty() && !n.is_empty() {
+            st.name = Arc::from(labeler.cap(n));
+        }
+    }
+    if let Some(c) = obs.task_counts {
+        let before = st.counts().finished();
+        st.rest_counts = st.rest_counts.max(&c);
+        // REST cannot say when a task finished; the first poll that sees more finished
+        // tasks is the best bound.
+        if st.counts().finished() > before {
+            st.last_task_end_ms = Some(st.last_task_end_ms.map_or(now, |l| l.max(now)));
+        }
+    }
+    if let Some(tot) = obs.totals {
+        st.rest_totals = st.rest_totals.max(&tot);
+    }
+}
+
 fn shrink<K: Eq + std::hash::Hash, V>(m: &mut std::collections::HashMap<K, V>) {
     if m.capacity() > 64 && m.capacity() > 4 * m.len() {
         m.shrink_to(2 * m.len());

@@ -85,6 +85,70 @@ pub fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
+/// Request headers: the variable's, then config's (which replace the variable's of the same
+/// name), names lower-cased.
+fn headers(
+    cfg: &OtlpConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+    errors: &mut Vec<String>,
+) -> Vec<(String, String)> {
+    let mut headers: Vec<(String, String)> = vec![];
+    if let Some((var, v)) = otlp_var(env, "HEADERS") {
+        match parse_pairs(&v) {
+            Ok(p) => {
+                headers = p
+                    .into_iter()
+                    .map(|(k, v)| (k.to_ascii_lowercase(), v))
+                    .collect()
+            }
+            Err(e) => errors.push(format!("{var}: {e}")),
+        }
+    }
+    for (k, v) in &cfg.headers {
+        let k = k.to_ascii_lowercase();
+        headers.retain(|(h, _)| *h != k);
+        headers.push((k, v.clone()));
+    }
+    for (k, v) in &headers {
+        if http::HeaderName::from_bytes(k.as_bytes()).is_err()
+            || http::HeaderValue::from_str(v).is_err()
+        {
+            errors.push(format!(
+                "header {k:?}: not a valid HTTP header name or value"
+            ));
+        }
+    }
+    headers
+}
+
+/// The CA bundle (path and PEM) from config or the variable, when one is set.
+fn ca_file(
+    cfg: &OtlpConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+    errors: &mut Vec<String>,
+) -> Option<(PathBuf, Vec<u8>)> {
+    let ca_path = cfg
+        .ca_file
+        .clone()
+        .or_else(|| otlp_var(env, "CERTIFICATE").map(|(_, v)| PathBuf::from(v)));
+    match ca_path {
+        None => None,
+        Some(p) => match std::fs::read(&p) {
+            Ok(pem) if String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----") => {
+                Some((p, pem))
+            }
+            Ok(_) => {
+                errors.push(format!("CA file {}: no PEM certificate in it", p.display()));
+                None
+            }
+            Err(e) => {
+                errors.push(format!("CA file {}: {e}", p.display()));
+                None
+            }
+        },
+    }
+}
+
 /// Merge `cfg` with the environment. `Ok(None)` means OTLP is off (no endpoint anywhere).
 /// Every problem is reported at once.
 pub fn resolve(
@@ -131,32 +195,7 @@ pub fn resolve(
         ));
     }
 
-    let mut headers: Vec<(String, String)> = vec![];
-    if let Some((var, v)) = otlp_var(env, "HEADERS") {
-        match parse_pairs(&v) {
-            Ok(p) => {
-                headers = p
-                    .into_iter()
-                    .map(|(k, v)| (k.to_ascii_lowercase(), v))
-                    .collect()
-            }
-            Err(e) => errors.push(format!("{var}: {e}")),
-        }
-    }
-    for (k, v) in &cfg.headers {
-        let k = k.to_ascii_lowercase();
-        headers.retain(|(h, _)| *h != k);
-        headers.push((k, v.clone()));
-    }
-    for (k, v) in &headers {
-        if http::HeaderName::from_bytes(k.as_bytes()).is_err()
-            || http::HeaderValue::from_str(v).is_err()
-        {
-            errors.push(format!(
-                "header {k:?}: not a valid HTTP header name or value"
-            ));
-        }
-    }
+    let headers = headers(cfg, env, &mut errors);
 
     let timeout = match cfg.timeout {
         Some(t) => t,
@@ -194,26 +233,7 @@ pub fn resolve(
             }
         }
     };
-    let ca_path = cfg
-        .ca_file
-        .clone()
-        .or_else(|| otlp_var(env, "CERTIFICATE").map(|(_, v)| PathBuf::from(v)));
-    let ca = match ca_path {
-        None => None,
-        Some(p) => match std::fs::read(&p) {
-            Ok(pem) if String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----") => {
-                Some((p, pem))
-            }
-            Ok(_) => {
-                errors.push(format!("CA file {}: no PEM certificate in it", p.display()));
-                None
-            }
-            Err(e) => {
-                errors.push(format!("CA file {}: {e}", p.display()));
-                None
-            }
-        },
-    };
+    let ca = ca_file(cfg, env, &mut errors);
     if ca.is_some() && endpoint.starts_with("http://") {
         tracing::warn!(endpoint = %endpoint, "A CA file is set but the OTLP endpoint is plain http://; it is not used.");
     }
