@@ -1,17 +1,23 @@
 //! spark-exporter: turns running Apache Spark applications into Prometheus and OTLP metrics.
 //!
-//! Layout:
+//! Layout (every arrow points from a file to what it may import; no file imports back):
 //! - [`cli`]: command-line flags and their mapping onto configuration keys.
-//! - [`clock`]: the wall clock (epoch ms), one definition, replaceable in tests.
 //! - [`config`]: layered configuration (defaults, file, env, flags) and validation.
-//! - [`telemetry`]: the exporter's own health counters.
+//! - [`clock`]: the wall clock (epoch ms), one definition, replaceable in tests.
+//! - [`telemetry`]: the exporter's own health counters, handed to every task as a value.
 //! - [`model`]: the in-memory state of applications, jobs, stages, tasks, executors, SQL and
-//!   streaming queries, fed by idempotent calls keyed by Spark's ids.
-//! - [`spark`]: the REST API client, its types and the poller.
-//! - [`eventlog`]: event-log discovery, tailing, codecs and parsing.
-//! - [`export`]: metric families built at export time, the Prometheus exposition (one shared,
-//!   gzip-compressed render per format) and OTLP push.
-//! - [`server`]: `/metrics`, `/healthz`, `/readyz` and the landing page.
+//!   streaming queries. One way in: the [`model::Observer`] trait that both collectors report
+//!   through (idempotent calls keyed by Spark's ids); one way out: the read-only
+//!   [`model::view`] that exporters read. The state itself is private to the module.
+//! - [`spark`]: the REST collector: API types, client, per-application incremental reads, the
+//!   poll loop; reports to an [`model::Observer`].
+//! - [`eventlog`]: the event-log collector: discovery, codecs, tailing, parsing, applying
+//!   events; reports to an [`model::Observer`].
+//! - [`export`]: the metric catalogue (every family declared once: name, type, labels, help,
+//!   OTLP form, stability, reader), the families read through the model's view, the Prometheus
+//!   and OpenMetrics text written from them, the shared render, OTLP push, and the generated
+//!   documentation tables.
+//! - [`server`]: HTTP: `/metrics`, `/healthz`, `/readyz`, the landing page.
 //! - [`webconfig`]: `--web.config.file` (TLS, mTLS, basic auth) in exporter-toolkit format.
 
 pub mod cli;

@@ -11,11 +11,13 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
+use super::executor::ExecutorState;
 use super::hist::Hist;
 use super::idset::IdSet;
 use super::labels::LabelSets;
 use super::obs::*;
-use super::others::{ExecutorState, SqlAgg, SqlState, StreamAgg};
+use super::sql::{SqlAgg, SqlState};
+use super::streaming::StreamAgg;
 
 /// How long a stage whose job is unknown waits for the job before it is labelled from its own
 /// description alone.

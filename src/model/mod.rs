@@ -8,12 +8,14 @@
 //! the state itself is private to this module.
 
 mod app;
+mod executor;
 pub mod hist;
 mod idset;
 mod labels;
 pub mod obs;
 pub mod observer;
-mod others;
+mod sql;
+mod streaming;
 mod update;
 pub mod view;
 
@@ -29,7 +31,7 @@ use labels::Labeler;
 pub use labels::OTHER;
 pub use obs::*;
 pub use observer::{ModelObserver, Observer};
-pub use others::StreamAgg;
+pub use streaming::StreamAgg;
 
 pub use crate::clock::{system_now_ms, Clock};
 

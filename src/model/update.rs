@@ -4,10 +4,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::app::{span_secs, AppState, GroupAgg, GroupKey, JobState, StageState};
+use super::executor::normalise_reason;
 use super::hist::Hist;
 use super::labels::Labeler;
 use super::obs::*;
-use super::others::{normalise_reason, SqlState, StreamAgg};
+use super::sql::SqlState;
+use super::streaming::StreamAgg;
 use super::State;
 use crate::telemetry::Telemetry;
 

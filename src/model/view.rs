@@ -10,9 +10,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::app::{AppState, GroupAgg, GroupKey, StageState};
+use super::executor::ExecutorTotals;
 use super::hist::Hist;
 use super::obs::{EpochMs, TaskCounts, TaskTotals};
-use super::others::{ExecutorTotals, StreamAgg};
+use super::streaming::StreamAgg;
 use super::State;
 
 /// Read-only view of every application (see the module docs).

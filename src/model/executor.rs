@@ -1,9 +1,8 @@
-//! Executors, SQL executions and streaming queries of one application.
+//! Executors of one application: totals per source (merged with `max`), running tasks, memory,
+//! and the normalised reasons they were removed for.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-use super::hist::Hist;
 use super::obs::{EpochMs, ExecutorObs};
 
 /// Cumulative executor values from one source.
@@ -129,41 +128,6 @@ pub fn normalise_reason(reason: Option<&str>) -> &'static str {
     } else {
         "other"
     }
-}
-
-/// A SQL execution not ended yet.
-#[derive(Debug, Clone)]
-pub struct SqlState {
-    /// Description label.
-    pub description: Arc<str>,
-    /// Submission time.
-    pub submission_ms: Option<EpochMs>,
-}
-
-/// Aggregates of one SQL description.
-#[derive(Debug, Clone, Default)]
-pub struct SqlAgg {
-    /// Executions ended, by status label.
-    pub ended: BTreeMap<&'static str, u64>,
-    /// Durations by status label.
-    pub duration: BTreeMap<&'static str, Hist>,
-}
-
-/// Aggregates of one streaming query.
-#[derive(Debug, Clone)]
-pub struct StreamAgg {
-    /// Highest batch id counted, per query id (a query name can have several runs).
-    pub last_batch: BTreeMap<String, u64>,
-    /// Batches counted.
-    pub batches: u64,
-    /// Input rows counted.
-    pub input_rows: u64,
-    /// Latest input rate.
-    pub input_rows_per_second: f64,
-    /// Latest processing rate.
-    pub processed_rows_per_second: f64,
-    /// Batch durations.
-    pub batch_duration: Hist,
 }
 
 #[cfg(test)]
