@@ -12,15 +12,19 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use spark_exporter::export::catalogue::CATALOGUE;
 use support::command::exporter_command;
 use support::rest::{AppData, FakeSpark};
 
-/// Families whose values follow the wall clock, not the fixture.
-const CLOCK_DERIVED: &[&str] = &[
-    "spark_stage_stalled_seconds",
-    "spark_exporter_eventlog_lag_seconds",
-    "spark_exporter_scrape_duration_seconds",
-];
+/// The sample names of families whose values follow the wall clock, not the fixture (marked so
+/// in the metric catalogue).
+fn clock_derived() -> Vec<String> {
+    CATALOGUE
+        .iter()
+        .filter(|m| m.clock_derived)
+        .map(|m| m.prometheus_name())
+        .collect()
+}
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -28,6 +32,7 @@ fn root() -> PathBuf {
 
 /// `text` with the values of clock-derived samples replaced by `<clock>`, and `url` by `URL`.
 fn mask(text: &str, url: Option<&str>) -> String {
+    let clock = clock_derived();
     let mut out = String::with_capacity(text.len());
     for line in text.lines() {
         let line = match url {
@@ -35,7 +40,7 @@ fn mask(text: &str, url: Option<&str>) -> String {
             None => line.to_string(),
         };
         let name = line.split(['{', ' ']).next().unwrap_or("");
-        if !line.starts_with('#') && CLOCK_DERIVED.contains(&name) {
+        if !line.starts_with('#') && clock.iter().any(|c| c == name) {
             let cut = line.rfind(' ').unwrap_or(line.len());
             out.push_str(&line[..cut]);
             out.push_str(" <clock>\n");
