@@ -10,7 +10,8 @@
 //! - [`eventlog`]: event-log discovery, tailing, codecs and parsing.
 //! - [`export`]: metric families built at export time, the Prometheus exposition (one shared,
 //!   gzip-compressed render per format) and OTLP push.
-//! - [`server`]: `/metrics`, `/healthz`, `/readyz` and the landing page.
+//! - [`server`]: `/metrics` (format and gzip negotiated per scrape), `/healthz`, `/readyz` and
+//!   the landing page.
 //! - [`webconfig`]: `--web.config.file` (TLS, mTLS, basic auth) in exporter-toolkit format.
 
 pub mod cli;
