@@ -17,7 +17,8 @@
 //!   OTLP form, stability, reader), the families read through the model's view, the Prometheus
 //!   and OpenMetrics text written from them, the shared render, OTLP push, and the generated
 //!   documentation tables.
-//! - [`server`]: HTTP: `/metrics`, `/healthz`, `/readyz`, the landing page.
+//! - [`server`]: HTTP: `/metrics` (format and gzip negotiated per scrape), `/healthz`,
+//!   `/readyz`, the landing page.
 //! - [`webconfig`]: `--web.config.file` (TLS, mTLS, basic auth) in exporter-toolkit format.
 
 pub mod cli;

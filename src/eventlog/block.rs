@@ -19,7 +19,7 @@
 //! frame formats, not the Java libraries' own). The blocks inside are decoded by `lz4_flex`,
 //! `snap` and, for LZF, [`lzf_decompress`] (see there why it has no crate).
 
-use super::codec::{CodecError, MAX_BLOCK_BYTES};
+use super::codec_error::{CodecError, MAX_BLOCK_BYTES};
 
 const LZ4_MAGIC: &[u8; 8] = b"LZ4Block";
 const LZ4_HEADER: usize = 21;

@@ -20,10 +20,7 @@
 //! the file was appended to.
 
 use super::block;
-
-/// Largest decoded block accepted from a block format; larger claims are treated as corruption
-/// so a damaged header cannot make the tailer buffer without bound.
-pub const MAX_BLOCK_BYTES: usize = 64 * 1024 * 1024;
+pub use super::codec_error::{CodecError, MAX_BLOCK_BYTES};
 
 /// Output produced per zstd call before returning to the caller (bounds memory per step).
 const ZSTD_OUT_CHUNK: usize = 128 * 1024;
@@ -68,30 +65,6 @@ impl Codec {
             Codec::Lzf => "lzf",
         }
     }
-}
-
-/// Decoding failures.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum CodecError {
-    /// A block or chunk was damaged and skipped; decoding goes on after it. `consumed` input
-    /// bytes (including the bad block) are used up.
-    #[error("{codec}: skipped a corrupt block: {reason}")]
-    BadBlock {
-        /// Codec name.
-        codec: &'static str,
-        /// What was wrong.
-        reason: String,
-        /// Input bytes consumed, the bad block included.
-        consumed: usize,
-    },
-    /// The stream cannot be decoded any further.
-    #[error("{codec}: undecodable stream: {reason}")]
-    Fatal {
-        /// Codec name.
-        codec: &'static str,
-        /// What was wrong.
-        reason: String,
-    },
 }
 
 /// An incremental decoder for one file.

@@ -3,7 +3,7 @@
 //! - [`discovery`]: finds single-file and rolling (`eventlog_v2_*`) logs in the configured
 //!   folders and names their codec, application and status.
 //! - [`codec`] and [`block`]: incremental decoders for zstd, lz4-java, snappy-java, ning LZF and
-//!   plain text, as Spark's `CompressionCodec` writes them.
+//!   plain text, as Spark's `CompressionCodec` writes them; `codec_error`: what they report.
 //! - [`tailer`]: follows one file by identity (device, inode): offsets, undecoded bytes, partial
 //!   lines, truncation.
 //! - [`parser`], [`json`] and [`scan`]: one JSON line to one [`parser::Event`], reading only the
@@ -22,6 +22,7 @@
 pub mod apply;
 pub mod block;
 pub mod codec;
+mod codec_error;
 pub mod discovery;
 pub mod engine;
 pub mod json;

@@ -18,24 +18,21 @@
 //! With `max_staleness` zero every scrape sees every change made before it arrived; scrapes
 //! that arrive while the model keeps changing then wait for a render.
 //!
-//! Only the gzip bytes are kept (a 7.5 MB exposition is 0.3 MB of gzip); a scraper that does not
-//! take gzip gets the text decompressed as it is sent ([`PlainBody`]). The renderer is one
-//! long-lived thread, so the allocator's per-thread caches stay as few as the threads.
+//! Only the gzip bytes are kept (a 7.5 MB exposition is 0.3 MB of gzip), with the length of the
+//! text; the HTTP server decides per scrape whether to send them as they are or inflate them as
+//! they are sent. The renderer is one long-lived thread, so the allocator's per-thread caches
+//! stay as few as the threads.
 
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use super::prometheus::Registry;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use flate2::write::GzEncoder;
-use http_body::{Body, Frame, SizeHint};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::prometheus;
+use super::prometheus::{self, Registry};
 use crate::model::Model;
 
 /// A body this old is served if nothing changed since it was rendered (only wall-clock derived
@@ -284,90 +281,13 @@ impl Inner {
     }
 }
 
-/// Does an `Accept-Encoding` header take gzip?
-pub fn accepts_gzip(accept_encoding: Option<&str>) -> bool {
-    let Some(h) = accept_encoding else {
-        return false;
-    };
-    h.split(',').any(|item| {
-        let mut parts = item.split(';');
-        let coding = parts.next().unwrap_or("").trim();
-        let refused = parts.any(|p| {
-            p.trim()
-                .strip_prefix("q=")
-                .and_then(|q| q.trim().parse::<f32>().ok())
-                .is_some_and(|q| q <= 0.0)
-        });
-        (coding.eq_ignore_ascii_case("gzip") || coding == "*") && !refused
-    })
-}
-
-/// A response body that decompresses a [`Rendered`] body as it is sent, 64 KiB at a time.
-pub struct PlainBody {
-    decoder: flate2::bufread::GzDecoder<bytes::buf::Reader<Bytes>>,
-    remaining: u64,
-}
-
-impl PlainBody {
-    /// The text of `r`.
-    pub fn new(r: &Rendered) -> PlainBody {
-        use bytes::Buf;
-        PlainBody {
-            decoder: flate2::bufread::GzDecoder::new(r.gzip.clone().reader()),
-            remaining: r.len,
-        }
-    }
-}
-
-impl Body for PlainBody {
-    type Data = Bytes;
-    type Error = std::io::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
-        use std::io::Read;
-        if self.remaining == 0 {
-            return Poll::Ready(None);
-        }
-        let n = self.remaining.min(64 * 1024) as usize;
-        let mut buf = BytesMut::zeroed(n);
-        let mut filled = 0;
-        while filled < n {
-            match self.decoder.read(&mut buf[filled..]) {
-                Ok(0) => break,
-                Ok(k) => filled += k,
-                Err(e) => return Poll::Ready(Some(Err(e))),
-            }
-        }
-        if filled == 0 {
-            // Shorter than announced: cannot happen with our own bytes; end with an error so
-            // the client sees a truncated body rather than a hang.
-            self.remaining = 0;
-            return Poll::Ready(Some(Err(std::io::ErrorKind::UnexpectedEof.into())));
-        }
-        buf.truncate(filled);
-        self.remaining -= filled as u64;
-        Poll::Ready(Some(Ok(Frame::data(buf.freeze()))))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.remaining == 0
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        SizeHint::with_exact(self.remaining)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::Settings;
     use crate::model::{JobObs, JobStatus, Observer, Source};
     use crate::telemetry::Telemetry;
-    use http_body_util::BodyExt;
+    use std::io::Read;
 
     fn job(m: &Arc<Model>, id: u64) {
         m.observer(Source::Rest).upsert_job(
@@ -388,13 +308,12 @@ mod tests {
     async fn text(e: &Exposition, om: bool) -> String {
         let r = e.get(om).await.expect("renderer runs");
         assert!(r.ok);
-        let body = PlainBody::new(&r)
-            .collect()
-            .await
-            .expect("decodes")
-            .to_bytes();
+        let mut body = String::new();
+        flate2::read::GzDecoder::new(&r.gzip[..])
+            .read_to_string(&mut body)
+            .expect("decodes");
         assert_eq!(body.len() as u64, r.len);
-        String::from_utf8(body.to_vec()).expect("utf-8")
+        body
     }
 
     #[tokio::test]
@@ -461,15 +380,5 @@ mod tests {
         let first = Arc::as_ptr(&bodies[0]);
         assert!(bodies.iter().all(|b| Arc::as_ptr(b) == first));
         stop.cancel();
-    }
-
-    #[test]
-    fn gzip_negotiation() {
-        assert!(accepts_gzip(Some("gzip")));
-        assert!(accepts_gzip(Some("deflate, GZIP;q=0.5")));
-        assert!(accepts_gzip(Some("*")));
-        assert!(!accepts_gzip(Some("gzip;q=0")));
-        assert!(!accepts_gzip(Some("identity")));
-        assert!(!accepts_gzip(None));
     }
 }

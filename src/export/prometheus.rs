@@ -244,11 +244,6 @@ enum Le {
     Inf,
 }
 
-/// Which format a scraper asked for, from its `Accept` header.
-pub fn wants_openmetrics(accept: Option<&str>) -> bool {
-    accept.is_some_and(|a| a.contains("application/openmetrics-text"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use super::obs::*;
-use super::Model;
+use super::store::Model;
 
 /// Receives a collector's observations.
 pub trait Observer: Send + Sync {
@@ -33,6 +33,16 @@ pub trait Observer: Send + Sync {
     fn upsert_sql(&self, app_id: &str, obs: &SqlObs);
     /// A streaming micro-batch finished (event log).
     fn streaming_progress(&self, app_id: &str, obs: &StreamingProgressObs);
+}
+
+impl Model {
+    /// The model as the observer of one source's observations (the one way in).
+    pub fn observer(self: &Arc<Self>, source: Source) -> ModelObserver {
+        ModelObserver {
+            model: self.clone(),
+            source,
+        }
+    }
 }
 
 /// The model as one source's observer (see [`Model::observer`]).

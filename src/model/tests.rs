@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::*;
 use crate::config::Settings;
 use crate::export::families::{collect, Family, Value};
+use crate::telemetry::Telemetry;
 
 const APP: &str = "app-1";
 

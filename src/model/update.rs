@@ -9,8 +9,8 @@ use super::hist::Hist;
 use super::labels::Labeler;
 use super::obs::*;
 use super::sql::SqlState;
+use super::state::State;
 use super::streaming::StreamAgg;
-use super::State;
 use crate::telemetry::Telemetry;
 
 fn set_str(dst: &mut Arc<str>, v: &Option<String>) {

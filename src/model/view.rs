@@ -13,12 +13,21 @@ use super::app::{AppState, GroupAgg, GroupKey, StageState};
 use super::executor::ExecutorTotals;
 use super::hist::Hist;
 use super::obs::{EpochMs, TaskCounts, TaskTotals};
+use super::state::State;
+use super::store::Model;
 use super::streaming::StreamAgg;
-use super::State;
+
+impl Model {
+    /// Read the model under the lock, through its read view (exporters). Never `.await`
+    /// inside `f`.
+    pub fn view<R>(&self, f: impl FnOnce(ModelView<'_>) -> R) -> R {
+        self.read(|state| f(ModelView { state }))
+    }
+}
 
 /// Read-only view of every application (see the module docs).
 pub struct ModelView<'a> {
-    pub(super) state: &'a State,
+    state: &'a State,
 }
 
 impl<'a> ModelView<'a> {

@@ -12,8 +12,10 @@
 //! - [`transport`]: the gRPC (tonic) and HTTP (reqwest) clients: TLS with a custom CA, headers,
 //!   timeouts, retryable and permanent failures as the OTLP spec defines them.
 //! - [`push`]: the interval loop, retries with backoff, bounded memory, the final export.
+//! - [`OtlpError`]: invalid settings, or an exporter that cannot be built.
 
 pub mod convert;
+mod error;
 pub mod mapping;
 pub mod push;
 pub mod resolve;
@@ -29,18 +31,8 @@ use crate::export::families::collect;
 use crate::model::Model;
 use crate::telemetry::Telemetry;
 
+pub use error::OtlpError;
 pub use resolve::Resolved;
-
-/// OTLP errors.
-#[derive(Debug, thiserror::Error)]
-pub enum OtlpError {
-    /// Invalid settings (config or `OTEL_*` variables), every one listed.
-    #[error("invalid OTLP settings:\n{}", .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]
-    Config(Vec<String>),
-    /// The exporter could not be built.
-    #[error("cannot build the OTLP exporter: {0}")]
-    Build(String),
-}
 
 /// The effective settings from `cfg` and the process environment; `Ok(None)` when no endpoint
 /// is configured anywhere (OTLP off). For `check-config` and startup validation.

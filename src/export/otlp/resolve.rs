@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::OtlpError;
+use super::error::OtlpError;
 use crate::config::{OtlpConfig, OtlpProtocol, Temporality};
 
 /// Export interval when neither `otlp.interval` nor `OTEL_METRIC_EXPORT_INTERVAL` is set.

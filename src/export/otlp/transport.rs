@@ -21,8 +21,8 @@ use prost::Message;
 use tonic::metadata::{MetadataKey, MetadataMap, MetadataValue};
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 
+use super::error::OtlpError;
 use super::resolve::Resolved;
-use super::OtlpError;
 use crate::config::OtlpProtocol;
 
 /// `User-Agent` of both transports.

@@ -1,0 +1,89 @@
+//! The shared handle to the model: the state under one lock, a generation number that changes
+//! with every write, the telemetry the rules count into, and the clock. Writes come through
+//! [`super::Observer`] ([`super::observer`]), reads through [`super::view`].
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::obs::EpochMs;
+use super::state::State;
+use crate::clock::Clock;
+use crate::config::Settings;
+use crate::telemetry::Telemetry;
+
+/// Shared handle to the model.
+pub struct Model {
+    state: Mutex<State>,
+    /// Bumped by every write, so exporters can tell whether anything changed since a render.
+    generation: AtomicU64,
+    telemetry: Arc<Telemetry>,
+    clock: Clock,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model").finish_non_exhaustive()
+    }
+}
+
+impl Model {
+    /// A new, empty model on the system clock.
+    pub fn new(settings: &Settings, telemetry: Arc<Telemetry>) -> Arc<Model> {
+        Self::with_clock(settings, telemetry, crate::clock::system())
+    }
+
+    /// A new, empty model on the given clock (tests).
+    pub fn with_clock(settings: &Settings, telemetry: Arc<Telemetry>, clock: Clock) -> Arc<Model> {
+        Arc::new(Model {
+            state: Mutex::new(State::new(settings)),
+            generation: AtomicU64::new(0),
+            telemetry,
+            clock,
+        })
+    }
+
+    /// The self-metrics sink.
+    pub fn telemetry(&self) -> &Arc<Telemetry> {
+        &self.telemetry
+    }
+
+    /// Current wall-clock time in epoch ms.
+    pub fn now_ms(&self) -> EpochMs {
+        (self.clock)()
+    }
+
+    /// A number that changes whenever the model or the self-metrics change: equal values mean
+    /// an export made then shows the same state as one made now (up to the wall clock).
+    pub fn generation(&self) -> u64 {
+        // Both counters only grow, so their sum changes exactly when either does.
+        self.generation
+            .load(Ordering::Acquire)
+            .wrapping_add(self.telemetry.generation())
+    }
+
+    /// Run `f` on the state under the lock (the read view).
+    pub(super) fn read<R>(&self, f: impl FnOnce(&State) -> R) -> R {
+        let g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        f(&g)
+    }
+
+    pub(super) fn write<R>(&self, f: impl FnOnce(&mut State, &Telemetry, EpochMs) -> R) -> R {
+        let now = self.now_ms();
+        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let r = f(&mut g, &self.telemetry, now);
+        // Bumped under the lock, after the change: a reader that sees the new number and then
+        // takes the lock sees the change.
+        self.generation.fetch_add(1, Ordering::Release);
+        r
+    }
+
+    /// Drop what has aged out: finished applications, finished stages' per-stage series (their
+    /// totals fold into their job group), dead executors. Called periodically.
+    pub fn expire(&self, now_ms: EpochMs) {
+        self.write(|s, t, _| s.expire(now_ms, t))
+    }
+    /// Apply every held stage observation whose job is still unknown (end of a one-shot poll).
+    pub fn flush_pending(&self) {
+        self.write(|s, t, now| s.flush_orphans(EpochMs::MAX, t, now))
+    }
+}

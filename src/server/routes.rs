@@ -1,0 +1,143 @@
+//! What each path answers: the exposition at `web.telemetry_path` (as [`Negotiated`] from the
+//! request's headers), `/healthz`, `/readyz`, a landing page at `/`, and 404 elsewhere. Only
+//! GET and HEAD are served (hyper sends a HEAD response without its body, with the headers and
+//! Content-Length a GET gets); every path but the probes needs the web config's credentials.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::{Either, Full};
+use hyper::body::Incoming;
+use hyper::header::{
+    HeaderValue, AUTHORIZATION, CONTENT_ENCODING, CONTENT_TYPE, VARY, WWW_AUTHENTICATE,
+};
+use hyper::{Method, Request, Response, StatusCode};
+
+use super::body::{Body, PlainBody};
+use super::negotiate::{self, Negotiated};
+use crate::config::Settings;
+use crate::export::cache::Exposition;
+use crate::model::Model;
+use crate::webconfig::WebSecurity;
+
+/// What the handlers share.
+pub struct Ctx {
+    /// The shared, gzip-compressed exposition.
+    pub exposition: Exposition,
+    /// The model (for telemetry and readiness).
+    pub model: Arc<Model>,
+    /// The configuration (the telemetry path, the sources readiness waits for).
+    pub settings: Arc<Settings>,
+    /// TLS and basic-auth settings of `--web.config.file`.
+    pub security: Arc<WebSecurity>,
+}
+
+/// True once every configured source has finished its first round.
+pub fn ready(model: &Model, settings: &Settings) -> bool {
+    let t = model.telemetry().snapshot();
+    let rest = settings.spark.urls.iter().all(|u| t.up.contains_key(u));
+    let logs = settings.event_log.dirs.is_empty() || t.eventlog_scanned;
+    rest && logs
+}
+
+fn reply(status: StatusCode, ctype: &'static str, body: impl Into<Bytes>) -> Response<Body> {
+    let mut r = Response::new(Either::Left(Full::new(body.into())));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
+    r
+}
+
+/// Answer one request.
+pub async fn handle(ctx: &Ctx, req: &Request<Incoming>) -> Response<Body> {
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        return reply(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "text/plain",
+            "method not allowed\n",
+        );
+    }
+    let path = req.uri().path();
+    // Probes stay open (they reveal nothing); everything else needs the credentials.
+    let open = matches!(path, "/healthz" | "/readyz");
+    if !open
+        && !ctx
+            .security
+            .authorized(
+                req.headers()
+                    .get(AUTHORIZATION)
+                    .and_then(|v| v.to_str().ok()),
+            )
+            .await
+    {
+        ctx.model.telemetry().http_error("unauthorized");
+        let mut r = reply(StatusCode::UNAUTHORIZED, "text/plain", "unauthorized\n");
+        r.headers_mut().insert(
+            WWW_AUTHENTICATE,
+            HeaderValue::from_static("Basic realm=\"spark-exporter\""),
+        );
+        return r;
+    }
+    if path == ctx.settings.web.telemetry_path {
+        return metrics(&ctx.exposition, Negotiated::from_headers(req.headers())).await;
+    }
+    match path {
+        "/healthz" => reply(StatusCode::OK, "text/plain", "ok\n"),
+        "/readyz" => {
+            if ready(&ctx.model, &ctx.settings) {
+                reply(StatusCode::OK, "text/plain", "ready\n")
+            } else {
+                reply(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "text/plain",
+                    "waiting for the first poll\n",
+                )
+            }
+        }
+        "/" => reply(
+            StatusCode::OK,
+            "text/html; charset=utf-8",
+            format!(
+                "<html><head><title>spark-exporter</title></head><body><h1>spark-exporter {}</h1>\
+                 <p><a href=\"{p}\">{p}</a> &middot; <a href=\"/healthz\">/healthz</a> &middot; \
+                 <a href=\"/readyz\">/readyz</a></p></body></html>\n",
+                env!("CARGO_PKG_VERSION"),
+                p = ctx.settings.web.telemetry_path
+            ),
+        ),
+        _ => reply(StatusCode::NOT_FOUND, "text/plain", "not found\n"),
+    }
+}
+
+/// The exposition in the negotiated format: the gzip bytes as they are, or inflated as sent.
+async fn metrics(exposition: &Exposition, n: Negotiated) -> Response<Body> {
+    let Some(r) = exposition.get(n.openmetrics).await else {
+        return reply(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "text/plain",
+            "shutting down\n",
+        );
+    };
+    if !r.ok {
+        return reply(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "text/plain",
+            "encoding failed\n",
+        );
+    }
+    let ctype = n.content_type();
+    let mut resp = if n.gzip {
+        let mut resp = reply(StatusCode::OK, ctype, r.gzip.clone());
+        resp.headers_mut()
+            .insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        resp
+    } else {
+        let mut resp = Response::new(Either::Right(PlainBody::new(r.gzip.clone(), r.len)));
+        resp.headers_mut()
+            .insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
+        resp
+    };
+    resp.headers_mut()
+        .insert(VARY, HeaderValue::from_static(negotiate::VARY));
+    resp
+}
