@@ -69,9 +69,18 @@ const POLL_INTERVAL: &str = "1s";
 #[test]
 fn live_ui_matches_rest() {
     let Some(run) = shared_run() else { return };
+    let mut failures = Failures::default();
+    check_live_scrape(&mut failures, run);
+    check_live_dumps(&mut failures, run);
+    check_after_driver(&mut failures, run);
+    failures.finish(run);
+}
+
+/// The exporter's scrape of the live UI: well formed, every family equal to the REST truth,
+/// executor times equal to the exporter's own last `/allexecutors`, the rewriting contract.
+fn check_live_scrape(failures: &mut Failures, run: &Run) {
     let truth = &run.truth;
     let live = &run.live;
-    let mut failures = Failures::default();
 
     // The scrape itself is well formed.
     failures.check_empty("duplicate series in /metrics", &live.duplicates);
@@ -82,7 +91,7 @@ fn live_ui_matches_rest() {
     );
 
     compare_all(
-        &mut failures,
+        failures,
         "exporter (live UI, after two polls)",
         truth,
         &live.samples,
@@ -129,7 +138,12 @@ fn live_ui_matches_rest() {
         failures
             .push("the workload's tasks had no GC time: the GC comparison proves little".into());
     }
+}
 
+/// `dump --spark.url`: against the live UI the same job counts and exit 0, against a dead port
+/// non-zero.
+fn check_live_dumps(failures: &mut Failures, run: &Run) {
+    let truth = &run.truth;
     // `dump --spark.url` against the live UI: same job counts, exit 0.
     let d = &run.dump_live;
     if !d.status.success() {
@@ -157,8 +171,11 @@ fn live_ui_matches_rest() {
             tail(&run.dump_dead.stderr, 10)
         ));
     }
+}
 
-    // After the driver went away: spark_up 0, the exporter up, counters never lower.
+/// After the driver went away: spark_up 0, the exporter up, counters never lower; then a clean
+/// exit on SIGTERM.
+fn check_after_driver(failures: &mut Failures, run: &Run) {
     match &run.after {
         Err(e) => failures.push(format!("after the driver stopped: {e}")),
         Ok(after) => {
@@ -172,7 +189,7 @@ fn live_ui_matches_rest() {
             }
             failures.check_empty(
                 "counters that went backwards or vanished after the driver stopped",
-                &went_backwards(&live.samples, &after.samples),
+                &went_backwards(&run.live.samples, &after.samples),
             );
             if after.healthz != 200 {
                 failures.push(format!(
@@ -188,7 +205,6 @@ fn live_ui_matches_rest() {
             "exporter after SIGTERM: {other:?} (want a clean exit 0 within the grace period)"
         )),
     }
-    failures.finish(run);
 }
 
 #[test]
@@ -380,6 +396,67 @@ async fn scenario_async(python: &Path, dir: PathBuf) -> Result<Run, String> {
         .map_err(|e| format!("HTTP client: {e}"))?;
 
     // 1. The workload, until its jobs are done.
+    let mut workload = run_workload(python, &dir, &say).await?;
+    let url = workload.url.clone();
+
+    // 2. The exporter against the live UI (through the relay), until it is ready and two polls
+    //    have read /allexecutors, the last endpoint of a poll.
+    let relay = Relay::start(&url, http.clone()).await?;
+    let mut exporter = start_exporter(&http, &relay, &dir).await?;
+    say("Exporter ready and polled twice.");
+
+    // 3. REST truth around the scrape.
+    let (truth, live_exec, live) =
+        scrape_with_truth(&http, &url, &relay, &exporter, &workload.app_id, &dir, &say).await?;
+
+    // 4. `dump --spark.url` straight at the live UI, and at a dead port.
+    let dump_live = exporter_command(&["dump", "--spark.url", &url], Duration::from_secs(30));
+    fs::write(dir.join("dump-live.txt"), &dump_live.stdout).ok();
+    let dead = format!("http://127.0.0.1:{}", free_port());
+    let dump_dead = exporter_command(&["dump", "--spark.url", &dead], Duration::from_secs(30));
+    say("Dumps done; releasing the driver.");
+
+    // 5. Let the driver go (and the relay with it, so the exporter meets a closed port as it
+    //    would in a pod), then watch the exporter.
+    release_driver(&mut workload, &relay).await?;
+    say("Driver stopped.");
+    let after = after_driver_death(&http, &exporter.base, &relay.url, &mut exporter.guard).await;
+    if let Ok(a) = &after {
+        fs::write(dir.join("metrics-after.txt"), render(&a.samples)).ok();
+    }
+
+    // 6. SIGTERM: the exporter should drain and exit 0.
+    let sigterm_exit = exporter.guard.terminate(Duration::from_secs(15));
+    say("Scenario recorded.");
+    Ok(Run {
+        dir,
+        truth,
+        live_exec,
+        workload_gc_ms: workload.gc_ms,
+        live,
+        dump_live,
+        dump_dead,
+        after,
+        sigterm_exit,
+        event_log_dir: workload.event_log_dir,
+    })
+}
+
+/// The running PySpark workload, its jobs done, holding the driver until released.
+struct Workload {
+    guard: Guard,
+    log: PathBuf,
+    release_marker: PathBuf,
+    event_log_dir: PathBuf,
+    app_id: String,
+    /// GC time of the workload's tasks, as the workload measured it.
+    gc_ms: u64,
+    /// The live UI.
+    url: String,
+}
+
+/// Start the workload and wait until its jobs are done (its done marker).
+async fn run_workload(python: &Path, dir: &Path, say: &impl Fn(&str)) -> Result<Workload, String> {
     let ui_port = free_port();
     let event_log_dir = dir.join("eventlog");
     let done_marker = dir.join("done.json");
@@ -435,10 +512,39 @@ async fn scenario_async(python: &Path, dir: PathBuf) -> Result<Run, String> {
         .trim_end_matches('/');
     let url = format!("http://127.0.0.1:{port}");
     say(&format!("Jobs done: app {app_id} at {url}."));
+    Ok(Workload {
+        guard: workload,
+        log: workload_log,
+        release_marker,
+        event_log_dir,
+        app_id,
+        gc_ms: workload_gc_ms,
+        url,
+    })
+}
 
-    // 2. The exporter against the live UI (through the relay), until it is ready and two polls
-    //    have read /allexecutors, the last endpoint of a poll.
-    let relay = Relay::start(&url, http.clone()).await?;
+/// The exporter process polling the live UI through the relay.
+struct Exporter {
+    guard: Guard,
+    /// `http://` and its listen address.
+    base: String,
+    log: PathBuf,
+}
+
+impl Exporter {
+    /// `m` followed by the tail of the exporter's log.
+    fn fail(&self, m: String) -> String {
+        format!("{m}\nexporter log:\n{}", tail_file(&self.log, 30))
+    }
+}
+
+/// Start the exporter against the relay and wait until it is ready and two polls have read
+/// /allexecutors.
+async fn start_exporter(
+    http: &reqwest::Client,
+    relay: &Relay,
+    dir: &Path,
+) -> Result<Exporter, String> {
     let listen = format!("127.0.0.1:{}", free_port());
     let exporter_log = dir.join("exporter.log");
     let mut cmd = Command::new(EXPORTER);
@@ -456,22 +562,25 @@ async fn scenario_async(python: &Path, dir: PathBuf) -> Result<Run, String> {
         "--log.level",
         "debug",
     ]);
-    let mut exporter = Guard::spawn("exporter", cmd, &exporter_log, false);
-    let base = format!("http://{listen}");
-    let fail = |m: String| format!("{m}\nexporter log:\n{}", tail_file(&exporter_log, 30));
+    let mut exporter = Exporter {
+        guard: Guard::spawn("exporter", cmd, &exporter_log, false),
+        base: format!("http://{listen}"),
+        log: exporter_log,
+    };
     let deadline = Instant::now() + EXPORTER_DEADLINE;
     loop {
-        if let Some(s) = exporter.exited() {
-            return Err(fail(format!(
-                "the exporter exited ({s}) before it was ready"
-            )));
+        if let Some(s) = exporter.guard.exited() {
+            return Err(exporter.fail(format!("the exporter exited ({s}) before it was ready")));
         }
-        let ready = matches!(get(&http, &format!("{base}/readyz")).await, Ok((200, _)));
+        let ready = matches!(
+            get(http, &format!("{}/readyz", exporter.base)).await,
+            Ok((200, _))
+        );
         if ready && relay.count("/allexecutors") >= 2 {
             break;
         }
         if Instant::now() > deadline {
-            return Err(fail(format!(
+            return Err(exporter.fail(format!(
                 "not ready and polled twice within {EXPORTER_DEADLINE:?} \
                  (ready: {ready}; requests relayed: {:?})",
                 relay.requests()
@@ -479,27 +588,37 @@ async fn scenario_async(python: &Path, dir: PathBuf) -> Result<Run, String> {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    say("Exporter ready and polled twice.");
+    Ok(exporter)
+}
 
-    // 3. REST truth around the scrape; Spark is idle, but retry if the two readings differ. The
-    //    relay is frozen meanwhile, so the exporter's last /allexecutors is the relay's last.
+/// REST truth around one scrape; Spark is idle, but retry if the two readings differ. The relay
+/// is frozen meanwhile, so the exporter's last /allexecutors is the relay's last.
+async fn scrape_with_truth(
+    http: &reqwest::Client,
+    url: &str,
+    relay: &Relay,
+    exporter: &Exporter,
+    app_id: &str,
+    dir: &Path,
+    say: &impl Fn(&str),
+) -> Result<(Truth, ExecTimes, Scrape), String> {
     let mut attempt = 0;
     let (truth, live_exec, live_text) = loop {
         attempt += 1;
-        let before = fetch_rest(&http, &url, &app_id, &dir).await?;
+        let before = fetch_rest(http, url, app_id, dir).await?;
         relay.freeze().await;
-        let scraped = get(&http, &format!("{base}/metrics")).await;
+        let scraped = get(http, &format!("{}/metrics", exporter.base)).await;
         let execs = relay.last("/allexecutors");
         relay.thaw();
         let (code, text) = scraped?;
         if code != 200 {
-            return Err(fail(format!("/metrics answered {code}")));
+            return Err(exporter.fail(format!("/metrics answered {code}")));
         }
         let execs = execs.ok_or("the relay saw no /allexecutors response")?;
         fs::write(dir.join("relayed-allexecutors.json"), &execs).ok();
         let execs: Value =
             serde_json::from_str(&execs).map_err(|e| format!("relayed /allexecutors: {e}"))?;
-        let after = fetch_rest(&http, &url, &app_id, &dir).await?;
+        let after = fetch_rest(http, url, app_id, dir).await?;
         if before == after {
             break (after, exec_times(&execs), text);
         }
@@ -514,21 +633,15 @@ async fn scenario_async(python: &Path, dir: PathBuf) -> Result<Run, String> {
         ));
     };
     fs::write(dir.join("metrics-live.txt"), &live_text).ok();
-    let live = parse_exposition(&live_text);
+    Ok((truth, live_exec, parse_exposition(&live_text)))
+}
 
-    // 4. `dump --spark.url` straight at the live UI, and at a dead port.
-    let dump_live = exporter_command(&["dump", "--spark.url", &url], Duration::from_secs(30));
-    fs::write(dir.join("dump-live.txt"), &dump_live.stdout).ok();
-    let dead = format!("http://127.0.0.1:{}", free_port());
-    let dump_dead = exporter_command(&["dump", "--spark.url", &dead], Duration::from_secs(30));
-    say("Dumps done; releasing the driver.");
-
-    // 5. Let the driver go (and the relay with it, so the exporter meets a closed port as it
-    //    would in a pod), then watch the exporter.
-    fs::write(&release_marker, b"").map_err(|e| format!("release marker: {e}"))?;
+/// Release the driver, wait for it to stop, then close the relay.
+async fn release_driver(workload: &mut Workload, relay: &Relay) -> Result<(), String> {
+    fs::write(&workload.release_marker, b"").map_err(|e| format!("release marker: {e}"))?;
     let stopped = Instant::now();
     let status = loop {
-        if let Some(s) = workload.exited() {
+        if let Some(s) = workload.guard.exited() {
             break s;
         }
         if stopped.elapsed() > STOP_DEADLINE {
@@ -540,30 +653,10 @@ async fn scenario_async(python: &Path, dir: PathBuf) -> Result<Run, String> {
     if !status.success() {
         return Err(format!(
             "the workload exited {status}:\n{}",
-            tail_file(&workload_log, 40)
+            tail_file(&workload.log, 40)
         ));
     }
-    say("Driver stopped.");
-    let after = after_driver_death(&http, &base, &relay.url, &mut exporter).await;
-    if let Ok(a) = &after {
-        fs::write(dir.join("metrics-after.txt"), render(&a.samples)).ok();
-    }
-
-    // 6. SIGTERM: the exporter should drain and exit 0.
-    let sigterm_exit = exporter.terminate(Duration::from_secs(15));
-    say("Scenario recorded.");
-    Ok(Run {
-        dir,
-        truth,
-        live_exec,
-        workload_gc_ms,
-        live,
-        dump_live,
-        dump_dead,
-        after,
-        sigterm_exit,
-        event_log_dir,
-    })
+    Ok(())
 }
 
 /// Wait for `spark_up` to fall to 0, then let one more poll interval pass and scrape again.

@@ -26,7 +26,7 @@
 mod support;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -168,11 +168,82 @@ fn lost_executor_is_counted_and_alert_fires() {
     fs::create_dir_all(&events).unwrap();
     eprintln!("[e2e-lost] artefacts in {}", run.display());
     let t0 = Instant::now();
-    let el = |t0: Instant| format!("{:5.1}s", t0.elapsed().as_secs_f64());
 
-    // Spark.
+    let mut app = start_app(&python, &run, &events, t0);
+    let (mut exporter, exp_port) = start_exporter(&app.ui, &events, &run);
+    let (mut prom, prom_port) = start_prometheus(&run, exp_port);
+    let prom_log = run.join("prometheus").join("prometheus.log");
+
+    wait_for_executors(&mut exporter, exp_port, &app.id, &run);
+    let exec_id = kill_busy_executor(&app, t0);
+    let remove_reason = wait_for_removal(&app, &exec_id, exp_port, t0);
+    wait_for_job(&mut app, t0);
+
+    // Let both sources settle (several REST polls, the event log read to the end), then judge.
+    std::thread::sleep(Duration::from_secs(4));
+    let mut failures = Vec::new();
+    let reason = check_exporter(&mut failures, &run, &app, exp_port, &remove_reason);
+
+    // The real alert expression through the real Prometheus.
+    check_alert_expr(
+        &mut failures,
+        &mut prom,
+        &prom_log,
+        prom_port,
+        &app.id,
+        &reason,
+        t0,
+    );
+    check_counted_once(&mut failures, prom_port, &app.id);
+    check_alert_firing(&mut failures, prom_port, &app.id);
+
+    // Release the application; the guards clean up everything else.
+    fs::write(run.join("release"), b"").unwrap();
+    let end = Instant::now() + Duration::from_secs(60);
+    while app.guard.running() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let app_id = app.id.clone();
+    drop(prom);
+    drop(exporter);
+    drop(app);
+    let leftover = executor_pids(&app_id);
+    if !leftover.is_empty() {
+        failures.push(format!("executor JVMs left after cleanup: {leftover:?}"));
+    }
+    eprintln!("[e2e-lost] {} done", el(t0));
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n- {}",
+        failures.len(),
+        failures.join("\n- ")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The test's phases
+// ---------------------------------------------------------------------------------------------
+
+/// Seconds since `t0`, for the progress lines.
+fn el(t0: Instant) -> String {
+    format!("{:5.1}s", t0.elapsed().as_secs_f64())
+}
+
+/// The running PySpark application.
+struct App {
+    guard: Guard,
+    log: PathBuf,
+    id: String,
+    /// The live UI, through loopback.
+    ui: String,
+    /// `{ui}/api/v1/applications/{id}`.
+    api: String,
+}
+
+/// Start the application and wait for its READY line.
+fn start_app(python: &Path, run: &Path, events: &Path, t0: Instant) -> App {
     let app_log = run.join("app.log");
-    let mut cmd = Command::new(&python);
+    let mut cmd = Command::new(python);
     cmd.args([APP, events.to_str().unwrap(), run.to_str().unwrap()]);
     let mut app = Guard::spawn("pyspark app", cmd, &app_log, true);
     let ready = must_wait_for("the app's READY line", Duration::from_secs(180), || {
@@ -191,8 +262,17 @@ fn lost_executor_is_counted_and_alert_fires() {
     let ui = format!("http://127.0.0.1:{ui_port}");
     let api = format!("{ui}/api/v1/applications/{app_id}");
     eprintln!("[e2e-lost] {} app {app_id} ready, UI {ui}", el(t0));
+    App {
+        guard: app,
+        log: app_log,
+        id: app_id,
+        ui,
+        api,
+    }
+}
 
-    // Exporter, both sources.
+/// The exporter, both sources: the live UI and the event log directory. Returns its port.
+fn start_exporter(ui: &str, events: &Path, run: &Path) -> (Guard, u16) {
     let exp_port = free_port();
     let mut cmd = Command::new(EXPORTER);
     cmd.args([
@@ -203,7 +283,7 @@ fn lost_executor_is_counted_and_alert_fires() {
         "--web.listen-address",
         &format!("127.0.0.1:{exp_port}"),
         "--spark.url",
-        &ui,
+        ui,
         "--spark.poll-interval",
         "1s",
         "--event-log.dir",
@@ -211,9 +291,12 @@ fn lost_executor_is_counted_and_alert_fires() {
         "--event-log.poll-interval",
         "200ms",
     ]);
-    let mut exporter = Guard::spawn("exporter", cmd, &run.join("exporter.log"), false);
+    let exporter = Guard::spawn("exporter", cmd, &run.join("exporter.log"), false);
+    (exporter, exp_port)
+}
 
-    // Prometheus, with the real rules file.
+/// Prometheus, with the real rules file, scraping the exporter every second. Returns its port.
+fn start_prometheus(run: &Path, exp_port: u16) -> (Guard, u16) {
     let prom_port = free_port();
     let prom_dir = run.join("prometheus");
     fs::create_dir_all(prom_dir.join("data")).unwrap();
@@ -232,9 +315,12 @@ fn lost_executor_is_counted_and_alert_fires() {
         &format!("--storage.tsdb.path={}", prom_dir.join("data").display()),
         &format!("--web.listen-address=127.0.0.1:{prom_port}"),
     ]);
-    let mut prom = Guard::spawn("prometheus", cmd, &prom_dir.join("prometheus.log"), false);
+    let prom = Guard::spawn("prometheus", cmd, &prom_dir.join("prometheus.log"), false);
+    (prom, prom_port)
+}
 
-    // The exporter sees the application with its executors before anything is lost.
+/// The exporter sees the application with its executors before anything is lost.
+fn wait_for_executors(exporter: &mut Guard, exp_port: u16, app_id: &str, run: &Path) {
     must_wait_for(
         "exporter: 2 active executors (+ driver)",
         Duration::from_secs(30),
@@ -245,7 +331,7 @@ fn lost_executor_is_counted_and_alert_fires() {
                 tail_file(&run.join("exporter.log"), 40)
             );
             let s = scrape(exp_port).ok()?;
-            let active = of_app(&s, "spark_executors", &app_id)
+            let active = of_app(&s, "spark_executors", app_id)
                 .into_iter()
                 .find(|s| s.label("state") == "active")?
                 .value;
@@ -254,14 +340,17 @@ fn lost_executor_is_counted_and_alert_fires() {
     );
     let before = scrape(exp_port).unwrap();
     assert!(
-        of_app(&before, "spark_executor_removed_total", &app_id)
+        of_app(&before, "spark_executor_removed_total", app_id)
             .iter()
             .all(|s| s.value == 0.0),
         "removals before the kill: {:?}",
-        of_app(&before, "spark_executor_removed_total", &app_id)
+        of_app(&before, "spark_executor_removed_total", app_id)
     );
+}
 
-    // Kill one executor JVM while it runs a task of the long job.
+/// Kill one executor JVM while it runs a task of the long job; returns its executor id.
+fn kill_busy_executor(app: &App, t0: Instant) -> String {
+    let (api, app_id) = (&app.api, &app.id);
     let (pid, exec_id) = must_wait_for(
         "an executor of the app running a task",
         Duration::from_secs(60),
@@ -273,34 +362,34 @@ fn lost_executor_is_counted_and_alert_fires() {
                 .filter(|e| e["id"] != "driver" && e["activeTasks"].as_u64() > Some(0))
                 .filter_map(|e| e["id"].as_str().map(str::to_string))
                 .collect();
-            executor_pids(&app_id)
+            executor_pids(app_id)
                 .into_iter()
                 .find(|(_, id)| busy.contains(id))
         },
     );
     assert_eq!(
-        executor_pids(&app_id).len(),
+        executor_pids(app_id).len(),
         2,
         "executor JVMs: {:?}",
-        executor_pids(&app_id)
+        executor_pids(app_id)
     );
     eprintln!(
         "[e2e-lost] {} SIGKILL executor {exec_id} (pid {pid})",
         el(t0)
     );
     assert!(signal(pid, "KILL"), "SIGKILL executor pid {pid}");
+    exec_id
+}
 
-    // Spark notices, the exporter counts it.
+/// Spark notices, the exporter counts it. Returns Spark's `removeReason`.
+fn wait_for_removal(app: &App, exec_id: &str, exp_port: u16, t0: Instant) -> String {
+    let (api, app_id) = (&app.api, &app.id);
     let rest_dead = must_wait_for(
         "Spark REST: the killed executor dead",
         Duration::from_secs(120),
         || {
             let all = get_url_json(&format!("{api}/allexecutors")).ok()?;
-            let e = all
-                .as_array()?
-                .iter()
-                .find(|e| e["id"] == exec_id.as_str())?
-                .clone();
+            let e = all.as_array()?.iter().find(|e| e["id"] == exec_id)?.clone();
             (e["isActive"] == false).then_some(e)
         },
     );
@@ -317,27 +406,30 @@ fn lost_executor_is_counted_and_alert_fires() {
         Duration::from_secs(30),
         || {
             let s = scrape(exp_port).ok()?;
-            let sum: f64 = of_app(&s, "spark_executor_removed_total", &app_id)
+            let sum: f64 = of_app(&s, "spark_executor_removed_total", app_id)
                 .iter()
                 .map(|s| s.value)
                 .sum();
             (sum >= 1.0).then_some(())
         },
     );
+    remove_reason
+}
 
-    // The job still finishes.
+/// The job still finishes.
+fn wait_for_job(app: &mut App, t0: Instant) {
     let done = must_wait_for(
         "the app's DONE line (job finished)",
         Duration::from_secs(240),
         || {
-            if !app.running() {
-                panic!("app exited before DONE:\n{}", tail_file(&app_log, 40));
+            if !app.guard.running() {
+                panic!("app exited before DONE:\n{}", tail_file(&app.log, 40));
             }
-            app_log_line(&app_log, "DONE ")
+            app_log_line(&app.log, "DONE ")
         },
     );
     eprintln!("[e2e-lost] {} app: {done}", el(t0));
-    let jobs = get_url_json(&format!("{api}/jobs")).unwrap();
+    let jobs = get_url_json(&format!("{}/jobs", app.api)).unwrap();
     let long = jobs
         .as_array()
         .unwrap()
@@ -349,10 +441,18 @@ fn lost_executor_is_counted_and_alert_fires() {
         "[e2e-lost] long job: status {} tasks completed {} failed {} killed {}",
         long["status"], long["numCompletedTasks"], long["numFailedTasks"], long["numKilledTasks"]
     );
+}
 
-    // Let both sources settle (several REST polls, the event log read to the end), then judge.
-    std::thread::sleep(Duration::from_secs(4));
-    let all = get_url_json(&format!("{api}/allexecutors")).unwrap();
+/// The exporter's removal counter, reason and executor gauges against Spark's `/allexecutors`,
+/// and proof the event log was read. Returns the exported removal reason.
+fn check_exporter(
+    failures: &mut Vec<String>,
+    run: &Path,
+    app: &App,
+    exp_port: u16,
+    remove_reason: &str,
+) -> String {
+    let all = get_url_json(&format!("{}/allexecutors", app.api)).unwrap();
     fs::write(run.join("allexecutors.json"), all.to_string()).ok();
     let execs = all.as_array().unwrap();
     let rest_dead_count = execs.iter().filter(|e| e["isActive"] == false).count();
@@ -371,12 +471,11 @@ fn lost_executor_is_counted_and_alert_fires() {
             .1,
     )
     .ok();
-    let removed = of_app(&after, "spark_executor_removed_total", &app_id);
-    let gauges = of_app(&after, "spark_executors", &app_id);
+    let removed = of_app(&after, "spark_executor_removed_total", &app.id);
+    let gauges = of_app(&after, "spark_executors", &app.id);
     eprintln!("[e2e-lost] exporter spark_executor_removed_total: {removed:?}");
     eprintln!("[e2e-lost] exporter spark_executors: {gauges:?}");
 
-    let mut failures = Vec::new();
     let total: f64 = removed.iter().map(|s| s.value).sum();
     if total != 1.0 {
         failures.push(format!(
@@ -429,8 +528,20 @@ fn lost_executor_is_counted_and_alert_fires() {
             "spark_exporter_eventlog_events_total = {ev:?}: the event log was not read"
         ));
     }
+    reason
+}
 
-    // The real alert expression through the real Prometheus.
+/// The `SparkExecutorsLost` expression, verbatim from the rules file, returns exactly one series
+/// for the application, with the exported reason and value 1.
+fn check_alert_expr(
+    failures: &mut Vec<String>,
+    prom: &mut Guard,
+    prom_log: &Path,
+    prom_port: u16,
+    app_id: &str,
+    reason: &str,
+    t0: Instant,
+) {
     let rules = fs::read_to_string(RULES).unwrap();
     let expr = alert_expr(&rules, "SparkExecutorsLost");
     eprintln!("[e2e-lost] SparkExecutorsLost expr:\n{expr}");
@@ -445,7 +556,7 @@ fn lost_executor_is_counted_and_alert_fires() {
         assert!(
             prom.running(),
             "prometheus died:\n{}",
-            tail_file(&prom_dir.join("prometheus.log"), 40)
+            tail_file(prom_log, 40)
         );
         match get_url_json(&q) {
             Ok(v) => {
@@ -471,7 +582,7 @@ fn lost_executor_is_counted_and_alert_fires() {
             );
             let ours: Vec<_> = r
                 .iter()
-                .filter(|s| s["metric"]["app_id"] == app_id.as_str())
+                .filter(|s| s["metric"]["app_id"] == app_id)
                 .collect();
             if ours.len() != 1 {
                 failures.push(format!(
@@ -484,7 +595,7 @@ fn lost_executor_is_counted_and_alert_fires() {
                     .unwrap_or("nan")
                     .parse()
                     .unwrap_or(f64::NAN);
-                if m["reason"] != reason.as_str() || v != 1.0 {
+                if m["reason"] != reason || v != 1.0 {
                     failures.push(format!(
                         "alert series {} value {v}, want reason={reason} value 1",
                         ours[0]
@@ -493,7 +604,10 @@ fn lost_executor_is_counted_and_alert_fires() {
             }
         }
     }
-    // Counted once at every scrape, not only at the end: the highest value Prometheus ever saw.
+}
+
+/// Counted once at every scrape, not only at the end: the highest value Prometheus ever saw.
+fn check_counted_once(failures: &mut Vec<String>, prom_port: u16, app_id: &str) {
     let q = format!(
         "http://127.0.0.1:{prom_port}/api/v1/query?query={}",
         urlencode(&format!(
@@ -514,6 +628,10 @@ fn lost_executor_is_counted_and_alert_fires() {
         }
         Err(e) => failures.push(e),
     }
+}
+
+/// `SparkExecutorsLost` for the application is firing in `/api/v1/alerts`.
+fn check_alert_firing(failures: &mut Vec<String>, prom_port: u16, app_id: &str) {
     let alerts = must_wait_for(
         "SparkExecutorsLost in /api/v1/alerts",
         Duration::from_secs(20),
@@ -524,7 +642,7 @@ fn lost_executor_is_counted_and_alert_fires() {
                 .iter()
                 .find(|a| {
                     a["labels"]["alertname"] == "SparkExecutorsLost"
-                        && a["labels"]["app_id"] == app_id.as_str()
+                        && a["labels"]["app_id"] == app_id
                 })
                 .cloned()
         },
@@ -536,25 +654,4 @@ fn lost_executor_is_counted_and_alert_fires() {
             alerts["state"]
         ));
     }
-
-    // Release the application; the guards clean up everything else.
-    fs::write(run.join("release"), b"").unwrap();
-    let end = Instant::now() + Duration::from_secs(60);
-    while app.running() && Instant::now() < end {
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    drop(prom);
-    drop(exporter);
-    drop(app);
-    let leftover = executor_pids(&app_id);
-    if !leftover.is_empty() {
-        failures.push(format!("executor JVMs left after cleanup: {leftover:?}"));
-    }
-    eprintln!("[e2e-lost] {} done", el(t0));
-    assert!(
-        failures.is_empty(),
-        "{} failure(s):\n- {}",
-        failures.len(),
-        failures.join("\n- ")
-    );
 }

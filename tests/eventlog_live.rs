@@ -277,6 +277,60 @@ struct Watch {
     /// Counters that went backwards between two scrapes, per exporter.
     backwards: Vec<String>,
     scrapes: usize,
+    /// The previous scrape of A and of B.
+    last: [Vec<Sample>; 2],
+}
+
+impl Watch {
+    /// Scrape A and B (`ports`) once: counters must never go backwards, and A must follow the
+    /// growing log in `events`.
+    fn observe(&mut self, events: &Path, ports: [u16; 2], before_done: bool) {
+        let folder = rolling_folder(events);
+        let live = in_progress(folder.as_deref());
+        for (i, port) in ports.into_iter().enumerate() {
+            let Ok(s) = scrape(port) else { continue };
+            for w in went_backwards(&self.last[i], &s) {
+                self.backwards
+                    .push(format!("exporter {}: {w}", ["A", "B"][i]));
+            }
+            if i == 0 {
+                let groups: BTreeSet<String> = s
+                    .iter()
+                    .filter(|x| x.name == "spark_jobs_total" && x.value > 0.0)
+                    .map(|x| x.label("job_group").to_string())
+                    .collect();
+                let n: f64 = s
+                    .iter()
+                    .filter(|x| x.name == "spark_jobs_total")
+                    .map(|x| x.value)
+                    .sum();
+                if before_done && n > 0.0 {
+                    self.job_totals.insert(n as u64);
+                }
+                if live {
+                    self.groups_live.extend(groups);
+                }
+                let active = value(&s, "spark_exporter_eventlog_files", &[("state", "active")]);
+                self.max_active_files = self.max_active_files.max(active.unwrap_or(0.0));
+            }
+            self.scrapes += 1;
+            self.last[i] = s;
+        }
+    }
+}
+
+/// Where the test keeps its artefacts and event logs, and the ports of A, B and C.
+struct Setup {
+    dir: PathBuf,
+    events: PathBuf,
+    ports: [(&'static str, u16); 3],
+}
+
+impl Setup {
+    /// The ports of A and B, the exporters watching the application while it runs.
+    fn watched(&self) -> [u16; 2] {
+        [self.ports[0].1, self.ports[1].1]
+    }
 }
 
 #[test]
@@ -298,6 +352,11 @@ fn live_event_log_matches_rest_and_log() {
     let ui_port = free_port();
     let ui = format!("http://127.0.0.1:{ui_port}");
     let (port_a, port_b, port_c) = (free_port(), free_port(), free_port());
+    let setup = Setup {
+        dir: dir.clone(),
+        events: events.clone(),
+        ports: [("A", port_a), ("B", port_b), ("C", port_c)],
+    };
     let mut f = Failures::default();
 
     // Both exporters run before the application exists: the folder is empty.
@@ -311,6 +370,7 @@ fn live_event_log_matches_rest_and_log() {
         "--event-log.dir",
         events_arg,
     ];
+    let both_args = [&both[..], &tail].concat();
     let a = start_exporter(
         "exporter-a",
         port_a,
@@ -318,13 +378,7 @@ fn live_event_log_matches_rest_and_log() {
         &dir,
         CATCH_UP,
     );
-    let b = start_exporter(
-        "exporter-b",
-        port_b,
-        &[&both[..], &tail].concat(),
-        &dir,
-        CATCH_UP,
-    );
+    let b = start_exporter("exporter-b", port_b, &both_args, &dir, CATCH_UP);
 
     let (progress, done, release) = (
         dir.join("progress.jsonl"),
@@ -349,57 +403,7 @@ fn live_event_log_matches_rest_and_log() {
     // While the jobs run: scrape A and B, counters must never go backwards, and A must follow
     // the growing log.
     let mut watch = Watch::default();
-    let mut last: [Vec<Sample>; 2] = [vec![], vec![]];
-    let observe = |watch: &mut Watch, last: &mut [Vec<Sample>; 2], before_done: bool| {
-        let folder = rolling_folder(&events);
-        let live = in_progress(folder.as_deref());
-        for (i, port) in [port_a, port_b].into_iter().enumerate() {
-            let Ok(s) = scrape(port) else { continue };
-            for w in went_backwards(&last[i], &s) {
-                watch
-                    .backwards
-                    .push(format!("exporter {}: {w}", ["A", "B"][i]));
-            }
-            if i == 0 {
-                let groups: BTreeSet<String> = s
-                    .iter()
-                    .filter(|x| x.name == "spark_jobs_total" && x.value > 0.0)
-                    .map(|x| x.label("job_group").to_string())
-                    .collect();
-                let n: f64 = s
-                    .iter()
-                    .filter(|x| x.name == "spark_jobs_total")
-                    .map(|x| x.value)
-                    .sum();
-                if before_done && n > 0.0 {
-                    watch.job_totals.insert(n as u64);
-                }
-                if live {
-                    watch.groups_live.extend(groups);
-                }
-                let active = value(&s, "spark_exporter_eventlog_files", &[("state", "active")]);
-                watch.max_active_files = watch.max_active_files.max(active.unwrap_or(0.0));
-            }
-            watch.scrapes += 1;
-            last[i] = s;
-        }
-    };
-    let deadline = Instant::now() + WORKLOAD_DEADLINE;
-    while !done.exists() {
-        if let Some(s) = workload.exited() {
-            panic!(
-                "the workload exited ({s}) before its jobs were done:\n{}",
-                tail_file(&workload_log, 40)
-            );
-        }
-        assert!(
-            Instant::now() < deadline,
-            "jobs not done within {WORKLOAD_DEADLINE:?}:\n{}",
-            tail_file(&workload_log, 40)
-        );
-        observe(&mut watch, &mut last, true);
-        std::thread::sleep(SCRAPE_EVERY);
-    }
+    watch_until_done(&setup, &mut watch, &mut workload, &workload_log, &done);
     let marker: Value = serde_json::from_str(&fs::read_to_string(&done).unwrap()).unwrap();
     let app = marker["app_id"].as_str().unwrap().to_string();
     let api = format!("{ui}/api/v1/applications/{app}");
@@ -408,17 +412,77 @@ fn live_event_log_matches_rest_and_log() {
 
     // The driver holds its UI: REST is the truth. C starts now, on what is already there.
     let rest = rest_counts(&api, &dir, "held").expect("REST counts");
-    let c = start_exporter(
-        "exporter-c",
-        port_c,
-        &[&both[..], &tail].concat(),
-        &dir,
-        CATCH_UP,
+    let c = start_exporter("exporter-c", port_c, &both_args, &dir, CATCH_UP);
+    let held = check_held(&mut f, &setup, &mut watch, &api, &app, &rest, &folder);
+    check_executors_vs_rest(&mut f, &dir, &api, &app, &held["A"]);
+    check_watch(&mut f, &watch, &folder);
+
+    // Stop the driver: ApplicationEnd is written and appstatus loses `.inprogress`.
+    fs::write(&release, b"").unwrap();
+    match workload.wait_exit(STOP_DEADLINE) {
+        Some(s) if s.success() => {}
+        other => panic!(
+            "the workload did not stop cleanly ({other:?}):\n{}",
+            tail_file(&workload_log, 40)
+        ),
+    }
+    let log = check_log(&mut f, &python, &folder, &dir, &app, &rest);
+    for (name, port) in setup.ports {
+        check_ended(&mut f, &dir, name, port, &app, &log, &held[name]);
+    }
+    eprintln!(
+        "[live] {} scrapes while running; job totals seen {:?}; parts {:?}; {:?} in all",
+        watch.scrapes,
+        watch.job_totals,
+        log.parts,
+        t0.elapsed()
     );
+    drop((a, b, c));
+    f.finish(&dir);
+}
+
+/// Scrape A and B every [`SCRAPE_EVERY`] until the workload's `done` marker appears.
+fn watch_until_done(
+    setup: &Setup,
+    watch: &mut Watch,
+    workload: &mut Guard,
+    workload_log: &Path,
+    done: &Path,
+) {
+    let deadline = Instant::now() + WORKLOAD_DEADLINE;
+    while !done.exists() {
+        if let Some(s) = workload.exited() {
+            panic!(
+                "the workload exited ({s}) before its jobs were done:\n{}",
+                tail_file(workload_log, 40)
+            );
+        }
+        assert!(
+            Instant::now() < deadline,
+            "jobs not done within {WORKLOAD_DEADLINE:?}:\n{}",
+            tail_file(workload_log, 40)
+        );
+        watch.observe(&setup.events, setup.watched(), true);
+        std::thread::sleep(SCRAPE_EVERY);
+    }
+}
+
+/// While the driver holds its UI: A, B and C equal the REST counts (`rest`, which stays stable)
+/// and nothing is left active. Returns each exporter's scrape by name.
+fn check_held(
+    f: &mut Failures,
+    setup: &Setup,
+    watch: &mut Watch,
+    api: &str,
+    app: &str,
+    rest: &Counts,
+    folder: &Path,
+) -> BTreeMap<&'static str, Vec<Sample>> {
+    let dir = &setup.dir;
     let mut held = BTreeMap::new();
-    for (name, port) in [("A", port_a), ("B", port_b), ("C", port_c)] {
+    for (name, port) in setup.ports {
         let s = scrape_until(port, CATCH_UP, |s| {
-            Counts::of(s, &app) == rest && still_active(s, &app).is_empty()
+            Counts::of(s, app) == *rest && still_active(s, app).is_empty()
         });
         fs::write(
             dir.join(format!("scrape-{name}-held.txt")),
@@ -426,33 +490,50 @@ fn live_event_log_matches_rest_and_log() {
         )
         .ok();
         held.insert(name, s);
-        observe(&mut watch, &mut last, false);
+        watch.observe(&setup.events, setup.watched(), false);
     }
-    let rest_again = rest_counts(&api, &dir, "held-again").expect("REST counts");
+    let rest_again = rest_counts(api, dir, "held-again").expect("REST counts");
     f.check(
         "REST counts stable while the driver holds (no job ran after the done marker)",
-        rest == rest_again,
+        *rest == rest_again,
         || format!("{rest:?} then {rest_again:?}"),
     );
     f.check(
         "the log is still in progress while the driver holds",
-        in_progress(Some(&folder)),
+        in_progress(Some(folder)),
         || format!("{} has no appstatus_*.inprogress", folder.display()),
     );
     for name in ["A", "B", "C"] {
         rest.compare(
-            &mut f,
+            f,
             &format!("exporter {name} (driver alive) vs REST"),
-            &Counts::of(&held[name], &app),
+            &Counts::of(&held[name], app),
         );
-        let active = still_active(&held[name], &app);
+        let active = still_active(&held[name], app);
         f.check(
             &format!("exporter {name}: nothing left active once every job ended"),
             active.is_empty(),
             || active.join(", "),
         );
     }
-    // Executors other than the driver: exported task time = REST's totalDuration.
+    held
+}
+
+/// `spark_executor_task_time_seconds_total` of `app` per executor, in whole milliseconds.
+fn exec_task_ms(s: &[Sample], app: &str) -> Series {
+    project(
+        s,
+        "spark_executor_task_time_seconds_total",
+        app,
+        &["executor_id"],
+    )
+    .into_iter()
+    .map(|(k, v)| (k, (v * 1000.0).round()))
+    .collect()
+}
+
+/// Executors other than the driver: A's exported task time = REST's totalDuration.
+fn check_executors_vs_rest(f: &mut Failures, dir: &Path, api: &str, app: &str, held_a: &[Sample]) {
     let execs = get_url_json(&format!("{api}/allexecutors")).expect("REST executors");
     fs::write(dir.join("rest-allexecutors.json"), execs.to_string()).ok();
     let rest_exec: Series = execs
@@ -465,18 +546,7 @@ fn live_event_log_matches_rest_and_log() {
             (id, e["totalDuration"].as_f64().unwrap_or(f64::NAN))
         })
         .collect();
-    let a_exec_ms = |s: &[Sample]| -> Series {
-        project(
-            s,
-            "spark_executor_task_time_seconds_total",
-            &app,
-            &["executor_id"],
-        )
-        .into_iter()
-        .map(|(k, v)| (k, (v * 1000.0).round()))
-        .collect()
-    };
-    let a_exec_non_driver: Series = a_exec_ms(&held["A"])
+    let a_exec_non_driver: Series = exec_task_ms(held_a, app)
         .into_iter()
         .filter(|(k, _)| rest_exec.contains_key(k))
         .collect();
@@ -488,8 +558,10 @@ fn live_event_log_matches_rest_and_log() {
         &rest_exec,
         &a_exec_non_driver,
     );
+}
 
-    // What A did while the application ran.
+/// What A did while the application ran, and the log rolling.
+fn check_watch(f: &mut Failures, watch: &Watch, folder: &Path) {
     f.check(
         "no counter of A or B went backwards between scrapes",
         watch.backwards.is_empty(),
@@ -516,116 +588,120 @@ fn live_event_log_matches_rest_and_log() {
             )
         },
     );
-    let parts_live = part_names(&folder);
+    let parts_live = part_names(folder);
     f.check(
         "the log rolled into 2+ parts while the application ran",
         parts_live.len() >= 2,
         || format!("parts: {parts_live:?}"),
     );
+}
 
-    // Stop the driver: ApplicationEnd is written and appstatus loses `.inprogress`.
-    fs::write(&release, b"").unwrap();
-    match workload.wait_exit(STOP_DEADLINE) {
-        Some(s) if s.success() => {}
-        other => panic!(
-            "the workload did not stop cleanly ({other:?}):\n{}",
-            tail_file(&workload_log, 40)
-        ),
-    }
+/// Once the driver stopped: the log is complete, names the application, agrees with REST and
+/// has an ApplicationEnd. Returns its direct count.
+fn check_log(
+    f: &mut Failures,
+    python: &Path,
+    folder: &Path,
+    dir: &Path,
+    app: &str,
+    rest: &Counts,
+) -> LogCount {
     f.check(
         "appstatus renamed (no .inprogress) after the driver stopped",
-        !in_progress(Some(&folder)),
-        || format!("{:?}", fs::read_dir(&folder).map(|d| d.count())),
+        !in_progress(Some(folder)),
+        || format!("{:?}", fs::read_dir(folder).map(|d| d.count())),
     );
-    let log = count_log(&python, &folder, &dir);
+    let log = count_log(python, folder, dir);
     f.check("the log names the application", log.app_id == app, || {
         format!("log says {:?}, Spark said {app:?}", log.app_id)
     });
     log.counts
-        .compare(&mut f, "log count vs REST (the two truths agree)", &rest);
+        .compare(f, "log count vs REST (the two truths agree)", rest);
     let end_s = log.app_end_ms.map(|ms| ms / 1000.0);
     f.check(
         "the log has an ApplicationEnd",
         end_s.is_some(),
         String::new,
     );
+    log
+}
 
-    for (name, port) in [("A", port_a), ("B", port_b), ("C", port_c)] {
-        let s = scrape_until(port, CATCH_UP, |s| {
-            value(s, "spark_app_end_time_seconds", &[("app_id", &app)]) == end_s
-                && Counts::of(s, &app) == log.counts
-                && still_active(s, &app).is_empty()
-        });
-        fs::write(
-            dir.join(format!("scrape-{name}-ended.txt")),
-            get_ok(&format!("http://127.0.0.1:{port}/metrics")).unwrap_or_default(),
-        )
-        .ok();
-        log.counts.compare(
-            &mut f,
-            &format!("exporter {name} (application ended) vs the log's events"),
-            &Counts::of(&s, &app),
-        );
-        let got = value(&s, "spark_app_end_time_seconds", &[("app_id", &app)]);
-        f.check(
-            &format!("exporter {name}: spark_app_end_time_seconds = the log's ApplicationEnd"),
-            got == end_s,
-            || format!("expected {end_s:?}, got {got:?}"),
-        );
-        let active = still_active(&s, &app);
-        f.check(
-            &format!("exporter {name}: nothing active after the application ended"),
-            active.is_empty(),
-            || active.join(", "),
-        );
-        let backwards = went_backwards(&held[name], &s);
-        f.check(
-            &format!("exporter {name}: no counter went backwards after the driver stopped"),
-            backwards.is_empty(),
-            || backwards.join("\n"),
-        );
-        let errors: Vec<String> = s
-            .iter()
-            .filter(|x| x.name == "spark_exporter_eventlog_errors_total" && x.value != 0.0)
-            .map(|x| format!("{} {}", x.id(), x.value))
-            .collect();
-        f.check(
-            &format!("exporter {name}: no event-log errors on a real log"),
-            errors.is_empty(),
-            || errors.join(", "),
-        );
-        if name == "A" {
-            f.compare(
-                "exporter A: spark_executor_task_time_seconds_total (ms) vs the log's task ends",
-                &log.executor_task_ms,
-                &a_exec_ms(&s),
-            );
-            let files =
-                |state: &str| value(&s, "spark_exporter_eventlog_files", &[("state", state)]);
-            f.check(
-                "exporter A: every part finished, none active or failed",
-                files("finished") == Some(log.parts.len() as f64)
-                    && files("active") == Some(0.0)
-                    && files("error") == Some(0.0),
-                || {
-                    format!(
-                        "parts {:?}; files finished {:?} active {:?} error {:?}",
-                        log.parts,
-                        files("finished"),
-                        files("active"),
-                        files("error")
-                    )
-                },
-            );
-        }
-    }
-    eprintln!(
-        "[live] {} scrapes while running; job totals seen {:?}; parts {:?}; {:?} in all",
-        watch.scrapes,
-        watch.job_totals,
-        log.parts,
-        t0.elapsed()
+/// Exporter `name` after the application ended: the log's counts and end time, nothing active,
+/// nothing backwards since `held`, no event-log errors; for A also task time and files.
+fn check_ended(
+    f: &mut Failures,
+    dir: &Path,
+    name: &str,
+    port: u16,
+    app: &str,
+    log: &LogCount,
+    held: &[Sample],
+) {
+    let end_s = log.app_end_ms.map(|ms| ms / 1000.0);
+    let s = scrape_until(port, CATCH_UP, |s| {
+        value(s, "spark_app_end_time_seconds", &[("app_id", app)]) == end_s
+            && Counts::of(s, app) == log.counts
+            && still_active(s, app).is_empty()
+    });
+    fs::write(
+        dir.join(format!("scrape-{name}-ended.txt")),
+        get_ok(&format!("http://127.0.0.1:{port}/metrics")).unwrap_or_default(),
+    )
+    .ok();
+    log.counts.compare(
+        f,
+        &format!("exporter {name} (application ended) vs the log's events"),
+        &Counts::of(&s, app),
     );
-    drop((a, b, c));
-    f.finish(&dir);
+    let got = value(&s, "spark_app_end_time_seconds", &[("app_id", app)]);
+    f.check(
+        &format!("exporter {name}: spark_app_end_time_seconds = the log's ApplicationEnd"),
+        got == end_s,
+        || format!("expected {end_s:?}, got {got:?}"),
+    );
+    let active = still_active(&s, app);
+    f.check(
+        &format!("exporter {name}: nothing active after the application ended"),
+        active.is_empty(),
+        || active.join(", "),
+    );
+    let backwards = went_backwards(held, &s);
+    f.check(
+        &format!("exporter {name}: no counter went backwards after the driver stopped"),
+        backwards.is_empty(),
+        || backwards.join("\n"),
+    );
+    let errors: Vec<String> = s
+        .iter()
+        .filter(|x| x.name == "spark_exporter_eventlog_errors_total" && x.value != 0.0)
+        .map(|x| format!("{} {}", x.id(), x.value))
+        .collect();
+    f.check(
+        &format!("exporter {name}: no event-log errors on a real log"),
+        errors.is_empty(),
+        || errors.join(", "),
+    );
+    if name == "A" {
+        f.compare(
+            "exporter A: spark_executor_task_time_seconds_total (ms) vs the log's task ends",
+            &log.executor_task_ms,
+            &exec_task_ms(&s, app),
+        );
+        let files = |state: &str| value(&s, "spark_exporter_eventlog_files", &[("state", state)]);
+        f.check(
+            "exporter A: every part finished, none active or failed",
+            files("finished") == Some(log.parts.len() as f64)
+                && files("active") == Some(0.0)
+                && files("error") == Some(0.0),
+            || {
+                format!(
+                    "parts {:?}; files finished {:?} active {:?} error {:?}",
+                    log.parts,
+                    files("finished"),
+                    files("active"),
+                    files("error")
+                )
+            },
+        );
+    }
 }

@@ -35,6 +35,7 @@ use support::exposition::{eventlog_errors, parse_exposition, value, Sample, Seri
 use support::files::{artefact_dir, free_port};
 use support::http::get_ok;
 use support::live::{start_exporter, Failures};
+use support::proc::Guard;
 
 const LOG: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -212,6 +213,48 @@ fn run(case: &str, layout: fn(&Path, &[u8]) -> Plan) {
 
     // Keep writing (up to 60%); kill R with SIGKILL as soon as it has read 40% (inside the
     // second part of the rolling log, while the writer is still appending).
+    kill_mid_log(&mut f, case, &dir, &mut writer, &mut r, port_r, decoded);
+
+    // More is written while R is down; then R comes back on the same port, and the rest follows.
+    writer.write_to(0.8);
+    let r2 = start_exporter("exporter-r-restarted", port_r, &args, &dir, limit);
+    writer.finish();
+
+    let got: Vec<(&str, Vec<Sample>)> = [("U", port_u), ("R", port_r)]
+        .into_iter()
+        .map(|(name, port)| {
+            (
+                name,
+                read_complete(&mut f, &dir, name, port, decoded, files),
+            )
+        })
+        .collect();
+
+    // The reference: a clean post-mortem read of the complete log.
+    let reference = reference(&mut f, &dir, &complete);
+    for (name, s) in &got {
+        check_against_reference(&mut f, name, s, &reference);
+    }
+    eprintln!(
+        "[{case}] {} series compared, {:?} in all",
+        reference.len(),
+        t0.elapsed()
+    );
+    drop((u, r, r2));
+    f.finish(&dir);
+}
+
+/// Write until R has read 40% of the log (up to 60% written), then SIGKILL it; check it died
+/// mid-log.
+fn kill_mid_log(
+    f: &mut Failures,
+    case: &str,
+    dir: &Path,
+    writer: &mut Writer,
+    r: &mut Guard,
+    port_r: u16,
+    decoded: f64,
+) {
     writer.write_to(0.2);
     let mut before_kill = vec![];
     let deadline = Instant::now() + CATCH_UP;
@@ -244,41 +287,45 @@ fn run(case: &str, layout: fn(&Path, &[u8]) -> Plan) {
         || format!("read {read_at_kill} bytes, {tasks_at_kill} tasks"),
     );
     fs::write(dir.join("scrape-r-before-kill.txt"), render(&before_kill)).ok();
+}
 
-    // More is written while R is down; then R comes back on the same port, and the rest follows.
-    writer.write_to(0.8);
-    let r2 = start_exporter("exporter-r-restarted", port_r, &args, &dir, limit);
-    writer.finish();
+/// Scrape exporter `name` until it has read the complete, ended log; check that it did.
+fn read_complete(
+    f: &mut Failures,
+    dir: &Path,
+    name: &str,
+    port: u16,
+    decoded: f64,
+    files: f64,
+) -> Vec<Sample> {
+    let deadline = Instant::now() + CATCH_UP;
+    let s = loop {
+        let s = scrape(port);
+        if caught_up(&s, decoded, files) || Instant::now() > deadline {
+            break s;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    f.check(
+        &format!("exporter {name} read the complete log"),
+        caught_up(&s, decoded, files),
+        || {
+            format!(
+                "bytes {:?} of {decoded}, files {:?}",
+                value(&s, "spark_exporter_eventlog_bytes_total", &[]),
+                s.iter()
+                    .filter(|x| x.name == "spark_exporter_eventlog_files")
+                    .map(|x| (x.label("state").to_string(), x.value))
+                    .collect::<Vec<_>>()
+            )
+        },
+    );
+    fs::write(dir.join(format!("scrape-{name}.txt")), render(&s)).ok();
+    s
+}
 
-    let mut got = vec![];
-    for (name, port) in [("U", port_u), ("R", port_r)] {
-        let deadline = Instant::now() + CATCH_UP;
-        let s = loop {
-            let s = scrape(port);
-            if caught_up(&s, decoded, files) || Instant::now() > deadline {
-                break s;
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        };
-        f.check(
-            &format!("exporter {name} read the complete log"),
-            caught_up(&s, decoded, files),
-            || {
-                format!(
-                    "bytes {:?} of {decoded}, files {:?}",
-                    value(&s, "spark_exporter_eventlog_bytes_total", &[]),
-                    s.iter()
-                        .filter(|x| x.name == "spark_exporter_eventlog_files")
-                        .map(|x| (x.label("state").to_string(), x.value))
-                        .collect::<Vec<_>>()
-                )
-            },
-        );
-        fs::write(dir.join(format!("scrape-{name}.txt")), render(&s)).ok();
-        got.push((name, s));
-    }
-
-    // The reference: a clean post-mortem read of the complete log.
+/// `dump --event-log` of the complete log: the comparable series; it must have every task.
+fn reference(f: &mut Failures, dir: &Path, complete: &Path) -> Series {
     let out = exporter_command(
         &["dump", "--event-log", &complete.to_string_lossy()],
         Duration::from_secs(300),
@@ -296,31 +343,29 @@ fn run(case: &str, layout: fn(&Path, &[u8]) -> Plan) {
             == TASKS,
         || "task total differs".into(),
     );
-    for (name, s) in &got {
-        let what = match *name {
-            "U" => "exporter U (uninterrupted tail) vs dump of the complete log: every series",
-            _ => "exporter R (killed -9 and restarted mid-log) vs dump of the complete log: every series",
-        };
-        f.compare(what, &reference, &comparable(s));
-        let errors = eventlog_errors(s);
-        let all_errors: f64 = s
-            .iter()
-            .filter(|x| x.name == "spark_exporter_eventlog_errors_total")
-            .map(|x| x.value)
-            .sum();
-        f.check(
-            &format!("exporter {name}: no event-log errors"),
-            all_errors == 0.0,
-            || format!("{errors:?} ({all_errors} in all)"),
-        );
-    }
-    eprintln!(
-        "[{case}] {} series compared, {:?} in all",
-        reference.len(),
-        t0.elapsed()
+    reference
+}
+
+/// Exporter `name`'s scrape `s`: every series equal to the reference, no event-log errors.
+fn check_against_reference(f: &mut Failures, name: &str, s: &[Sample], reference: &Series) {
+    let what = match name {
+        "U" => "exporter U (uninterrupted tail) vs dump of the complete log: every series",
+        _ => {
+            "exporter R (killed -9 and restarted mid-log) vs dump of the complete log: every series"
+        }
+    };
+    f.compare(what, reference, &comparable(s));
+    let errors = eventlog_errors(s);
+    let all_errors: f64 = s
+        .iter()
+        .filter(|x| x.name == "spark_exporter_eventlog_errors_total")
+        .map(|x| x.value)
+        .sum();
+    f.check(
+        &format!("exporter {name}: no event-log errors"),
+        all_errors == 0.0,
+        || format!("{errors:?} ({all_errors} in all)"),
     );
-    drop((u, r, r2));
-    f.finish(&dir);
 }
 
 fn render(samples: &[Sample]) -> String {

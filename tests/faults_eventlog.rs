@@ -631,52 +631,17 @@ fn unreadable_folder_rolling_folder_and_file_as_nobody() {
         .tempdir()
         .unwrap();
     chmod(root.path(), 0o755);
-    // The binary where nobody can run it: in place if its folders allow, else a copy.
-    let runs = |bin: &Path| {
-        std::process::Command::new(NOBODY[0])
-            .args(&NOBODY[1..])
-            .arg(bin)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    let mut bin = PathBuf::from(EXPORTER);
-    if !runs(&bin) {
-        bin = root.path().join("spark-exporter");
-        fs::copy(EXPORTER, &bin).unwrap();
-        chmod(&bin, 0o755);
-        assert!(
-            runs(&bin),
-            "cannot run the exporter as nobody with `{}` (util-linux)",
-            NOBODY.join(" ")
-        );
-    }
+    let bin = exporter_for_nobody(root.path());
     let a_src = single_fixture("spark-4.1.1-zstd-single");
     let b_src = rolling_fixture("eventlogs/spark-4.1.1-snappy-rolling");
     let c_src = single_fixture("spark-3.5.5-lz4-single");
     let d_src = single_fixture("spark-3.5.5-zstd-single");
     let (a, b, c, d) = (clean(&a_src), clean(&b_src), clean(&c_src), clean(&d_src));
-
-    let logs = root.path().join("logs");
-    let locked = root.path().join("locked");
-    fs::create_dir(&logs).unwrap();
-    fs::create_dir(&locked).unwrap();
-    chmod(&logs, 0o755);
-    fs::copy(&a_src, logs.join(file_name(&a_src))).unwrap();
-    chmod(&logs.join(file_name(&a_src)), 0o644);
-    let b_dir = logs.join(file_name(&b_src));
-    copy_tree(&b_src, &b_dir);
-    chmod(&b_dir, 0o700);
-    let c_path = logs.join(file_name(&c_src));
-    fs::copy(&c_src, &c_path).unwrap();
-    chmod(&c_path, 0o600);
-    fs::copy(&d_src, locked.join(file_name(&d_src))).unwrap();
-    chmod(&locked.join(file_name(&d_src)), 0o644);
-    chmod(&locked, 0o700);
+    let layout = Unreadable::lay_out(root.path(), [&a_src, &b_src, &c_src, &d_src]);
 
     let name = "unreadable";
     let dir = artefact_dir(&format!("faults-{name}"));
-    let exp = start_exporter_bin(&dir, &NOBODY, &bin, &logs, &[&locked], &[]);
+    let exp = start_exporter_bin(&dir, &NOBODY, &bin, &layout.logs, &[&layout.locked], &[]);
     let uid = fs::read_to_string(format!("/proc/{}/status", exp.guard.pid()))
         .unwrap_or_default()
         .lines()
@@ -687,7 +652,7 @@ fn unreadable_folder_rolling_folder_and_file_as_nobody() {
     let mut t = Tail {
         name: name.into(),
         dir,
-        logs: logs.clone(),
+        logs: layout.logs.clone(),
         exp,
         watch,
         t0: Instant::now(),
@@ -698,14 +663,99 @@ fn unreadable_folder_rolling_folder_and_file_as_nobody() {
         root.path().display()
     ));
 
-    // The folder `locked/`, the rolling folder and the 0600 file: one `io` each, and no more
-    // while they keep failing.
+    // Checked after recovery too, so one failure does not hide the other.
+    let mut problems = vec![];
+    check_while_unreadable(&mut t, &a, &mut problems);
+
+    layout.fix();
+    t.say("modes fixed");
+    check_once_readable(&mut t, [&a, &b, &c, &d], &mut problems);
+    assert!(
+        problems.is_empty(),
+        "{} (exporter log: {})",
+        problems.join("\n"),
+        t.exp.log.display()
+    );
+    t.finish();
+}
+
+/// The binary where nobody can run it: in place if its folders allow, else a copy in `root`.
+fn exporter_for_nobody(root: &Path) -> PathBuf {
+    let runs = |bin: &Path| {
+        std::process::Command::new(NOBODY[0])
+            .args(&NOBODY[1..])
+            .arg(bin)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let mut bin = PathBuf::from(EXPORTER);
+    if !runs(&bin) {
+        bin = root.join("spark-exporter");
+        fs::copy(EXPORTER, &bin).unwrap();
+        chmod(&bin, 0o755);
+        assert!(
+            runs(&bin),
+            "cannot run the exporter as nobody with `{}` (util-linux)",
+            NOBODY.join(" ")
+        );
+    }
+    bin
+}
+
+/// The two configured folders of the permissions test and what in them nobody cannot read.
+struct Unreadable {
+    /// Readable, with a readable log, the 0700 rolling folder and the 0600 file.
+    logs: PathBuf,
+    /// Mode 0700, holding a readable log.
+    locked: PathBuf,
+    rolling: PathBuf,
+    file: PathBuf,
+}
+
+impl Unreadable {
+    /// `logs/` gets `a` (readable), `b` (a rolling folder, 0700) and `c` (0600); `locked/` gets
+    /// `d`.
+    fn lay_out(root: &Path, [a_src, b_src, c_src, d_src]: [&Path; 4]) -> Unreadable {
+        let logs = root.join("logs");
+        let locked = root.join("locked");
+        fs::create_dir(&logs).unwrap();
+        fs::create_dir(&locked).unwrap();
+        chmod(&logs, 0o755);
+        fs::copy(a_src, logs.join(file_name(a_src))).unwrap();
+        chmod(&logs.join(file_name(a_src)), 0o644);
+        let b_dir = logs.join(file_name(b_src));
+        copy_tree(b_src, &b_dir);
+        chmod(&b_dir, 0o700);
+        let c_path = logs.join(file_name(c_src));
+        fs::copy(c_src, &c_path).unwrap();
+        chmod(&c_path, 0o600);
+        fs::copy(d_src, locked.join(file_name(d_src))).unwrap();
+        chmod(&locked.join(file_name(d_src)), 0o644);
+        chmod(&locked, 0o700);
+        Unreadable {
+            logs,
+            locked,
+            rolling: b_dir,
+            file: c_path,
+        }
+    }
+
+    /// Make everything readable.
+    fn fix(&self) {
+        chmod(&self.locked, 0o755);
+        chmod(&self.rolling, 0o755);
+        chmod(&self.file, 0o644);
+    }
+}
+
+/// The folder `locked/`, the rolling folder and the 0600 file: one `io` each, and no more while
+/// they keep failing; the readable log `a` is read meanwhile.
+fn check_while_unreadable(t: &mut Tail, a: &Clean, problems: &mut Vec<String>) {
     let s = t.settle("the readable log read, the rest failing", |s| {
         bytes_read(s) == a.bytes && eventlog_errors(s).contains_key("io")
     });
-    assert_app_equals("readable log beside unreadable ones", &s, &a);
-    // Checked after recovery too, so one failure does not hide the other.
-    let mut problems = vec![];
+    assert_app_equals("readable log beside unreadable ones", &s, a);
     let io_then = eventlog_errors(&s).get("io").copied();
     std::thread::sleep(SETTLE);
     let io_now = eventlog_errors(&t.scrape()).get("io").copied();
@@ -716,16 +766,17 @@ fn unreadable_folder_rolling_folder_and_file_as_nobody() {
              (10 polls) later; got {io_then:?}, then {io_now:?}"
         ));
     }
+}
 
-    chmod(&locked, 0o755);
-    chmod(&b_dir, 0o755);
-    chmod(&c_path, 0o644);
-    t.say("modes fixed");
+/// Once the modes are fixed everything is read, with no further error, and every application
+/// equals a clean read.
+fn check_once_readable(t: &mut Tail, all: [&Clean; 4], problems: &mut Vec<String>) {
+    let [a, b, c, d] = all;
     let total = a.bytes + b.bytes + c.bytes + d.bytes;
     let s = t.settle("everything read once readable", |s| {
         bytes_read(s) == total && files(s, "active") == 0.0
     });
-    for want in [&a, &b, &c, &d] {
+    for want in all {
         assert_app_equals("after the modes were fixed", &s, want);
     }
     let io_recovered = eventlog_errors(&s);
@@ -736,13 +787,6 @@ fn unreadable_folder_rolling_folder_and_file_as_nobody() {
             "errors after recovery: {io_recovered:?}, {SETTLE:?} later {io_later:?} (want no new error)"
         ));
     }
-    assert!(
-        problems.is_empty(),
-        "{} (exporter log: {})",
-        problems.join("\n"),
-        t.exp.log.display()
-    );
-    t.finish();
 }
 
 // ---------------------------------------------------------------------------------------------

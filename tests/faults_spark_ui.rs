@@ -429,11 +429,76 @@ fn driver_killed_mid_poll_and_restarted_on_the_same_port() {
         &exported(&s, &old.app_id),
     );
 
-    // Requests of one idle poll: the counter between polls, three polls in a row.
+    let per_poll = idle_poll_requests(&exp, &target, &say);
+    let kill = kill_mid_poll(&exp, &target, &mut old, per_poll, &dir, &say);
+    let ended = check_gap(&mut exp, &target, &old.app_id, &kill, &say);
+
+    // A new driver on the same port; spark_up stays 0 while nothing listens on the port.
+    let probe = Probe::start(&exp.addr, &old.ui, &target);
+    let mut new = Driver::start(&python, &dir, port, 2, "batch");
+    say(&format!("driver gen2 up on the same port: {}", new.app_id));
+    assert_ne!(
+        new.app_id, old.app_id,
+        "a restarted driver is a new application"
+    );
+    new.wait_done();
+    let truth_new = rest_truth(&new.ui, &new.app_id, &dir);
+    say(&format!("gen2 jobs done: {truth_new:?}"));
+    let fin = wait_scrape(
+        &mut exp,
+        CATCH_UP,
+        "the exporter equals gen2's REST API",
+        |s| up(s, &target) == Some(1.0) && exported(s, &new.app_id) == truth_new,
+    );
+    let seen = probe.stop();
+    fs::write(dir.join("metrics-final.txt"), format!("{fin:#?}")).ok();
+
+    // spark_up: 0 while nothing listened on the port, then 1.
+    let closed: Vec<_> = seen.iter().filter(|(_, open, _, _)| !open).collect();
+    assert!(
+        closed.len() >= 5,
+        "the probe saw the port closed only {} times",
+        closed.len()
+    );
+    assert!(
+        closed.iter().all(|(_, _, v, _)| *v == Some(0.0)),
+        "spark_up while no driver listened: {closed:?}"
+    );
+    say(&format!(
+        "spark_up 0 in all {} scrapes while the port was closed",
+        closed.len()
+    ));
+    assert_eq!(up(&fin, &target), Some(1.0));
+
+    let apps = [(&old.app_id, &truth_old), (&new.app_id, &truth_new)];
+    check_both_applications(&fin, apps, ended, &kill.samples);
+    let while_closed = &closed.last().unwrap().3;
+    check_error_kinds(&fin, &target, while_closed);
+    say(&format!(
+        "errors while the port was closed {while_closed:?}, at the end {:?}; the frozen poll had done \
+         {} of {per_poll} requests",
+        scrape_errors(&fin, &target),
+        kill.done_in_poll
+    ));
+
+    watch.assert_ok("the kill and the restart");
+    exp.assert_alive();
+    new.touch("release");
+    let exit = exp.guard.terminate(Duration::from_secs(15));
+    assert!(
+        exit.is_some_and(|s| s.success()),
+        "exporter after SIGTERM: {exit:?}"
+    );
+    let _ = new.guard.terminate(Duration::from_secs(30));
+    say("done");
+}
+
+/// Requests of one idle poll: the counter between polls, three polls in a row.
+fn idle_poll_requests(exp: &Exporter, target: &str, say: &impl Fn(&str)) -> f64 {
     let mut stable = vec![];
     let mut last = (f64::NAN, Instant::now());
     wait_for(Duration::from_secs(15), Duration::from_millis(20), || {
-        let r = requests(&exp.scrape(), &target);
+        let r = requests(&exp.scrape(), target);
         if r != last.0 {
             last = (r, Instant::now());
         } else if last.1.elapsed() > Duration::from_millis(300) && stable.last() != Some(&r) {
@@ -449,15 +514,36 @@ fn driver_killed_mid_poll_and_restarted_on_the_same_port() {
         "an idle poll makes the same requests: {stable:?}"
     );
     say(&format!("an idle poll makes {per_poll} requests"));
+    per_poll
+}
 
-    // Freeze the JVM just after a poll started; kill only if the poll is unfinished, so one of its
-    // requests waits on the dead driver. Otherwise let it go and try the next poll.
+/// The kill of the first driver, in the middle of a poll.
+struct Kill {
+    /// The last scrape before the kill.
+    samples: Vec<Sample>,
+    /// Requests of the frozen poll done before the freeze.
+    done_in_poll: f64,
+    killed_at: Instant,
+    /// Seconds since the epoch at the kill.
+    killed_epoch: f64,
+}
+
+/// Freeze the JVM just after a poll started; kill only if the poll is unfinished, so one of its
+/// requests waits on the dead driver. Otherwise let it go and try the next poll.
+fn kill_mid_poll(
+    exp: &Exporter,
+    target: &str,
+    old: &mut Driver,
+    per_poll: f64,
+    dir: &Path,
+    say: &impl Fn(&str),
+) -> Kill {
     let mut pre_kill = None;
     for attempt in 1..=15 {
-        let mut c0 = requests(&exp.scrape(), &target);
+        let mut c0 = requests(&exp.scrape(), target);
         let mut since = Instant::now();
         let started = wait_for(Duration::from_secs(5), Duration::from_millis(2), || {
-            let r = requests(&exp.scrape(), &target);
+            let r = requests(&exp.scrape(), target);
             if r != c0 && since.elapsed() < Duration::from_millis(300) {
                 // Mid-poll when we looked: wait for the next one.
                 c0 = r;
@@ -470,7 +556,7 @@ fn driver_killed_mid_poll_and_restarted_on_the_same_port() {
         assert!(signal(old.jvm_pid, "STOP"), "SIGSTOP the JVM");
         std::thread::sleep(Duration::from_millis(300));
         let s = exp.scrape();
-        let done = requests(&s, &target) - c0;
+        let done = requests(&s, target) - c0;
         if done < per_poll {
             say(&format!(
                 "attempt {attempt}: JVM frozen after {done} of the poll's {per_poll} requests; SIGKILL JVM and python"
@@ -495,41 +581,67 @@ fn driver_killed_mid_poll_and_restarted_on_the_same_port() {
     );
     old.guard.kill_group();
     say("gen1 killed");
+    Kill {
+        samples: pre_kill,
+        done_in_poll,
+        killed_at,
+        killed_epoch,
+    }
+}
 
-    // The gap: spark_up 0 within a poll or two, and the old application marked ended after three
-    // failed polls, at its last good poll (before the freeze).
+/// The gap: spark_up 0 within a poll or two, and the old application marked ended after three
+/// failed polls, at its last good poll (before the freeze). Returns its end time.
+fn check_gap(
+    exp: &mut Exporter,
+    target: &str,
+    old_app: &str,
+    kill: &Kill,
+    say: &impl Fn(&str),
+) -> f64 {
+    let killed_epoch = kill.killed_epoch;
     let gap = wait_scrape(
-        &mut exp,
+        exp,
         Duration::from_secs(15),
         "the old application ended after three failed polls",
-        |s| end_time(s, &old.app_id).is_some(),
+        |s| end_time(s, old_app).is_some(),
     );
-    assert_eq!(up(&gap, &target), Some(0.0), "spark_up during the gap");
-    let ended = end_time(&gap, &old.app_id).unwrap();
+    assert_eq!(up(&gap, target), Some(0.0), "spark_up during the gap");
+    let ended = end_time(&gap, old_app).unwrap();
     assert!(
         ended <= killed_epoch && ended >= killed_epoch - 3.0,
         "the old application's end ({ended}) should be its last good poll, just before the kill at {killed_epoch}"
     );
     say(&format!(
         "old app ended at {ended:.3} (kill at {killed_epoch:.3}); {:.1}s after the kill",
-        killed_at.elapsed().as_secs_f64()
+        kill.killed_at.elapsed().as_secs_f64()
     ));
+    ended
+}
 
-    // A new driver on the same port; spark_up stays 0 while nothing listens on the port. A probe
-    // thread checks the port, then scrapes: the port goes from closed to open once, so a scrape
-    // taken while it is still closed reflects polls of a closed port.
-    type Seen = Vec<(f64, bool, Option<f64>, BTreeMap<String, f64>)>;
-    let spark_up_seen = Arc::new(Mutex::new(Seen::new()));
-    let stop_probe = Arc::new(AtomicBool::new(false));
-    let probe = {
+/// What the probe saw per scrape: seconds since it started, whether the port was open,
+/// `spark_up`, the scrape errors by kind.
+type Seen = Vec<(f64, bool, Option<f64>, BTreeMap<String, f64>)>;
+
+/// A thread that checks the driver's port, then scrapes: the port goes from closed to open once,
+/// so a scrape taken while it is still closed reflects polls of a closed port.
+struct Probe {
+    seen: Arc<Mutex<Seen>>,
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Probe {
+    fn start(exporter: &str, ui: &str, target: &str) -> Probe {
+        let spark_up_seen = Arc::new(Mutex::new(Seen::new()));
+        let stop_probe = Arc::new(AtomicBool::new(false));
         let (seen, stop, addr, target) = (
             spark_up_seen.clone(),
             stop_probe.clone(),
-            exp.addr.clone(),
-            target.clone(),
+            exporter.to_string(),
+            target.to_string(),
         );
-        let ui: std::net::SocketAddr = old.ui.parse().unwrap();
-        std::thread::spawn(move || {
+        let ui: std::net::SocketAddr = ui.parse().unwrap();
+        let thread = std::thread::spawn(move || {
             let t = Instant::now();
             while !stop.load(Ordering::Relaxed) {
                 let open = TcpStream::connect_timeout(&ui, Duration::from_millis(200)).is_ok();
@@ -542,82 +654,64 @@ fn driver_killed_mid_poll_and_restarted_on_the_same_port() {
                 }
                 std::thread::sleep(Duration::from_millis(200));
             }
-        })
-    };
-    let mut new = Driver::start(&python, &dir, port, 2, "batch");
-    say(&format!("driver gen2 up on the same port: {}", new.app_id));
-    assert_ne!(
-        new.app_id, old.app_id,
-        "a restarted driver is a new application"
-    );
-    new.wait_done();
-    let truth_new = rest_truth(&new.ui, &new.app_id, &dir);
-    say(&format!("gen2 jobs done: {truth_new:?}"));
-    let fin = wait_scrape(
-        &mut exp,
-        CATCH_UP,
-        "the exporter equals gen2's REST API",
-        |s| up(s, &target) == Some(1.0) && exported(s, &new.app_id) == truth_new,
-    );
-    stop_probe.store(true, Ordering::Relaxed);
-    probe.join().unwrap();
-    fs::write(dir.join("metrics-final.txt"), format!("{fin:#?}")).ok();
+        });
+        Probe {
+            seen: spark_up_seen,
+            stop: stop_probe,
+            thread,
+        }
+    }
 
-    // spark_up: 0 while nothing listened on the port, then 1.
-    let seen = spark_up_seen.lock().unwrap().clone();
-    let closed: Vec<_> = seen.iter().filter(|(_, open, _, _)| !open).collect();
-    assert!(
-        closed.len() >= 5,
-        "the probe saw the port closed only {} times",
-        closed.len()
-    );
-    assert!(
-        closed.iter().all(|(_, _, v, _)| *v == Some(0.0)),
-        "spark_up while no driver listened: {closed:?}"
-    );
-    say(&format!(
-        "spark_up 0 in all {} scrapes while the port was closed",
-        closed.len()
-    ));
-    assert_eq!(up(&fin, &target), Some(1.0));
+    /// Stop the thread; what it saw.
+    fn stop(self) -> Seen {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap();
+        let seen = self.seen.lock().unwrap().clone();
+        seen
+    }
+}
 
-    // Both applications; the old one ended, with its counters as before the kill; the new one
-    // running, with its own REST API's counts.
-    let ids = app_ids(&fin);
+/// Both applications (`(app id, REST truth)`, old then new); the old one ended (at `ended`),
+/// with its counters as before the kill (`pre_kill`); the new one running, with its own REST
+/// API's counts.
+fn check_both_applications(
+    fin: &[Sample],
+    [(old, truth_old), (new, truth_new)]: [(&String, &Truth); 2],
+    ended: f64,
+    pre_kill: &[Sample],
+) {
+    let ids = app_ids(fin);
     assert!(
-        ids.contains(&old.app_id) && ids.contains(&new.app_id),
+        ids.contains(old) && ids.contains(new),
         "spark_app_info: {ids:?}"
     );
     assert_eq!(
-        end_time(&fin, &old.app_id),
+        end_time(fin, old),
         Some(ended),
         "the old application's end time"
     );
-    assert_eq!(
-        end_time(&fin, &new.app_id),
-        None,
-        "the new application is running"
-    );
+    assert_eq!(end_time(fin, new), None, "the new application is running");
     assert_series(
         "old application's counters after the restart vs just before the kill",
-        &app_samples(&pre_kill, &old.app_id, is_counter),
-        &app_samples(&fin, &old.app_id, is_counter),
+        &app_samples(pre_kill, old, is_counter),
+        &app_samples(fin, old, is_counter),
     );
     assert_truth(
         "old application after the restart",
-        &truth_old,
-        &exported(&fin, &old.app_id),
+        truth_old,
+        &exported(fin, old),
     );
-    assert_truth("new application", &truth_new, &exported(&fin, &new.app_id));
+    assert_truth("new application", truth_new, &exported(fin, new));
+}
 
-    // The errors say what happened. While nothing listened on the port: `connect` only (the
-    // request in flight at the kill may instead have been cut in its `body`), at least once per
-    // failed poll. Once the new driver's port is open Spark's UI is still starting: until its
-    // handlers are attached it answers every path with an HTML "Spark is starting up" page and
-    // 200 (`decode`), or, in the moment between Jetty starting and the REST servlet being
-    // attached, 404 for `/api/v1/applications` (`http_status`, seen in 2 of 4 runs here); and a
-    // cold JVM can answer after the 1 s timeout (`timeout`); nothing else.
-    let while_closed = &closed.last().unwrap().3;
+/// The errors say what happened. While nothing listened on the port (`while_closed`): `connect`
+/// only (the request in flight at the kill may instead have been cut in its `body`), at least
+/// once per failed poll. Once the new driver's port is open Spark's UI is still starting: until
+/// its handlers are attached it answers every path with an HTML "Spark is starting up" page and
+/// 200 (`decode`), or, in the moment between Jetty starting and the REST servlet being attached,
+/// 404 for `/api/v1/applications` (`http_status`, seen in 2 of 4 runs here); and a cold JVM can
+/// answer after the 1 s timeout (`timeout`); nothing else.
+fn check_error_kinds(fin: &[Sample], target: &str, while_closed: &BTreeMap<String, f64>) {
     let connect = while_closed.get("connect").copied().unwrap_or(0.0);
     let odd: Vec<_> = while_closed
         .keys()
@@ -629,27 +723,12 @@ fn driver_killed_mid_poll_and_restarted_on_the_same_port() {
             && while_closed.get("body").copied().unwrap_or(0.0) <= 1.0,
         "errors while no driver listened: {while_closed:?}"
     );
-    let errors = scrape_errors(&fin, &target);
+    let errors = scrape_errors(fin, target);
     let odd: Vec<_> = errors
         .keys()
         .filter(|k| !["connect", "body", "decode", "timeout", "http_status"].contains(&k.as_str()))
         .collect();
     assert!(odd.is_empty(), "error kinds at the end: {errors:?}");
-    say(&format!(
-        "errors while the port was closed {while_closed:?}, at the end {errors:?}; the frozen poll had done \
-         {done_in_poll} of {per_poll} requests"
-    ));
-
-    watch.assert_ok("the kill and the restart");
-    exp.assert_alive();
-    new.touch("release");
-    let exit = exp.guard.terminate(Duration::from_secs(15));
-    assert!(
-        exit.is_some_and(|s| s.success()),
-        "exporter after SIGTERM: {exit:?}"
-    );
-    let _ = new.guard.terminate(Duration::from_secs(30));
-    say("done");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -848,20 +927,15 @@ fn proxy_faults_against_a_live_ui() {
     let watch = Watcher::start(&exp.addr);
     let app = driver.app_id.clone();
 
-    let jobs = |s: &[Sample]| {
-        project(s, "spark_jobs_total", &app, &["job_group"])
-            .values()
-            .sum::<f64>()
-    };
     let s = wait_scrape(
         &mut exp,
         CATCH_UP,
         "polled through the proxy, jobs counted",
-        |s| up(s, &target) == Some(1.0) && jobs(s) > 0.0,
+        |s| up(s, &target) == Some(1.0) && app_jobs(s, &app) > 0.0,
     );
     say(&format!(
         "exporter up through the proxy; {} jobs so far",
-        jobs(&s)
+        app_jobs(&s, &app)
     ));
 
     for (mode, kind) in [
@@ -870,78 +944,122 @@ fn proxy_faults_against_a_live_ui() {
         (Mode::Html, "decode"),
         (Mode::HalfBody, "body"),
     ] {
-        let before = exp.scrape();
-        let e0 = scrape_errors(&before, &target);
-        if mode == Mode::Delay {
-            assert!(e0.is_empty(), "errors before any fault: {e0:?}");
-        }
-        let j0 = jobs(&before);
-        proxy.set(mode);
-        say(&format!("{mode:?}: expecting {kind}"));
-        // Three failed polls: spark_up 0, the app marked ended (its driver seems gone).
-        let during = wait_scrape(
-            &mut exp,
-            CATCH_UP,
-            &format!("{mode:?}: three {kind} errors"),
-            |s| {
-                scrape_errors(s, &target).get(kind).copied().unwrap_or(0.0)
-                    >= e0.get(kind).copied().unwrap_or(0.0) + GONE_AFTER
-            },
-        );
-        assert_eq!(
-            up(&during, &target),
-            Some(0.0),
-            "{mode:?}: spark_up during the fault"
-        );
-        let e1 = scrape_errors(&during, &target);
-        for (k, v) in &e1 {
-            if k != kind {
-                assert_eq!(
-                    Some(v),
-                    e0.get(k),
-                    "{mode:?}: only {kind} errors should grow; before {e0:?}, now {e1:?}"
-                );
-            }
-        }
-        let during = wait_scrape(
-            &mut exp,
-            Duration::from_secs(5),
-            &format!("{mode:?}: app marked ended"),
-            |s| end_time(s, &app).is_some(),
-        );
-        assert!(jobs(&during) >= j0, "{mode:?}: counters never go back");
-        proxy.set(Mode::Pass);
-        let after = wait_scrape(
-            &mut exp,
-            CATCH_UP,
-            &format!("{mode:?}: back in pass-through, up and not ended"),
-            |s| up(s, &target) == Some(1.0) && end_time(s, &app).is_none(),
-        );
-        say(&format!(
-            "{mode:?}: errors {:?} -> {:?}; jobs {j0} -> {}; recovered",
-            e0,
-            scrape_errors(&after, &target),
-            jobs(&after)
-        ));
+        hold_fault(&mut exp, &proxy, &app, mode, kind, &say);
     }
 
     driver.touch("stop-jobs");
     driver.wait_done();
-    let truth = rest_truth(&driver.ui, &app, &dir);
+    check_after_faults(&mut exp, &proxy, &driver, &dir, &say);
+
+    watch.assert_ok("the proxy faults");
+    exp.assert_alive();
+    driver.touch("release");
+    let exit = exp.guard.terminate(Duration::from_secs(15));
+    assert!(
+        exit.is_some_and(|s| s.success()),
+        "exporter after SIGTERM: {exit:?}"
+    );
+    let _ = driver.guard.terminate(Duration::from_secs(30));
+    say("done");
+}
+
+/// `spark_jobs_total` of `app`, all groups and statuses.
+fn app_jobs(s: &[Sample], app: &str) -> f64 {
+    project(s, "spark_jobs_total", app, &["job_group"])
+        .values()
+        .sum::<f64>()
+}
+
+/// Hold fault `mode` for three failed polls: `spark_up` 0, only `kind`'s error counter grows,
+/// the application is marked ended; back in pass-through `spark_up` is 1 and the end time goes
+/// away.
+fn hold_fault(
+    exp: &mut Exporter,
+    proxy: &Proxy,
+    app: &str,
+    mode: Mode,
+    kind: &str,
+    say: &impl Fn(&str),
+) {
+    let target = &proxy.url;
+    let jobs = |s: &[Sample]| app_jobs(s, app);
+    let before = exp.scrape();
+    let e0 = scrape_errors(&before, target);
+    if mode == Mode::Delay {
+        assert!(e0.is_empty(), "errors before any fault: {e0:?}");
+    }
+    let j0 = jobs(&before);
+    proxy.set(mode);
+    say(&format!("{mode:?}: expecting {kind}"));
+    // Three failed polls: spark_up 0, the app marked ended (its driver seems gone).
+    let during = wait_scrape(
+        exp,
+        CATCH_UP,
+        &format!("{mode:?}: three {kind} errors"),
+        |s| {
+            scrape_errors(s, target).get(kind).copied().unwrap_or(0.0)
+                >= e0.get(kind).copied().unwrap_or(0.0) + GONE_AFTER
+        },
+    );
+    assert_eq!(
+        up(&during, target),
+        Some(0.0),
+        "{mode:?}: spark_up during the fault"
+    );
+    let e1 = scrape_errors(&during, target);
+    for (k, v) in &e1 {
+        if k != kind {
+            assert_eq!(
+                Some(v),
+                e0.get(k),
+                "{mode:?}: only {kind} errors should grow; before {e0:?}, now {e1:?}"
+            );
+        }
+    }
+    let during = wait_scrape(
+        exp,
+        Duration::from_secs(5),
+        &format!("{mode:?}: app marked ended"),
+        |s| end_time(s, app).is_some(),
+    );
+    assert!(jobs(&during) >= j0, "{mode:?}: counters never go back");
+    proxy.set(Mode::Pass);
+    let after = wait_scrape(
+        exp,
+        CATCH_UP,
+        &format!("{mode:?}: back in pass-through, up and not ended"),
+        |s| up(s, target) == Some(1.0) && end_time(s, app).is_none(),
+    );
+    say(&format!(
+        "{mode:?}: errors {:?} -> {:?}; jobs {j0} -> {}; recovered",
+        e0,
+        scrape_errors(&after, target),
+        jobs(&after)
+    ));
+}
+
+/// Once the jobs stopped: the exporter's counts equal the REST API's, `spark_up` 1, the
+/// application never ended, each injected kind counted at least three times, no `connect`.
+fn check_after_faults(
+    exp: &mut Exporter,
+    proxy: &Proxy,
+    driver: &Driver,
+    dir: &Path,
+    say: &impl Fn(&str),
+) {
+    let (target, app) = (&proxy.url, &driver.app_id);
+    let truth = rest_truth(&driver.ui, app, dir);
     say(&format!(
         "jobs stopped: {} jobs in REST",
         truth.jobs.values().sum::<f64>()
     ));
-    let fin = wait_scrape(
-        &mut exp,
-        CATCH_UP,
-        "the exporter equals the REST API",
-        |s| exported(s, &app) == truth,
-    );
-    assert_truth("after the faults", &truth, &exported(&fin, &app));
-    assert_eq!(up(&fin, &target), Some(1.0));
-    assert_eq!(end_time(&fin, &app), None, "the application never stopped");
-    let errors = scrape_errors(&fin, &target);
+    let fin = wait_scrape(exp, CATCH_UP, "the exporter equals the REST API", |s| {
+        exported(s, app) == truth
+    });
+    assert_truth("after the faults", &truth, &exported(&fin, app));
+    assert_eq!(up(&fin, target), Some(1.0));
+    assert_eq!(end_time(&fin, app), None, "the application never stopped");
+    let errors = scrape_errors(&fin, target);
     for kind in ["timeout", "http_status", "decode", "body"] {
         assert!(
             errors.get(kind).copied().unwrap_or(0.0) >= GONE_AFTER,
@@ -956,15 +1074,4 @@ fn proxy_faults_against_a_live_ui() {
         "final errors {errors:?}; proxy served {:?}",
         proxy.served.lock().unwrap()
     ));
-
-    watch.assert_ok("the proxy faults");
-    exp.assert_alive();
-    driver.touch("release");
-    let exit = exp.guard.terminate(Duration::from_secs(15));
-    assert!(
-        exit.is_some_and(|s| s.success()),
-        "exporter after SIGTERM: {exit:?}"
-    );
-    let _ = driver.guard.terminate(Duration::from_secs(30));
-    say("done");
 }

@@ -31,13 +31,14 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use support::files::{artefact_dir, free_port, tail_file};
 use support::otlp::{
-    clean_env, compare, documented, parse_prometheus, points, Point, Prom, Proto, Receiver, PV,
+    clean_env, compare, documented, parse_prometheus, points, Point, Prom, Proto, Received,
+    Receiver, PV,
 };
 use support::proc::Guard;
 use support::{spark, EXPORTER};
@@ -206,51 +207,146 @@ async fn live_pyspark_export_equals_metrics_across_a_receiver_restart() {
     let t0 = Instant::now();
     let say = |m: &str| eprintln!("[otlp-live {:>5.1}s] {m}", t0.elapsed().as_secs_f64());
     let dir = artefact_dir("otlp-live");
-    let (done_marker, release_marker) = (dir.join("done.json"), dir.join("release"));
-    let workload_log = dir.join("workload.log");
 
     // 1. The workload, in its own process group (Spark's JVM included).
-    let mut cmd = Command::new(&python);
-    cmd.arg(WORKLOAD)
-        .args(["--ui-port", &free_port().to_string()])
-        .arg("--event-log-dir")
-        .arg(dir.join("eventlog"))
-        .arg("--done-marker")
-        .arg(&done_marker)
-        .arg("--release-marker")
-        .arg(&release_marker)
-        .args(["--hold-timeout", "120"]);
-    let mut workload = Guard::spawn("workload", cmd, &workload_log, true);
-    let wfail = |m: &str| format!("{m}; workload log:\n{}", tail_file(&workload_log, 40));
-
-    // The UI is up once the workload logs it (Spark may have moved to another port).
-    let deadline = Instant::now() + Duration::from_secs(90);
-    let ui = loop {
-        let log = fs::read_to_string(&workload_log).unwrap_or_default();
-        if let Some(l) = log.lines().find(|l| l.contains("Spark up in")) {
-            let port = l.rsplit(':').next().unwrap().trim().trim_end_matches('/');
-            break format!("http://127.0.0.1:{port}");
-        }
-        assert!(
-            workload.running(),
-            "{}",
-            wfail("the workload exited before Spark was up")
-        );
-        assert!(
-            Instant::now() < deadline,
-            "{}",
-            wfail("Spark not up within 90 s")
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let mut workload = Workload::start(&python, &dir);
+    let ui = workload.wait_for_ui().await;
     say(&format!("Spark UI at {ui}"));
 
     // 2. Receiver and exporter while the jobs run.
     let mut r = Receiver::start(Proto::Grpc, false).await;
     let mut exp = LiveExporter::start(&ui, &r, &dir.join("exporter.log"));
+    let first_live = first_export_with_jobs(&r, &exp).await;
+    let jobs_running = !workload.done_marker.exists();
+    say(&format!(
+        "First export with Spark jobs received ({} points); jobs still running: {jobs_running}",
+        points(&first_live.req).len()
+    ));
+    assert!(
+        jobs_running,
+        "{}",
+        workload.fail(
+            "the workload finished before the first export; the restart would not be mid-run"
+        )
+    );
+
+    // 3. The receiver goes away mid-run, then comes back on the same port.
+    let resumed_at = restart_receiver(&mut r, &mut exp, &workload, &say).await;
+
+    // 4. The jobs end; then two more polls.
+    let app_id = workload.wait_for_jobs(&say).await;
+    // Two polls after the jobs ended: more than two poll intervals, and the exporter must have
+    // made new REST requests meanwhile (it polls every second).
+    let reqs0 = sum_of(&exp.scrape().await, "spark_exporter_rest_requests_total");
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let reqs1 = sum_of(&exp.scrape().await, "spark_exporter_rest_requests_total");
+    assert!(
+        reqs1 > reqs0,
+        "no REST polls after the jobs ended ({reqs0} -> {reqs1})"
+    );
+    assert!(r.count() > resumed_at, "exports stopped after the restart");
+
+    // 5. Scrape, take the next export, compare; retried only when a poll landed in between.
+    let (prom, got) = export_equal_to_metrics(&mut exp, &r, &say).await;
+    check_live_application(&prom, &points(&got.req), &app_id, &say);
+
+    // 6. Release the driver; the guards kill whatever is left.
+    fs::write(&workload.release_marker, b"").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while workload.guard.running() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    say(&format!("Workload exited: {}", !workload.guard.running()));
+}
+
+/// The PySpark workload and its marker files.
+struct Workload {
+    guard: Guard,
+    log: PathBuf,
+    done_marker: PathBuf,
+    release_marker: PathBuf,
+}
+
+impl Workload {
+    /// Start the workload, in its own process group (Spark's JVM included).
+    fn start(python: &Path, dir: &Path) -> Workload {
+        let (done_marker, release_marker) = (dir.join("done.json"), dir.join("release"));
+        let workload_log = dir.join("workload.log");
+        let mut cmd = Command::new(python);
+        cmd.arg(WORKLOAD)
+            .args(["--ui-port", &free_port().to_string()])
+            .arg("--event-log-dir")
+            .arg(dir.join("eventlog"))
+            .arg("--done-marker")
+            .arg(&done_marker)
+            .arg("--release-marker")
+            .arg(&release_marker)
+            .args(["--hold-timeout", "120"]);
+        Workload {
+            guard: Guard::spawn("workload", cmd, &workload_log, true),
+            log: workload_log,
+            done_marker,
+            release_marker,
+        }
+    }
+
+    /// `m` followed by the tail of the workload's log.
+    fn fail(&self, m: &str) -> String {
+        format!("{m}; workload log:\n{}", tail_file(&self.log, 40))
+    }
+
+    /// The UI is up once the workload logs it (Spark may have moved to another port).
+    async fn wait_for_ui(&mut self) -> String {
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let log = fs::read_to_string(&self.log).unwrap_or_default();
+            if let Some(l) = log.lines().find(|l| l.contains("Spark up in")) {
+                let port = l.rsplit(':').next().unwrap().trim().trim_end_matches('/');
+                break format!("http://127.0.0.1:{port}");
+            }
+            assert!(
+                self.guard.running(),
+                "{}",
+                self.fail("the workload exited before Spark was up")
+            );
+            assert!(
+                Instant::now() < deadline,
+                "{}",
+                self.fail("Spark not up within 90 s")
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Wait for the done marker; the application id.
+    async fn wait_for_jobs(&mut self, say: &impl Fn(&str)) -> String {
+        let deadline = Instant::now() + Duration::from_secs(150);
+        while !self.done_marker.exists() {
+            assert!(
+                self.guard.running(),
+                "{}",
+                self.fail("the workload exited before its jobs were done")
+            );
+            assert!(
+                Instant::now() < deadline,
+                "{}",
+                self.fail("jobs not done within 150 s")
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let done: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&self.done_marker).unwrap()).unwrap();
+        let app_id = done["app_id"].as_str().expect("app_id").to_string();
+        say(&format!("Jobs done: app {app_id} in {}s", done["seconds"]));
+        app_id
+    }
+}
+
+/// The first export that has Spark jobs in it.
+async fn first_export_with_jobs(r: &Receiver, exp: &LiveExporter) -> Received {
     let has_app = |pts: &[Point]| pts.iter().any(|p| p.name == "spark.job.result");
     let deadline = Instant::now() + Duration::from_secs(30);
-    let first_live = loop {
+    loop {
         if let Some(got) = r.received().into_iter().find(|g| has_app(&points(&g.req))) {
             break got;
         }
@@ -260,20 +356,19 @@ async fn live_pyspark_export_equals_metrics_across_a_receiver_restart() {
             exp.log_tail()
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    let jobs_running = !done_marker.exists();
-    say(&format!(
-        "First export with Spark jobs received ({} points); jobs still running: {jobs_running}",
-        points(&first_live.req).len()
-    ));
-    assert!(
-        jobs_running,
-        "{}",
-        wfail("the workload finished before the first export; the restart would not be mid-run")
-    );
+    }
+}
 
-    // 3. The receiver goes away mid-run: nothing arrives, /metrics keeps answering, failures are
-    //    counted; then it comes back on the same port and exports resume by themselves.
+/// The receiver goes away mid-run: nothing arrives, /metrics keeps answering, failures are
+/// counted; then it comes back on the same port and exports resume by themselves. Returns the
+/// number of exports received once they resumed.
+async fn restart_receiver(
+    r: &mut Receiver,
+    exp: &mut LiveExporter,
+    workload: &Workload,
+    say: &impl Fn(&str),
+) -> usize {
+    let done_marker = &workload.done_marker;
     let port = r.port;
     let before = sum_of(
         &exp.scrape().await,
@@ -301,7 +396,7 @@ async fn live_pyspark_export_equals_metrics_across_a_receiver_restart() {
     assert!(
         stopped_mid_run,
         "{}",
-        wfail("the receiver was stopped after the jobs ended")
+        workload.fail("the receiver was stopped after the jobs ended")
     );
     assert!(
         after > before,
@@ -324,40 +419,17 @@ async fn live_pyspark_export_equals_metrics_across_a_receiver_restart() {
         "no 'OTLP export resumed' log line"
     );
     say("Exports resumed");
+    resumed_at
+}
 
-    // 4. The jobs end; then two more polls.
-    let deadline = Instant::now() + Duration::from_secs(150);
-    while !done_marker.exists() {
-        assert!(
-            workload.running(),
-            "{}",
-            wfail("the workload exited before its jobs were done")
-        );
-        assert!(
-            Instant::now() < deadline,
-            "{}",
-            wfail("jobs not done within 150 s")
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    let done: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(&done_marker).unwrap()).unwrap();
-    let app_id = done["app_id"].as_str().expect("app_id").to_string();
-    say(&format!("Jobs done: app {app_id} in {}s", done["seconds"]));
-    // Two polls after the jobs ended: more than two poll intervals, and the exporter must have
-    // made new REST requests meanwhile (it polls every second).
-    let reqs0 = sum_of(&exp.scrape().await, "spark_exporter_rest_requests_total");
-    tokio::time::sleep(Duration::from_millis(2500)).await;
-    let reqs1 = sum_of(&exp.scrape().await, "spark_exporter_rest_requests_total");
-    assert!(
-        reqs1 > reqs0,
-        "no REST polls after the jobs ended ({reqs0} -> {reqs1})"
-    );
-    assert!(r.count() > resumed_at, "exports stopped after the restart");
-
-    // 5. Scrape, take the next export, compare; retried only when a poll landed in between.
+/// Scrape, take the next export, compare; retried (up to 5 times) only when a poll landed in
+/// between. The matching scrape and export.
+async fn export_equal_to_metrics(
+    exp: &mut LiveExporter,
+    r: &Receiver,
+    say: &impl Fn(&str),
+) -> (Prom, Received) {
     let mut last = vec![];
-    let mut matched = None;
     for attempt in 1..=5 {
         let prom = exp.scrape().await;
         let n = r.count();
@@ -367,9 +439,8 @@ async fn live_pyspark_export_equals_metrics_across_a_receiver_restart() {
             .unwrap_or_else(|| panic!("no export within 10 s; log:\n{}", exp.log_tail()));
         last = compare_live(&prom, &points(&got.req));
         if last.is_empty() {
-            matched = Some((prom, got));
             say(&format!("Export equals /metrics (attempt {attempt})"));
-            break;
+            return (prom, got);
         }
         say(&format!(
             "attempt {attempt}: {} differences (a poll between scrape and export?):\n{}",
@@ -377,11 +448,11 @@ async fn live_pyspark_export_equals_metrics_across_a_receiver_restart() {
             last.iter().take(10).cloned().collect::<Vec<_>>().join("\n")
         ));
     }
-    let Some((prom, got)) = matched else {
-        panic!("OTLP export and /metrics differ:\n{}", last.join("\n"));
-    };
-    // It was the live application, with its jobs, at the end.
-    let pts = points(&got.req);
+    panic!("OTLP export and /metrics differ:\n{}", last.join("\n"));
+}
+
+/// It was the live application, with its jobs, at the end.
+fn check_live_application(prom: &Prom, pts: &[Point], app_id: &str, say: &impl Fn(&str)) {
     let up: Vec<f64> = prom
         .0
         .iter()
@@ -392,15 +463,16 @@ async fn live_pyspark_export_equals_metrics_across_a_receiver_restart() {
     assert!(
         prom.0
             .keys()
-            .any(|(n, l)| n == "spark_app_info" && l.get("app_id") == Some(&app_id)),
+            .any(|(n, l)| n == "spark_app_info"
+                && l.get("app_id").map(String::as_str) == Some(app_id)),
         "no spark_app_info for {app_id}"
     );
     assert!(
-        sum_of(&prom, "spark_jobs_total") >= 8.0,
+        sum_of(prom, "spark_jobs_total") >= 8.0,
         "jobs: {}",
-        sum_of(&prom, "spark_jobs_total")
+        sum_of(prom, "spark_jobs_total")
     );
-    assert_eq!(sum_of(&prom, "spark_jobs_active"), 0.0);
+    assert_eq!(sum_of(prom, "spark_jobs_active"), 0.0);
     assert!(
         pts.iter().any(|p| p.name == "spark.job.result"
             && p.attrs.get("spark.job.group").map(|v| v.0.as_str()) == Some("failing_job")
@@ -412,12 +484,4 @@ async fn live_pyspark_export_equals_metrics_across_a_receiver_restart() {
         prom.0.len(),
         pts.len()
     ));
-
-    // 6. Release the driver; the guards kill whatever is left.
-    fs::write(&release_marker, b"").unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while workload.running() && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    say(&format!("Workload exited: {}", !workload.running()));
 }

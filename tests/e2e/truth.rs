@@ -207,7 +207,34 @@ pub fn truth(
         1.0,
     )]);
 
-    // Jobs, and the job group of each stage: that of the first (lowest id) job listing it.
+    let (t_jobs, stage_group) = job_truth(jobs)?;
+    let StageTruth {
+        stages: t_stages,
+        tasks: t_tasks,
+        run_time: t_run,
+        gc_time: t_gc,
+    } = stage_truth(stages, &stage_group)?;
+    let (tasks, task_sum) = executor_truth(detailed, execs);
+    let t_sql = sql_truth(sql)?;
+
+    Ok(Truth {
+        app_id: app_id.to_string(),
+        app_name,
+        app_info,
+        jobs: nonzero(t_jobs),
+        stages: nonzero(t_stages),
+        tasks: nonzero(t_tasks),
+        run_time: nonzero(t_run),
+        gc_time: nonzero(t_gc),
+        executor_tasks: nonzero(tasks),
+        executor_task_sum: nonzero(task_sum),
+        sql: nonzero(t_sql),
+    })
+}
+
+/// Jobs per group, description and status, and the job group of each stage: that of the first
+/// (lowest id) job listing it.
+fn job_truth(jobs: &Value) -> Result<(Series, BTreeMap<u64, String>), String> {
     let mut t_jobs = Series::new();
     let mut stage_group: BTreeMap<u64, String> = BTreeMap::new();
     let mut sorted: Vec<&Value> = arr(jobs).iter().collect();
@@ -234,7 +261,19 @@ pub fn truth(
                 .or_insert_with(|| group.clone());
         }
     }
+    Ok((t_jobs, stage_group))
+}
 
+/// The per-job-group series computed from `/stages` (not yet stripped of zeros).
+struct StageTruth {
+    stages: Series,
+    tasks: Series,
+    run_time: Series,
+    gc_time: Series,
+}
+
+/// Stages, tasks, run and GC time per job group, from `/stages`.
+fn stage_truth(stages: &Value, stage_group: &BTreeMap<u64, String>) -> Result<StageTruth, String> {
     let (mut t_stages, mut t_tasks, mut t_run, mut t_gc) =
         (Series::new(), Series::new(), Series::new(), Series::new());
     for st in arr(stages) {
@@ -276,6 +315,17 @@ pub fn truth(
             n(&st["jvmGcTime"]) / 1000.0,
         );
     }
+    Ok(StageTruth {
+        stages: t_stages,
+        tasks: t_tasks,
+        run_time: t_run,
+        gc_time: t_gc,
+    })
+}
+
+/// Per executor: tasks by status (`/allexecutors`), and the summed task time of the detailed
+/// stage attempts.
+fn executor_truth(detailed: &Value, execs: &Value) -> (Series, Series) {
     let mut task_sum = Series::new();
     for st in arr(detailed) {
         for (id, summary) in st["executorSummary"].as_object().into_iter().flatten() {
@@ -299,7 +349,11 @@ pub fn truth(
             n(&e["failedTasks"]),
         );
     }
+    (tasks, task_sum)
+}
 
+/// SQL executions per description and status.
+fn sql_truth(sql: &Value) -> Result<Series, String> {
     let mut t_sql = Series::new();
     for x in arr(sql) {
         let status = match s(&x["status"]) {
@@ -321,20 +375,7 @@ pub fn truth(
             1.0,
         );
     }
-
-    Ok(Truth {
-        app_id: app_id.to_string(),
-        app_name,
-        app_info,
-        jobs: nonzero(t_jobs),
-        stages: nonzero(t_stages),
-        tasks: nonzero(t_tasks),
-        run_time: nonzero(t_run),
-        gc_time: nonzero(t_gc),
-        executor_tasks: nonzero(tasks),
-        executor_task_sum: nonzero(task_sum),
-        sql: nonzero(t_sql),
-    })
+    Ok(t_sql)
 }
 
 /// The exporter's documented default label rewriting (README: dates, then long numbers, then hex,

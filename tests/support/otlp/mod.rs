@@ -700,23 +700,69 @@ pub fn documented() -> (BTreeMap<String, Row>, BTreeMap<String, String>) {
     (rows, renames)
 }
 
-/// Compare every Prometheus series with the OTLP export, both ways; return the differences.
-/// Time-dependent families are compared within `slack` (or only for presence when `None`).
-pub fn compare(prom: &Prom, otlp: &[Point], slack: Option<f64>) -> Vec<String> {
-    let (rows, renames) = documented();
-    let mut errors = vec![];
-    let key = |name: &str, attrs: &BTreeMap<String, String>| format!("{name}{attrs:?}");
-    let mut by_key: BTreeMap<String, &Point> = BTreeMap::new();
+/// The key [`compare`] matches series and points by: name and attributes.
+fn point_key(name: &str, attrs: &BTreeMap<String, String>) -> String {
+    format!("{name}{attrs:?}")
+}
+
+/// The OTLP points by [`point_key`]; a duplicate is an error.
+fn otlp_by_key<'a>(otlp: &'a [Point], errors: &mut Vec<String>) -> BTreeMap<String, &'a Point> {
+    let mut by_key = BTreeMap::new();
     for p in otlp {
         let a = p
             .attrs
             .iter()
             .map(|(k, v)| (k.clone(), v.0.clone()))
             .collect();
-        if by_key.insert(key(&p.name, &a), p).is_some() {
+        if by_key.insert(point_key(&p.name, &a), p).is_some() {
             errors.push(format!("duplicate OTLP point {} {:?}", p.name, p.attrs));
         }
     }
+    by_key
+}
+
+/// The number an OTLP point holds for one Prometheus sample: the value itself (`part` `'v'`),
+/// or a histogram's sum (`'s'`), count (`'c'`) or cumulative bucket (`'b'`, by `labels["le"]`).
+fn otlp_value(
+    value: &PV,
+    part: char,
+    name: &str,
+    labels: &BTreeMap<String, String>,
+) -> Result<f64, String> {
+    Ok(match (value, part) {
+        (PV::Int(i), 'v') => *i as f64,
+        (PV::Double(d), 'v') => *d,
+        (PV::Hist(bounds, counts, sum, count), part) => match part {
+            's' => *sum,
+            'c' => *count as f64,
+            _ => {
+                let le = labels["le"].as_str();
+                let n = match le {
+                    "+Inf" => counts.len(),
+                    le => {
+                        let le: f64 = le.parse().unwrap();
+                        bounds
+                            .iter()
+                            .position(|b| *b == le)
+                            .map_or(usize::MAX, |i| i + 1)
+                    }
+                };
+                if n == usize::MAX {
+                    return Err(format!("{name}{labels:?}: bound missing in {bounds:?}"));
+                }
+                counts[..n].iter().sum::<u64>() as f64
+            }
+        },
+        (v, _) => return Err(format!("{name}: OTLP value {v:?} has the wrong shape")),
+    })
+}
+
+/// Compare every Prometheus series with the OTLP export, both ways; return the differences.
+/// Time-dependent families are compared within `slack` (or only for presence when `None`).
+pub fn compare(prom: &Prom, otlp: &[Point], slack: Option<f64>) -> Vec<String> {
+    let (rows, renames) = documented();
+    let mut errors = vec![];
+    let by_key = otlp_by_key(otlp, &mut errors);
     let mut seen = BTreeSet::new();
     for ((name, labels), value) in &prom.0 {
         let (base, part) = [("_bucket", 'b'), ("_sum", 's'), ("_count", 'c')]
@@ -740,7 +786,7 @@ pub fn compare(prom: &Prom, otlp: &[Point], slack: Option<f64>) -> Vec<String> {
         for (k, v) in &row.extra {
             attrs.insert(k.clone(), v.clone());
         }
-        let k = key(&row.otlp, &attrs);
+        let k = point_key(&row.otlp, &attrs);
         seen.insert(k.clone());
         let Some(p) = by_key.get(&k) else {
             errors.push(format!("{name}{labels:?}: no OTLP point {k}"));
@@ -760,33 +806,10 @@ pub fn compare(prom: &Prom, otlp: &[Point], slack: Option<f64>) -> Vec<String> {
             }
             continue;
         }
-        let got = match (&p.value, part) {
-            (PV::Int(i), 'v') => *i as f64,
-            (PV::Double(d), 'v') => *d,
-            (PV::Hist(bounds, counts, sum, count), part) => match part {
-                's' => *sum,
-                'c' => *count as f64,
-                _ => {
-                    let le = labels["le"].as_str();
-                    let n = match le {
-                        "+Inf" => counts.len(),
-                        le => {
-                            let le: f64 = le.parse().unwrap();
-                            bounds
-                                .iter()
-                                .position(|b| *b == le)
-                                .map_or(usize::MAX, |i| i + 1)
-                        }
-                    };
-                    if n == usize::MAX {
-                        errors.push(format!("{name}{labels:?}: bound missing in {bounds:?}"));
-                        continue;
-                    }
-                    counts[..n].iter().sum::<u64>() as f64
-                }
-            },
-            (v, _) => {
-                errors.push(format!("{name}: OTLP value {v:?} has the wrong shape"));
+        let got = match otlp_value(&p.value, part, name, labels) {
+            Ok(got) => got,
+            Err(e) => {
+                errors.push(e);
                 continue;
             }
         };

@@ -163,44 +163,57 @@ fn not_found(what: &str) -> Reply {
 fn route(apps: &[AppData], target: &str) -> Reply {
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let params: Vec<(&str, &str)> = query.split('&').filter_map(|p| p.split_once('=')).collect();
-    let param = |k: &str| -> Vec<String> {
-        params
-            .iter()
-            .filter(|(pk, _)| *pk == k)
-            .map(|(_, v)| v.to_ascii_uppercase())
-            .collect()
-    };
-    let statuses: Vec<String> = param("status");
     let Some(rest) = path.strip_prefix("/api/v1/applications") else {
         return not_found("path");
     };
     let parts: Vec<&str> = rest.split('/').filter(|p| !p.is_empty()).collect();
     if parts.is_empty() {
-        let completed = |a: &AppData| {
-            a.info["attempts"][0]["completed"]
-                .as_bool()
-                .unwrap_or(false)
-        };
-        let mut list: Vec<&AppData> = apps
-            .iter()
-            .filter(|a| {
-                statuses.is_empty()
-                    || statuses
-                        .contains(&if completed(a) { "COMPLETED" } else { "RUNNING" }.to_string())
-            })
-            .collect();
-        list.sort_by_key(|a| std::cmp::Reverse(a.info["attempts"][0]["endTimeEpoch"].as_i64()));
-        let limit = param("limit")
-            .first()
-            .and_then(|l| l.parse().ok())
-            .unwrap_or(usize::MAX);
-        return ok(&Value::Array(
-            list.iter().take(limit).map(|a| a.info.clone()).collect(),
-        ));
+        return list_apps(apps, &params);
     }
     let Some(app) = apps.iter().find(|a| a.id() == parts[0]) else {
         return not_found("app");
     };
+    route_app(app, &parts[1..], &params)
+}
+
+/// The values of query parameter `k`, upper-cased.
+fn param(params: &[(&str, &str)], k: &str) -> Vec<String> {
+    params
+        .iter()
+        .filter(|(pk, _)| *pk == k)
+        .map(|(_, v)| v.to_ascii_uppercase())
+        .collect()
+}
+
+/// `/applications`: filtered by `status`, newest end first, at most `limit`.
+fn list_apps(apps: &[AppData], params: &[(&str, &str)]) -> Reply {
+    let statuses: Vec<String> = param(params, "status");
+    let completed = |a: &AppData| {
+        a.info["attempts"][0]["completed"]
+            .as_bool()
+            .unwrap_or(false)
+    };
+    let mut list: Vec<&AppData> = apps
+        .iter()
+        .filter(|a| {
+            statuses.is_empty()
+                || statuses
+                    .contains(&if completed(a) { "COMPLETED" } else { "RUNNING" }.to_string())
+        })
+        .collect();
+    list.sort_by_key(|a| std::cmp::Reverse(a.info["attempts"][0]["endTimeEpoch"].as_i64()));
+    let limit = param(params, "limit")
+        .first()
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(usize::MAX);
+    ok(&Value::Array(
+        list.iter().take(limit).map(|a| a.info.clone()).collect(),
+    ))
+}
+
+/// `/applications/{id}/...`: `parts` is what follows the id.
+fn route_app(app: &AppData, parts: &[&str], params: &[(&str, &str)]) -> Reply {
+    let statuses: Vec<String> = param(params, "status");
     let by_status = |items: &[Value]| -> Value {
         Value::Array(
             items
@@ -214,7 +227,12 @@ fn route(apps: &[AppData], target: &str) -> Reply {
         )
     };
     let num = |s: &str| s.parse::<u64>().ok();
-    match &parts[1..] {
+    let strip_plan = || {
+        param(params, "planDescription")
+            .iter()
+            .any(|v| v == "FALSE")
+    };
+    match parts {
         [] => ok(&app.info),
         ["jobs"] => ok(&by_status(&app.jobs)),
         ["jobs", id] => match app
@@ -251,16 +269,13 @@ fn route(apps: &[AppData], target: &str) -> Reply {
             }
         }
         ["sql"] => {
-            let strip = param("planDescription").iter().any(|v| v == "FALSE");
+            let strip = strip_plan();
             ok(&Value::Array(
                 app.sql.iter().map(|e| sql_view(e, strip)).collect(),
             ))
         }
         ["sql", id] => match app.sql.iter().find(|e| e["id"].as_u64() == num(id)) {
-            Some(e) => ok(&sql_view(
-                e,
-                param("planDescription").iter().any(|v| v == "FALSE"),
-            )),
+            Some(e) => ok(&sql_view(e, strip_plan())),
             None => not_found("sql"),
         },
         ["allexecutors"] => ok(&Value::Array(app.executors.clone())),
