@@ -61,45 +61,37 @@ pub enum WebConfigError {
     },
 }
 
+/// The web config file, as exporter-toolkit v0.17.1 defines it.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileFormat {
-    tls_server_config: Option<TlsFile>,
+    /// TLS, see [`tls::TlsFile`].
+    tls_server_config: Option<tls::TlsFile>,
+    /// HTTP/2 and response headers.
     http_server_config: Option<HttpFile>,
+    /// User name to bcrypt hash.
     basic_auth_users: Option<BTreeMap<String, String>>,
+    /// Token bucket over all requests.
     rate_limit: Option<RateLimitFile>,
 }
 
-/// `tls_server_config`, as exporter-toolkit v0.17.1 defines it.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TlsFile {
-    cert: Option<String>,
-    key: Option<String>,
-    client_ca: Option<String>,
-    cert_file: Option<String>,
-    key_file: Option<String>,
-    client_auth_type: Option<String>,
-    client_ca_file: Option<String>,
-    client_allowed_sans: Option<Vec<String>>,
-    min_version: Option<String>,
-    max_version: Option<String>,
-    cipher_suites: Option<Vec<String>>,
-    prefer_server_cipher_suites: Option<bool>,
-    curve_preferences: Option<Vec<String>>,
-}
-
+/// `http_server_config`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct HttpFile {
+    /// Asked for HTTP/2 (not served: HTTP/1.1 only).
     http2: Option<bool>,
+    /// Headers added to every response.
     headers: Option<BTreeMap<String, String>>,
 }
 
+/// `rate_limit`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RateLimitFile {
+    /// Time to earn one request (Go duration); `0` disables.
     interval: Option<String>,
+    /// Requests allowed at once.
     burst: Option<u32>,
 }
 
@@ -169,16 +161,6 @@ impl WebSecurity {
         if let Some(r) = &self.reloader {
             r.on_error(hook);
         }
-    }
-}
-
-/// Relative paths are relative to the web config's folder.
-fn resolve(base: &Path, p: &str) -> PathBuf {
-    let pb = PathBuf::from(p);
-    if pb.is_absolute() {
-        pb
-    } else {
-        base.join(pb)
     }
 }
 

@@ -3,7 +3,7 @@
 //! rustls does not implement (CBC, RSA key exchange) and client-auth modes that accept a
 //! certificate without verifying it are refused.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rustls::crypto::ring::{cipher_suite as cs, kx_group};
@@ -12,11 +12,53 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 use rustls::server::danger::ClientCertVerifier;
 use rustls::{SupportedCipherSuite, SupportedProtocolVersion};
+use serde::Deserialize;
 use tokio_rustls::rustls;
 
 use super::reload::{CertReloader, Pem};
 use super::sans::SanCheck;
-use super::{resolve, TlsFile};
+
+/// `tls_server_config`, as exporter-toolkit v0.17.1 defines it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct TlsFile {
+    /// Inline PEM certificate chain (instead of `cert_file`).
+    pub(super) cert: Option<String>,
+    /// Inline PEM private key (instead of `key_file`).
+    pub(super) key: Option<String>,
+    /// Inline PEM CA for client certificates (instead of `client_ca_file`).
+    pub(super) client_ca: Option<String>,
+    /// Certificate chain file, re-read when it changes.
+    pub(super) cert_file: Option<String>,
+    /// Private key file, re-read when it changes.
+    pub(super) key_file: Option<String>,
+    /// Whether client certificates are asked for and verified.
+    pub(super) client_auth_type: Option<String>,
+    /// CA file that client certificates must chain to.
+    pub(super) client_ca_file: Option<String>,
+    /// A verified client certificate must carry one of these SANs.
+    pub(super) client_allowed_sans: Option<Vec<String>>,
+    /// Lowest TLS version (`TLS12`, `TLS13`).
+    pub(super) min_version: Option<String>,
+    /// Highest TLS version (`TLS12`, `TLS13`).
+    pub(super) max_version: Option<String>,
+    /// Cipher suites (Go names), in server order.
+    pub(super) cipher_suites: Option<Vec<String>>,
+    /// Server's suite order rather than the client's (default true).
+    pub(super) prefer_server_cipher_suites: Option<bool>,
+    /// Key-exchange groups (Go names), in order.
+    pub(super) curve_preferences: Option<Vec<String>>,
+}
+
+/// Relative paths are relative to the web config's folder.
+fn resolve(base: &Path, p: &str) -> PathBuf {
+    let pb = PathBuf::from(p);
+    if pb.is_absolute() {
+        pb
+    } else {
+        base.join(pb)
+    }
+}
 
 /// Go's names (`tls.CipherSuiteName`) of the suites rustls' ring provider implements.
 fn suite(name: &str) -> Option<SupportedCipherSuite> {
