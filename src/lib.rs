@@ -19,7 +19,8 @@
 //!   documentation tables.
 //! - [`server`]: HTTP: `/metrics` (format and gzip negotiated per scrape), `/healthz`,
 //!   `/readyz`, the landing page.
-//! - [`webconfig`]: `--web.config.file` (TLS, mTLS, basic auth) in exporter-toolkit format.
+//! - [`webconfig`]: `--web.config.file` (TLS with certificate reload, mTLS, basic auth, headers,
+//!   rate limit) in exporter-toolkit v0.17.1 format.
 
 pub mod cli;
 pub mod clock;

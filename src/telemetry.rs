@@ -108,8 +108,8 @@ impl Telemetry {
     pub fn eventlog_error(&self, kind: &str) {
         self.with(|i| *i.eventlog_errors.entry(kind.into()).or_default() += 1);
     }
-    /// Count a connection or request refused: `kind` is `connection_limit`, `tls_handshake`
-    /// or `unauthorized`.
+    /// Count a connection or request refused, or a server failure: `kind` is
+    /// `connection_limit`, `rate_limit`, `tls_handshake`, `tls_reload` or `unauthorized`.
     pub fn http_error(&self, kind: &str) {
         self.with(|i| *i.http_errors.entry(kind.into()).or_default() += 1);
     }

@@ -512,10 +512,10 @@ pub const CATALOGUE: &[Metric] = &[
         |c, o| per_key(o, "kind", &c.tele.eventlog_errors, Value::Int))
         .labels(&[l("kind", &[])])
         .doc("Event-log problems skipped (corrupt line, codec error, line too long, I/O, …)."),
-    Metric::new("spark_exporter_http_errors", Counter, Process, "Connections or requests to this exporter refused, by kind (connection_limit, tls_handshake, unauthorized).", "spark_exporter.http.errors", "{error}", C,
+    Metric::new("spark_exporter_http_errors", Counter, Process, "Connections or requests to this exporter refused, by kind (connection_limit, rate_limit, tls_handshake, tls_reload, unauthorized).", "spark_exporter.http.errors", "{error}", C,
         |c, o| per_key(o, "kind", &c.tele.http_errors, Value::Int))
-        .labels(&[l("kind", &["connection_limit", "tls_handshake", "unauthorized"])])
-        .doc("Connections or requests to the exporter refused: `connection_limit` (more than 256 open: the newest are closed at once), `tls_handshake` (failed or over 10 s), `unauthorized` (missing or wrong basic-auth credentials). Clients that take over 10 s to send a request's headers, or stay idle that long between requests, are disconnected without counting."),
+        .labels(&[l("kind", &["connection_limit", "rate_limit", "tls_handshake", "tls_reload", "unauthorized"])])
+        .doc("Connections or requests to the exporter refused: `connection_limit` (more than 256 open: the newest are closed at once), `rate_limit` (over the web config's `rate_limit`: answered 429), `tls_handshake` (failed or over 10 s; includes client certificates without an allowed SAN), `tls_reload` (a changed certificate or key file could not be loaded: the previous pair is still served), `unauthorized` (missing or wrong basic-auth credentials). Clients that take over 10 s to send a request's headers, or stay idle that long between requests, are disconnected without counting."),
     Metric::new("spark_exporter_eventlog_files", Gauge, Process, "Event-log files by tailer state.", "spark_exporter.eventlog.files", "{file}", U,
         |c, o| per_key(o, "state", &c.tele.eventlog_files, Value::Int))
         .labels(&[l("state", &[])]),

@@ -62,6 +62,15 @@ pub async fn serve(
     grace: Duration,
 ) {
     let tls = security.tls.clone().map(tokio_rustls::TlsAcceptor::from);
+    if tls.is_some() {
+        let m = model.clone();
+        security.on_tls_error(Box::new(move |kind| m.telemetry().http_error(kind)));
+        // exporter-toolkit's default is `http2: true`; HTTP/2 is not served here, and ALPN
+        // offers only http/1.1, which scrapers fall back to. Say so rather than ignore it.
+        if security.http2 != Some(false) {
+            tracing::info!(http2 = false, requested = ?security.http2, "TLS is enabled; HTTP/2 is not served (ALPN offers http/1.1 only).");
+        }
+    }
     let ctx = Arc::new(Ctx {
         exposition: Exposition::start(model.clone(), settings.web.max_staleness, shutdown.clone()),
         model,

@@ -1,7 +1,9 @@
 //! What each path answers: the exposition at `web.telemetry_path` (as [`Negotiated`] from the
 //! request's headers), `/healthz`, `/readyz`, a landing page at `/`, and 404 elsewhere. Only
 //! GET and HEAD are served (hyper sends a HEAD response without its body, with the headers and
-//! Content-Length a GET gets); every path but the probes needs the web config's credentials.
+//! Content-Length a GET gets); every path but the probes needs the web config's credentials. The
+//! web config's `rate_limit` applies to every request (429 over it, as exporter-toolkit), and its
+//! `http_server_config.headers` are added to every response.
 
 use std::sync::Arc;
 
@@ -48,8 +50,25 @@ fn reply(status: StatusCode, ctype: &'static str, body: impl Into<Bytes>) -> Res
     r
 }
 
-/// Answer one request.
+/// Answer one request, with the web config's extra headers (`http_server_config.headers`).
 pub async fn handle(ctx: &Ctx, req: &Request<Incoming>) -> Response<Body> {
+    let mut r = if ctx.security.rate_allowed() {
+        answer(ctx, req).await
+    } else {
+        ctx.model.telemetry().http_error("rate_limit");
+        reply(
+            StatusCode::TOO_MANY_REQUESTS,
+            "text/plain",
+            "too many requests\n",
+        )
+    };
+    for (k, v) in &ctx.security.headers {
+        r.headers_mut().insert(k.clone(), v.clone());
+    }
+    r
+}
+
+async fn answer(ctx: &Ctx, req: &Request<Incoming>) -> Response<Body> {
     if req.method() != Method::GET && req.method() != Method::HEAD {
         return reply(
             StatusCode::METHOD_NOT_ALLOWED,
