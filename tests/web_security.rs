@@ -4,14 +4,11 @@
 mod support;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
 use support::command::exporter_command;
-use support::files::free_port;
-use support::proc::Guard;
-use support::EXPORTER;
+use support::proc::start_with_web_config as start;
 
 struct Pki {
     ca_pem: String,
@@ -48,25 +45,6 @@ fn make_pki(dir: &Path) -> Pki {
         client_cert: cl_cert.pem(),
         client_key: cl_key.serialize_pem(),
     }
-}
-
-fn start(web_config: &Path) -> (Guard, u16) {
-    let port = free_port();
-    let mut cmd = Command::new(EXPORTER);
-    cmd.args([
-        "--spark.url=",
-        "--web.listen-address",
-        &format!("127.0.0.1:{port}"),
-        "--web.config.file",
-        web_config.to_str().expect("utf-8 path"),
-    ]);
-    let exporter = Guard::quiet("exporter", cmd);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "exporter did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (exporter, port)
 }
 
 fn client(pki: &Pki, with_cert: bool) -> reqwest::Client {

@@ -6,7 +6,6 @@
 mod support;
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,9 +16,7 @@ use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use support::command::exporter_command;
-use support::files::free_port;
-use support::proc::Guard;
-use support::EXPORTER;
+use support::proc::start_with_web_config as start;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_rustls::rustls;
 
@@ -51,25 +48,6 @@ fn leaf(ca: &Ca, cn: &str, sans: Vec<SanType>) -> (String, String, Vec<u8>) {
 
 fn server_sans() -> Vec<SanType> {
     vec![SanType::DnsName("localhost".try_into().expect("dns"))]
-}
-
-fn start(web_config: &Path) -> (Guard, u16) {
-    let port = free_port();
-    let mut cmd = Command::new(EXPORTER);
-    cmd.args([
-        "--spark.url=",
-        "--web.listen-address",
-        &format!("127.0.0.1:{port}"),
-        "--web.config.file",
-        web_config.to_str().expect("utf-8 path"),
-    ]);
-    let exporter = Guard::quiet("exporter", cmd);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "exporter did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (exporter, port)
 }
 
 /// A client trusting `ca`, with the given provider (suites, groups), versions and identity.

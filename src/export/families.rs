@@ -28,9 +28,9 @@ pub fn collect(model: &Model) -> Vec<Family> {
 }
 
 /// The families of `metrics` (the catalogue, or the catalogue and more in tests).
-pub fn collect_from<'m>(
+pub fn collect_from(
     model: &Model,
-    metrics: impl IntoIterator<Item = &'static Metric> + 'm,
+    metrics: impl IntoIterator<Item = &'static Metric>,
 ) -> Vec<Family> {
     let now = model.now_ms();
     let tele = model.telemetry().snapshot();

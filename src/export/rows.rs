@@ -84,11 +84,13 @@ impl<'a> AppRows<'a> {
             .into_iter()
             .map(|stage| {
                 let ids = [
+                    ("job_group", stage.group.0.clone()),
+                    ("job_description", stage.group.1.clone()),
                     ("stage_id", Arc::from(stage.stage_id.to_string())),
                     ("stage_attempt", Arc::from(stage.attempt.to_string())),
                 ];
                 StageRow {
-                    labels: plus(&group_labels(&base, stage.group), &ids),
+                    labels: plus(&base, &ids),
                     stage,
                 }
             })

@@ -200,3 +200,23 @@ pub fn say(t0: Instant, what: &str, msg: &str) {
         t0.elapsed().as_secs_f64()
     );
 }
+
+/// The exporter (REST off) on a free port with `--web.config.file web_config`, once it listens.
+pub fn start_with_web_config(web_config: &Path) -> (Guard, u16) {
+    let port = super::files::free_port();
+    let mut cmd = Command::new(super::EXPORTER);
+    cmd.args([
+        "--spark.url=",
+        "--web.listen-address",
+        &format!("127.0.0.1:{port}"),
+        "--web.config.file",
+        web_config.to_str().expect("utf-8 path"),
+    ]);
+    let exporter = Guard::quiet("exporter", cmd);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "exporter did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (exporter, port)
+}

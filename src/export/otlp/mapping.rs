@@ -3,43 +3,21 @@
 //! attributes) and the attribute renames. `docs/otlp.md`'s tables are generated from the catalogue
 //! ([`crate::export::docs`]).
 
-use crate::export::catalogue::Metric;
 #[cfg(test)]
 use crate::export::catalogue::CATALOGUE;
 pub use crate::export::catalogue::{
     attribute, AttrType, Instrument, Otlp as Mapping, Scale, ATTRIBUTES,
 };
 
-/// The OTLP form of a family, by name without suffix.
-pub fn lookup(family: &str) -> Option<&'static Mapping> {
-    crate::export::catalogue::lookup(family).map(|m| &m.otlp)
-}
-
-/// The name Prometheus shows for a family.
-pub fn prometheus_name(m: &Metric) -> String {
-    m.prometheus_name()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Settings;
-    use crate::export::families::collect;
     use crate::export::families::Kind;
-    use crate::model::Model;
-    use crate::telemetry::Telemetry;
-    use std::sync::Arc;
 
     #[test]
     fn every_family_is_mapped_with_its_type() {
-        let model = Model::new(&Settings::default(), Arc::new(Telemetry::default()));
-        for f in collect(&model) {
-            let Some(m) = lookup(f.name) else {
-                panic!(
-                    "family {} has no OTLP mapping in src/export/otlp/mapping.rs",
-                    f.name
-                )
-            };
+        for f in CATALOGUE {
+            let m = &f.otlp;
             let ok = match f.kind {
                 Kind::Histogram => m.instrument == Instrument::Histogram,
                 Kind::Counter => m.instrument == Instrument::Counter,
