@@ -148,3 +148,49 @@ def check_object(obj: dict) -> list[str]:
     if obj.get("kind") in CRD_CHECKS:
         return CRD_CHECKS[obj["kind"]](obj)
     return validate_core(obj)
+
+
+# -- the exporter's lifecycle: how each variant ends, and what its probes look at --
+
+#: The classic container's flag: exit 0 once the application has ended and the drain is done.
+EXIT_FLAG = "--lifecycle.exit-when-app-ends"
+#: The exporter's own liveness probe, the same in every variant.
+HEALTHZ = {"path": "/healthz", "port": "metrics"}
+#: The driver UI's port; no probe may look at it (the classic variant once did).
+DRIVER_UI_PORT = 4040
+#: The exporter's default lifecycle.grace_period, in seconds.
+DEFAULT_GRACE = 25
+
+
+def duration_seconds(s: str) -> float:
+    """A humantime duration as the configs here write it (25s, 1m30s, 500ms, 1h)."""
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+    parts = re.findall(r"(\d+)\s*(ms|s|m|h|d)", s)
+    assert parts and "".join(n + u for n, u in parts) == s.replace(" ", ""), f"unparsed duration {s!r}"
+    return sum(int(n) * units[u] for n, u in parts)
+
+
+def probes_of(container: dict) -> dict:
+    return {k: container[k] for k in ("livenessProbe", "readinessProbe", "startupProbe") if k in container}
+
+
+def all_containers(obj: dict) -> list[dict]:
+    """Every container an object we ship describes (pod templates and the SparkApplication)."""
+    if obj.get("kind") == "SparkApplication":
+        drv = obj["spec"]["driver"]
+        return list(drv.get("sidecars", [])) + list(drv.get("initContainers", []))
+    if obj.get("kind") == "Pod":
+        return list(obj["spec"].get("initContainers", [])) + list(obj["spec"]["containers"])
+    return []
+
+
+def driver_ui_probes(obj: dict) -> list[str]:
+    """Probes that reach the driver UI (port 4040 or its REST path) instead of the exporter."""
+    bad = []
+    for c in all_containers(obj):
+        for kind, probe in probes_of(c).items():
+            get = probe.get("httpGet") or probe.get("tcpSocket") or {}
+            if get.get("port") in (DRIVER_UI_PORT, str(DRIVER_UI_PORT), "spark-ui") or \
+                    str(get.get("path", "")).startswith("/api/v1"):
+                bad.append(f"{c['name']}.{kind}")
+    return bad

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from conftest import CHART_DIR, KUBE_DIR, load_docs, load_one
-from k8s_checks import check_object
+from k8s_checks import EXIT_FLAG, HEALTHZ, check_object, driver_ui_probes, duration_seconds
 
 #: Value sets the tests render: the defaults and each switch.
 VARIANTS = {
@@ -25,6 +25,9 @@ VARIANTS = {
                    "--set-json", 'sidecar.extraArgs=["--log.format=logfmt"]',
                    "--set-json", 'sidecar.eventLogVolume={"persistentVolumeClaim":{"claimName":"spark-events"}}',
                    "--set", "fullnameOverride=exp"],
+    "long-drain": ["--set", "config.lifecycle.grace_period=1m30s",
+                   "--set", "podTemplate.terminationGracePeriodSeconds=120",
+                   "--set", "podMonitor.interval=30s"],
 }
 
 
@@ -56,6 +59,63 @@ def test_rendered_objects_are_valid(render, variant):
     for d in docs:  # the pod template inside its ConfigMap, too
         if d["kind"] == "ConfigMap" and "driver-pod-template.yaml" in d["data"]:
             assert check_object(yaml.safe_load(d["data"]["driver-pod-template.yaml"])) == []
+
+
+def pod_templates_of_every_variant(render):
+    for name, args in VARIANTS.items():
+        for mode in ("native", "classic"):
+            docs = render(*args, "--set", f"sidecar.mode={mode}")
+            if any(d["kind"] == "ConfigMap" and d["metadata"]["name"].endswith("-pod-template") for d in docs):
+                yield f"{name}/{mode}", mode, docs, pod_template_of(docs)
+
+
+def test_lifecycle_in_every_rendering(render):
+    """Every variant, native or classic: the /healthz liveness probe, no probe on the driver UI,
+    the exit flag exactly in classic mode, and a terminationGracePeriodSeconds above the
+    exporter's drain grace period."""
+    seen = 0
+    for name, mode, docs, pod in pod_templates_of_every_variant(render):
+        seen += 1
+        assert driver_ui_probes(pod) == [], name
+        (c,) = [c for c in pod["spec"].get("initContainers", []) + pod["spec"]["containers"] if c["name"] == "spark-exporter"]
+        assert c["livenessProbe"]["httpGet"] == HEALTHZ, name
+        assert "startupProbe" not in c, name
+        assert (EXIT_FLAG in c["args"]) == (mode == "classic"), name
+        (cm,) = [d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].endswith("-config")]
+        grace = duration_seconds(yaml.safe_load(cm["data"]["config.yaml"])["lifecycle"]["grace_period"])
+        tgps = pod["spec"]["terminationGracePeriodSeconds"]
+        assert tgps >= 30 and tgps > grace, name
+    assert seen >= 2 * (len(VARIANTS) - 1)
+
+
+def test_grace_period_check(helm, render):
+    """The chart refuses a terminationGracePeriodSeconds that would cut the drain short."""
+    def fails(*args):
+        r = subprocess.run([helm, "template", "x", str(CHART_DIR), *args], capture_output=True, text=True)
+        return r.returncode != 0 and "must exceed config.lifecycle.grace_period" in r.stderr
+
+    assert fails("--set", "podTemplate.terminationGracePeriodSeconds=25")
+    assert fails("--set", "config.lifecycle.grace_period=1m")
+    assert fails("--set", "config.lifecycle.grace_period=1h", "--set", "podTemplate.configMap=false")
+    # unset: the kubelet's 30s, enough for the default 25s but not for 40s
+    assert fails("--set", "podTemplate.terminationGracePeriodSeconds=null", "--set", "config.lifecycle.grace_period=40s")
+    pod = pod_template_of(render("--set", "podTemplate.terminationGracePeriodSeconds=null"))
+    assert "terminationGracePeriodSeconds" not in pod["spec"]
+    # the exporter's own default (25s) counts when config.lifecycle is gone
+    assert fails("--set", "config.lifecycle=null", "--set", "podTemplate.terminationGracePeriodSeconds=20")
+    assert not fails("--set", "config.lifecycle=null")
+    # forms the check does not parse are left alone
+    assert not fails("--set", "config.lifecycle.grace_period=500ms")
+    pod = pod_template_of(render(*VARIANTS["long-drain"]))
+    assert pod["spec"]["terminationGracePeriodSeconds"] == 120
+
+
+def test_podmonitor_interval(render):
+    (pm,) = by_kind(render())["PodMonitor"]
+    (ep,) = pm["spec"]["podMetricsEndpoints"]
+    assert (ep["interval"], ep["scrapeTimeout"]) == ("10s", "10s")
+    values = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
+    assert 2 * duration_seconds(values["podMonitor"]["interval"]) <= duration_seconds(values["config"]["lifecycle"]["grace_period"])
 
 
 def test_default_rendering_kinds(render):
@@ -128,14 +188,14 @@ def test_notes_print_usable_snippets(helm, mode):
                         "--namespace", "spark-jobs", "--set", f"sidecar.mode={mode}"],
                        capture_output=True, text=True, check=True)
     notes = r.stdout.split("NOTES:", 1)[1]
-    template, sidecar, podsc, volumes, driver = _snippets(notes)
+    template, sidecar, podspec, volumes, driver = _snippets(notes)
     plain = "driver-pod-template.yaml" if mode == "native" else "driver-pod-template-classic.yaml"
     assert yaml.safe_load(template) == load_one(KUBE_DIR / plain)
     pod = load_one(KUBE_DIR / plain)
     (exp,) = [c for c in pod["spec"].get("initContainers", []) + pod["spec"]["containers"] if c["name"] == "spark-exporter"]
     assert yaml.safe_load(sidecar) == [exp]
     assert yaml.safe_load(volumes) == pod["spec"]["volumes"]
-    assert yaml.safe_load(podsc) == pod["spec"]["securityContext"]
+    assert yaml.safe_load(podspec) == {k: pod["spec"][k] for k in ("securityContext", "terminationGracePeriodSeconds")}
     assert yaml.safe_load(driver) == [pod["spec"]["containers"][0]]
     assert "spark.kubernetes.driver.podTemplateFile=driver-pod-template.yaml" in notes
     assert ("podTemplateContainerName" in notes) == (mode == "classic")

@@ -22,7 +22,7 @@ import yaml
 
 import fake_kube_apiserver
 from conftest import CHART_DIR, KUBE_DIR, ROOT, load_one
-from k8s_checks import check_object, validate_core
+from k8s_checks import EXIT_FLAG, HEALTHZ, check_object, validate_core
 
 LOG_DIR = ROOT / "target" / "deploy-test"
 
@@ -70,7 +70,9 @@ def assert_exporter_wired(pod: dict, exporter: dict):
     """What must survive Spark's merge for the sidecar to work."""
     assert exporter["image"] == "registry.example.com/spark-exporter:0.1.0"
     assert exporter["ports"] == [{"name": "metrics", "containerPort": 9809, "protocol": "TCP"}]
-    assert exporter["args"] == ["--config.file=/etc/spark-exporter/config.yaml"]
+    assert exporter["args"][0] == "--config.file=/etc/spark-exporter/config.yaml"
+    assert exporter["livenessProbe"]["httpGet"] == HEALTHZ
+    assert "startupProbe" not in exporter
     mounts = by_name(exporter["volumeMounts"])
     assert mounts["spark-events"] == {"name": "spark-events", "mountPath": "/var/spark-events", "readOnly": True}
     assert mounts["spark-exporter-config"]["mountPath"] == "/etc/spark-exporter"
@@ -89,6 +91,8 @@ def assert_exporter_wired(pod: dict, exporter: dict):
     assert {"name": "spark-ui", "containerPort": 4040, "protocol": "TCP"} in driver["ports"]
     # Spark keeps the pod securityContext: the exporter can read the 0660 event logs
     assert pod["spec"]["securityContext"]["fsGroup"] == 185
+    # and the grace period that lets the exporter drain after SIGTERM
+    assert pod["spec"]["terminationGracePeriodSeconds"] == 40
     md = pod["metadata"]
     assert md["labels"]["spark-role"] == "driver" and md["labels"]["spark-exporter/scrape"] == "true"
     assert md["annotations"]["prometheus.io/port"] == "9809"
@@ -101,7 +105,7 @@ def test_native_sidecar_accepted_by_spark(spark_submit, tmp_path):
     pod = the_driver_pod(kube)
     (exporter,) = pod["spec"]["initContainers"]
     assert exporter["name"] == "spark-exporter" and exporter["restartPolicy"] == "Always"
-    assert exporter["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert exporter["args"] == ["--config.file=/etc/spark-exporter/config.yaml"]
     assert [c["name"] for c in pod["spec"]["containers"]] == ["spark-kubernetes-driver"]
     assert pod["spec"]["restartPolicy"] == "Never"
     assert_exporter_wired(pod, exporter)
@@ -116,7 +120,7 @@ def test_classic_sidecar_accepted_by_spark(spark_submit, tmp_path):
     assert set(containers) == {"spark-kubernetes-driver", "spark-exporter"}
     exporter = containers["spark-exporter"]
     assert "restartPolicy" not in exporter
-    assert exporter["livenessProbe"]["httpGet"]["port"] == 4040
+    assert exporter["args"] == ["--config.file=/etc/spark-exporter/config.yaml", EXIT_FLAG]
     assert "image" not in exporter or exporter["image"] != "x"  # Spark left the sidecar alone
     assert_exporter_wired(pod, exporter)
 

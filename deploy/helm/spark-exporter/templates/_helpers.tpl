@@ -36,8 +36,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{/*
 The exporter container as ONE LIST ITEM ("- name: spark-exporter ..."): put it under
 spec.initContainers in `native` mode (it carries restartPolicy: Always, Kubernetes 1.29+), or
-under spec.containers in `classic` mode, where it probes the driver UI instead (see
-deploy/kubernetes/driver-pod-template-classic.yaml), e.g.
+under spec.containers in `classic` mode, where it gets --lifecycle.exit-when-app-ends and ends
+by itself after the application (see deploy/kubernetes/driver-pod-template-classic.yaml), e.g.
   initContainers:
     {{- include "spark-exporter.sidecar" $ctx | nindent 4 }}
 */}}
@@ -59,6 +59,9 @@ restartPolicy: Always
 {{- end }}
 args:
   - --config.file=/etc/spark-exporter/config.yaml
+{{- if eq $s.mode "classic" }}
+  - --lifecycle.exit-when-app-ends
+{{- end }}
 {{- range $s.extraArgs }}
   - {{ . | quote }}
 {{- end }}
@@ -70,7 +73,6 @@ ports:
   - name: metrics
     containerPort: {{ $s.port }}
     protocol: TCP
-{{- if eq $s.mode "native" }}
 livenessProbe:
   httpGet:
     path: /healthz
@@ -78,22 +80,6 @@ livenessProbe:
   periodSeconds: 10
   timeoutSeconds: 2
   failureThreshold: 3
-{{- else }}
-startupProbe:
-  httpGet:
-    path: /api/v1/version
-    port: 4040
-  periodSeconds: 5
-  timeoutSeconds: 2
-  failureThreshold: 120
-livenessProbe:
-  httpGet:
-    path: /api/v1/version
-    port: 4040
-  periodSeconds: 10
-  timeoutSeconds: 5
-  failureThreshold: 6
-{{- end }}
 {{- if $s.readinessProbe.enabled }}
 readinessProbe:
   httpGet:
@@ -145,6 +131,7 @@ volumeMounts:
 
 {{/* A whole driver pod template for spark.kubernetes.driver.podTemplateFile. */}}
 {{- define "spark-exporter.podTemplate" -}}
+{{- include "spark-exporter.checkGracePeriod" . -}}
 apiVersion: v1
 kind: Pod
 metadata:
@@ -163,6 +150,9 @@ spec:
   securityContext:
     {{- toYaml . | nindent 4 }}
   {{- end }}
+  {{- with .Values.podTemplate.terminationGracePeriodSeconds }}
+  terminationGracePeriodSeconds: {{ int . }}
+  {{- end }}
   {{- if eq .Values.sidecar.mode "native" }}
   initContainers:
     {{- include "spark-exporter.sidecar" . | nindent 4 }}
@@ -175,4 +165,33 @@ spec:
   {{- end }}
   volumes:
     {{- include "spark-exporter.volumes" . | nindent 4 }}
+{{- end -}}
+
+{{/*
+config.lifecycle.grace_period in seconds, when it is written as
+[<n>h][<n>m][<n>s] (e.g. 25s, 1m30s); empty for any other humantime form, which the
+grace check below then skips. Unset means the exporter's default, 25s.
+*/}}
+{{- define "spark-exporter.gracePeriodSeconds" -}}
+{{- $g := "25s" -}}
+{{- with .Values.config -}}{{- with .lifecycle -}}{{- with .grace_period -}}{{- $g = toString . -}}{{- end -}}{{- end -}}{{- end -}}
+{{- $re := "^(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?$" -}}
+{{- if and $g (regexMatch $re $g) -}}
+{{- $h := regexReplaceAll $re $g "${1}" | default "0" | atoi -}}
+{{- $m := regexReplaceAll $re $g "${2}" | default "0" | atoi -}}
+{{- $sec := regexReplaceAll $re $g "${3}" | default "0" | atoi -}}
+{{- add (mul $h 3600) (mul $m 60) $sec -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Fails the rendering when the pod's terminationGracePeriodSeconds (the kubelet's 30 when unset)
+does not exceed the exporter's drain grace period: the kubelet would kill the drain.
+*/}}
+{{- define "spark-exporter.checkGracePeriod" -}}
+{{- $grace := include "spark-exporter.gracePeriodSeconds" . -}}
+{{- $pod := .Values.podTemplate.terminationGracePeriodSeconds | default 30 | int -}}
+{{- if and $grace (le $pod (atoi $grace)) -}}
+{{- fail (printf "podTemplate.terminationGracePeriodSeconds (%d) must exceed config.lifecycle.grace_period (%ss): the kubelet would kill the exporter before its drain ends" $pod $grace) -}}
+{{- end -}}
 {{- end -}}
