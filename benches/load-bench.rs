@@ -724,6 +724,7 @@ async fn serve_mode(scale: Scale, addr: SocketAddr, churn_ms: u64, max_staleness
         settings,
         model.clone(),
         Arc::new(spark_exporter::webconfig::WebSecurity::open()),
+        Arc::new(spark_exporter::lifecycle::Lifecycle::default()),
         shutdown.clone(),
         Duration::from_secs(2),
     ));

@@ -139,8 +139,14 @@ def events(selector, t):
     A series that did not exist in the lookback before the window is new: its whole value counts
     (the counter appeared with the first event, so `increase` would see 0). Older series count
     their `increase`. The first branch wins for new series because `or` keeps the left side.
+
+    The new series' value is its newest in the window (`max_over_time`, a counter's newest), not
+    the instant value: an application that ends between two scrapes shows its last failure in
+    the exporter's final scrape only, and the series goes stale one scrape later, when the
+    exporter has exited. Rules evaluated less often than that (kube-prometheus-stack evaluates
+    every 30 s, scrapes at 10 s) would never see it as an instant vector.
     """
-    return (f"(\n  {selector}\n  unless\n"
+    return (f"(\n  max_over_time({selector}[{t['EVENT_WINDOW']}])\n  unless\n"
             f"  max_over_time({selector}[{t['NEW_SERIES_LOOKBACK']}] offset {t['EVENT_WINDOW']})\n)\n"
             f"or\nincrease({selector}[{t['EVENT_WINDOW']}])")
 

@@ -6,7 +6,8 @@
 #     be on the machine)
 #   - cargo-deny (cargo install from crates.io, pinned) for the supply-chain check
 # Then: cargo tests (unit, integration, end-to-end against real PySpark), cargo deny, the alert,
-# dashboard and deploy suites, and the Prometheus end-to-end test.
+# dashboard and deploy suites, and the Prometheus end-to-end tests (dashboards and alerts; the
+# application's end).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -49,7 +50,7 @@ scripts/dashboards-test.sh
 step "deploy"
 scripts/deploy-test.sh
 
-for extra in scripts/e2e-prometheus.sh; do
+for extra in scripts/e2e-prometheus.sh scripts/e2e-drain.sh; do
     if [ -x "$extra" ]; then
         step "$extra"
         "$extra"

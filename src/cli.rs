@@ -69,6 +69,19 @@ pub struct Cli {
     /// Event-log back-off and discovery interval [default: 1s].
     #[arg(long = "event-log.poll-interval", global = true)]
     pub event_log_poll_interval: Option<String>,
+    /// Exit by itself once the application has ended and the drain is done (a classic sidecar).
+    #[arg(long = "lifecycle.exit-when-app-ends", global = true)]
+    pub exit_when_app_ends: bool,
+    /// Longest drain after SIGTERM or the application's end [default: 25s].
+    #[arg(long = "lifecycle.grace-period", global = true)]
+    pub grace_period: Option<String>,
+    /// Scrapes of the final state that end a drain early [default: 1].
+    #[arg(long = "lifecycle.drain-scrapes", global = true)]
+    pub drain_scrapes: Option<String>,
+    /// How long REST must be unreachable, after a success, for the application to count as
+    /// ended [default: 60s].
+    #[arg(long = "lifecycle.rest-unreachable-after", global = true)]
+    pub rest_unreachable_after: Option<String>,
 }
 
 /// Subcommands.
@@ -113,6 +126,18 @@ impl Cli {
         one("otlp.endpoint", &self.otlp_endpoint);
         one("otlp.protocol", &self.otlp_protocol);
         one("otlp.interval", &self.otlp_interval);
+        one("lifecycle.grace_period", &self.grace_period);
+        one("lifecycle.drain_scrapes", &self.drain_scrapes);
+        one(
+            "lifecycle.rest_unreachable_after",
+            &self.rest_unreachable_after,
+        );
+        if self.exit_when_app_ends {
+            v.push((
+                "lifecycle.exit_when_app_ends".into(),
+                OverrideValue::One("true".into()),
+            ));
+        }
         let urls: Vec<String> = self
             .spark_url
             .iter()

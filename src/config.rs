@@ -41,6 +41,14 @@ pub const DEFAULT_DEAD_EXECUTOR_RETENTION: Duration = Duration::from_secs(1800);
 pub const DEFAULT_MAX_VALUE_LENGTH: usize = 120;
 /// Default cap on distinct values per label per application.
 pub const DEFAULT_MAX_VALUES_PER_LABEL: usize = 200;
+/// Default longest drain, from SIGTERM (or the application's end) to exit: inside Kubernetes'
+/// default `terminationGracePeriodSeconds` of 30 s, with room for the last reads.
+pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(25);
+/// Default number of scrapes of the final state that end a drain.
+pub const DEFAULT_DRAIN_SCRAPES: usize = 1;
+/// Default time a REST target that answered before must stay unreachable before the
+/// application counts as ended (`lifecycle.exit_when_app_ends`).
+pub const DEFAULT_REST_UNREACHABLE_AFTER: Duration = Duration::from_secs(60);
 /// Default buckets for job, stage, SQL and batch durations (seconds to hours).
 pub const DEFAULT_DURATION_BUCKETS: &[f64] = &[
     0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0, 14400.0,
@@ -234,6 +242,27 @@ pub struct HistogramConfig {
     pub task_duration_buckets: Vec<f64>,
 }
 
+/// The exporter's end: the drain after SIGTERM, and whether it ends by itself when the
+/// application ends (a classic sidecar container, which nothing else stops).
+#[derive(Debug, Clone, Serialize)]
+pub struct LifecycleConfig {
+    /// Exit 0 once the followed application has ended (its `ApplicationEnd` is in the log, REST
+    /// reports it completed, or REST has been unreachable for `rest_unreachable_after` after a
+    /// success) and the drain is done. For a classic sidecar container.
+    pub exit_when_app_ends: bool,
+    /// The longest a drain lasts, from SIGTERM (or the application's end) to exit. Keep it below
+    /// the pod's `terminationGracePeriodSeconds`.
+    #[serde(with = "humantime_serde")]
+    pub grace_period: Duration,
+    /// Scrapes of `/metrics` rendered from the final state that end the drain early (the final
+    /// OTLP export, once sent, ends it too). 2 for an HA pair of Prometheus servers.
+    pub drain_scrapes: usize,
+    /// How long a REST target that answered before must be unreachable before its application
+    /// counts as ended (with `exit_when_app_ends`).
+    #[serde(with = "humantime_serde")]
+    pub rest_unreachable_after: Duration,
+}
+
 /// OTLP wire protocol.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 pub enum OtlpProtocol {
@@ -297,6 +326,8 @@ pub struct Settings {
     pub histograms: HistogramConfig,
     /// OTLP push.
     pub otlp: OtlpConfig,
+    /// Drain and end.
+    pub lifecycle: LifecycleConfig,
 }
 
 impl Default for Settings {
@@ -347,6 +378,12 @@ impl Default for Settings {
                 interval: None,
                 temporality: Temporality::Cumulative,
                 ca_file: None,
+            },
+            lifecycle: LifecycleConfig {
+                exit_when_app_ends: false,
+                grace_period: DEFAULT_GRACE_PERIOD,
+                drain_scrapes: DEFAULT_DRAIN_SCRAPES,
+                rest_unreachable_after: DEFAULT_REST_UNREACHABLE_AFTER,
             },
         }
     }
@@ -451,6 +488,7 @@ pub fn from_value(v: &Value) -> Result<Settings, ConfigError> {
         labels: read_labels(&mut r, d.labels),
         histograms: read_histograms(&mut r, d.histograms),
         otlp: read_otlp(&mut r, d.otlp),
+        lifecycle: read_lifecycle(&mut r, d.lifecycle),
     };
     r.unknown_keys(v, "");
     check_auth(&s.spark.auth, &mut r.errors);
@@ -631,6 +669,36 @@ fn read_otlp(r: &mut Reader<'_>, d: OtlpConfig) -> OtlpConfig {
                 Err(format!("{s} is not a readable file"))
             }
         }),
+    }
+}
+
+/// The `lifecycle` section.
+fn read_lifecycle(r: &mut Reader<'_>, d: LifecycleConfig) -> LifecycleConfig {
+    LifecycleConfig {
+        exit_when_app_ends: r.parse("lifecycle.exit_when_app_ends", d.exit_when_app_ends, |s| {
+            match s.to_ascii_lowercase().as_str() {
+                "true" => Ok(true),
+                "false" => Ok(false),
+                _ => Err("must be true or false".into()),
+            }
+        }),
+        grace_period: r.parse("lifecycle.grace_period", d.grace_period, |s| {
+            let d = parse_positive(s)?;
+            if d > Duration::from_secs(3600) {
+                return Err("must be at most 1h".into());
+            }
+            Ok(d)
+        }),
+        drain_scrapes: r.parse("lifecycle.drain_scrapes", d.drain_scrapes, |s| {
+            s.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("{s:?} is not a non-negative integer"))
+        }),
+        rest_unreachable_after: r.parse(
+            "lifecycle.rest_unreachable_after",
+            d.rest_unreachable_after,
+            parse_positive,
+        ),
     }
 }
 

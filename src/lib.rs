@@ -17,6 +17,9 @@
 //!   OTLP form, stability, reader), the families read through the model's view, the Prometheus
 //!   and OpenMetrics text written from them, the shared render, OTLP push, and the generated
 //!   documentation tables.
+//! - [`lifecycle`]: the exporter's end: the drain after SIGTERM (last reads, the final state
+//!   served until scraped or exported, bounded by a grace period) and, in classic mode, the
+//!   end of the followed application.
 //! - [`server`]: HTTP: `/metrics` (format and gzip negotiated per scrape), `/healthz`,
 //!   `/readyz`, the landing page.
 //! - [`webconfig`]: `--web.config.file` (TLS with certificate reload, mTLS, basic auth, headers,
@@ -27,6 +30,7 @@ pub mod clock;
 pub mod config;
 pub mod eventlog;
 pub mod export;
+pub mod lifecycle;
 pub mod model;
 pub mod server;
 pub mod spark;

@@ -1,5 +1,6 @@
-//! Wiring: parse flags and configuration, start the sources, the server and the expiry loop,
-//! wait for SIGTERM/SIGINT, then drain under a timeout.
+//! Wiring: parse flags and configuration, start the sources, the server, OTLP and the expiry
+//! loop, wait for SIGTERM/SIGINT (or, with `lifecycle.exit_when_app_ends`, the application's
+//! end), then drain ([`spark_exporter::lifecycle::drain`]) and exit 0.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -9,6 +10,8 @@ use clap::Parser;
 use spark_exporter::cli::{Cli, Command, EXIT_CONFIG};
 use spark_exporter::config::{self, LogFormat, Settings};
 use spark_exporter::export::{otlp, prometheus};
+use spark_exporter::lifecycle::drain::Drain;
+use spark_exporter::lifecycle::{ending, Lifecycle};
 use spark_exporter::model::{Model, Source};
 use spark_exporter::telemetry::Telemetry;
 use spark_exporter::webconfig::{self, WebSecurity};
@@ -16,8 +19,8 @@ use spark_exporter::{eventlog, server, spark};
 
 use tokio_util::sync::CancellationToken;
 
-/// How long in-flight work may take after a shutdown signal.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// How long requests in flight may take once the drain has ended.
+const IN_FLIGHT_GRACE: Duration = Duration::from_secs(5);
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -76,7 +79,13 @@ fn main() -> ExitCode {
             event_log,
             openmetrics,
         }) => rt.block_on(dump(settings, &cli.spark_url, event_log, openmetrics)),
-        Some(Command::Run) | None => rt.block_on(run(settings, security)),
+        Some(Command::Run) | None => {
+            let code = rt.block_on(run(settings, security));
+            // The drain bounded every wait; do not wait again for work left behind (a source's
+            // last read still running on the blocking pool).
+            rt.shutdown_background();
+            code
+        }
     }
 }
 
@@ -140,50 +149,69 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
         }
     };
     tracing::info!(address = %settings.web.listen_address, path = %settings.web.telemetry_path, "Serving metrics.");
-    let shutdown = CancellationToken::new();
-    let mut tasks = tokio::task::JoinSet::new();
-    tasks.spawn(server::serve(
+    let lifecycle = Arc::new(Lifecycle::default());
+    let (finish, flush, stop) = (
+        CancellationToken::new(),
+        CancellationToken::new(),
+        CancellationToken::new(),
+    );
+    let mut sources = tokio::task::JoinSet::new();
+    if !settings.spark.urls.is_empty() {
+        sources.spawn(spark::run(
+            settings.clone(),
+            Arc::new(model.observer(Source::Rest)),
+            telemetry.clone(),
+            finish.clone(),
+        ));
+    }
+    if !settings.event_log.dirs.is_empty() {
+        sources.spawn(eventlog::run(
+            settings.clone(),
+            Arc::new(model.observer(Source::EventLog)),
+            telemetry.clone(),
+            finish.clone(),
+        ));
+    }
+    let otlp = tokio::spawn(otlp::run(
+        settings.clone(),
+        model.clone(),
+        telemetry.clone(),
+        flush.clone(),
+    ));
+    let mut others = tokio::task::JoinSet::new();
+    others.spawn(server::serve(
         listener,
         settings.clone(),
         model.clone(),
         security,
-        shutdown.clone(),
-        SHUTDOWN_GRACE,
+        lifecycle.clone(),
+        stop.clone(),
+        IN_FLIGHT_GRACE,
     ));
-    if !settings.spark.urls.is_empty() {
-        tasks.spawn(spark::run(
-            settings.clone(),
-            Arc::new(model.observer(Source::Rest)),
-            telemetry.clone(),
-            shutdown.clone(),
-        ));
+    others.spawn(expire_loop(model.clone(), stop.clone()));
+    let app_end = async {
+        if settings.lifecycle.exit_when_app_ends {
+            ending::watch(model.clone(), settings.clone(), stop.clone()).await
+        } else {
+            std::future::pending().await
+        }
+    };
+    tokio::select! {
+        _ = wait_for_signal() => tracing::info!(grace_period = ?settings.lifecycle.grace_period, "Signal received; draining."),
+        Some(e) = app_end => tracing::info!(reason = %e, grace_period = ?settings.lifecycle.grace_period, "The application has ended; draining."),
     }
-    if !settings.event_log.dirs.is_empty() {
-        tasks.spawn(eventlog::run(
-            settings.clone(),
-            Arc::new(model.observer(Source::EventLog)),
-            telemetry.clone(),
-            shutdown.clone(),
-        ));
-    }
-    tasks.spawn(otlp::run(
-        settings.clone(),
-        model.clone(),
-        telemetry.clone(),
-        shutdown.clone(),
-    ));
-    tasks.spawn(expire_loop(model.clone(), shutdown.clone()));
-    wait_for_signal().await;
-    tracing::info!("Shutting down.");
-    shutdown.cancel();
-    if tokio::time::timeout(SHUTDOWN_GRACE, async {
-        while tasks.join_next().await.is_some() {}
-    })
-    .await
-    .is_err()
-    {
-        tracing::warn!("Tasks did not stop within the grace period.");
-    }
+    let drain = Drain {
+        lifecycle,
+        model,
+        config: settings.lifecycle.clone(),
+        finish,
+        sources,
+        flush,
+        otlp,
+        stop,
+        others,
+    };
+    drain.run(wait_for_signal()).await;
     ExitCode::SUCCESS
 }
 

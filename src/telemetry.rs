@@ -13,11 +13,23 @@ pub struct Telemetry {
     generation: AtomicU64,
 }
 
+/// When a REST target last answered, and since when it has not (for the end of an application
+/// whose driver went away, `lifecycle.rest_unreachable_after`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Reach {
+    /// Epoch ms of the last successful poll.
+    pub last_ok_ms: Option<i64>,
+    /// Epoch ms of the first failed poll after the last success (None while it answers).
+    pub down_since_ms: Option<i64>,
+}
+
 /// A snapshot of every self-metric, taken at export time.
 #[derive(Debug, Default, Clone)]
 pub struct TelemetrySnapshot {
     /// `spark_up{target}`.
     pub up: BTreeMap<String, bool>,
+    /// When each REST target last answered and since when it has not (not exported).
+    pub reach: BTreeMap<String, Reach>,
     /// `spark_exporter_scrape_duration_seconds{target}` (last poll).
     pub scrape_duration: BTreeMap<String, f64>,
     /// `spark_exporter_scrape_errors_total{target,kind}`.
@@ -67,7 +79,17 @@ impl Telemetry {
     }
     /// Record whether the last poll of `target` succeeded.
     pub fn set_up(&self, target: &str, up: bool) {
-        self.with(|i| i.up.insert(target.to_string(), up));
+        let now = crate::clock::system_now_ms();
+        self.with(|i| {
+            i.up.insert(target.to_string(), up);
+            let r = i.reach.entry(target.to_string()).or_default();
+            if up {
+                r.last_ok_ms = Some(now);
+                r.down_since_ms = None;
+            } else if r.down_since_ms.is_none() {
+                r.down_since_ms = Some(now);
+            }
+        });
     }
     /// Record how long the last poll of `target` took.
     pub fn set_scrape_duration(&self, target: &str, secs: f64) {

@@ -425,8 +425,11 @@ async fn scenario_async(python: &Path, dir: PathBuf) -> Result<Run, String> {
         fs::write(dir.join("metrics-after.txt"), render(&a.samples)).ok();
     }
 
-    // 6. SIGTERM: the exporter should drain and exit 0.
-    let sigterm_exit = exporter.guard.terminate(Duration::from_secs(15));
+    // 6. SIGTERM: the exporter drains until a scrape shows the final state, then exits 0.
+    let metrics_url = format!("{}/metrics", exporter.base);
+    let sigterm_exit = exporter
+        .guard
+        .terminate_scraped(Duration::from_secs(15), &metrics_url);
     say("Scenario recorded.");
     Ok(Run {
         dir,

@@ -141,7 +141,7 @@ impl Tail {
             self.name,
             st.failures
         );
-        let exit = self.exp.guard.terminate(Duration::from_secs(15));
+        let exit = self.exp.terminate();
         assert!(
             exit.is_some_and(|s| s.success()),
             "{}: exporter after SIGTERM: {exit:?}",

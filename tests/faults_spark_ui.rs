@@ -484,7 +484,7 @@ fn driver_killed_mid_poll_and_restarted_on_the_same_port() {
     watch.assert_ok("the kill and the restart");
     exp.assert_alive();
     new.touch("release");
-    let exit = exp.guard.terminate(Duration::from_secs(15));
+    let exit = exp.terminate();
     assert!(
         exit.is_some_and(|s| s.success()),
         "exporter after SIGTERM: {exit:?}"
@@ -954,7 +954,7 @@ fn proxy_faults_against_a_live_ui() {
     watch.assert_ok("the proxy faults");
     exp.assert_alive();
     driver.touch("release");
-    let exit = exp.guard.terminate(Duration::from_secs(15));
+    let exit = exp.terminate();
     assert!(
         exit.is_some_and(|s| s.success()),
         "exporter after SIGTERM: {exit:?}"

@@ -1,5 +1,6 @@
 //! `/healthz` and `/readyz` as the Kubernetes manifests rely on them: ready once every source has
-//! made its first attempt, even a failed one (a driver UI that is not up yet), and never back.
+//! made its first attempt, even a failed one (a driver UI that is not up yet), and never back
+//! until the drain; the drain after SIGTERM (README "The application's end").
 
 mod support;
 
@@ -271,4 +272,113 @@ fn connection_flood_and_slow_clients_are_cut_off_and_counted() {
         t.elapsed()
     );
     assert_eq!(status(port, "/healthz"), Some(200));
+}
+
+/// A copy of the real Spark 4.1.1 fixture's event log (a finished application) in a new folder.
+fn finished_log() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/spark-4.1.1-basic/eventlog/eventlog_v2_local-1795981136444");
+    let dst = dir.path().join("eventlog_v2_local-1795981136444");
+    std::fs::create_dir(&dst).expect("mkdir");
+    for f in std::fs::read_dir(&src).expect("fixture") {
+        let f = f.expect("entry");
+        std::fs::copy(f.path(), dst.join(f.file_name())).expect("copy");
+    }
+    dir
+}
+
+/// The body of `GET path`.
+fn body(port: u16, path: &str) -> (u16, String) {
+    let (code, b) = http_get(&format!("127.0.0.1:{port}"), path, Duration::from_secs(5))
+        .unwrap_or_else(|e| panic!("GET {path}: {e}"));
+    (code, String::from_utf8_lossy(&b).into_owned())
+}
+
+#[test]
+fn sigterm_drains_until_the_final_state_is_scraped() {
+    let port = free_port();
+    let logs = finished_log();
+    let mut p = start(
+        port,
+        &[
+            "--spark.url=",
+            "--event-log.dir",
+            logs.path().to_str().expect("utf-8"),
+            "--lifecycle.drain-scrapes",
+            "2",
+        ],
+    );
+    wait_ok(port, "/readyz");
+    assert!(support::proc::signal(p.pid(), "TERM"));
+    let t0 = Instant::now();
+    // Probes say so at once: alive, not ready.
+    let deadline = t0 + Duration::from_secs(5);
+    while body(port, "/readyz") != (503, "draining\n".into()) {
+        assert!(Instant::now() < deadline, "/readyz never said draining");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(body(port, "/healthz"), (200, "draining\n".into()));
+    // A HEAD is not a scrape: it does not end the drain.
+    let (code, _, _) = exchange(
+        port,
+        "HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(code, 200);
+    // Two scrapes of the final state (drain_scrapes 2): the first leaves it running.
+    let (code, text) = body(port, "/metrics");
+    assert_eq!(code, 200);
+    assert!(
+        text.contains("spark_app_end_time_seconds{app_id=\"local-1795981136444\""),
+        "the final state shows the application's end:\n{text}"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(p.running(), "one scrape of two ended the drain");
+    assert_eq!(body(port, "/metrics").0, 200);
+    let exit = p
+        .wait_exit(Duration::from_secs(5))
+        .expect("exited after the second scrape");
+    assert!(exit.success(), "{exit}");
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+}
+
+#[test]
+fn without_scrapes_the_grace_period_ends_the_drain() {
+    let port = free_port();
+    let mut p = start(port, &["--spark.url=", "--lifecycle.grace-period", "2s"]);
+    wait_ok(port, "/healthz");
+    let t0 = Instant::now();
+    let exit = p.terminate(Duration::from_secs(10)).expect("exited");
+    assert!(exit.success(), "{exit}");
+    let took = t0.elapsed();
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(5),
+        "{took:?}"
+    );
+}
+
+#[test]
+fn an_old_finished_log_does_not_end_a_classic_exporter() {
+    // The fixture's application started and ended long before this exporter: it is not the
+    // application this sidecar follows, so its ApplicationEnd must not end the exporter.
+    let port = free_port();
+    let logs = finished_log();
+    let mut p = start(
+        port,
+        &[
+            "--spark.url=",
+            "--event-log.dir",
+            logs.path().to_str().expect("utf-8"),
+            "--lifecycle.exit-when-app-ends",
+        ],
+    );
+    wait_ok(port, "/readyz");
+    let (_, text) = body(port, "/metrics");
+    assert!(
+        text.contains("spark_app_end_time_seconds{"),
+        "the log was read"
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(p.running(), "an old application's end ended the exporter");
+    assert_eq!(body(port, "/readyz"), (200, "ready\n".into()));
 }

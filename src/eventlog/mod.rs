@@ -51,16 +51,17 @@ pub enum EventLogError {
     Discovery(#[from] discovery::DiscoveryError),
 }
 
-/// Runs until `shutdown` is cancelled: discovers and tails every log under
-/// `settings.event_log.dirs`.
+/// Discovers and tails every log under `settings.event_log.dirs` until `finish` is cancelled,
+/// then makes a last pass (discovers new files, reads every log to its end) and returns.
 ///
 /// Each step (listing when due, then reading every log up to a budget) runs on the blocking
-/// pool; between steps that read nothing the task sleeps `poll_interval`.
+/// pool; between steps that read nothing the task sleeps `poll_interval`. The last pass is not
+/// bounded here: the drain that asked for it stops waiting at its grace period.
 pub async fn run<O: Observer + 'static>(
     settings: Arc<Settings>,
     observer: Arc<O>,
     telemetry: Arc<Telemetry>,
-    shutdown: CancellationToken,
+    finish: CancellationToken,
 ) {
     let dirs = settings.event_log.dirs.clone();
     if dirs.is_empty() {
@@ -70,9 +71,17 @@ pub async fn run<O: Observer + 'static>(
     let max_line = settings.event_log.max_line_bytes;
     let mut engine = Engine::new(max_line);
     let mut last_scan: Option<tokio::time::Instant> = None;
+    // `Some(scanned)` once finishing: the last pass lists the folders once, then reads until
+    // every log is at its end.
+    let mut last_pass: Option<bool> = None;
     tracing::info!(dirs = ?dirs, "Following event logs.");
-    while !shutdown.is_cancelled() {
-        let scan_due = last_scan.is_none_or(|t| t.elapsed() >= interval);
+    loop {
+        if last_pass.is_none() && finish.is_cancelled() {
+            tracing::info!("Reading every event log to its end.");
+            last_pass = Some(false);
+        }
+        let scan_due =
+            last_pass == Some(false) || last_scan.is_none_or(|t| t.elapsed() >= interval);
         let (o, t, d) = (observer.clone(), telemetry.clone(), dirs.clone());
         let step = tokio::task::spawn_blocking(move || {
             let out = Out {
@@ -97,18 +106,26 @@ pub async fn run<O: Observer + 'static>(
                 tracing::error!(error = %e, "Event-log step failed; reading every log again.");
                 telemetry.eventlog_error("internal");
                 engine = Engine::new(max_line);
-                0
+                last_pass = last_pass.map(|_| false);
+                continue;
             }
         };
         if scan_due {
             last_scan = Some(tokio::time::Instant::now());
+        }
+        if let Some(scanned) = &mut last_pass {
+            *scanned = true;
+            if read == 0 {
+                break;
+            }
+            continue;
         }
         if read > 0 {
             tokio::task::yield_now().await;
             continue;
         }
         tokio::select! {
-            _ = shutdown.cancelled() => break,
+            _ = finish.cancelled() => {}
             _ = tokio::time::sleep(interval) => {}
         }
     }

@@ -66,6 +66,12 @@ pub struct Rendered {
 }
 
 impl Rendered {
+    /// [`Model::generation`] before this render read the model: the body shows every change
+    /// made before then.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
     /// A render that failed (answered with a 500) at `at`.
     fn failed(generation: u64, at: Instant) -> Rendered {
         Rendered {
@@ -154,6 +160,16 @@ impl Exposition {
     /// The body for a scrape of `openmetrics` (or classic) text arriving now; `None` if the
     /// renderer is gone (shutting down).
     pub async fn get(&self, openmetrics: bool) -> Option<Arc<Rendered>> {
+        self.get_within(openmetrics, self.inner.max_staleness).await
+    }
+
+    /// As [`Exposition::get`], with `max_staleness` instead of the configured bound (zero: a
+    /// body that shows every change made before the scrape arrived, as the drain needs).
+    pub async fn get_within(
+        &self,
+        openmetrics: bool,
+        max_staleness: Duration,
+    ) -> Option<Arc<Rendered>> {
         let i = usize::from(openmetrics);
         let slot = &self.inner.slots[i];
         let arrival = Instant::now();
@@ -163,7 +179,7 @@ impl Exposition {
         let mut rx = slot.body.subscribe();
         loop {
             if let Some(r) = rx.borrow_and_update().as_ref() {
-                if r.serves(generation, arrival, self.inner.max_staleness) {
+                if r.serves(generation, arrival, max_staleness) {
                     return Some(r.clone());
                 }
             }

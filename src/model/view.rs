@@ -164,6 +164,11 @@ impl<'a> AppView<'a> {
     pub fn ended(&self) -> bool {
         self.app.ended()
     }
+    /// True when Spark itself said the application ended (`ApplicationEnd` in its log, or REST
+    /// listing it completed), not only that its driver went away.
+    pub fn ended_by_spark(&self) -> bool {
+        self.app.ended() && !self.app.gone
+    }
     /// Job-group aggregates held (for cardinality checks).
     pub fn group_count(&self) -> usize {
         self.app.groups.len()

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::routes::{self, Ctx};
 use crate::config::Settings;
 use crate::export::cache::Exposition;
+use crate::lifecycle::Lifecycle;
 use crate::model::Model;
 use crate::webconfig::WebSecurity;
 
@@ -58,6 +59,7 @@ pub async fn serve(
     settings: Arc<Settings>,
     model: Arc<Model>,
     security: Arc<WebSecurity>,
+    lifecycle: Arc<Lifecycle>,
     shutdown: CancellationToken,
     grace: Duration,
 ) {
@@ -76,6 +78,7 @@ pub async fn serve(
         model,
         settings,
         security,
+        lifecycle,
     });
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let telemetry = ctx.model.telemetry().clone();

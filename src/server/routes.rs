@@ -6,6 +6,7 @@
 //! `http_server_config.headers` are added to every response.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{Either, Full};
@@ -19,6 +20,7 @@ use super::body::{Body, PlainBody};
 use super::negotiate::{self, Negotiated};
 use crate::config::Settings;
 use crate::export::cache::Exposition;
+use crate::lifecycle::{Lifecycle, Phase};
 use crate::model::Model;
 use crate::webconfig::WebSecurity;
 
@@ -32,6 +34,8 @@ pub struct Ctx {
     pub settings: Arc<Settings>,
     /// TLS and basic-auth settings of `--web.config.file`.
     pub security: Arc<WebSecurity>,
+    /// The exporter's phase: probes answer by it, scrapes of the final state are counted.
+    pub lifecycle: Arc<Lifecycle>,
 }
 
 /// True once every configured source has finished its first round.
@@ -98,10 +102,20 @@ async fn answer(ctx: &Ctx, req: &Request<Incoming>) -> Response<Body> {
         return r;
     }
     if path == ctx.settings.web.telemetry_path {
-        return metrics(&ctx.exposition, Negotiated::from_headers(req.headers())).await;
+        return metrics(
+            ctx,
+            req.method() == Method::GET,
+            Negotiated::from_headers(req.headers()),
+        )
+        .await;
     }
+    let draining = ctx.lifecycle.draining();
     match path {
+        // Alive while draining: a liveness probe must not cut the drain short.
+        "/healthz" if draining => reply(StatusCode::OK, "text/plain", "draining\n"),
         "/healthz" => reply(StatusCode::OK, "text/plain", "ok\n"),
+        // Not ready while draining: the exporter is on its way out.
+        "/readyz" if draining => reply(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "draining\n"),
         "/readyz" => {
             if ready(&ctx.model, &ctx.settings) {
                 reply(StatusCode::OK, "text/plain", "ready\n")
@@ -129,8 +143,18 @@ async fn answer(ctx: &Ctx, req: &Request<Incoming>) -> Response<Body> {
 }
 
 /// The exposition in the negotiated format: the gzip bytes as they are, or inflated as sent.
-async fn metrics(exposition: &Exposition, n: Negotiated) -> Response<Body> {
-    let Some(r) = exposition.get(n.openmetrics).await else {
+/// Once the drain has reached the final state, every scrape gets a body rendered from it, and
+/// each GET answered so counts towards the drain's end.
+async fn metrics(ctx: &Ctx, get: bool, n: Negotiated) -> Response<Body> {
+    let finale = ctx.lifecycle.phase() == Phase::Final;
+    let body = if finale {
+        ctx.exposition
+            .get_within(n.openmetrics, Duration::ZERO)
+            .await
+    } else {
+        ctx.exposition.get(n.openmetrics).await
+    };
+    let Some(r) = body else {
         return reply(
             StatusCode::SERVICE_UNAVAILABLE,
             "text/plain",
@@ -143,6 +167,9 @@ async fn metrics(exposition: &Exposition, n: Negotiated) -> Response<Body> {
             "text/plain",
             "encoding failed\n",
         );
+    }
+    if finale && get {
+        ctx.lifecycle.scrape_served(r.generation());
     }
     let ctype = n.content_type();
     let mut resp = if n.gzip {

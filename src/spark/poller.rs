@@ -247,6 +247,16 @@ impl<O: Observer> TargetPoller<O> {
         }
     }
 
+    /// The last poll before the exporter ends, within `limit`. If the target does not answer
+    /// in time, its unfinished applications are marked ended at the last good poll (not waiting
+    /// for [`GONE_AFTER_FAILED_POLLS`]), so the final state says they ended.
+    pub async fn last_poll(&mut self, limit: std::time::Duration) {
+        let answered = matches!(tokio::time::timeout(limit, self.poll()).await, Ok(Ok(_)));
+        if !answered {
+            self.forget_unlisted(&BTreeSet::new(), self.last_ok_ms);
+        }
+    }
+
     /// Drop state of applications the target no longer lists; one that had not ended went away
     /// with its driver, so the model is told.
     fn forget_unlisted(&mut self, listed: &BTreeSet<String>, now: EpochMs) {
@@ -267,13 +277,16 @@ impl<O: Observer> TargetPoller<O> {
     }
 }
 
-/// Runs until `shutdown` is cancelled: polls every target every `settings.spark.poll_interval`,
-/// reporting to `observer` (the model's REST observer; a recorder in tests).
+/// Polls every target every `settings.spark.poll_interval`, reporting to `observer` (the
+/// model's REST observer; a recorder in tests), until `finish` is cancelled; then polls each
+/// target once more, within `spark.timeout`, and returns. A target that does not answer that last
+/// poll in time has its unfinished applications marked ended at its last good poll: the exporter
+/// is going, and so, most likely, is the driver.
 pub async fn run<O: Observer + 'static>(
     settings: Arc<Settings>,
     observer: Arc<O>,
     telemetry: Arc<Telemetry>,
-    shutdown: CancellationToken,
+    finish: CancellationToken,
 ) {
     let mut tasks = JoinSet::new();
     for url in &settings.spark.urls {
@@ -287,7 +300,8 @@ pub async fn run<O: Observer + 'static>(
         tasks.spawn(target_loop(
             poller,
             settings.spark.poll_interval,
-            shutdown.clone(),
+            settings.spark.timeout,
+            finish.clone(),
         ));
     }
     while tasks.join_next().await.is_some() {}
@@ -296,22 +310,24 @@ pub async fn run<O: Observer + 'static>(
 async fn target_loop<O: Observer>(
     mut poller: TargetPoller<O>,
     every: std::time::Duration,
-    shutdown: CancellationToken,
+    last_poll_limit: std::time::Duration,
+    finish: CancellationToken,
 ) {
     let mut tick = tokio::time::interval(every);
     // A poll slower than the interval delays the next one instead of bursting to catch up.
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = shutdown.cancelled() => return,
+            _ = finish.cancelled() => break,
             _ = tick.tick() => {}
         }
         tokio::select! {
-            _ = shutdown.cancelled() => return,
+            _ = finish.cancelled() => break,
             // Errors are logged and counted inside; the next tick retries.
             _ = poller.poll() => {}
         }
     }
+    poller.last_poll(last_poll_limit).await;
 }
 
 /// One poll of every target (the `dump` subcommand), concurrently. Err if any target failed.

@@ -51,6 +51,13 @@ pub struct Exporter {
 }
 
 impl Exporter {
+    /// SIGTERM, scraping until it exits (the drain ends on the first scrape of the final state),
+    /// up to 15 s.
+    pub fn terminate(&mut self) -> Option<std::process::ExitStatus> {
+        let url = format!("http://{}/metrics", self.addr);
+        self.guard.terminate_scraped(Duration::from_secs(15), &url)
+    }
+
     /// Start the exporter (`prefix` is prepended to the command, e.g. `setpriv ...`), log level
     /// debug, listening on a free port, and wait until `/metrics` answers 200.
     pub fn start(

@@ -101,6 +101,20 @@ impl Guard {
         self.wait_exit(grace)
     }
 
+    /// SIGTERM to an exporter, then GET `url` (its `/metrics`) every 100 ms until it exits, up
+    /// to `grace`: the exporter drains until a scrape shows its final state (README "The
+    /// application's end"), and this is that scrape. `None` if it did not exit in time.
+    pub fn terminate_scraped(&mut self, grace: Duration, url: &str) -> Option<ExitStatus> {
+        signal(self.child.id(), "TERM");
+        wait_for(grace, Duration::from_millis(100), || {
+            let exited = self.exited();
+            if exited.is_none() {
+                let _ = super::http::get_url(url);
+            }
+            exited
+        })
+    }
+
     /// SIGKILL to the process alone (no chance to flush or clean up), and reap it.
     pub fn kill9(&mut self) {
         signal(self.child.id(), "KILL");

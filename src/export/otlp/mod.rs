@@ -41,30 +41,31 @@ pub fn settings(cfg: &OtlpConfig) -> Result<Option<Resolved>, OtlpError> {
 }
 
 /// Push the model to the configured collector every interval until `shutdown`, then once more
-/// (within 5 s). Returns at once when OTLP is off; logs and returns on invalid settings. Never
-/// panics on collector failures: they are retried, logged and counted.
+/// (within 5 s); true if that final export was sent. Returns false at once when OTLP is off;
+/// logs and returns false on invalid settings. Never panics on collector failures: they are
+/// retried, logged and counted.
 pub async fn run(
     settings: Arc<Settings>,
     model: Arc<Model>,
     telemetry: Arc<Telemetry>,
     shutdown: CancellationToken,
-) {
+) -> bool {
     let r = match self::settings(&settings.otlp) {
         Ok(Some(r)) => r,
         Ok(None) => {
             tracing::debug!("No OTLP endpoint configured; OTLP push is off.");
-            return;
+            return false;
         }
         Err(e) => {
             tracing::error!(error = %e, "OTLP push is off.");
-            return;
+            return false;
         }
     };
     let exporter = match transport::build(&r) {
         Ok(x) => x,
         Err(e) => {
             tracing::error!(error = %e, "OTLP push is off.");
-            return;
+            return false;
         }
     };
     tracing::info!(
@@ -83,5 +84,5 @@ pub async fn run(
         telemetry,
     };
     let snapshot = move || convert::Snapshot::new(&collect(&model), SystemTime::now());
-    push::run_with(exporter, opts, snapshot, shutdown).await;
+    push::run_with(exporter, opts, snapshot, shutdown).await
 }

@@ -207,14 +207,16 @@ async fn send_loop<E: Export>(
     }
 }
 
-/// Run the ticker and the sender until `shutdown`, then export once more. `snapshot` renders
-/// the model (called on this task, never while an export is awaited with a lock held).
+/// Run the ticker and the sender until `shutdown`, then export once more; true if that final
+/// export was sent. `snapshot` renders the model (called on this task, never while an export is
+/// awaited with a lock held).
 pub async fn run_with<E, F>(
     exporter: E,
     opts: PushOptions,
     snapshot: F,
     shutdown: CancellationToken,
-) where
+) -> bool
+where
     E: Export,
     F: Fn() -> Snapshot,
 {
@@ -247,15 +249,21 @@ pub async fn run_with<E, F>(
         Ok(p) => p,
         Err(e) => {
             tracing::error!(error = %e, "The OTLP sender stopped unexpectedly; no final export.");
-            return;
+            return false;
         }
     };
     let snap = snapshot();
     p.opts.timeout = p.opts.timeout.min(FINAL_EXPORT_TIMEOUT);
     match tokio::time::timeout(FINAL_EXPORT_TIMEOUT, p.export(&snap)).await {
-        Ok(Ok(())) => tracing::info!(endpoint = %opts.endpoint, "Final OTLP export sent."),
-        Ok(Err(_)) => {}
-        Err(_) => tracing::warn!(endpoint = %opts.endpoint, "Final OTLP export timed out."),
+        Ok(Ok(())) => {
+            tracing::info!(endpoint = %opts.endpoint, "Final OTLP export sent.");
+            true
+        }
+        Ok(Err(_)) => false,
+        Err(_) => {
+            tracing::warn!(endpoint = %opts.endpoint, "Final OTLP export timed out.");
+            false
+        }
     }
 }
 

@@ -1,0 +1,282 @@
+//! The drain: from SIGTERM (or the application's end) to exit.
+//!
+//! 1. The phase turns [`Phase::Draining`](super::Phase): `/readyz` answers 503, `/healthz` 200,
+//!    both with the body `draining`. `/metrics` keeps answering.
+//! 2. The sources make their last reads: the event-log tailer discovers new files and reads
+//!    every log to its end; each REST target is polled once more (a target that does not answer
+//!    has its unfinished applications marked ended at its last good poll).
+//! 3. The model is then the final state ([`Phase::Final`](super::Phase)): every scrape waits for
+//!    a body rendered from it, and the OTLP exporter sends its final export.
+//! 4. The drain ends at the first of: `lifecycle.drain_scrapes` scrapes answered with the final
+//!    state, the final OTLP export sent, the grace period (counted from step 1), or a second
+//!    SIGTERM/SIGINT. A final OTLP export still under way gets the rest of the grace period.
+//! 5. The server stops accepting, lets requests in flight finish, and the process exits 0.
+//!
+//! Every wait is bounded by the grace period: sources that do not finish their last reads in
+//! time are left behind, and the state they reached is the final one.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::{timeout_at, Instant};
+use tokio_util::sync::CancellationToken;
+
+use super::Lifecycle;
+use crate::config::LifecycleConfig;
+use crate::model::Model;
+
+/// The least time requests in flight get once the drain has ended.
+const IN_FLIGHT_MIN: Duration = Duration::from_secs(1);
+
+/// What the drain waits for and tells to stop.
+#[derive(Debug)]
+pub struct Drain {
+    /// The shared phase.
+    pub lifecycle: Arc<Lifecycle>,
+    /// The model (its generation marks the final state).
+    pub model: Arc<Model>,
+    /// Grace period and scrape count.
+    pub config: LifecycleConfig,
+    /// The sources' signal: when cancelled they make their last reads and return.
+    pub finish: CancellationToken,
+    /// The sources.
+    pub sources: JoinSet<()>,
+    /// The OTLP exporter's signal: when cancelled it sends its final export and returns.
+    pub flush: CancellationToken,
+    /// The OTLP exporter: true once its final export was sent (false when OTLP is off).
+    pub otlp: JoinHandle<bool>,
+    /// Everything else (server, expiry): cancelled when the drain ends.
+    pub stop: CancellationToken,
+    /// The tasks `stop` ends.
+    pub others: JoinSet<()>,
+}
+
+/// Why a drain ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// `lifecycle.drain_scrapes` scrapes showed the final state.
+    Scrapes,
+    /// The final OTLP export was sent.
+    OtlpSent,
+    /// The grace period ran out.
+    GracePeriod,
+    /// A second signal.
+    Interrupted,
+}
+
+impl Drain {
+    /// Drain and stop every task. `interrupt` resolves on a second SIGTERM/SIGINT.
+    pub async fn run(mut self, interrupt: impl Future<Output = ()>) -> Ended {
+        let deadline = Instant::now() + self.config.grace_period;
+        tokio::pin!(interrupt);
+        self.lifecycle.begin_drain();
+        self.finish.cancel();
+        let sources = async { while self.sources.join_next().await.is_some() {} };
+        let ended = tokio::select! {
+            r = timeout_at(deadline, sources) => {
+                if r.is_err() {
+                    tracing::warn!("The sources did not finish their last reads within the grace period; exporting what they read.");
+                }
+                None
+            }
+            _ = &mut interrupt => Some(Ended::Interrupted),
+        };
+        self.lifecycle.reach_final(self.model.generation());
+        self.flush.cancel();
+        let ended = match ended {
+            Some(e) => e,
+            None => {
+                tracing::info!(
+                    scrapes = self.config.drain_scrapes,
+                    left_secs = deadline.saturating_duration_since(Instant::now()).as_secs_f64(),
+                    "Final state reached; serving it until it is scraped or exported, or the grace period ends."
+                );
+                self.wait_final(deadline, &mut interrupt).await
+            }
+        };
+        self.sources.abort_all();
+        self.stop.cancel();
+        let in_flight = deadline
+            .saturating_duration_since(Instant::now())
+            .max(IN_FLIGHT_MIN);
+        let others = async { while self.others.join_next().await.is_some() {} };
+        if tokio::time::timeout(in_flight, others).await.is_err() {
+            tracing::warn!("Requests in flight did not finish in time.");
+        }
+        tracing::info!(
+            ended = ?ended,
+            final_scrapes = self.lifecycle.final_scrapes(),
+            "Drained."
+        );
+        ended
+    }
+
+    /// Serve the final state until the first end condition.
+    async fn wait_final(
+        &mut self,
+        deadline: Instant,
+        interrupt: &mut std::pin::Pin<&mut impl Future<Output = ()>>,
+    ) -> Ended {
+        let n = self.config.drain_scrapes;
+        let lifecycle = self.lifecycle.clone();
+        let scraped = lifecycle.scrapes_reached(n);
+        tokio::pin!(scraped);
+        let mut otlp_done = false;
+        let ended = loop {
+            tokio::select! {
+                _ = &mut scraped => break Ended::Scrapes,
+                sent = &mut self.otlp, if !otlp_done => {
+                    otlp_done = true;
+                    if sent.unwrap_or(false) {
+                        break Ended::OtlpSent;
+                    }
+                }
+                _ = tokio::time::sleep_until(deadline) => break Ended::GracePeriod,
+                _ = interrupt.as_mut() => break Ended::Interrupted,
+            }
+        };
+        // A final export under way may still use the rest of the grace period.
+        if !otlp_done && ended != Ended::Interrupted {
+            let _ = timeout_at(deadline, &mut self.otlp).await;
+        }
+        ended
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Settings;
+    use crate::lifecycle::Phase;
+    use crate::telemetry::Telemetry;
+
+    /// A drain whose single source takes `source_secs` to finish its last reads, and whose OTLP
+    /// task answers `otlp` after `otlp_secs` once flushed (never, with `None`).
+    fn drain(source_secs: u64, otlp: Option<(u64, bool)>, scrapes: usize) -> Drain {
+        let settings = Settings::default();
+        let model = Model::new(&settings, Arc::new(Telemetry::default()));
+        let mut config = settings.lifecycle.clone();
+        config.grace_period = Duration::from_secs(25);
+        config.drain_scrapes = scrapes;
+        let (finish, flush, stop) = (
+            CancellationToken::new(),
+            CancellationToken::new(),
+            CancellationToken::new(),
+        );
+        let mut sources = JoinSet::new();
+        let f = finish.clone();
+        sources.spawn(async move {
+            f.cancelled().await;
+            tokio::time::sleep(Duration::from_secs(source_secs)).await;
+        });
+        let fl = flush.clone();
+        let otlp = tokio::spawn(async move {
+            let Some((secs, sent)) = otlp else {
+                return false;
+            };
+            fl.cancelled().await;
+            tokio::time::sleep(Duration::from_secs(secs)).await;
+            sent
+        });
+        let mut others = JoinSet::new();
+        let s = stop.clone();
+        others.spawn(async move { s.cancelled().await });
+        Drain {
+            lifecycle: Arc::new(Lifecycle::default()),
+            model,
+            config,
+            finish,
+            sources,
+            flush,
+            otlp,
+            stop,
+            others,
+        }
+    }
+
+    /// Scrape once a second from the start, as a scraper would, with bodies of the current
+    /// model generation.
+    fn scraper(l: Arc<Lifecycle>, m: Arc<Model>) {
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                l.scrape_served(m.generation());
+            }
+        });
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn ends_after_the_first_scrape_of_the_final_state() {
+        let d = drain(3, None, 1);
+        let (l, m) = (d.lifecycle.clone(), d.model.clone());
+        scraper(l.clone(), m);
+        let t0 = Instant::now();
+        let ended = d.run(std::future::pending()).await;
+        assert_eq!(ended, Ended::Scrapes);
+        assert_eq!(l.phase(), Phase::Final);
+        assert_eq!(
+            l.final_scrapes(),
+            1,
+            "scrapes during the last reads do not count"
+        );
+        assert_eq!(
+            t0.elapsed(),
+            Duration::from_secs(4),
+            "3 s of reads, then the next scrape"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_final_otlp_export_ends_it_without_scrapes() {
+        let d = drain(1, Some((2, true)), 1);
+        let t0 = Instant::now();
+        assert_eq!(d.run(std::future::pending()).await, Ended::OtlpSent);
+        assert_eq!(t0.elapsed(), Duration::from_secs(3));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failed_final_export_waits_for_a_scrape_or_the_grace_period() {
+        let d = drain(1, Some((2, false)), 1);
+        let t0 = Instant::now();
+        assert_eq!(d.run(std::future::pending()).await, Ended::GracePeriod);
+        assert_eq!(t0.elapsed(), Duration::from_secs(25));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_final_export_under_way_is_waited_for_after_the_scrapes() {
+        let d = drain(0, Some((10, true)), 0);
+        let t0 = Instant::now();
+        assert_eq!(d.run(std::future::pending()).await, Ended::Scrapes);
+        assert_eq!(
+            t0.elapsed(),
+            Duration::from_secs(10),
+            "the export got its time"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn sources_that_do_not_finish_are_left_at_the_grace_period() {
+        let d = drain(3600, None, 1);
+        let (l, m) = (d.lifecycle.clone(), d.model.clone());
+        scraper(l.clone(), m);
+        let t0 = Instant::now();
+        assert_eq!(d.run(std::future::pending()).await, Ended::GracePeriod);
+        assert!(
+            t0.elapsed() <= Duration::from_secs(26),
+            "{:?}",
+            t0.elapsed()
+        );
+        assert_eq!(l.phase(), Phase::Final);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_second_signal_ends_it_at_once() {
+        let d = drain(3600, None, 1);
+        let t0 = Instant::now();
+        let ended = d.run(tokio::time::sleep(Duration::from_secs(2))).await;
+        assert_eq!(ended, Ended::Interrupted);
+        assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
+    }
+}
