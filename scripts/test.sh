@@ -3,7 +3,7 @@
 # what .ci/run calls. It installs what it needs:
 #   - Debian's `prometheus` package (prometheus + promtool) and `zstd`, with apt-get
 #   - .venv/: a Python venv with pyspark 4.1.1 (real Spark for the end-to-end tests; Java 17 must
-#     be on the machine)
+#     be on the machine) and prometheus_client (a strict OpenMetrics parser)
 #   - cargo-deny (cargo install from crates.io, pinned) for the supply-chain check
 # Then: cargo tests (unit, integration, end-to-end against real PySpark), cargo deny, the alert,
 # dashboard and deploy suites, and the Prometheus end-to-end tests (dashboards and alerts; the
@@ -12,6 +12,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 PYSPARK_VERSION=4.1.1
+PROMETHEUS_CLIENT_VERSION=0.26.0
 
 step() { printf '\n=== %s\n' "$*"; }
 
@@ -31,12 +32,18 @@ if ! .venv/bin/python -c "import pyspark, sys; sys.exit(pyspark.__version__ != '
     python3 -m venv .venv
     .venv/bin/pip install -q "pyspark==$PYSPARK_VERSION"
 fi
+# A strict OpenMetrics parser for tests/openmetrics_strict.py.
+.venv/bin/python -c "import prometheus_client" 2>/dev/null \
+    || .venv/bin/pip install -q "prometheus_client==$PROMETHEUS_CLIENT_VERSION"
 export SPARK_E2E_PYTHON="$root/.venv/bin/python"
 export SPARK_E2E_REQUIRED=1
 
 step "cargo test"
 cargo build --all-targets
 cargo test --all-targets
+
+step "OpenMetrics against a strict parser (prometheus_client)"
+.venv/bin/python tests/openmetrics_strict.py
 
 step "supply chain: cargo deny (advisories, licences, duplicates, sources)"
 scripts/supply-chain.sh --empty-cache
@@ -50,7 +57,7 @@ scripts/dashboards-test.sh
 step "deploy"
 scripts/deploy-test.sh
 
-for extra in scripts/e2e-prometheus.sh scripts/e2e-drain.sh; do
+for extra in scripts/e2e-prometheus.sh scripts/e2e-drain.sh scripts/e2e-trends.sh; do
     if [ -x "$extra" ]; then
         step "$extra"
         "$extra"

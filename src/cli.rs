@@ -29,6 +29,9 @@ pub struct Cli {
     /// How far behind the model a scrape may be; 0 = always current [default: 1s].
     #[arg(long = "web.max-staleness", global = true)]
     pub web_max_staleness: Option<String>,
+    /// OpenMetrics output carries `_created` for every counter and histogram [default: off].
+    #[arg(long = "web.openmetrics-created", global = true)]
+    pub web_openmetrics_created: bool,
     /// TLS and basic-auth file (Prometheus exporter-toolkit format).
     #[arg(long = "web.config.file", global = true)]
     pub web_config_file: Option<String>,
@@ -132,6 +135,12 @@ impl Cli {
             "lifecycle.rest_unreachable_after",
             &self.rest_unreachable_after,
         );
+        if self.web_openmetrics_created {
+            v.push((
+                "web.openmetrics_created".into(),
+                OverrideValue::One("true".into()),
+            ));
+        }
         if self.exit_when_app_ends {
             v.push((
                 "lifecycle.exit_when_app_ends".into(),

@@ -50,8 +50,13 @@ pub const DEFAULT_DRAIN_SCRAPES: usize = 1;
 /// application counts as ended (`lifecycle.exit_when_app_ends`).
 pub const DEFAULT_REST_UNREACHABLE_AFTER: Duration = Duration::from_secs(60);
 /// Default buckets for job, stage, SQL and batch durations (seconds to hours).
+/// From 1 s to 4 h in steps where batch jobs fall (1-2-5 to a minute, then every few minutes to
+/// an hour, then 1.5, 2, 3 and 4 h), so a quantile over long jobs moves in small steps; below 1 s
+/// three more for stages and streaming batches, which share these buckets and are often
+/// sub-second.
 pub const DEFAULT_DURATION_BUCKETS: &[f64] = &[
-    0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0, 14400.0,
+    0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1200.0,
+    1800.0, 2700.0, 3600.0, 5400.0, 7200.0, 10800.0, 14400.0,
 ];
 /// Default buckets for task durations (milliseconds to an hour).
 pub const DEFAULT_TASK_DURATION_BUCKETS: &[f64] = &[
@@ -114,6 +119,9 @@ pub struct WebConfig {
     /// without waiting). Zero: every scrape sees every change made before it arrived.
     #[serde(with = "humantime_serde")]
     pub max_staleness: Duration,
+    /// OpenMetrics output carries a `_created` sample for every counter and histogram. Without
+    /// Prometheus' created-timestamp ingestion each is stored as one more series.
+    pub openmetrics_created: bool,
 }
 
 /// Logging.
@@ -338,6 +346,7 @@ impl Default for Settings {
                 telemetry_path: DEFAULT_TELEMETRY_PATH.into(),
                 config_file: None,
                 max_staleness: Duration::from_secs(1),
+                openmetrics_created: false,
             },
             log: LogConfig {
                 level: "info".into(),
@@ -530,6 +539,7 @@ fn read_web(r: &mut Reader<'_>, d: WebConfig) -> WebConfig {
             }
             Ok(d)
         }),
+        openmetrics_created: r.parse("web.openmetrics_created", d.openmetrics_created, parse_bool),
     }
 }
 
@@ -675,13 +685,11 @@ fn read_otlp(r: &mut Reader<'_>, d: OtlpConfig) -> OtlpConfig {
 /// The `lifecycle` section.
 fn read_lifecycle(r: &mut Reader<'_>, d: LifecycleConfig) -> LifecycleConfig {
     LifecycleConfig {
-        exit_when_app_ends: r.parse("lifecycle.exit_when_app_ends", d.exit_when_app_ends, |s| {
-            match s.to_ascii_lowercase().as_str() {
-                "true" => Ok(true),
-                "false" => Ok(false),
-                _ => Err("must be true or false".into()),
-            }
-        }),
+        exit_when_app_ends: r.parse(
+            "lifecycle.exit_when_app_ends",
+            d.exit_when_app_ends,
+            parse_bool,
+        ),
         grace_period: r.parse("lifecycle.grace_period", d.grace_period, |s| {
             let d = parse_positive(s)?;
             if d > Duration::from_secs(3600) {
@@ -735,6 +743,14 @@ fn readable_file(s: &str) -> Result<Option<PathBuf>, String> {
         Ok(_) if p.is_file() => Ok(Some(p)),
         Ok(_) => Err(format!("{s} is not a file")),
         Err(e) => Err(format!("{s}: {e}")),
+    }
+}
+
+fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err("must be true or false".into()),
     }
 }
 

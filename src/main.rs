@@ -127,7 +127,8 @@ async fn dump(
         }
     }
     model.flush_pending();
-    match prometheus::render(&prometheus::registry(model), om) {
+    let registry = prometheus::registry(model).with_created(settings.web.openmetrics_created);
+    match prometheus::render(&registry, om) {
         Ok(s) => print!("{s}"),
         Err(_) => return ExitCode::FAILURE,
     }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// Self-metrics shared by every task. Cheap to update; never blocks across `.await`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Telemetry {
     inner: Mutex<TelemetrySnapshot>,
     /// Bumped by every update (see [`Telemetry::generation`]).
@@ -26,6 +26,8 @@ pub struct Reach {
 /// A snapshot of every self-metric, taken at export time.
 #[derive(Debug, Default, Clone)]
 pub struct TelemetrySnapshot {
+    /// When the exporter started (epoch ms): the `_created` time of its own counters.
+    pub started_ms: i64,
     /// `spark_up{target}`.
     pub up: BTreeMap<String, bool>,
     /// When each REST target last answered and since when it has not (not exported).
@@ -58,6 +60,18 @@ pub struct TelemetrySnapshot {
     pub otlp_exports: u64,
     /// `spark_exporter_otlp_export_failures_total`.
     pub otlp_export_failures: u64,
+}
+
+impl Default for Telemetry {
+    fn default() -> Self {
+        Telemetry {
+            inner: Mutex::new(TelemetrySnapshot {
+                started_ms: crate::clock::system_now_ms(),
+                ..TelemetrySnapshot::default()
+            }),
+            generation: AtomicU64::new(0),
+        }
+    }
 }
 
 impl Telemetry {

@@ -168,6 +168,7 @@ impl LogApp {
                 obs.upsert_sql(app, &s);
             }
             Event::StreamingProgress(p) => obs.streaming_progress(app, &p),
+            Event::StreamingStarted(q) => obs.streaming_started(app, &q),
         }
     }
 

@@ -247,6 +247,15 @@ pub struct Progress<'a> {
     pub sources: Vec<SourceProgress>,
 }
 
+/// `StreamingQueryListener$QueryStartedEvent`.
+#[derive(Deserialize)]
+pub struct QueryStarted<'a> {
+    #[serde(borrow)]
+    pub id: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+}
+
 /// `StreamingQueryListener$QueryProgressEvent`.
 #[derive(Deserialize)]
 pub struct ProgressEvent<'a> {

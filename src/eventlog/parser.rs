@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use crate::model::{
     AppObs, EpochMs, ExecutorObs, JobObs, JobStatus, StageObs, StageStatus, StreamingProgressObs,
-    TaskEndObs, TaskOutcome, TaskStartObs, TaskTotals,
+    StreamingStartObs, TaskEndObs, TaskOutcome, TaskStartObs, TaskTotals,
 };
 
 use super::json;
@@ -22,6 +22,8 @@ const SQL_START: &str = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecu
 const SQL_END: &str = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd";
 const QUERY_PROGRESS: &str =
     "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent";
+const QUERY_STARTED: &str =
+    "org.apache.spark.sql.streaming.StreamingQueryListener$QueryStartedEvent";
 
 /// What one line said, as model observations.
 #[derive(Debug, Clone)]
@@ -89,6 +91,8 @@ pub enum Event {
     },
     /// `QueryProgressEvent`.
     StreamingProgress(StreamingProgressObs),
+    /// `QueryStartedEvent`.
+    StreamingStarted(StreamingStartObs),
 }
 
 impl Event {
@@ -104,7 +108,10 @@ impl Event {
             Event::TaskEnd(t) => Some(t.finish_ms),
             Event::Executor(e) => e.remove_ms.or(e.add_ms),
             Event::SqlStart { time_ms, .. } | Event::SqlEnd { time_ms, .. } => *time_ms,
-            Event::LogStart { .. } | Event::StreamingProgress(_) | Event::TaskStart(_) => None,
+            Event::LogStart { .. }
+            | Event::StreamingProgress(_)
+            | Event::StreamingStarted(_)
+            | Event::TaskStart(_) => None,
         }
     }
 }
@@ -241,6 +248,13 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
             }
         }
         QUERY_PROGRESS => progress(read!(json::ProgressEvent, "QueryProgressEvent")),
+        QUERY_STARTED => {
+            let q = read!(json::QueryStarted, "QueryStartedEvent");
+            Event::StreamingStarted(StreamingStartObs {
+                query_id: q.id.into_owned(),
+                name: owned(q.name),
+            })
+        }
         n if n.starts_with("SparkListener") || n.starts_with("org.apache.spark.") => {
             return Ok(None)
         }

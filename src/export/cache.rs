@@ -121,15 +121,17 @@ impl std::fmt::Debug for Exposition {
 }
 
 impl Exposition {
-    /// Start the renderer thread; it ends on `shutdown`.
+    /// Start the renderer thread; it ends on `shutdown`. `created`: OpenMetrics bodies carry
+    /// `_created` samples (see [`prometheus::Registry::with_created`]).
     pub fn start(
         model: Arc<Model>,
         max_staleness: Duration,
+        created: bool,
         shutdown: CancellationToken,
     ) -> Exposition {
         let (tx, rx) = mpsc::channel();
         let inner = Arc::new(Inner {
-            registry: prometheus::registry(model.clone()),
+            registry: prometheus::registry(model.clone()).with_created(created),
             model,
             slots: FORMATS.map(|_| Slot {
                 body: watch::Sender::new(None),
@@ -337,7 +339,7 @@ mod tests {
         let m = Model::new(&Settings::default(), Arc::new(Telemetry::default()));
         job(&m, 0);
         let stop = CancellationToken::new();
-        let e = Exposition::start(m.clone(), Duration::from_secs(1), stop.clone());
+        let e = Exposition::start(m.clone(), Duration::from_secs(1), false, stop.clone());
         let reg = prometheus::registry(m.clone());
         // Other tests in this process push OTLP and move its process-wide counters.
         let own = |t: String| -> String {
@@ -366,7 +368,7 @@ mod tests {
     async fn with_no_staleness_every_scrape_sees_every_earlier_change() {
         let m = Model::new(&Settings::default(), Arc::new(Telemetry::default()));
         let stop = CancellationToken::new();
-        let e = Exposition::start(m.clone(), Duration::ZERO, stop.clone());
+        let e = Exposition::start(m.clone(), Duration::ZERO, false, stop.clone());
         for id in 0..20u64 {
             job(&m, id);
             let t = text(&e, true).await;
@@ -386,7 +388,7 @@ mod tests {
         let m = Model::new(&Settings::default(), Arc::new(Telemetry::default()));
         job(&m, 0);
         let stop = CancellationToken::new();
-        let e = Exposition::start(m, Duration::from_secs(1), stop.clone());
+        let e = Exposition::start(m, Duration::from_secs(1), false, stop.clone());
         let mut set = tokio::task::JoinSet::new();
         for _ in 0..20 {
             let e = e.clone();

@@ -380,7 +380,7 @@ pub const CATALOGUE: &[Metric] = &[
         .labels(TASK_STATUS)
         .doc("Tasks ended."),
     Metric::new("spark_task_duration_seconds", Histogram, Group, "Task duration from launch to finish (from event logs).", "spark.task.duration", "s", H,
-        |c, o| for a in &c.apps { for (lb, g) in &a.groups { if let Some(h) = g.task_duration { o.push(super::sample::Sample { labels: lb.clone(), value: hist(h) }) } } })
+        |c, o| for a in &c.apps { for (lb, g) in &a.groups { if let Some(h) = g.task_duration { o.push(super::sample::Sample { labels: lb.clone(), value: hist(h), created_ms: a.app.created_ms() }) } } })
         .doc("Exact task durations (event logs only)."),
     Metric::new("spark_task_run_time_seconds", Counter, Group, "Executor run time of tasks, summed per job group.", "spark.task.run_time", "s", C,
         |c, o| per_group(c, o, |g| secs(g.totals.run_time_ms)))
@@ -483,48 +483,48 @@ pub const CATALOGUE: &[Metric] = &[
     Metric::new("spark_streaming_batch_duration_seconds", Histogram, Query, "Micro-batch duration (triggerExecution).", "spark.streaming.batch.duration", "s", H,
         |c, o| per_stream(c, o, |s| hist(&s.batch_duration))),
     Metric::new("spark_up", Gauge, Target, "1 if the last poll of this Spark REST target succeeded.", "spark_exporter.target.up", "1", G,
-        |c, o| per_key(o, "target", &c.tele.up, |v: bool| Value::Int(v as u64))),
+        |c, o| per_key(c, o, "target", &c.tele.up, |v: bool| Value::Int(v as u64))),
     Metric::new("spark_exporter_build", Info, Process, "Exporter build (value 1).", "spark_exporter.build.info", "1", G,
-        |_, o| per_key(o, "version", [(&env!("CARGO_PKG_VERSION"), &1u64)], Value::Int))
+        |c, o| per_key(c, o, "version", [(&env!("CARGO_PKG_VERSION"), &1u64)], Value::Int))
         .labels(&[l("version", &[])])
         .doc("Always 1."),
     Metric::new("spark_exporter_scrape_duration_seconds", Gauge, Target, "Duration of the last poll of this REST target.", "spark_exporter.scrape.duration", "s", G,
-        |c, o| per_key(o, "target", &c.tele.scrape_duration, Value::Float))
+        |c, o| per_key(c, o, "target", &c.tele.scrape_duration, Value::Float))
         .clock()
         .doc("Duration of the last poll."),
     Metric::new("spark_exporter_scrape_errors", Counter, Target, "Failed requests to a REST target, by kind (connect, timeout, http_status, decode, body).", "spark_exporter.scrape.errors", "{error}", C,
-        |c, o| for ((t, k), v) in &c.tele.scrape_errors { o.push(super::sample::Sample { labels: std::sync::Arc::new([("target", t.as_str().into()), ("kind", k.as_str().into())]), value: Value::Int(*v) }) })
+        |c, o| for ((t, k), v) in &c.tele.scrape_errors { o.push(super::sample::Sample { labels: std::sync::Arc::new([("target", t.as_str().into()), ("kind", k.as_str().into())]), value: Value::Int(*v), created_ms: c.tele.started_ms }) })
         .labels(&[l("kind", &["connect", "timeout", "http_status", "decode", "body"])])
         .doc("Failed requests."),
     Metric::new("spark_exporter_rest_response_bytes", Counter, Target, "Response bytes read from a REST target.", "spark_exporter.rest.response.size", "By", C,
-        |c, o| per_key(o, "target", &c.tele.rest_bytes, Value::Int)),
+        |c, o| per_key(c, o, "target", &c.tele.rest_bytes, Value::Int)),
     Metric::new("spark_exporter_rest_requests", Counter, Target, "Requests made to a REST target.", "spark_exporter.rest.requests", "{request}", C,
-        |c, o| per_key(o, "target", &c.tele.rest_requests, Value::Int)),
+        |c, o| per_key(c, o, "target", &c.tele.rest_requests, Value::Int)),
     Metric::new("spark_exporter_label_overflow", Counter, Process, "Label values folded into __other__ because the label hit its distinct-value cap.", "spark_exporter.label.overflow", "{value}", C,
-        |c, o| per_key(o, "label", &c.tele.label_overflow, Value::Int))
+        |c, o| per_key(c, o, "label", &c.tele.label_overflow, Value::Int))
         .labels(&[l("label", &[])])
         .doc("Label values folded into `__other__`."),
     Metric::new("spark_exporter_eventlog_bytes", Counter, Process, "Event-log bytes read (after decompression).", "spark_exporter.eventlog.read.size", "By", C,
-        |c, o| single(o, Value::Int(c.tele.eventlog_bytes))),
+        |c, o| single(c, o, Value::Int(c.tele.eventlog_bytes))),
     Metric::new("spark_exporter_eventlog_events", Counter, Process, "Event-log events read.", "spark_exporter.eventlog.events", "{event}", C,
-        |c, o| single(o, Value::Int(c.tele.eventlog_events))),
+        |c, o| single(c, o, Value::Int(c.tele.eventlog_events))),
     Metric::new("spark_exporter_eventlog_errors", Counter, Process, "Event-log problems skipped, by kind.", "spark_exporter.eventlog.errors", "{error}", C,
-        |c, o| per_key(o, "kind", &c.tele.eventlog_errors, Value::Int))
+        |c, o| per_key(c, o, "kind", &c.tele.eventlog_errors, Value::Int))
         .labels(&[l("kind", &[])])
         .doc("Event-log problems skipped (corrupt line, codec error, line too long, I/O, …)."),
     Metric::new("spark_exporter_http_errors", Counter, Process, "Connections or requests to this exporter refused, by kind (connection_limit, rate_limit, tls_handshake, tls_reload, unauthorized).", "spark_exporter.http.errors", "{error}", C,
-        |c, o| per_key(o, "kind", &c.tele.http_errors, Value::Int))
+        |c, o| per_key(c, o, "kind", &c.tele.http_errors, Value::Int))
         .labels(&[l("kind", &["connection_limit", "rate_limit", "tls_handshake", "tls_reload", "unauthorized"])])
         .doc("Connections or requests to the exporter refused: `connection_limit` (more than 256 open: the newest are closed at once), `rate_limit` (over the web config's `rate_limit`: answered 429), `tls_handshake` (failed or over 10 s; includes client certificates without an allowed SAN), `tls_reload` (a changed certificate or key file could not be loaded: the previous pair is still served), `unauthorized` (missing or wrong basic-auth credentials). Clients that take over 10 s to send a request's headers, or stay idle that long between requests, are disconnected without counting."),
     Metric::new("spark_exporter_eventlog_files", Gauge, Process, "Event-log files by tailer state.", "spark_exporter.eventlog.files", "{file}", U,
-        |c, o| per_key(o, "state", &c.tele.eventlog_files, Value::Int))
+        |c, o| per_key(c, o, "state", &c.tele.eventlog_files, Value::Int))
         .labels(&[l("state", &[])]),
     Metric::new("spark_exporter_otlp_exports", Counter, Process, "OTLP export attempts.", "spark_exporter.otlp.exports", "{export}", C,
-        |c, o| single(o, Value::Int(c.tele.otlp_exports))),
+        |c, o| single(c, o, Value::Int(c.tele.otlp_exports))),
     Metric::new("spark_exporter_otlp_export_failures", Counter, Process, "Failed OTLP export attempts (refused, timed out, rejected by the collector).", "spark_exporter.otlp.export.failures", "{export}", C,
-        |c, o| single(o, Value::Int(c.tele.otlp_export_failures))),
+        |c, o| single(c, o, Value::Int(c.tele.otlp_export_failures))),
     Metric::new("spark_exporter_eventlog_lag_seconds", Gauge, Process, "Seconds between now and the newest event read from any event log.", "spark_exporter.eventlog.lag", "s", G,
-        |c, o| if let Some(e) = c.tele.eventlog_newest_event_ms { single(o, Value::Float(c.now.saturating_sub(e).max(0) as f64 / 1000.0)) })
+        |c, o| if let Some(e) = c.tele.eventlog_newest_event_ms { single(c, o, Value::Float(c.now.saturating_sub(e).max(0) as f64 / 1000.0)) })
         .clock()
         .doc("Seconds between now and the newest event read."),
 ];

@@ -28,11 +28,24 @@ pub const CLASSIC: &str = "text/plain; version=0.0.4; charset=utf-8";
 #[derive(Debug, Clone)]
 pub struct Registry {
     model: Arc<Model>,
+    created: bool,
 }
 
 /// The registry of `model`.
 pub fn registry(model: Arc<Model>) -> Registry {
-    Registry { model }
+    Registry {
+        model,
+        created: false,
+    }
+}
+
+impl Registry {
+    /// With `created`, OpenMetrics output has a `_created` sample (when the series started
+    /// counting, epoch seconds) for every counter and histogram (`web.openmetrics_created`).
+    pub fn with_created(mut self, created: bool) -> Registry {
+        self.created = created;
+        self
+    }
 }
 
 /// Why a render failed.
@@ -58,7 +71,8 @@ pub fn write(
     openmetrics: bool,
     out: &mut impl Write,
 ) -> Result<u64, RenderError> {
-    write_families(&collect(&registry.model), openmetrics, out)
+    let families = collect(&registry.model);
+    write_with(&families, openmetrics && registry.created, openmetrics, out)
 }
 
 /// How much text is gathered before it is passed on.
@@ -70,10 +84,20 @@ pub fn write_families(
     openmetrics: bool,
     out: &mut impl Write,
 ) -> Result<u64, RenderError> {
+    write_with(families, false, openmetrics, out)
+}
+
+fn write_with(
+    families: &[Family],
+    created: bool,
+    openmetrics: bool,
+    out: &mut impl Write,
+) -> Result<u64, RenderError> {
     let mut w = Writer {
         buf: Vec::with_capacity(CHUNK + 4096),
         out,
         written: 0,
+        created,
     };
     for f in families {
         w.family(f, openmetrics)?;
@@ -89,6 +113,8 @@ struct Writer<'a, W: Write> {
     buf: Vec<u8>,
     out: &'a mut W,
     written: u64,
+    /// Write `_created` samples (OpenMetrics only).
+    created: bool,
 }
 
 impl<W: Write> Writer<'_, W> {
@@ -117,8 +143,14 @@ impl<W: Write> Writer<'_, W> {
             self.put(text.as_bytes());
             self.put(b"\n");
         }
+        let created = self.created && matches!(f.kind, Kind::Counter | Kind::Histogram);
         for s in &f.samples {
             self.sample(f, &s.labels, &s.value);
+            if created && s.created_ms > 0 {
+                self.name(f.name, "_created");
+                self.labels(None, &s.labels);
+                self.float(s.created_ms as f64 / 1000.0);
+            }
             if self.buf.len() >= CHUNK {
                 self.flush()?;
             }
@@ -276,7 +308,7 @@ mod tests {
             ("0.1", 0),
             ("0.5", 1),
             ("1.0", 1),
-            ("2.5", 2),
+            ("2.0", 2),
             ("14400.0", 2),
             ("+Inf", 3),
         ] {
@@ -331,6 +363,36 @@ mod tests {
         assert!(om.contains("# HELP spark_exporter_build Exporter build (value 1).\n# TYPE spark_exporter_build info\nspark_exporter_build_info{version="));
         assert!(classic.contains("# TYPE spark_exporter_eventlog_events_total counter\nspark_exporter_eventlog_events_total 0\n"));
         assert!(om.contains("# TYPE spark_exporter_eventlog_events counter\nspark_exporter_eventlog_events_total 0\n"));
+    }
+
+    #[test]
+    fn created_samples_only_in_openmetrics_and_only_when_asked() {
+        let m = Model::new(&Settings::default(), Arc::new(Telemetry::default()));
+        let with = registry(m.clone()).with_created(true);
+        let om = render(&with, true).expect("render");
+        // A counter gets its `_created` right after its value, with the same labels.
+        let at = om
+            .find("spark_exporter_eventlog_events_total 0\nspark_exporter_eventlog_events_created ")
+            .expect("counter _created");
+        assert!(at > 0);
+        assert!(
+            !om.contains("spark_exporter_build_created"),
+            "not for an info"
+        );
+        assert!(
+            !om.contains("spark_exporter_eventlog_lag_seconds_created"),
+            "not for a gauge"
+        );
+        assert!(
+            !render(&with, false).expect("render").contains("_created"),
+            "never classic"
+        );
+        assert!(
+            !render(&registry(m), true)
+                .expect("render")
+                .contains("_created"),
+            "off by default"
+        );
     }
 
     #[test]

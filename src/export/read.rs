@@ -25,15 +25,19 @@ pub fn hist(h: &Hist) -> Value {
     Value::Hist(h.cumulative(), h.sum, h.count)
 }
 
-fn push(out: &mut Vec<Sample>, labels: Labels, value: Value) {
-    out.push(Sample { labels, value });
+fn push(out: &mut Vec<Sample>, created_ms: i64, labels: Labels, value: Value) {
+    out.push(Sample {
+        labels,
+        value,
+        created_ms,
+    });
 }
 
 /// One sample per application, where `f` gives one.
 pub fn per_app(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&AppRows) -> Option<(Labels, Value)>) {
     for a in &c.apps {
         if let Some((l, v)) = f(a) {
-            push(out, l, v);
+            push(out, a.app.created_ms(), l, v);
         }
     }
 }
@@ -47,7 +51,12 @@ pub fn per_app_by<'a, I: IntoIterator<Item = (&'static str, u64)>>(
 ) {
     for a in &c.apps {
         for (k, n) in f(a) {
-            push(out, plus1(&a.base, label, k), Value::Int(n));
+            push(
+                out,
+                a.app.created_ms(),
+                plus1(&a.base, label, k),
+                Value::Int(n),
+            );
         }
     }
 }
@@ -56,7 +65,7 @@ pub fn per_app_by<'a, I: IntoIterator<Item = (&'static str, u64)>>(
 pub fn per_group(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&GroupView) -> Value) {
     for a in &c.apps {
         for (l, g) in &a.groups {
-            push(out, l.clone(), f(g));
+            push(out, a.app.created_ms(), l.clone(), f(g));
         }
     }
 }
@@ -70,7 +79,12 @@ pub fn per_group_status<const N: usize>(
     for a in &c.apps {
         for (l, g) in &a.groups {
             for (status, n) in f(g) {
-                push(out, plus1(l, "status", status), Value::Int(n));
+                push(
+                    out,
+                    a.app.created_ms(),
+                    plus1(l, "status", status),
+                    Value::Int(n),
+                );
             }
         }
     }
@@ -85,7 +99,7 @@ pub fn per_group_hists<'a>(
     for a in &c.apps {
         for (l, g) in &a.groups {
             for (status, h) in f(g).into_iter().flatten() {
-                push(out, plus1(l, "status", status), hist(h));
+                push(out, a.app.created_ms(), plus1(l, "status", status), hist(h));
             }
         }
     }
@@ -96,7 +110,7 @@ pub fn per_stage(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&StageRow) -> Option
     for a in &c.apps {
         for s in &a.stages {
             if let Some((l, v)) = f(s) {
-                push(out, l, v);
+                push(out, a.app.created_ms(), l, v);
             }
         }
     }
@@ -107,7 +121,7 @@ pub fn per_executor(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&ExecutorView) ->
     for a in &c.apps {
         for (l, e) in &a.executors {
             if let Some(v) = f(e) {
-                push(out, l.clone(), v);
+                push(out, a.app.created_ms(), l.clone(), v);
             }
         }
     }
@@ -123,7 +137,12 @@ pub fn per_executor_by<'a, K: AsRef<str>, I: IntoIterator<Item = (K, u64)>>(
     for a in &c.apps {
         for (l, e) in &a.executors {
             for (k, n) in f(e) {
-                push(out, plus1(l, label, k.as_ref()), Value::Int(n));
+                push(
+                    out,
+                    a.app.created_ms(),
+                    plus1(l, label, k.as_ref()),
+                    Value::Int(n),
+                );
             }
         }
     }
@@ -133,7 +152,7 @@ pub fn per_executor_by<'a, K: AsRef<str>, I: IntoIterator<Item = (K, u64)>>(
 pub fn per_sql(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&SqlView) -> Value) {
     for a in &c.apps {
         for (l, q) in &a.sql {
-            push(out, l.clone(), f(q));
+            push(out, a.app.created_ms(), l.clone(), f(q));
         }
     }
 }
@@ -143,7 +162,12 @@ pub fn per_sql_status(c: &Ctx, out: &mut Vec<Sample>) {
     for a in &c.apps {
         for (l, q) in &a.sql {
             for (status, n) in q.ended {
-                push(out, plus1(l, "status", status), Value::Int(n));
+                push(
+                    out,
+                    a.app.created_ms(),
+                    plus1(l, "status", status),
+                    Value::Int(n),
+                );
             }
         }
     }
@@ -154,7 +178,7 @@ pub fn per_sql_hists(c: &Ctx, out: &mut Vec<Sample>) {
     for a in &c.apps {
         for (l, q) in &a.sql {
             for (status, h) in q.duration.into_iter().flatten() {
-                push(out, plus1(l, "status", status), hist(h));
+                push(out, a.app.created_ms(), plus1(l, "status", status), hist(h));
             }
         }
     }
@@ -164,24 +188,30 @@ pub fn per_sql_hists(c: &Ctx, out: &mut Vec<Sample>) {
 pub fn per_stream(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&StreamAgg) -> Value) {
     for a in &c.apps {
         for (l, s) in &a.streams {
-            push(out, l.clone(), f(s));
+            push(out, a.app.created_ms(), l.clone(), f(s));
         }
     }
 }
 
 /// One sample per key of a self-metric map, the key under `label`.
 pub fn per_key<'m, K: AsRef<str> + 'm, V: Copy + 'm>(
+    c: &Ctx,
     out: &mut Vec<Sample>,
     label: &'static str,
     map: impl IntoIterator<Item = (&'m K, &'m V)>,
     value: impl Fn(V) -> Value,
 ) {
     for (k, v) in map {
-        push(out, Arc::new([(label, Arc::from(k.as_ref()))]), value(*v));
+        push(
+            out,
+            c.tele.started_ms,
+            Arc::new([(label, Arc::from(k.as_ref()))]),
+            value(*v),
+        );
     }
 }
 
 /// One unlabelled sample.
-pub fn single(out: &mut Vec<Sample>, value: Value) {
-    push(out, Arc::new([]), value);
+pub fn single(c: &Ctx, out: &mut Vec<Sample>, value: Value) {
+    push(out, c.tele.started_ms, Arc::new([]), value);
 }

@@ -85,4 +85,7 @@ pub struct Sample {
     pub labels: Labels,
     /// Value.
     pub value: Value,
+    /// When the series started counting (epoch ms; 0 if unknown): the OpenMetrics `_created`
+    /// of counters and histograms.
+    pub created_ms: i64,
 }

@@ -151,6 +151,11 @@ pub struct AppState {
     pub ended_seen_ms: Option<EpochMs>,
     /// Ended only because the REST target stopped listing it.
     pub gone: bool,
+    /// When the model first saw it (wall clock): the `_created` time of its counters and
+    /// histograms, which all start at zero then.
+    pub created_ms: EpochMs,
+    /// The event log reports on it (task durations are known only from there).
+    pub from_log: bool,
     /// Jobs not ended yet.
     pub running_jobs: HashMap<u64, JobState>,
     /// Job ids already counted.
@@ -191,8 +196,8 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// An application known only by id so far.
-    pub fn new(id: &str) -> AppState {
+    /// An application known only by id so far, first seen at `now`.
+    pub fn new(id: &str, now: EpochMs) -> AppState {
         let empty: Arc<str> = Arc::from("");
         AppState {
             id: Arc::from(id),
@@ -203,6 +208,8 @@ impl AppState {
             end_ms: None,
             ended_seen_ms: None,
             gone: false,
+            created_ms: now,
+            from_log: false,
             running_jobs: HashMap::new(),
             counted_jobs: IdSet::default(),
             counted_tasks: IdSet::default(),

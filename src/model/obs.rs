@@ -372,6 +372,15 @@ pub struct SqlObs {
     pub duration_ms: Option<u64>,
 }
 
+/// A structured-streaming query started (`QueryStartedEvent`).
+#[derive(Debug, Clone)]
+pub struct StreamingStartObs {
+    /// Query id (stable across restarts of the query).
+    pub query_id: String,
+    /// Query name, when the user set one.
+    pub name: Option<String>,
+}
+
 /// One structured-streaming micro-batch (`QueryProgressEvent`).
 #[derive(Debug, Clone)]
 pub struct StreamingProgressObs {

@@ -33,6 +33,10 @@ pub trait Observer: Send + Sync {
     fn upsert_sql(&self, app_id: &str, obs: &SqlObs);
     /// A streaming micro-batch finished (event log).
     fn streaming_progress(&self, app_id: &str, obs: &StreamingProgressObs);
+    /// A streaming query started (event log): its series exist from now, at zero.
+    fn streaming_started(&self, app_id: &str, obs: &StreamingStartObs) {
+        let _ = (app_id, obs);
+    }
 }
 
 impl Model {
@@ -88,5 +92,9 @@ impl Observer for ModelObserver {
     fn streaming_progress(&self, app_id: &str, obs: &StreamingProgressObs) {
         self.model
             .write(|s, t, _| s.streaming_progress(app_id, obs, t))
+    }
+    fn streaming_started(&self, app_id: &str, obs: &StreamingStartObs) {
+        self.model
+            .write(|s, t, _| s.streaming_started(app_id, obs, t))
     }
 }

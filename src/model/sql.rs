@@ -23,3 +23,18 @@ pub struct SqlAgg {
     /// Durations by status label.
     pub duration: BTreeMap<&'static str, Hist>,
 }
+
+impl SqlAgg {
+    /// A description's aggregate on first sight: no execution ended, and a zero duration
+    /// histogram for every final status, so each series exists before its first observation.
+    pub fn new(bounds: &Arc<[f64]>) -> SqlAgg {
+        use super::obs::SqlStatus;
+        SqlAgg {
+            ended: BTreeMap::new(),
+            duration: [SqlStatus::Completed, SqlStatus::Failed]
+                .into_iter()
+                .map(|s| (s.label(), Hist::new(bounds.clone())))
+                .collect(),
+        }
+    }
+}

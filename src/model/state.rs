@@ -20,6 +20,9 @@ pub(crate) struct State {
     pub(super) task_bounds: Arc<[f64]>,
     /// Retention settings.
     pub(super) retention: ModelConfig,
+    /// Wall-clock time of the write under way (set by [`super::Model`] before each write), for
+    /// what is created on first sight.
+    pub(super) now_ms: crate::clock::EpochMs,
     pub(super) labeler: Labeler,
 }
 
@@ -32,6 +35,7 @@ impl State {
             duration_bounds: Arc::from(settings.histograms.duration_buckets.clone()),
             task_bounds: Arc::from(settings.histograms.task_duration_buckets.clone()),
             retention: settings.model.clone(),
+            now_ms: 0,
             labeler: Labeler::new(&settings.labels),
         }
     }

@@ -70,6 +70,7 @@ impl Model {
     pub(super) fn write<R>(&self, f: impl FnOnce(&mut State, &Telemetry, EpochMs) -> R) -> R {
         let now = self.now_ms();
         let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        g.now_ms = now;
         let r = f(&mut g, &self.telemetry, now);
         // Bumped under the lock, after the change: a reader that sees the new number and then
         // takes the lock sees the change.

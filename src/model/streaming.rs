@@ -20,3 +20,17 @@ pub struct StreamAgg {
     /// Batch durations.
     pub batch_duration: Hist,
 }
+
+impl StreamAgg {
+    /// A query's aggregate on first sight: every counter and the histogram at zero.
+    pub fn new(bounds: std::sync::Arc<[f64]>) -> StreamAgg {
+        StreamAgg {
+            last_batch: BTreeMap::new(),
+            batches: 0,
+            input_rows: 0,
+            input_rows_per_second: 0.0,
+            processed_rows_per_second: 0.0,
+            batch_duration: Hist::new(bounds),
+        }
+    }
+}

@@ -142,7 +142,11 @@ fn running_then_ended_job_keeps_its_labels_and_duration() {
         Some(1.0)
     );
     assert_eq!(
-        val(&f, "spark_job_duration_seconds", &[("job_group", "etl")]),
+        val(
+            &f,
+            "spark_job_duration_seconds",
+            &[("job_group", "etl"), ("status", "failed")]
+        ),
         Some(1.0)
     );
 }
@@ -538,5 +542,112 @@ fn running_tasks_from_the_event_log_are_starts_minus_ends() {
     assert_eq!(
         val(&f, "spark_executor_active_tasks", &[("executor_id", "1")]),
         Some(2.0)
+    );
+}
+
+/// Every counter and histogram of a job group, SQL description and streaming query exists at
+/// zero, for every status, from the moment the key is first seen: a job, an execution or a
+/// query starting.
+#[test]
+fn series_are_born_at_zero_when_their_key_is_first_seen() {
+    let (m, _) = model();
+    let o = m.observer(Source::EventLog);
+    o.upsert_job(APP, &job(1, JobStatus::Running, "etl", vec![]));
+    o.upsert_sql(
+        APP,
+        &SqlObs {
+            execution_id: 4,
+            description: Some("load".into()),
+            status: SqlStatus::Running,
+            submission_ms: Some(1_000),
+            duration_ms: None,
+        },
+    );
+    o.streaming_started(
+        APP,
+        &StreamingStartObs {
+            query_id: "q-1".into(),
+            name: Some("events".into()),
+        },
+    );
+    let f = collect(&m);
+    let g = [("job_group", "etl")];
+    for status in ["succeeded", "failed"] {
+        let with = [g[0], ("status", status)];
+        assert_eq!(val(&f, "spark_jobs", &with), Some(0.0), "jobs {status}");
+        assert_eq!(
+            val(&f, "spark_job_duration_seconds", &with),
+            Some(0.0),
+            "job hist {status}"
+        );
+    }
+    for status in ["complete", "failed"] {
+        let with = [g[0], ("status", status)];
+        assert_eq!(val(&f, "spark_stages", &with), Some(0.0), "stages {status}");
+        assert_eq!(
+            val(&f, "spark_stage_duration_seconds", &with),
+            Some(0.0),
+            "stage hist {status}"
+        );
+    }
+    for status in ["succeeded", "failed", "killed"] {
+        assert_eq!(
+            val(&f, "spark_tasks", &[g[0], ("status", status)]),
+            Some(0.0)
+        );
+    }
+    assert_eq!(
+        val(&f, "spark_task_duration_seconds", &g),
+        Some(0.0),
+        "event-log task hist"
+    );
+    assert_eq!(val(&f, "spark_task_run_time_seconds", &g), Some(0.0));
+    for status in ["completed", "failed"] {
+        let with = [("description", "load"), ("status", status)];
+        assert_eq!(
+            val(&f, "spark_sql_executions", &with),
+            Some(0.0),
+            "sql {status}"
+        );
+        assert_eq!(
+            val(&f, "spark_sql_execution_duration_seconds", &with),
+            Some(0.0),
+            "sql hist {status}"
+        );
+    }
+    let q = [("query", "events")];
+    assert_eq!(val(&f, "spark_streaming_batches", &q), Some(0.0));
+    assert_eq!(val(&f, "spark_streaming_input_rows", &q), Some(0.0));
+    assert_eq!(
+        val(&f, "spark_streaming_batch_duration_seconds", &q),
+        Some(0.0)
+    );
+    // Every sample of the application starts counting when the model first saw it.
+    let created: std::collections::BTreeSet<i64> = f
+        .iter()
+        .filter(|x| x.name.starts_with("spark_") && !x.name.starts_with("spark_exporter"))
+        .flat_map(|x| x.samples.iter().map(|s| s.created_ms))
+        .collect();
+    assert_eq!(created.into_iter().collect::<Vec<_>>(), vec![1_000_000]);
+}
+
+/// Over REST alone task durations are never known: no task-duration histogram at zero.
+#[test]
+fn rest_alone_has_no_task_duration_histogram() {
+    let (m, _) = model();
+    m.observer(Source::Rest)
+        .upsert_job(APP, &job(1, JobStatus::Running, "etl", vec![]));
+    let f = collect(&m);
+    assert_eq!(
+        val(&f, "spark_task_duration_seconds", &[("job_group", "etl")]),
+        None
+    );
+    assert_eq!(
+        val(
+            &f,
+            "spark_job_duration_seconds",
+            &[("job_group", "etl"), ("status", "failed")]
+        ),
+        Some(0.0)
     );
 }

@@ -8,7 +8,7 @@ use super::executor::normalise_reason;
 use super::hist::Hist;
 use super::labels::Labeler;
 use super::obs::*;
-use super::sql::SqlState;
+use super::sql::{SqlAgg, SqlState};
 use super::state::State;
 use super::streaming::StreamAgg;
 use crate::telemetry::Telemetry;
@@ -34,16 +34,24 @@ fn group_key(
     )
 }
 
+/// The job group's aggregate, created on first sight (a job or stage starting) with every
+/// histogram at zero for every status, so each series exists before its first observation.
 fn group_agg<'a>(
     app: &'a mut AppState,
     key: &GroupKey,
-    task_bounds: &Arc<[f64]>,
+    (dur_bounds, task_bounds): (&Arc<[f64]>, &Arc<[f64]>),
 ) -> &'a mut GroupAgg {
+    let zero = |statuses: &[&'static str]| -> BTreeMap<&'static str, Hist> {
+        statuses
+            .iter()
+            .map(|s| (*s, Hist::new(dur_bounds.clone())))
+            .collect()
+    };
     app.groups.entry(key.clone()).or_insert_with(|| GroupAgg {
         jobs: BTreeMap::new(),
-        job_duration: BTreeMap::new(),
+        job_duration: zero(&[JobStatus::Succeeded.label(), JobStatus::Failed.label()]),
         stages: BTreeMap::new(),
-        stage_duration: BTreeMap::new(),
+        stage_duration: zero(&[StageStatus::Complete.label(), StageStatus::Failed.label()]),
         retired_counts: TaskCounts::default(),
         retired_totals: TaskTotals::default(),
         task_duration: Hist::new(task_bounds.clone()),
@@ -57,10 +65,11 @@ impl State {
 
     /// The application (created on first sight) and the labeler, borrowed together.
     fn app_and_labeler(&mut self, app_id: &str) -> (&mut AppState, &Labeler) {
+        let now = self.now_ms;
         let app = self
             .apps
             .entry(app_id.to_string())
-            .or_insert_with(|| AppState::new(app_id));
+            .or_insert_with(|| AppState::new(app_id, now));
         (app, &self.labeler)
     }
 
@@ -161,6 +170,11 @@ impl State {
         let submission_ms = obs
             .submission_ms
             .or(prev.as_ref().and_then(|j| j.submission_ms));
+        if src == Source::EventLog {
+            app.from_log = true;
+        }
+        // The group's series exist from its first job's start, at zero.
+        group_agg(app, &group, (&dur_bounds, &task_bounds));
         if !obs.status.is_terminal() {
             let mut stage_ids = prev.map(|p| p.stage_ids).unwrap_or_default();
             if stage_ids.is_empty() {
@@ -178,7 +192,7 @@ impl State {
         }
         app.counted_jobs.insert(obs.job_id);
         let status = obs.status.label();
-        let agg = group_agg(app, &group, &task_bounds);
+        let agg = group_agg(app, &group, (&dur_bounds, &task_bounds));
         *agg.jobs.entry(status).or_default() += 1;
         let h = agg
             .job_duration
@@ -203,7 +217,7 @@ impl State {
                     .stage_groups
                     .remove(&sid)
                     .unwrap_or_else(|| group.clone());
-                *group_agg(app, &g, &task_bounds)
+                *group_agg(app, &g, (&dur_bounds, &task_bounds))
                     .stages
                     .entry("skipped")
                     .or_default() += 1;
@@ -269,12 +283,13 @@ impl State {
             if obs.status == StageStatus::Skipped {
                 app.mark_stage_counted(obs.stage_id, obs.attempt);
                 app.stage_groups.remove(&obs.stage_id);
-                *group_agg(app, &group, &task_bounds)
+                *group_agg(app, &group, (&dur_bounds, &task_bounds))
                     .stages
                     .entry("skipped")
                     .or_default() += 1;
                 return;
             }
+            group_agg(app, &group, (&dur_bounds, &task_bounds));
             let name = labeler.cap(obs.name.as_deref().unwrap_or(""));
             let st = StageState::new(obs.stage_id, obs.attempt, group, Arc::from(name), now);
             app.stages.insert(key, st);
@@ -302,7 +317,7 @@ impl State {
         );
         let status = obs.status.label();
         app.mark_stage_counted(obs.stage_id, obs.attempt);
-        let agg = group_agg(app, &group, &task_bounds);
+        let agg = group_agg(app, &group, (&dur_bounds, &task_bounds));
         *agg.stages.entry(status).or_default() += 1;
         let h = agg
             .stage_duration
@@ -341,7 +356,7 @@ impl State {
     }
 
     pub(super) fn task_end(&mut self, app_id: &str, obs: &TaskEndObs, t: &Telemetry) {
-        let task_bounds = self.task_bounds.clone();
+        let (dur_bounds, task_bounds) = (self.duration_bounds.clone(), self.task_bounds.clone());
         let (app, labeler) = self.app_and_labeler(app_id);
         if !app.counted_tasks.insert(obs.task_id) {
             return;
@@ -372,7 +387,7 @@ impl State {
                     Some(g) => g.clone(),
                     None => group_key(labeler, app, t, None, None),
                 };
-                let agg = group_agg(app, &g, &task_bounds);
+                let agg = group_agg(app, &g, (&dur_bounds, &task_bounds));
                 match obs.outcome {
                     TaskOutcome::Succeeded => agg.retired_counts.succeeded += 1,
                     TaskOutcome::Failed => agg.retired_counts.failed += 1,
@@ -383,7 +398,7 @@ impl State {
             }
         };
         let dur_ms = obs.finish_ms.saturating_sub(obs.launch_ms).max(0) as u64;
-        group_agg(app, &group, &task_bounds)
+        group_agg(app, &group, (&dur_bounds, &task_bounds))
             .task_duration
             .observe(dur_ms as f64 / 1000.0);
         let ex = app.executor(&obs.executor_id);
@@ -443,6 +458,10 @@ impl State {
                 obs.description.as_deref(),
             ),
         };
+        // The description's series exist from its first execution's start, at zero.
+        app.sql
+            .entry(description.clone())
+            .or_insert_with(|| SqlAgg::new(&bounds));
         if !obs.status.is_terminal() {
             app.running_sql.insert(
                 obs.execution_id,
@@ -454,7 +473,10 @@ impl State {
             return;
         }
         app.counted_sql.insert(obs.execution_id);
-        let agg = app.sql.entry(description).or_default();
+        let agg = app
+            .sql
+            .entry(description)
+            .or_insert_with(|| SqlAgg::new(&bounds));
         let status = obs.status.label();
         *agg.ended.entry(status).or_default() += 1;
         let h = agg
@@ -464,6 +486,25 @@ impl State {
         if let Some(d) = obs.duration_ms {
             h.observe(d as f64 / 1000.0);
         }
+    }
+
+    pub(super) fn streaming_started(
+        &mut self,
+        app_id: &str,
+        obs: &StreamingStartObs,
+        t: &Telemetry,
+    ) {
+        let bounds = self.duration_bounds.clone();
+        let (app, labeler) = self.app_and_labeler(app_id);
+        let raw = obs
+            .name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .unwrap_or(&obs.query_id);
+        let q = labeler.value(&mut app.label_sets, t, "query", Some(raw));
+        app.streaming
+            .entry(q)
+            .or_insert_with(|| StreamAgg::new(bounds));
     }
 
     pub(super) fn streaming_progress(
@@ -480,14 +521,10 @@ impl State {
             .filter(|n| !n.is_empty())
             .unwrap_or(&obs.query_id);
         let q = labeler.value(&mut app.label_sets, t, "query", Some(raw));
-        let agg = app.streaming.entry(q).or_insert_with(|| StreamAgg {
-            last_batch: BTreeMap::new(),
-            batches: 0,
-            input_rows: 0,
-            input_rows_per_second: 0.0,
-            processed_rows_per_second: 0.0,
-            batch_duration: Hist::new(bounds),
-        });
+        let agg = app
+            .streaming
+            .entry(q)
+            .or_insert_with(|| StreamAgg::new(bounds));
         if agg
             .last_batch
             .get(&obs.query_id)
@@ -508,7 +545,7 @@ impl State {
         self.flush_orphans(now - super::app::ORPHAN_WAIT_MS, t, now);
         let r = self.retention.clone();
         let ms = |d: std::time::Duration| d.as_millis() as EpochMs;
-        let task_bounds = self.task_bounds.clone();
+        let (dur_bounds, task_bounds) = (self.duration_bounds.clone(), self.task_bounds.clone());
         self.apps.retain(|_, a| {
             a.ended_seen_ms
                 .is_none_or(|e| now - e < ms(r.app_retention))
@@ -526,7 +563,7 @@ impl State {
             for k in old {
                 if let Some(st) = app.stages.remove(&k) {
                     app.stage_groups.remove(&k.0);
-                    let agg = group_agg(app, &st.group, &task_bounds);
+                    let agg = group_agg(app, &st.group, (&dur_bounds, &task_bounds));
                     let (c, tot) = (st.counts(), st.totals());
                     agg.retired_counts.add(&c);
                     agg.retired_totals.add(&tot);

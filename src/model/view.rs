@@ -64,11 +64,11 @@ pub struct GroupView<'a> {
     pub tasks: TaskCounts,
     /// Task metric sums, retired and live stages together.
     pub totals: TaskTotals,
-    /// Job durations by status (only statuses observed).
+    /// Job durations by status (`succeeded` and `failed`, at zero until observed).
     pub job_duration: Option<&'a BTreeMap<&'static str, Hist>>,
-    /// Stage durations by status (only statuses observed).
+    /// Stage durations by status (`complete` and `failed`, at zero until observed).
     pub stage_duration: Option<&'a BTreeMap<&'static str, Hist>>,
-    /// Task durations, when any task was observed.
+    /// Task durations: when the event log reports on the application, or a task was observed.
     pub task_duration: Option<&'a Hist>,
 }
 
@@ -164,6 +164,11 @@ impl<'a> AppView<'a> {
     pub fn ended(&self) -> bool {
         self.app.ended()
     }
+    /// When the model first saw the application (epoch ms): its counters and histograms count
+    /// from then (OpenMetrics `_created`).
+    pub fn created_ms(&self) -> EpochMs {
+        self.app.created_ms
+    }
     /// True when Spark itself said the application ended (`ApplicationEnd` in its log, or REST
     /// listing it completed), not only that its driver went away.
     pub fn ended_by_spark(&self) -> bool {
@@ -243,7 +248,7 @@ impl<'a> AppView<'a> {
         keys.sort();
         keys.dedup();
         keys.into_iter()
-            .map(|key| group_view(key, app.groups.get(key), live.get(key)))
+            .map(|key| group_view(key, app.groups.get(key), live.get(key), app.from_log))
             .collect()
     }
 
@@ -321,6 +326,7 @@ fn group_view<'a>(
     key: &'a GroupKey,
     agg: Option<&'a GroupAgg>,
     live: Option<&Live>,
+    from_log: bool,
 ) -> GroupView<'a> {
     let jobs = |s: &'static str| (s, agg.and_then(|a| a.jobs.get(s)).copied().unwrap_or(0));
     let stages = |s: &'static str| (s, agg.and_then(|a| a.stages.get(s)).copied().unwrap_or(0));
@@ -340,6 +346,10 @@ fn group_view<'a>(
         totals,
         job_duration: agg.map(|a| &a.job_duration),
         stage_duration: agg.map(|a| &a.stage_duration),
-        task_duration: agg.map(|a| &a.task_duration).filter(|h| h.count > 0),
+        // Task durations are known from the event log only: at zero from the group's first
+        // sight when the log reports on the application, absent otherwise.
+        task_duration: agg
+            .map(|a| &a.task_duration)
+            .filter(|h| from_log || h.count > 0),
     }
 }

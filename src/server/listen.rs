@@ -74,7 +74,12 @@ pub async fn serve(
         }
     }
     let ctx = Arc::new(Ctx {
-        exposition: Exposition::start(model.clone(), settings.web.max_staleness, shutdown.clone()),
+        exposition: Exposition::start(
+            model.clone(),
+            settings.web.max_staleness,
+            settings.web.openmetrics_created,
+            shutdown.clone(),
+        ),
         model,
         settings,
         security,

@@ -411,6 +411,7 @@ mod tests {
         Sample {
             labels: labels.iter().map(|(k, v)| (*k, Arc::from(*v))).collect(),
             value,
+            created_ms: 0,
         }
     }
 

@@ -339,6 +339,7 @@ mod tests {
                 samples: vec![Sample {
                     labels: Arc::new([]),
                     value: Value::Int(c.load(Ordering::SeqCst)),
+                    created_ms: 0,
                 }],
             };
             Snapshot::new(&[fam], SystemTime::now())
