@@ -1,15 +1,24 @@
 #!/usr/bin/env python3
 """The one source of truth for spark-exporter's Prometheus rules.
 
-Writes, from the thresholds and rules below:
+Writes, from the configuration and rules below:
   alerts/spark-exporter.rules.yml  a plain Prometheus rule file (`rule_files:`)
   alerts/prometheusrule.yaml       the same groups as a prometheus-operator PrometheusRule
 
 Usage:
-  scripts/alerts-generate.py              rewrite both files
+  scripts/alerts-generate.py              rewrite both files (default configuration)
   scripts/alerts-generate.py --check      exit 1 (with a diff) if a file differs from the source
-  scripts/alerts-generate.py --out-dir D --set STUCK_MINUTES=0.5 --set GC_FOR=0s
-                                          test copies with other thresholds (never over the repo)
+  scripts/alerts-generate.py --out-dir D --config my-install.json --set STUCK_MINUTES=30
+                                          your copy: the defaults, overridden by the config file,
+                                          overridden by --set (never over the repository's files)
+  scripts/alerts-generate.py --check --out-dir D --config my-install.json
+                                          exit 1 if your copy in D is stale
+
+The configuration works like a monitoring mixin's `_config`: every key of DEFAULTS below (the
+exporter selector, the grouping labels kept on every alert, thresholds, runbook URL, extra alert
+labels, the PrometheusRule's metadata) can be set in a config file (JSON; YAML too when PyYAML
+is importable) or with --set NAME=VALUE. alerts/README.md lists the keys;
+alerts/config.example.json is an example.
 
 Only the Python standard library is needed. Edit this file, run it, commit the three files together;
 `scripts/alerts-test.sh` (CI) fails when the generated files drift from this source.
@@ -27,8 +36,43 @@ OPERATOR_FILE = "alerts/prometheusrule.yaml"
 RUNBOOK_FILE = "docs/runbook.md"
 
 # ---------------------------------------------------------------------------------------------
-# Thresholds. Every alert below reads its numbers from here; change them here (or per test run
-# with --set NAME=VALUE) and regenerate. Durations are Prometheus durations ("30s", "15m", "0s").
+# Where the series come from and where the alerts go. Like the thresholds below, each key can be
+# set in a config file (--config) or with --set NAME=VALUE.
+# ---------------------------------------------------------------------------------------------
+SETTINGS = {
+    # SparkExporterDown: the matchers (without braces) that select the exporter's scrape targets
+    # in `up`. The default matches any scrape job whose name contains spark-exporter: the plain
+    # scrape config's `spark-exporter`, and the PodMonitor's `<namespace>/spark-exporter`.
+    # The other alerts read metrics only spark-exporter serves, so they need no selector.
+    "EXPORTER_SELECTOR": 'job=~".*spark-exporter.*"',
+    # Labels every alert and every aggregating recording rule keeps (each `by (...)` and `on (...)`
+    # starts with them), so that Alertmanager can route by them: a namespace-scoped
+    # AlertmanagerConfig only receives alerts that carry its `namespace`. Labels the series lack
+    # drop out of `by` by themselves, so installs without them need no change. `cluster` is on
+    # the series in a global ruler (Thanos, Mimir); a Prometheus adds its external labels (often
+    # `cluster`) to every alert it sends anyway.
+    "GROUPING_LABELS": ["cluster", "namespace", "pod"],
+    # Where docs/runbook.md is served; each alert links to its section (#<alert name lowercased>).
+    "RUNBOOK_BASE_URL": "https://github.com/spark-exporter/spark-exporter/blob/main/docs/runbook.md",
+    # Labels added to every alert, e.g. {"team": "data-platform"} for routing. `severity` is set
+    # per alert (SEVERITIES below) and cannot be overridden here.
+    "ALERT_LABELS": {},
+    # The PrometheusRule object's name and labels. kube-prometheus-stack's Prometheus selects rules
+    # labelled `release: <its Helm release>`; the default is the usual release name (the chart's
+    # own name). Set yours. A configured PROMETHEUSRULE_LABELS replaces this whole set (not
+    # merged), so it can also drop `release`.
+    "PROMETHEUSRULE_NAME": "spark-exporter",
+    "PROMETHEUSRULE_LABELS": {
+        "app.kubernetes.io/name": "spark-exporter",
+        "app.kubernetes.io/component": "alerting-rules",
+        "release": "kube-prometheus-stack",
+    },
+}
+
+# ---------------------------------------------------------------------------------------------
+# Thresholds. Every alert below reads its numbers from here; change them here (or for one install
+# with --config FILE / --set NAME=VALUE) and regenerate. Durations are Prometheus durations
+# ("30s", "15m", "0s"): the keys ending in _FOR, _WINDOW and _LOOKBACK.
 # ---------------------------------------------------------------------------------------------
 THRESHOLDS = {
     # SparkExecutorHighGCRatio: JVM GC time as a fraction of task run time, per executor, over 5m.
@@ -79,8 +123,7 @@ THRESHOLDS = {
     # SparkExporterTargetDown: a Spark UI / History Server the exporter polls is unreachable.
     # A driver UI also goes away when the application ends; 5m rides over driver restarts.
     "TARGET_DOWN_FOR": "5m",
-    # SparkExporterDown: Prometheus cannot scrape the exporter. Match the scrape job's name.
-    "EXPORTER_JOB_REGEX": ".*spark-exporter.*",
+    # SparkExporterDown: Prometheus cannot scrape the exporter (targets: EXPORTER_SELECTOR).
     "EXPORTER_DOWN_FOR": "5m",
     # SparkExporterEventLogErrors ignores these kinds: `unknown_event` counts events with names the
     # exporter does not know (custom listener events of libraries), which are harmless.
@@ -91,9 +134,11 @@ THRESHOLDS = {
     # newest event only means no application is writing, which is not a problem.
     "EVENTLOG_LAG_SECONDS": 300,
     "EVENTLOG_LAG_FOR": "10m",
-    # Where docs/runbook.md is served; each alert links to its section (#<alert name lowercased>).
-    "RUNBOOK_BASE_URL": "https://github.com/spark-exporter/spark-exporter/blob/main/docs/runbook.md",
 }
+
+DEFAULTS = {**SETTINGS, **THRESHOLDS}
+# Keys that were renamed: a config or --set naming the old key gets told the new one.
+RENAMED = {"EXPORTER_JOB_REGEX": 'EXPORTER_SELECTOR (matchers, e.g. job=~".*spark-exporter.*")'}
 
 # Severity per alert: "critical" pages someone, "warning" goes to a channel, "info" is for context.
 SEVERITIES = {
@@ -111,21 +156,20 @@ SEVERITIES = {
     "SparkExporterEventLogLag": "warning",
 }
 
-# Labels added to every alert (e.g. {"team": "data-platform"}) and to the PrometheusRule object
-# (kube-prometheus-stack selects rules by its release label by default).
-EXTRA_ALERT_LABELS = {}
-PROMETHEUSRULE_METADATA = {
-    "name": "spark-exporter",
-    "labels": {
-        "app.kubernetes.io/name": "spark-exporter",
-        "app.kubernetes.io/component": "alerting-rules",
-        "release": "prometheus",
-    },
-}
-
 APP = "app_id, app_name"
 JOB = "app_id, app_name, job_group, job_description"
 STAGE = "app_id, app_name, job_group, job_description, stage_id, stage_attempt"
+
+
+def by(c, *parts):
+    """A `by (...)` / `on (...)` label list: the grouping labels, then `parts`, each label once."""
+    labels = []
+    for part in (*c["GROUPING_LABELS"], *parts):
+        for label in part.split(","):
+            label = label.strip()
+            if label and label not in labels:
+                labels.append(label)
+    return ", ".join(labels)
 
 
 def num(x):
@@ -133,7 +177,7 @@ def num(x):
     return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
-def events(selector, t):
+def events(selector, c):
     """Events counted by `selector` (a counter) in the last EVENT_WINDOW, per series.
 
     A series that did not exist in the lookback before the window is new: its whole value counts
@@ -146,21 +190,23 @@ def events(selector, t):
     exporter has exited. Rules evaluated less often than that (kube-prometheus-stack evaluates
     every 30 s, scrapes at 10 s) would never see it as an instant vector.
     """
-    return (f"(\n  max_over_time({selector}[{t['EVENT_WINDOW']}])\n  unless\n"
-            f"  max_over_time({selector}[{t['NEW_SERIES_LOOKBACK']}] offset {t['EVENT_WINDOW']})\n)\n"
-            f"or\nincrease({selector}[{t['EVENT_WINDOW']}])")
+    return (f"(\n  max_over_time({selector}[{c['EVENT_WINDOW']}])\n  unless\n"
+            f"  max_over_time({selector}[{c['NEW_SERIES_LOOKBACK']}] offset {c['EVENT_WINDOW']})\n)\n"
+            f"or\nincrease({selector}[{c['EVENT_WINDOW']}])")
 
 
 def indent(text, n=2):
     return "\n".join(" " * n + line for line in text.split("\n"))
 
 
-def sum_events(by, selector, t, window=None):
-    tt = dict(t, EVENT_WINDOW=window) if window else t
-    return f"sum by ({by}) (\n{indent(events(selector, tt))}\n)"
+def sum_events(c, labels, selector, window=None):
+    """Events per `labels` (after the grouping labels) in the window."""
+    cc = dict(c, EVENT_WINDOW=window) if window else c
+    return f"sum by ({by(c, labels)}) (\n{indent(events(selector, cc))}\n)"
 
 
-def recording_rules(t):
+def recording_rules(c):
+    app, group = by(c, APP), by(c, APP, "job_group")
     return [
         {
             "record": "spark_executor:task_time_seconds:rate5m",
@@ -177,179 +223,195 @@ def recording_rules(t):
         },
         {
             "record": "spark_app:gc_ratio:rate5m",
-            "expr": (f"sum by ({APP}) (rate(spark_executor_gc_time_seconds_total[5m]))\n/\n"
-                     f"(sum by ({APP}) (rate(spark_executor_task_time_seconds_total[5m])) > 0)"),
+            "expr": (f"sum by ({app}) (rate(spark_executor_gc_time_seconds_total[5m]))\n/\n"
+                     f"(sum by ({app}) (rate(spark_executor_task_time_seconds_total[5m])) > 0)"),
         },
         {
             "record": "spark_job_group:gc_ratio:rate5m",
-            "expr": (f"sum by ({APP}, job_group) (rate(spark_task_gc_time_seconds_total[5m]))\n/\n"
-                     f"(sum by ({APP}, job_group) (rate(spark_task_run_time_seconds_total[5m])) > 0)"),
+            "expr": (f"sum by ({group}) (rate(spark_task_gc_time_seconds_total[5m]))\n/\n"
+                     f"(sum by ({group}) (rate(spark_task_run_time_seconds_total[5m])) > 0)"),
         },
         {
             # The failed series only exists after the first failure; `or ... * 0` yields 0 until
             # then, so the ratio is charted as 0 instead of missing.
             "record": "spark_app:task_failure_ratio:rate5m",
-            "expr": (f"(\n  sum by ({APP}) (rate(spark_tasks_total{{status=\"failed\"}}[5m]))\n"
-                     f"  or\n  sum by ({APP}) (rate(spark_tasks_total[5m])) * 0\n)\n/\n"
-                     f"(sum by ({APP}) (rate(spark_tasks_total[5m])) > 0)"),
+            "expr": (f"(\n  sum by ({app}) (rate(spark_tasks_total{{status=\"failed\"}}[5m]))\n"
+                     f"  or\n  sum by ({app}) (rate(spark_tasks_total[5m])) * 0\n)\n/\n"
+                     f"(sum by ({app}) (rate(spark_tasks_total[5m])) > 0)"),
         },
     ]
 
 
-def alert(name, expr, t, summary, description, for_=None, extra_labels=None):
+def run_rules(c):
+    """Per run (application id) and job group: the totals of the jobs that ended so far.
+
+    Cumulative on purpose (the histogram's _sum and _count, no rate): a run's value is its total
+    at any moment, and its last value is the run's result, to compare runs of one application
+    (same app_name, one app_id each). Summed over status and job_description. The mean divides
+    the raw sums rather than the two series recorded just before it, so it does not depend on
+    the order in which a ruler evaluates the group.
+    """
+    key = by(c, APP, "job_group")
+    total = f"sum by ({key}) (spark_job_duration_seconds_sum)"
+    count = f"sum by ({key}) (spark_job_duration_seconds_count)"
+    return [
+        {"record": "spark_app_job_group:job_duration_seconds:sum", "expr": total},
+        {"record": "spark_app_job_group:job_duration_seconds:count", "expr": count},
+        {"record": "spark_app_job_group:job_duration_seconds:mean", "expr": f"{total}\n/\n({count} > 0)"},
+    ]
+
+
+def alert(c, name, expr, summary, description, for_=None):
     rule = {"alert": name, "expr": expr}
     if for_ and for_ not in ("0", "0s", "0m"):
         rule["for"] = for_
     labels = {"severity": SEVERITIES[name]}
-    labels.update(EXTRA_ALERT_LABELS)
-    labels.update(extra_labels or {})
+    labels.update(c["ALERT_LABELS"])
     rule["labels"] = labels
     rule["annotations"] = {
         "summary": summary,
         "description": description,
-        "runbook_url": f"{t['RUNBOOK_BASE_URL']}#{name.lower()}",
+        "runbook_url": f"{c['RUNBOOK_BASE_URL']}#{name.lower()}",
     }
     return rule
 
 
-def alerting_rules(t):
-    w = t["EVENT_WINDOW"]
-    stuck_s = num(float(t["STUCK_MINUTES"]) * 60)
+def alerting_rules(c):
+    w = c["EVENT_WINDOW"]
+    stuck_s = num(float(c["STUCK_MINUTES"]) * 60)
     failed_jobs = 'spark_jobs_total{status="failed"}'
     failed_stages = 'spark_stages_total{status="failed"}'
-    lost = 'spark_executor_removed_total{reason=~"%s"}' % t["LOST_EXECUTOR_REASONS"]
-    eventlog_errors = 'spark_exporter_eventlog_errors_total{kind!~"%s"}' % t["EVENTLOG_IGNORED_KINDS"]
+    lost = 'spark_executor_removed_total{reason=~"%s"}' % c["LOST_EXECUTOR_REASONS"]
+    eventlog_errors = 'spark_exporter_eventlog_errors_total{kind!~"%s"}' % c["EVENTLOG_IGNORED_KINDS"]
+    # The stage's stall and its skew are joined per stage of one run; the grouping labels keep
+    # runs of different clusters/namespaces apart even when their app ids collide.
+    stage_key = by(c, "app_id, stage_id, stage_attempt")
+    # Lag and bytes read come from the same target: instance and job with the grouping labels
+    # (pod IPs, hence instances, repeat across clusters).
+    target_key = by(c, "instance, job")
     return [
         alert(
-            "SparkStageStuck",
-            f"max by ({STAGE}, stage_name) (spark_stage_stalled_seconds) > {stuck_s}",
-            t,
+            c, "SparkStageStuck",
+            f"max by ({by(c, STAGE, 'stage_name')}) (spark_stage_stalled_seconds) > {stuck_s}",
             "Spark stage {{ $labels.stage_id }} of {{ $labels.app_name }} has not finished a task "
-            f"for {num(t['STUCK_MINUTES'])} minutes",
+            f"for {num(c['STUCK_MINUTES'])} minutes",
             "Stage {{ $labels.stage_id }} (attempt {{ $labels.stage_attempt }}, {{ $labels.stage_name }}) "
             "of job group '{{ $labels.job_group }}' in application {{ $labels.app_name }} "
             "({{ $labels.app_id }}) is active but no task has finished for "
             "{{ $value | humanizeDuration }}. A task is hung or the stage is waiting for executors.",
         ),
         alert(
-            "SparkJobFailed",
-            sum_events(JOB, failed_jobs, t) + "\n> 0",
-            t,
+            c, "SparkJobFailed",
+            sum_events(c, JOB, failed_jobs) + "\n> 0",
             "Spark job failed in {{ $labels.app_name }}",
             "{{ $value | printf \"%.0f\" }} job(s) of job group '{{ $labels.job_group }}' "
             "('{{ $labels.job_description }}') in application {{ $labels.app_name }} "
             f"({{{{ $labels.app_id }}}}) failed in the last {w}.",
         ),
         alert(
-            "SparkStageFailures",
-            sum_events(APP + ", job_group", failed_stages, t) + f"\n> {num(t['STAGE_FAILURES'])}",
-            t,
+            c, "SparkStageFailures",
+            sum_events(c, APP + ", job_group", failed_stages) + f"\n> {num(c['STAGE_FAILURES'])}",
             "Spark stage attempts failing in {{ $labels.app_name }}",
             "{{ $value | printf \"%.0f\" }} stage attempt(s) of job group '{{ $labels.job_group }}' in "
             f"application {{{{ $labels.app_name }}}} ({{{{ $labels.app_id }}}}) failed in the last {w}.",
         ),
         alert(
-            "SparkExecutorsLost",
-            sum_events(APP + ", reason", lost, t) + f"\n> {num(t['LOST_EXECUTORS'])}",
-            t,
+            c, "SparkExecutorsLost",
+            sum_events(c, APP + ", reason", lost) + f"\n> {num(c['LOST_EXECUTORS'])}",
             "Spark executors lost in {{ $labels.app_name }} ({{ $labels.reason }})",
             "{{ $value | printf \"%.0f\" }} executor(s) of application {{ $labels.app_name }} "
             "({{ $labels.app_id }}) were removed with reason {{ $labels.reason }} in the last "
             f"{w}. Their running tasks and cached/shuffle blocks are lost and get recomputed.",
         ),
         alert(
-            "SparkExecutorHighGCRatio",
-            f"spark_executor:gc_ratio:rate5m > {num(t['GC_RATIO'])}\n"
-            f"and\nspark_executor:task_time_seconds:rate5m > {num(t['GC_MIN_BUSY_SLOTS'])}",
-            t,
+            # Both recording rules keep every label of the executor's series (no aggregation), and
+            # `and` matches on all of them.
+            c, "SparkExecutorHighGCRatio",
+            f"spark_executor:gc_ratio:rate5m > {num(c['GC_RATIO'])}\n"
+            f"and\nspark_executor:task_time_seconds:rate5m > {num(c['GC_MIN_BUSY_SLOTS'])}",
             "Executor {{ $labels.executor_id }} of {{ $labels.app_name }} spends "
             "{{ $value | humanizePercentage }} of task time in GC",
             "Executor {{ $labels.executor_id }} of application {{ $labels.app_name }} "
             "({{ $labels.app_id }}) spent {{ $value | humanizePercentage }} of its task time in JVM "
-            f"garbage collection over 5m (threshold {num(t['GC_RATIO'] * 100)}%).",
-            for_=t["GC_FOR"],
+            f"garbage collection over 5m (threshold {num(c['GC_RATIO'] * 100)}%).",
+            for_=c["GC_FOR"],
         ),
         alert(
-            "SparkTaskFailureRatioHigh",
-            f"spark_app:task_failure_ratio:rate5m > {num(t['TASK_FAILURE_RATIO'])}",
-            t,
+            c, "SparkTaskFailureRatioHigh",
+            f"spark_app:task_failure_ratio:rate5m > {num(c['TASK_FAILURE_RATIO'])}",
             "{{ $value | humanizePercentage }} of tasks fail in {{ $labels.app_name }}",
             "{{ $value | humanizePercentage }} of the tasks that finished in application "
             "{{ $labels.app_name }} ({{ $labels.app_id }}) over 5m failed (threshold "
-            f"{num(t['TASK_FAILURE_RATIO'] * 100)}%). Spark retries them, but the job slows down "
+            f"{num(c['TASK_FAILURE_RATIO'] * 100)}%). Spark retries them, but the job slows down "
             "and fails once a task exhausts spark.task.maxFailures.",
-            for_=t["TASK_FAILURE_FOR"],
+            for_=c["TASK_FAILURE_FOR"],
         ),
         alert(
-            "SparkStageTaskSkew",
-            f"max by ({STAGE}) (spark_stage_task_skew_ratio) > {num(t['SKEW_RATIO'])}\n"
-            "and on (app_id, stage_id, stage_attempt)\n"
-            f"max by (app_id, stage_id, stage_attempt) (max_over_time(spark_stage_stalled_seconds[{t['SKEW_WINDOW']}]))"
-            f" > {num(t['SKEW_MIN_WAIT_SECONDS'])}",
-            t,
+            c, "SparkStageTaskSkew",
+            f"max by ({by(c, STAGE)}) (spark_stage_task_skew_ratio) > {num(c['SKEW_RATIO'])}\n"
+            f"and on ({stage_key})\n"
+            f"max by ({stage_key}) (max_over_time(spark_stage_stalled_seconds[{c['SKEW_WINDOW']}]))"
+            f" > {num(c['SKEW_MIN_WAIT_SECONDS'])}",
             "Skewed tasks in stage {{ $labels.stage_id }} of {{ $labels.app_name }}",
             "The slowest task of stage {{ $labels.stage_id }} (attempt {{ $labels.stage_attempt }}, "
             "job group '{{ $labels.job_group }}') in application {{ $labels.app_name }} "
             "({{ $labels.app_id }}) ran {{ $value | printf \"%.1f\" }} times longer than the median "
-            f"task and held the stage for over {num(t['SKEW_MIN_WAIT_SECONDS'])}s with no other task "
+            f"task and held the stage for over {num(c['SKEW_MIN_WAIT_SECONDS'])}s with no other task "
             "finishing: a few partitions hold most of the data.",
         ),
         alert(
-            "SparkHighSpill",
-            f"{sum_events(APP + ', job_group', 'spark_task_disk_spilled_bytes_total', t, t['SPILL_WINDOW'])}\n"
-            f"> {num(t['SPILL_BYTES'])}",
-            t,
+            c, "SparkHighSpill",
+            f"{sum_events(c, APP + ', job_group', 'spark_task_disk_spilled_bytes_total', c['SPILL_WINDOW'])}\n"
+            f"> {num(c['SPILL_BYTES'])}",
             "Job group '{{ $labels.job_group }}' of {{ $labels.app_name }} spills to disk",
             "Tasks of job group '{{ $labels.job_group }}' in application {{ $labels.app_name }} "
             "({{ $labels.app_id }}) spilled {{ $value | humanize1024 }}B to disk in the last "
-            f"{t['SPILL_WINDOW']}: their partitions do not fit in execution memory.",
+            f"{c['SPILL_WINDOW']}: their partitions do not fit in execution memory.",
         ),
         alert(
-            "SparkExporterTargetDown",
+            c, "SparkExporterTargetDown",
             "spark_up == 0",
-            t,
             "spark-exporter cannot reach {{ $labels.target }}",
             "spark-exporter {{ $labels.instance }} has failed to poll the Spark REST API at "
-            f"{{{{ $labels.target }}}} for {t['TARGET_DOWN_FOR']}. Metrics of its applications are "
+            f"{{{{ $labels.target }}}} for {c['TARGET_DOWN_FOR']}. Metrics of its applications are "
             "frozen (the driver may have ended, or the URL/network is wrong).",
-            for_=t["TARGET_DOWN_FOR"],
+            for_=c["TARGET_DOWN_FOR"],
         ),
         alert(
-            "SparkExporterDown",
-            f"up{{job=~\"{t['EXPORTER_JOB_REGEX']}\"}} == 0",
-            t,
+            c, "SparkExporterDown",
+            f"up{{{c['EXPORTER_SELECTOR']}}} == 0",
             "Prometheus cannot scrape spark-exporter {{ $labels.instance }}",
             "The scrape of {{ $labels.instance }} (job {{ $labels.job }}) has failed for "
-            f"{t['EXPORTER_DOWN_FOR']}: no Spark metrics and no Spark alerts from it.",
-            for_=t["EXPORTER_DOWN_FOR"],
+            f"{c['EXPORTER_DOWN_FOR']}: no Spark metrics and no Spark alerts from it.",
+            for_=c["EXPORTER_DOWN_FOR"],
         ),
         alert(
-            "SparkExporterEventLogErrors",
-            sum_events("instance, job, kind", eventlog_errors, t) + "\n> 0",
-            t,
+            c, "SparkExporterEventLogErrors",
+            sum_events(c, "instance, job, kind", eventlog_errors) + "\n> 0",
             "spark-exporter {{ $labels.instance }} fails to read event logs ({{ $labels.kind }})",
             "spark-exporter {{ $labels.instance }} counted {{ $value | printf \"%.0f\" }} event-log "
             f"error(s) of kind {{{{ $labels.kind }}}} in the last {w}. Events may be missing from "
             "the task, stage and streaming metrics.",
         ),
         alert(
-            "SparkExporterEventLogLag",
-            f"spark_exporter_eventlog_lag_seconds > {num(t['EVENTLOG_LAG_SECONDS'])}\n"
-            "and on (instance, job)\nrate(spark_exporter_eventlog_bytes_total[5m]) > 0",
-            t,
+            c, "SparkExporterEventLogLag",
+            f"spark_exporter_eventlog_lag_seconds > {num(c['EVENTLOG_LAG_SECONDS'])}\n"
+            f"and on ({target_key})\nrate(spark_exporter_eventlog_bytes_total[5m]) > 0",
             "spark-exporter {{ $labels.instance }} is behind on event logs",
             "The newest event the event-log tailer of {{ $labels.instance }} has read is "
             "{{ $value | humanizeDuration }} old while it is still reading: it works through a "
             "backlog, and event-log-based metrics are that late.",
-            for_=t["EVENTLOG_LAG_FOR"],
+            for_=c["EVENTLOG_LAG_FOR"],
         ),
     ]
 
 
-def groups(t):
+def groups(c):
     return [
-        {"name": "spark-exporter.recording", "rules": recording_rules(t)},
-        {"name": "spark-exporter.alerts", "rules": alerting_rules(t)},
+        {"name": "spark-exporter.recording", "rules": recording_rules(c)},
+        # Evaluated at the ruler's default interval, like the others.
+        {"name": "spark-exporter.runs", "rules": run_rules(c)},
+        {"name": "spark-exporter.alerts", "rules": alerting_rules(c)},
     ]
 
 
@@ -397,20 +459,159 @@ def emit(obj, level=0):
     return out
 
 
-HEADER = ("# Generated by scripts/alerts-generate.py from its thresholds; do not edit by hand.\n"
-          "# Change the generator, run it, and commit the generator with both generated files.\n")
+HEADER = ("# Generated by scripts/alerts-generate.py from its configuration; do not edit by hand.\n"
+          "# Change the generator (or your config file), run it, and commit the generated files with it.\n")
 
 
-def render(t):
-    g = groups(t)
-    rules = HEADER + "\n".join(emit({"groups": g})) + "\n"
-    operator = HEADER + "\n".join(emit({
+def header(c):
+    """HEADER, plus the settings that differ from the defaults (so a copy says how it was made)."""
+    changed = [f"#   {k}={num(c[k]) if isinstance(c[k], (int, float)) else json.dumps(c[k])}"
+               for k in DEFAULTS if c[k] != DEFAULTS[k]]
+    return HEADER + ("# Settings other than the defaults:\n" + "\n".join(changed) + "\n" if changed else "")
+
+
+def render(c):
+    g = groups(c)
+    rules = header(c) + "\n".join(emit({"groups": g})) + "\n"
+    operator = header(c) + "\n".join(emit({
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
-        "metadata": PROMETHEUSRULE_METADATA,
+        "metadata": {"name": c["PROMETHEUSRULE_NAME"], "labels": c["PROMETHEUSRULE_LABELS"]},
         "spec": {"groups": g},
     })) + "\n"
     return {RULES_FILE: rules, OPERATOR_FILE: operator}
+
+
+# --- configuration: defaults < config file < --set, every problem reported at once ---------------
+LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+DURATION = re.compile(r"^(0|([0-9]+(ms|s|m|h|d|w|y))+)$")
+# Kubernetes label keys (optional DNS prefix, then a name of up to 63 characters) and values.
+K8S_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+K8S_LABEL_KEY = re.compile(rf"^([a-z0-9]([-a-z0-9.]{{0,251}}[a-z0-9])?/)?{K8S_NAME}$")
+K8S_LABEL_VALUE = re.compile(rf"^({K8S_NAME})?$")
+K8S_OBJECT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+
+
+def is_duration_key(key):
+    return key.endswith(("_FOR", "_WINDOW", "_LOOKBACK"))
+
+
+def from_text(key, text):
+    """A --set value as the type of the key's default (lists: comma-separated or JSON; maps: JSON)."""
+    default = DEFAULTS[key]
+    if isinstance(default, (int, float)):
+        return float(text)
+    if isinstance(default, list):
+        if text.strip().startswith("["):
+            return json.loads(text)
+        return [x.strip() for x in text.split(",") if x.strip()]
+    if isinstance(default, dict):
+        return json.loads(text)
+    return text
+
+
+def check_value(key, v):
+    """Problems with the value `v` of `key` (a list of sentences, empty when it is fine)."""
+    default = DEFAULTS[key]
+    if isinstance(default, (int, float)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
+            return [f"{key}: expected a number, got {v!r}"]
+        return [] if v >= 0 else [f"{key}: must not be negative, got {v!r}"]
+    if isinstance(default, list):
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            return [f"{key}: expected a list of label names, got {v!r}"]
+        return [f"{key}: {x!r} is not a Prometheus label name" for x in v
+                if not LABEL_NAME.match(x) or x.startswith("__")]
+    if isinstance(default, dict):
+        if not isinstance(v, dict) or not all(isinstance(x, str) for x in list(v) + list(v.values())):
+            return [f"{key}: expected a map of strings to strings, got {v!r}"]
+        if key == "ALERT_LABELS":
+            return ([f"{key}: {k!r} is not a Prometheus label name" for k in v
+                     if not LABEL_NAME.match(k) or k.startswith("__")]
+                    + [f"{key}: {k} is set per alert by the generator, not here" for k in v
+                       if k in ("severity", "alertname")])
+        return ([f"{key}: {k!r} is not a Kubernetes label key" for k in v if not K8S_LABEL_KEY.match(k)]
+                + [f"{key}: {x!r} (of {k}) is not a Kubernetes label value" for k, x in v.items()
+                   if not K8S_LABEL_VALUE.match(x)])
+    if not isinstance(v, str):
+        return [f"{key}: expected a string, got {v!r}"]
+    if is_duration_key(key) and not DURATION.match(v):
+        return [f"{key}: {v!r} is not a Prometheus duration (e.g. 30s, 15m, 1h30m, 0s)"]
+    if key == "EXPORTER_SELECTOR":
+        if not v.strip():
+            return [f"{key}: must not be empty (e.g. job=~\".*spark-exporter.*\")"]
+        if v.strip().startswith("{"):
+            return [f"{key}: write the matchers without braces, e.g. job=\"spark-exporter\""]
+    if key == "RUNBOOK_BASE_URL" and (not v or "#" in v):
+        return [f"{key}: a URL without #fragment (each alert appends #<alert name>)"]
+    if key == "PROMETHEUSRULE_NAME" and not K8S_OBJECT_NAME.match(v):
+        return [f"{key}: {v!r} is not a Kubernetes object name"]
+    return []
+
+
+def read_config_file(path):
+    """(settings dict, problems) from a JSON file, or YAML when PyYAML is importable."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        return {}, [f"{path}: {e.strerror}"]
+    try:
+        data = json.loads(text)
+    except ValueError as json_error:
+        if path.endswith(".json"):
+            return {}, [f"{path}: not valid JSON: {json_error}"]
+        try:
+            import yaml  # optional: only for YAML config files
+        except ImportError:
+            return {}, [f"{path}: not JSON, and PyYAML is not installed to read it as YAML"]
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            return {}, [f"{path}: not valid YAML: {e}"]
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        return {}, [f"{path}: expected a map of settings at the top level"]
+    return data, []
+
+
+def configure(config_path, sets):
+    """The settings (DEFAULTS, then the config file, then --set NAME=VALUE) and every problem."""
+    c = {k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
+         for k, v in DEFAULTS.items()}
+    problems = []
+
+    def apply(where, items):
+        for k, v in items:
+            if k in RENAMED:
+                problems.append(f"{where}: {k} was renamed to {RENAMED[k]}")
+            elif k not in DEFAULTS:
+                problems.append(f"{where}: unknown setting {k}; known: {', '.join(sorted(DEFAULTS))}")
+            else:
+                p = check_value(k, v)
+                problems.extend(f"{where}: {x}" for x in p)
+                if not p:
+                    c[k] = v
+
+    if config_path:
+        data, p = read_config_file(config_path)
+        problems.extend(p)
+        apply(config_path, data.items())
+    # --set values are text: typed after the key's default before they are checked.
+    items = []
+    for kv in sets:
+        k, eq, text = kv.partition("=")
+        if not eq:
+            problems.append(f"--set {kv}: expected NAME=VALUE")
+            continue
+        try:
+            items.append((k, from_text(k, text) if k in DEFAULTS else text))
+        except ValueError:
+            kind = "a number" if isinstance(DEFAULTS[k], (int, float)) else "JSON"
+            problems.append(f"--set: {k}: expected {kind}, got {text!r}")
+    apply("--set", items)
+    return c, problems
 
 
 def runbook_anchors():
@@ -425,13 +626,22 @@ def runbook_anchors():
     return anchors
 
 
-def lint(t):
-    """Problems that make a rule useless: missing annotations, dead runbook links, no severity."""
+def lint(c):
+    """Problems that make a rule useless: missing annotations, dead runbook links, no severity,
+    an aggregation or join that drops the grouping labels (the alert could not be routed)."""
     problems = []
     anchors = runbook_anchors()
     names = set()
-    for g in groups(t):
+    for g in groups(c):
         for r in g["rules"]:
+            name = r.get("alert") or r["record"]
+            for clause, labels in re.findall(r"\b(by|on|without|ignoring)\s*\(([^)]*)\)", r["expr"]):
+                kept = {x.strip() for x in labels.split(",")}
+                if clause in ("without", "ignoring"):
+                    problems.append(f"{name}: use by/on, not {clause}, so the kept labels are explicit")
+                elif not set(c["GROUPING_LABELS"]) <= kept:
+                    problems.append(f"{name}: `{clause} ({labels})` drops grouping labels "
+                                    f"{', '.join(sorted(set(c['GROUPING_LABELS']) - kept))}")
             if "alert" not in r:
                 continue
             names.add(r["alert"])
@@ -450,36 +660,42 @@ def lint(t):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--check", action="store_true", help="fail if the generated files are stale")
-    ap.add_argument("--out-dir", help="write here instead of the repository (for test copies)")
+    ap.add_argument("--check", action="store_true",
+                    help="fail if the generated files (in the repository, or in --out-dir) are stale")
+    ap.add_argument("--out-dir", help="write here instead of the repository (your copy, or a test copy)")
+    ap.add_argument("--config", metavar="FILE",
+                    help="settings (JSON, or YAML with PyYAML) over the defaults; needs --out-dir")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                    help="override a threshold (only together with --out-dir)")
+                    help="override a setting, after --config (needs --out-dir); lists comma-separated "
+                         "or JSON, maps JSON")
     a = ap.parse_args()
 
-    t = dict(THRESHOLDS)
-    for kv in a.set:
-        k, _, v = kv.partition("=")
-        if k not in t:
-            ap.error(f"unknown threshold {k}; known: {', '.join(sorted(t))}")
-        t[k] = float(v) if isinstance(t[k], (int, float)) else v
-    if a.set and not a.out_dir:
-        ap.error("--set needs --out-dir: the repository files keep the default thresholds")
-
-    problems = lint(t)
+    if (a.set or a.config) and not a.out_dir:
+        ap.error("--config and --set need --out-dir: the repository files keep the defaults")
+    c, problems = configure(a.config, a.set)
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        return 2
+    problems = lint(c)
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return 1
 
-    files = render(t)
+    files = render(c)
+    out = a.out_dir or ROOT
+
+    def target(path):
+        return os.path.join(out, os.path.basename(path) if a.out_dir else path)
+
     if a.check:
         stale = 0
         for path, text in files.items():
-            full = os.path.join(ROOT, path)
+            full = target(path)
             current = open(full, encoding="utf-8").read() if os.path.exists(full) else ""
             if current != text:
                 stale += 1
                 sys.stdout.writelines(difflib.unified_diff(
-                    current.splitlines(True), text.splitlines(True), path, path + " (generated)"))
+                    current.splitlines(True), text.splitlines(True), full, full + " (generated)"))
         if stale:
             print(f"\n{stale} generated rule file(s) differ from scripts/alerts-generate.py; "
                   "run it and commit the result.", file=sys.stderr)
@@ -487,10 +703,9 @@ def main():
         print("generated rule files are up to date")
         return 0
 
-    out = a.out_dir or ROOT
     for path, text in files.items():
-        full = os.path.join(out, path if not a.out_dir else os.path.basename(path))
-        os.makedirs(os.path.dirname(full), exist_ok=True)
+        full = target(path)
+        os.makedirs(os.path.dirname(full) or ".", exist_ok=True)
         with open(full, "w", encoding="utf-8") as f:
             f.write(text)
         print(f"wrote {full}")

@@ -4,9 +4,13 @@
 #  1. the generated rule files match scripts/alerts-generate.py (no drift)
 #  2. `promtool check rules` on the plain rule file and on the PrometheusRule's spec
 #  3. `promtool test rules` on tests/alerts/*.test.yml
-#  4. every alert has a firing and a must-not-fire test case
-#  5. the tests can fail: rules generated with wrong thresholds, or with a naive `increase() > 0`
-#     that misses the first failure, must make `promtool test rules` fail
+#  4. every alert has a firing and a must-not-fire test case, and a firing case whose alerts
+#     carry cluster, namespace and pod
+#  5. the tests can fail: rules generated with wrong thresholds, with a naive `increase() > 0`
+#     that misses the first failure, without the grouping labels, or with joins that ignore
+#     them, must make `promtool test rules` fail (the last two: in a test of every rule concerned)
+#  6. configuration: alerts/config.example.json generates valid rules carrying its settings
+#     (read as YAML too when PyYAML is there); a config with mistakes is refused, each named
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v promtool >/dev/null || { echo "promtool not found (apt-get install prometheus)" >&2; exit 2; }
@@ -42,7 +46,8 @@ run_tests_against() {
   for t in tests/alerts/*.test.yml; do
     sed "s#\.\./\.\./alerts/spark-exporter\.rules\.yml#$rules#" "$t" > "$dir/$(basename "$t")"
   done
-  promtool test rules "$dir"/*.test.yml > "$dir/out.txt" 2>&1
+  last_out="$dir/out.txt"
+  promtool test rules "$dir"/*.test.yml > "$last_out" 2>&1
 }
 expect_failure() {  # description, rules file
   if run_tests_against "$2"; then
@@ -53,7 +58,7 @@ expect_failure() {  # description, rules file
 }
 for mutation in STUCK_MINUTES=20 GC_RATIO=0.25 GC_MIN_BUSY_SLOTS=0.01 EVENT_WINDOW=5m \
                 NEW_SERIES_LOOKBACK=1m SKEW_RATIO=10 SKEW_MIN_WAIT_SECONDS=300 SPILL_BYTES=4294967296 \
-                TASK_FAILURE_RATIO=0.2 TARGET_DOWN_FOR=10m EXPORTER_JOB_REGEX=.* \
+                TASK_FAILURE_RATIO=0.2 TARGET_DOWN_FOR=10m 'EXPORTER_SELECTOR=job=~".*"' \
                 EVENTLOG_LAG_SECONDS=600 LOST_EXECUTOR_REASONS=.+ STAGE_FAILURES=5 EVENTLOG_IGNORED_KINDS=none; do
   mdir=$(mktemp -d -p "$tmp")
   python3 scripts/alerts-generate.py --out-dir "$mdir" --set "$mutation" > /dev/null
@@ -69,5 +74,74 @@ open(sys.argv[2], "w").write(naive)
 EOF
 promtool check rules "$tmp/naive.rules.yml" > /dev/null
 expect_failure "naive increase() > 0 failure alerts" "$tmp/naive.rules.yml"
+
+# The routing tests must catch every rule that aggregates or joins dropping cluster/namespace/pod:
+# the run fails and names each such rule among its failures. (SparkExporterTargetDown,
+# SparkExporterDown and SparkExecutorHighGCRatio keep the series' labels whatever the setting.)
+expect_failures_of() {  # description, rules file, texts that must be in promtool's failures...
+  local desc=$1 rules=$2
+  shift 2
+  expect_failure "$desc" "$rules"
+  for name in "$@"; do
+    grep -qF -- "$name" "$last_out" || { echo "FAIL: with $desc, no test of $name failed" >&2; cat "$last_out" >&2; exit 1; }
+  done
+}
+mdir=$(mktemp -d -p "$tmp")
+python3 scripts/alerts-generate.py --out-dir "$mdir" --set GROUPING_LABELS= > /dev/null
+expect_failures_of "GROUPING_LABELS empty" "$mdir/spark-exporter.rules.yml" \
+  "alertname: SparkStageStuck," "alertname: SparkJobFailed," "alertname: SparkStageFailures," \
+  "alertname: SparkExecutorsLost," "alertname: SparkTaskFailureRatioHigh," "alertname: SparkStageTaskSkew," \
+  "alertname: SparkHighSpill," "alertname: SparkExporterEventLogErrors," "alertname: SparkExporterEventLogLag," \
+  "spark_app:gc_ratio:rate5m" "spark_job_group:gc_ratio:rate5m" "spark_app:task_failure_ratio:rate5m" \
+  "spark_app_job_group:job_duration_seconds:sum" "spark_app_job_group:job_duration_seconds:count" \
+  "spark_app_job_group:job_duration_seconds:mean"
+# The grouping labels kept by the aggregations but not by the joins (`and on (...)`).
+sed 's/ on (cluster, namespace, pod, / on (/' alerts/spark-exporter.rules.yml > "$tmp/on.rules.yml"
+[[ $(grep -c ' on (' alerts/spark-exporter.rules.yml) -eq 2 && $(grep -c ' on (cluster' "$tmp/on.rules.yml") -eq 0 ]] \
+  || { echo "expected two joins (SparkStageTaskSkew, SparkExporterEventLogLag) to mutate" >&2; exit 1; }
+expect_failures_of "joins on (...) without the grouping labels" "$tmp/on.rules.yml" \
+  "alertname: SparkStageTaskSkew," "alertname: SparkExporterEventLogLag,"
+
+echo "== 6. configuration"
+example="$tmp/example"
+python3 scripts/alerts-generate.py --out-dir "$example" --config alerts/config.example.json > /dev/null
+promtool check rules "$example/spark-exporter.rules.yml"
+python3 - alerts/config.example.json "$example" <<'EOF'
+import json, sys
+cfg = json.load(open(sys.argv[1]))
+rules = open(sys.argv[2] + "/spark-exporter.rules.yml").read()
+operator = open(sys.argv[2] + "/prometheusrule.yaml").read()
+grouping = ", ".join(cfg["GROUPING_LABELS"])
+want = [(rules, f"sum by ({grouping}, app_id, app_name, job_group) (spark_job_duration_seconds_sum)"),
+        (rules, f"runbook_url: \"{cfg['RUNBOOK_BASE_URL']}#sparkjobfailed\""),
+        (rules, json.dumps("up{%s} == 0" % cfg["EXPORTER_SELECTOR"])),
+        (rules, f'(spark_stage_stalled_seconds) > {cfg["STUCK_MINUTES"] * 60}"'),
+        (operator, f"\n  name: {cfg['PROMETHEUSRULE_NAME']}\n")]
+want += [(rules, f"\n          {k}: {v}\n") for k, v in cfg["ALERT_LABELS"].items()]
+want += [(operator, f"\n    {k}: {v}\n") for k, v in cfg["PROMETHEUSRULE_LABELS"].items()]
+missing = [w for text, w in want if w not in text]
+assert not missing, f"settings of the example config missing from the generated rules: {missing}"
+print("ok: alerts/config.example.json generates rules with its settings")
+EOF
+if python3 -c 'import yaml' 2> /dev/null; then
+  # JSON is YAML: the same settings through the YAML reader make the same files.
+  cp alerts/config.example.json "$tmp/config.yaml"
+  python3 scripts/alerts-generate.py --check --out-dir "$example" --config "$tmp/config.yaml" > /dev/null
+  echo "ok: the example config read as YAML generates the same files"
+fi
+cat > "$tmp/bad.json" <<'EOF'
+{"GC_FOR": "ten minutes", "GROUPING_LABELS": ["name-space"], "ALERT_LABELS": {"severity": "page"},
+ "EXPORTER_JOB_REGEX": ".*", "PROMETHEUSRULE_LABELS": {"release": "has space"}, "SPILL_BYTES": "1Gi"}
+EOF
+if python3 scripts/alerts-generate.py --out-dir "$tmp/bad" --config "$tmp/bad.json" --set NOPE=1 2> "$tmp/bad.txt"; then
+  echo "FAIL: a config with mistakes was accepted" >&2; exit 1
+fi
+for m in "GC_FOR: 'ten minutes'" "'name-space' is not a Prometheus label name" "ALERT_LABELS: severity" \
+         "EXPORTER_JOB_REGEX was renamed" "'has space' (of release)" "SPILL_BYTES: expected a number" \
+         "unknown setting NOPE"; do
+  grep -qF -- "$m" "$tmp/bad.txt" || { echo "FAIL: no problem reported for $m" >&2; cat "$tmp/bad.txt" >&2; exit 1; }
+done
+[[ ! -e "$tmp/bad" ]] || { echo "FAIL: a refused config wrote files" >&2; exit 1; }
+echo "ok: a config with 7 mistakes is refused, each named"
 
 echo "alerts: all checks passed"
