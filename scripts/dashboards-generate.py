@@ -10,9 +10,13 @@ the same datasource, template variables, units and layout rules. `scripts/dashbo
 checks the JSON files themselves (it does not trust this generator).
 
 Conventions:
-- Every query filters by the template variables: `app_name`, `app_id` on application metrics,
-  plus `job_group` on job/stage/task metrics (SQL, executor and streaming metrics have no job
-  group). The exporter's own metrics (`spark_up`, `spark_exporter_*`) are not per application.
+- Every query filters by the template variables: `cluster` and `namespace` everywhere (the
+  exporter's own metrics too), `app_name`, `app_id` on application metrics, plus `job_group` on
+  job/stage/task metrics (SQL, executor and streaming metrics have no job group). The exporter's
+  own metrics (`spark_up`, `spark_exporter_*`) are not per application. Each variable's query
+  filters by the variables before it.
+- Panels of sparse data (durations and ratios that exist only while jobs finish, one value per
+  run) draw every sample as a point, so that a lone sample between gaps is still seen.
 - Failure counters only appear with the first failure, so `rate()` misses that one: failure
   panels chart the cumulative counter (a step up per failure) rather than a rate.
 - Ratios come from the recording rules of alerts/spark-exporter.rules.yml.
@@ -27,7 +31,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "dashboards")
 SCHEMA_VERSION = 39
 DS = {"type": "prometheus", "uid": "${datasource}"}
-APP = 'app_name=~"$app_name", app_id=~"$app_id"'
+# Where the series come from: `cluster` and `namespace` are target labels (Kubernetes service
+# discovery, relabelling, or a global view's external labels). Series without them still match,
+# as `=~".*"` (the variables' All) matches the empty value.
+SCOPE = 'cluster=~"$cluster", namespace=~"$namespace"'
+APP = SCOPE + ', app_name=~"$app_name", app_id=~"$app_id"'
 JOB = APP + ', job_group=~"$job_group"'
 RI = "$__rate_interval"
 STUCK_SECONDS = 900  # SparkStageStuck default (STUCK_MINUTES in scripts/alerts-generate.py)
@@ -74,13 +82,17 @@ def panel(kind, title, description, unit, targets, w=12, h=8, **kw):
     return p
 
 
-def ts(title, description, unit, targets, w=12, h=8, stack=False, threshold_line=None, **kw):
+def ts(title, description, unit, targets, w=12, h=8, stack=False, threshold_line=None, sparse=False, **kw):
+    """A time series panel. sparse: the series has gaps (NaN or absent between the intervals in
+    which jobs finish) or single samples, so every sample is drawn as a point as well: a line
+    needs two neighbouring samples, and a lone one would not show at all."""
     p = panel("timeseries", title, description, unit, targets, w, h,
               thresholds=thresholds((threshold_line, "red")) if threshold_line is not None else None, **kw)
     p["fieldConfig"]["defaults"]["color"] = {"mode": "palette-classic"}
     p["fieldConfig"]["defaults"]["custom"] = {
         "drawStyle": "line", "lineInterpolation": "linear", "lineWidth": 1,
-        "fillOpacity": 20 if stack else 8, "showPoints": "never", "spanNulls": False,
+        "fillOpacity": 20 if stack else 8, "showPoints": "always" if sparse else "never",
+        "pointSize": 4 if sparse else 5, "spanNulls": False,
         "stacking": {"mode": "normal" if stack else "none", "group": "A"},
         "thresholdsStyle": {"mode": "line" if threshold_line is not None else "off"},
         "axisPlacement": "auto", "axisSoftMin": 0,
@@ -107,7 +119,11 @@ def stat(title, description, unit, targets, w=4, h=4, steps=(), no_value=None, m
     return p
 
 
-def table(title, description, unit, targets, w=24, h=8, hide=(), rename=None, sort_by=None, **kw):
+def table(title, description, unit, targets, w=24, h=8, hide=(), rename=None, sort_by=None, merge=False,
+          units=None, order=(), **kw):
+    """merge: the queries return the same label sets; one row per label set, a column per query
+    ("Value #A", ...). units: {column (after rename): unit} for columns unlike the default.
+    order: the first columns, by their query names."""
     p = panel("table", title, description, unit, targets, w, h, **kw)
     p["fieldConfig"]["defaults"]["custom"] = {"align": "auto", "cellOptions": {"type": "auto"},
                                              "filterable": True}
@@ -116,8 +132,13 @@ def table(title, description, unit, targets, w=24, h=8, hide=(), rename=None, so
     if sort_by:
         p["options"]["sortBy"] = [{"displayName": sort_by, "desc": True}]
     exclude = {k: True for k in ("Time", "__name__", "instance", "job") + tuple(hide)}
-    p["transformations"] = [{"id": "organize", "options": {
-        "excludeByName": exclude, "indexByName": {}, "renameByName": rename or {}}}]
+    p["transformations"] = ([{"id": "merge", "options": {}}] if merge else []) + [{"id": "organize", "options": {
+        "excludeByName": exclude, "indexByName": {k: i for i, k in enumerate(order)},
+        "renameByName": rename or {}}}]
+    p["fieldConfig"]["overrides"] = [
+        {"matcher": {"id": "byName", "options": name},
+         "properties": [{"id": "unit", "value": u}] + ([{"id": "decimals", "value": 0}] if u == "short" else [])}
+        for name, u in (units or {}).items()]
     return p
 
 
@@ -131,7 +152,61 @@ def quantiles(metric, by, selector, legend, qs=((0.5, "p50"), (0.95, "p95"), (1,
                    f"{name} {legend}") for q, name in qs]
 
 
+# --- per run: one point per application run -----------------------------------------------------
+# Recording rules of alerts/spark-exporter.rules.yml over a run's finished jobs, per job group,
+# labelled by cluster, namespace, pod (where the series have them), app_id, app_name, job_group:
+# :sum (seconds of the run's jobs), :count (jobs ended), :mean (sum / count).
+RUN_RULE = "spark_app_job_group:job_duration_seconds"
+RUN_BY = "cluster, namespace, app_name, app_id, job_group"  # pod left out: a run is its app_id
+RUN_KEY = "cluster, namespace, app_id"
+
+
+def run_value(kind):
+    """One series per run and job group: the run's value over the dashboard's range. sum and count
+    only grow during a run, so their largest value is the run's (a counter reset when the exporter
+    restarts cannot lower it); mean is sum / count, so its last value is the run's."""
+    fn = "last_over_time" if kind == "mean" else "max_over_time"
+    return f"max by ({RUN_BY}) ({fn}({RUN_RULE}:{kind}{{{JOB}}}[$__range]))"
+
+
+def run_start_ms():
+    """The run's start time in milliseconds (Grafana's time unit), with run_value()'s label set:
+    the per-run series valued 0, plus their application's start time. The start time is taken once
+    per run (max by), so two exporters exporting the same application cannot make the join
+    many-to-many."""
+    return (f"1000 * max by ({RUN_BY}) (count_over_time({RUN_RULE}:count{{{JOB}}}[$__range]) * 0"
+            f" + on ({RUN_KEY}) group_left () max by ({RUN_KEY}) "
+            f"(last_over_time(spark_app_start_time_seconds{{{APP}}}[$__range])))")
+
+
+def per_run(title, description, unit, kind):
+    """A time series panel with one point per run, at the run's start time. PromQL cannot move a
+    sample to another time, so two instant table queries over the dashboard's range give each run's
+    value (A) and start time (B) with the same labels; the transformations merge them into rows,
+    make B the time field, and split the rows into one series per application and job group
+    (app_id dropped, so that a series runs across the runs in start order)."""
+    p = ts(title, description, unit, [target(run_value(kind), instant=True, table=True),
+                                      target(run_start_ms(), instant=True, table=True)], w=8, sparse=True)
+    # Points carry the data; the line only links the runs of a series (spanNulls: the series
+    # come out of a join on time, with no value at the other series' runs).
+    p["fieldConfig"]["defaults"]["custom"].update({"fillOpacity": 0, "pointSize": 6, "spanNulls": True})
+    p["fieldConfig"]["defaults"]["displayName"] = "${__field.labels.app_name} ${__field.labels.job_group}"
+    p["options"]["legend"]["calcs"] = ["lastNotNull", "mean", "max"]
+    p["options"]["tooltip"] = {"mode": "single", "sort": "none"}
+    p["transformations"] = [
+        {"id": "merge", "options": {}},
+        {"id": "organize", "options": {"excludeByName": {"Time": True, "app_id": True},
+                                       "indexByName": {}, "renameByName": {}}},
+        {"id": "convertFieldType", "options": {"fields": {}, "conversions": [
+            {"targetField": "Value #B", "destinationType": "time"}]}},
+        {"id": "prepareTimeSeries", "options": {"format": "multi"}},
+    ]
+    return p
+
+
 def variables():
+    """cluster, namespace, app_name, app_id, job_group: each one's query filters by the ones
+    before it, and All is `.*`, which also matches series without the label."""
     def var(name, label, query):
         return {
             "type": "query", "name": name, "label": label, "datasource": DS,
@@ -143,11 +218,13 @@ def variables():
     return [
         {"type": "datasource", "name": "datasource", "label": "Data source", "query": "prometheus",
          "refresh": 1, "regex": "", "hide": 0, "options": [], "current": {}},
-        var("app_name", "Application", "label_values(spark_app_info, app_name)"),
-        var("app_id", "Application id", 'label_values(spark_app_info{app_name=~"$app_name"}, app_id)'),
+        var("cluster", "Cluster", "label_values(spark_app_info, cluster)"),
+        var("namespace", "Namespace", 'label_values(spark_app_info{cluster=~"$cluster"}, namespace)'),
+        var("app_name", "Application", f"label_values(spark_app_info{{{SCOPE}}}, app_name)"),
+        var("app_id", "Application id", f'label_values(spark_app_info{{{SCOPE}, app_name=~"$app_name"}}, app_id)'),
         var("job_group", "Job group",
             'label_values({__name__=~"spark_jobs_total|spark_jobs_active|spark_stages_active", '
-            'app_name=~"$app_name", app_id=~"$app_id"}, job_group)'),
+            f"{APP}}}, job_group)"),
     ]
 
 
@@ -245,31 +322,31 @@ def overview():
            "percentunit", [target(f"spark_app:task_failure_ratio:rate5m{{{APP}}}", "{{app_name}}")], w=8, threshold_line=0.05),
         row("Exporter health"),
         stat("REST targets", "Whether the exporter's last poll of each Spark UI / History Server succeeded (spark_up).",
-             "none", [target("spark_up", "{{target}}")], w=6, mappings=UP_MAPPINGS, graph=False,
+             "none", [target(f"spark_up{{{SCOPE}}}", "{{target}}")], w=6, mappings=UP_MAPPINGS, graph=False,
              steps=((1, "green"),), text_mode="value_and_name"),
         stat("Exporter version", "Version of each running spark-exporter (spark_exporter_build_info).", "none",
-             [target("spark_exporter_build_info", "{{instance}} {{version}}")], w=6, graph=False, text_mode="name"),
+             [target(f"spark_exporter_build_info{{{SCOPE}}}", "{{instance}} {{version}}")], w=6, graph=False, text_mode="name"),
         ts("Scrape errors by kind", "Failed REST polls per second, by target and kind of error.", "cps",
-           [target(f"sum by (target, kind) (rate(spark_exporter_scrape_errors_total[{RI}]))", "{{target}} {{kind}}")], w=6),
+           [target(f"sum by (target, kind) (rate(spark_exporter_scrape_errors_total{{{SCOPE}}}[{RI}]))", "{{target}} {{kind}}")], w=6),
         ts("REST poll duration", "Duration of the last poll of each REST target.", "s",
-           [target("spark_exporter_scrape_duration_seconds", "{{target}}")], w=6),
+           [target(f"spark_exporter_scrape_duration_seconds{{{SCOPE}}}", "{{target}}")], w=6),
         ts("REST requests", "REST API requests per second, by target.", "reqps",
-           [target(f"sum by (target) (rate(spark_exporter_rest_requests_total[{RI}]))", "{{target}}")], w=6),
+           [target(f"sum by (target) (rate(spark_exporter_rest_requests_total{{{SCOPE}}}[{RI}]))", "{{target}}")], w=6),
         ts("REST response bytes", "Bytes of REST API responses per second, by target.", "Bps",
-           [target(f"sum by (target) (rate(spark_exporter_rest_response_bytes_total[{RI}]))", "{{target}}")], w=6),
+           [target(f"sum by (target) (rate(spark_exporter_rest_response_bytes_total{{{SCOPE}}}[{RI}]))", "{{target}}")], w=6),
         ts("Label overflow", "Label values folded into __other__ since the exporter started, by label "
            "(more distinct values per application than labels.max_values_per_label in the exporter's config).", "short",
-           [target("sum by (instance, label) (spark_exporter_label_overflow_total)", "{{label}}")], w=6),
+           [target(f"sum by (instance, label) (spark_exporter_label_overflow_total{{{SCOPE}}})", "{{label}}")], w=6),
         ts("Event-log errors", "Event-log errors since the exporter started, by kind (cumulative).", "short",
-           [target("sum by (instance, kind) (spark_exporter_eventlog_errors_total)", "{{kind}}")], w=6),
+           [target(f"sum by (instance, kind) (spark_exporter_eventlog_errors_total{{{SCOPE}}})", "{{kind}}")], w=6),
         ts("Event-log lag", "How far the event-log tailer is behind the newest event.", "s",
-           [target("spark_exporter_eventlog_lag_seconds", "{{instance}}")], w=6),
+           [target(f"spark_exporter_eventlog_lag_seconds{{{SCOPE}}}", "{{instance}}")], w=6),
         ts("Event-log events", "Events parsed from event logs per second.", "cps",
-           [target(f"sum by (instance) (rate(spark_exporter_eventlog_events_total[{RI}]))", "{{instance}}")], w=6),
+           [target(f"sum by (instance) (rate(spark_exporter_eventlog_events_total{{{SCOPE}}}[{RI}]))", "{{instance}}")], w=6),
         ts("Event-log bytes", "Event-log bytes read per second (after decompression).", "Bps",
-           [target(f"sum by (instance) (rate(spark_exporter_eventlog_bytes_total[{RI}]))", "{{instance}}")], w=6),
+           [target(f"sum by (instance) (rate(spark_exporter_eventlog_bytes_total{{{SCOPE}}}[{RI}]))", "{{instance}}")], w=6),
         ts("Event-log files", "Event-log files known to the tailer, by state.", "short",
-           [target("sum by (instance, state) (spark_exporter_eventlog_files)", "{{state}}")], w=6),
+           [target(f"sum by (instance, state) (spark_exporter_eventlog_files{{{SCOPE}}})", "{{state}}")], w=6),
     ])
 
 
@@ -290,14 +367,32 @@ def jobs():
         ts("Job duration by job group", "p50, p95 and max of job durations per job group, from the jobs that finished "
            "in each interval (histogram_quantile over the rate of spark_job_duration_seconds_bucket; max is the upper "
            "bound of the highest filled bucket).", "s",
-           quantiles("spark_job_duration_seconds", by, JOB, "{{app_name}} {{job_group}}"), w=24, h=9),
+           quantiles("spark_job_duration_seconds", by, JOB, "{{app_name}} {{job_group}}"), w=24, h=9, sparse=True),
         ts("Job duration p95 by description", "p95 of job durations per job group and description.", "s",
            quantiles("spark_job_duration_seconds", by + ", job_description", JOB,
-                     "{{job_group}} / {{job_description}}", qs=((0.95, "p95"),)), w=12),
+                     "{{job_group}} / {{job_description}}", qs=((0.95, "p95"),)), w=12, sparse=True),
         ts("Mean job duration", "Mean duration of the jobs that finished in each interval, per job group.", "s",
            [target(f"sum by ({by}) (rate(spark_job_duration_seconds_sum{{{JOB}}}[{RI}]))"
                    f" / sum by ({by}) (rate(spark_job_duration_seconds_count{{{JOB}}}[{RI}]))",
-                   "{{app_name}} {{job_group}}")], w=12),
+                   "{{app_name}} {{job_group}}")], w=12, sparse=True),
+        row("Per run"),
+        per_run("Mean job duration per run", "Mean duration of a run's jobs, per job group: one point per run "
+                f"(application id) at the run's start time, for the selected applications (recording rule "
+                f"{RUN_RULE}:mean, its last value in the time range). Widen the time range to compare more "
+                "runs; a run that started before the range is counted but drawn left of it.", "s", "mean"),
+        per_run("Job time per run", "Seconds of all of a run's jobs, per job group: one point per run at the run's "
+                f"start time (recording rule {RUN_RULE}:sum, its largest value in the time range).", "s", "sum"),
+        per_run("Jobs per run", "Jobs ended in a run, per job group: one point per run at the run's start time "
+                f"(recording rule {RUN_RULE}:count, its largest value in the time range).", "short", "count"),
+        table("Runs by job group", "One row per run (application id) and job group, newest first: jobs ended, their "
+              f"total and mean duration (recording rules {RUN_RULE}:count, :sum and :mean over the time range).", "s",
+              [target(run_value("count"), instant=True, table=True), target(run_value("sum"), instant=True, table=True),
+               target(run_value("mean"), instant=True, table=True), target(run_start_ms(), instant=True, table=True)],
+              merge=True, order=("Value #D", "app_name", "app_id", "job_group", "Value #A", "Value #B", "Value #C"),
+              rename={"Value #A": "Jobs", "Value #B": "Job time", "Value #C": "Mean job duration",
+                      "Value #D": "Started", "app_name": "Application", "app_id": "Id", "job_group": "Job group",
+                      "cluster": "Cluster", "namespace": "Namespace"},
+              units={"Started": "dateTimeAsIso", "Jobs": "short"}, sort_by="Started"),
         row("Activity"),
         ts("Jobs finished by job group", "Jobs finishing per minute, per job group and status.", "suffix: jobs/min",
            [target(f"sum by ({by}, status) (60 * rate(spark_jobs_total{{{JOB}}}[{RI}]))",
@@ -319,14 +414,14 @@ def jobs():
         ts("CPU efficiency by job group", "Task CPU time / task run time: low values mean tasks wait on I/O, locks or GC.",
            "percentunit", [target(f"sum by ({by}) (rate(spark_task_cpu_time_seconds_total{{{JOB}}}[{RI}]))"
                                   f" / sum by ({by}) (rate(spark_task_run_time_seconds_total{{{JOB}}}[{RI}]))",
-                                  "{{app_name}} {{job_group}}")], w=8),
+                                  "{{app_name}} {{job_group}}")], w=8, sparse=True),
         ts("GC ratio by job group", "JVM GC time / task run time over 5m (recording rule spark_job_group:gc_ratio:rate5m).",
            "percentunit", [target(f"spark_job_group:gc_ratio:rate5m{{{JOB}}}", "{{app_name}} {{job_group}}")],
            w=8, threshold_line=GC_RATIO),
         ts("Task duration by job group", "p50 and p95 of task durations per job group (from the event log; needs "
            "--event-log.dir).", "s",
            quantiles("spark_task_duration_seconds", by, JOB, "{{app_name}} {{job_group}}",
-                     qs=((0.5, "p50"), (0.95, "p95"))), w=12),
+                     qs=((0.5, "p50"), (0.95, "p95"))), w=12, sparse=True),
         ts("Tasks finished by job group", "Tasks finishing per second, per job group and status.", "suffix: tasks/s",
            [target(f"sum by ({by}, status) (rate(spark_tasks_total{{{JOB}}}[{RI}]))", "{{job_group}} {{status}}")], w=12),
     ])
@@ -368,7 +463,7 @@ def stages():
         row("Durations and outcomes"),
         ts("Stage duration by job group", "p50, p95 and max of stage durations per job group (histogram_quantile over "
            "the rate of spark_stage_duration_seconds_bucket).", "s",
-           quantiles("spark_stage_duration_seconds", by, JOB, "{{app_name}} {{job_group}}"), w=24, h=9),
+           quantiles("spark_stage_duration_seconds", by, JOB, "{{app_name}} {{job_group}}"), w=24, h=9, sparse=True),
         ts("Stages finished by status", "Stages finishing per minute, by status (complete, failed, skipped).",
            "suffix: stages/min", [target(f"sum by (app_name, status) (60 * rate(spark_stages_total{{{JOB}}}[{RI}]))",
                                          "{{app_name}} {{status}}")]),
@@ -459,7 +554,7 @@ def sql_streaming():
         ts("SQL execution duration by description", "p50 and p95 of SQL execution durations per description "
            "(histogram_quantile over the rate of spark_sql_execution_duration_seconds_bucket).", "s",
            quantiles("spark_sql_execution_duration_seconds", "app_name, description", APP, "{{description}}",
-                     qs=((0.5, "p50"), (0.95, "p95"))), w=24, h=9),
+                     qs=((0.5, "p50"), (0.95, "p95"))), w=24, h=9, sparse=True),
         ts("SQL executions finished by status", "SQL executions finishing per minute, by status.", "suffix: queries/min",
            [target(f"sum by (app_name, status) (60 * rate(spark_sql_executions_total{{{APP}}}[{RI}]))",
                    "{{app_name}} {{status}}")], w=8),
@@ -482,7 +577,7 @@ def sql_streaming():
            "behind.", "suffix: rows/s",
            [target(f"spark_streaming_processed_rows_per_second{{{APP}}}", "{{app_name}} {{query}}")]),
         ts("Batch duration", "p50, p95 and max of micro-batch durations per streaming query.", "s",
-           quantiles("spark_streaming_batch_duration_seconds", "app_name, query", APP, "{{query}}")),
+           quantiles("spark_streaming_batch_duration_seconds", "app_name, query", APP, "{{query}}"), sparse=True),
         ts("Batches and rows", "Micro-batches completed per minute and input rows per second, per streaming query "
            "(from the counters).", "short",
            [target(f"sum by (app_name, query) (60 * rate(spark_streaming_batches_total{{{APP}}}[{RI}]))",

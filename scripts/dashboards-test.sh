@@ -4,7 +4,9 @@
 #  1. dashboards/*.json match scripts/dashboards-generate.py (no drift)
 #  2. scripts/dashboards-lint.py: schema version, variables, unit/description/datasource on every
 #     panel, known metrics, variables used in every selector; every query parsed by promtool
-#  3. the lint can fail: a copy with typical mistakes must be rejected, one problem per mistake
+#  3. the lint can fail: copies with typical mistakes must be rejected, one problem per mistake
+#  4. the per-run queries of the jobs dashboard, on made-up series of two runs (promtool test
+#     rules): one row per run and job group, the run's value and its start time
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v promtool >/dev/null || { echo "promtool not found (apt-get install prometheus)" >&2; exit 2; }
@@ -18,7 +20,7 @@ echo "== 2. lint and promtool parse"
 python3 scripts/dashboards-lint.py --promtool
 
 echo "== 3. the lint rejects broken dashboards"
-python3 - "$tmp/broken.json" <<'PY'
+python3 - "$tmp/broken.json" "$tmp/broken2.json" <<'PY'
 import json, sys
 d = json.load(open("dashboards/spark-jobs.json"))
 d["uid"] = "broken-copy"
@@ -34,15 +36,82 @@ panels[3]["targets"][0]["expr"] = 'sum(spark_jobs_totl{app_id=~"$app_id"})'
 panels[4]["targets"][0]["expr"] = 'sum(spark_jobs_active{app_id=~"$app_id"})'
 panels[5]["targets"][0]["expr"] = 'sum(rate(spark_tasks_total{app_name=~"$app_name", app_id=~"$app_id", job_group=~"$job_group"}[5m]) by'
 json.dump(d, open(sys.argv[1], "w"))
+
+# A second copy keeps the jobs dashboard's uid, which the per-run check looks for.
+d = json.load(open("dashboards/spark-jobs.json"))
+d["title"] = "broken copy 2"
+d["templating"]["list"] = [v for v in d["templating"]["list"] if v["name"] != "namespace"]
+app_id = next(v for v in d["templating"]["list"] if v["name"] == "app_id")
+app_id["query"] = app_id["definition"] = 'label_values(spark_app_info{app_name=~"$app_name"}, app_id)'
+panels = {p["title"]: p for p in d["panels"] if p["type"] != "row"}
+panels["Active jobs"]["targets"][0]["expr"] = \
+    'sum(spark_jobs_active{app_name=~"$app_name", app_id=~"$app_id", job_group=~"$job_group"})'
+panels["Mean job duration"]["fieldConfig"]["defaults"]["custom"]["showPoints"] = "never"
+for p in panels.values():
+    p["targets"] = [t for t in p["targets"] if "spark_app_start_time_seconds" not in t["expr"]] or p["targets"]
+json.dump(d, open(sys.argv[2], "w"))
 PY
-if python3 scripts/dashboards-lint.py --promtool "$tmp/broken.json" > "$tmp/out.txt" 2>&1; then
+if python3 scripts/dashboards-lint.py --promtool "$tmp/broken.json" "$tmp/broken2.json" > "$tmp/out.txt" 2>&1; then
   echo "FAIL: the lint accepted a broken dashboard" >&2; cat "$tmp/out.txt" >&2; exit 1
 fi
 for expected in "schemaVersion 36" "__inputs" "no template variable job_group" "no description" "no unit" \
                 "datasource must be" "unknown metric spark_jobs_totl" 'does not filter app_name' \
-                'does not filter job_group' "promtool rejects"; do
+                'does not filter job_group' "promtool rejects" "no template variable namespace" \
+                'variable app_id must filter cluster' 'does not filter cluster' 'does not filter namespace' \
+                "'Mean job duration': charts sparse data" \
+                "no per-run panel charts spark_app_job_group:job_duration_seconds:mean"; do
   grep -q -- "$expected" "$tmp/out.txt" || { echo "FAIL: lint did not report '$expected'" >&2; cat "$tmp/out.txt" >&2; exit 1; }
 done
 echo "ok: the lint reports every planted mistake"
+
+echo "== 4. per-run queries on two made-up runs of one application"
+# run-1: no cluster/namespace labels, its start time exported twice (two exporters); run-2: in a
+# cluster and namespace, with a pod label on the rules, two job groups; run-9: another
+# application, not selected. The recording rules are given as series (their values made up).
+python3 - "$tmp/per-run.test.yml" <<'PY'
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("lint", "scripts/dashboards-lint.py")
+lint = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(lint)
+R = "spark_app_job_group:job_duration_seconds"
+run1 = 'app_name="etl", app_id="run-1"'
+run2 = 'cluster="c1", namespace="spark", pod="etl-2-driver", app_name="etl", app_id="run-2"'
+series = [
+    (f'spark_app_start_time_seconds{{instance="a:9809", job="spark-exporter", {run1}}}', "60x19"),
+    (f'spark_app_start_time_seconds{{instance="b:9809", job="spark-exporter", {run1}}}', "60x19"),
+    (f'{R}:count{{{run1}, job_group="load"}}', "1 2 3x17"),
+    (f'{R}:sum{{{run1}, job_group="load"}}', "10 30 60x17"),
+    (f'{R}:mean{{{run1}, job_group="load"}}', "10 15 20x17"),
+    (f'spark_app_start_time_seconds{{instance="10.0.0.7:9809", job="spark-exporter", {run2}}}', "_x30 1800x28"),
+    (f'{R}:count{{{run2}, job_group="load"}}', "_x30 2 4x27"),
+    (f'{R}:sum{{{run2}, job_group="load"}}', "_x30 50 90x27"),
+    (f'{R}:mean{{{run2}, job_group="load"}}', "_x30 25 22.5x27"),
+    (f'{R}:count{{{run2}, job_group="report"}}', "_x30 1x28"),
+    (f'{R}:sum{{{run2}, job_group="report"}}', "_x30 5x28"),
+    (f'{R}:mean{{{run2}, job_group="report"}}', "_x30 5x28"),
+    ('spark_app_start_time_seconds{instance="a:9809", job="spark-exporter", app_name="other", app_id="run-9"}', "100x58"),
+] + [(f'{R}:{k}{{app_name="other", app_id="run-9", job_group="load"}}', "1x58") for k in ("count", "sum", "mean")]
+# What each query must return at 59m over the last hour: the run's value, or its start in ms.
+rows = [('{app_name="etl", app_id="run-1", job_group="load"}', {"count": 3, "sum": 60, "mean": 20, "start": 60000}),
+        ('{cluster="c1", namespace="spark", app_name="etl", app_id="run-2", job_group="load"}',
+         {"count": 4, "sum": 90, "mean": 22.5, "start": 1800000}),
+        ('{cluster="c1", namespace="spark", app_name="etl", app_id="run-2", job_group="report"}',
+         {"count": 1, "sum": 5, "mean": 5, "start": 1800000})]
+tests, panels = [], set()
+for q in lint.queries("dashboards/spark-jobs.json"):
+    if q["kind"] != "panel" or R not in q["expr"]:
+        continue
+    kind = "start" if "spark_app_start_time_seconds" in q["expr"] else q["expr"].split(R + ":")[1].split("{")[0]
+    panels.add(q["panel"])
+    tests.append({"expr": lint.substitute(q["expr"], {"app_name": ["etl"]}, range_="1h"), "eval_time": "59m",
+                  "exp_samples": [{"labels": labels, "value": want[kind]} for labels, want in rows]})
+if len(panels) < 2:
+    sys.exit(f"expected per-run panels in spark-jobs.json, found {sorted(panels)}")
+doc = {"rule_files": [], "evaluation_interval": "1m", "tests": [{
+    "interval": "1m", "input_series": [{"series": s, "values": v} for s, v in series], "promql_expr_test": tests}]}
+json.dump(doc, open(sys.argv[1], "w"), indent=1)  # JSON is YAML
+print(f"{len(tests)} queries of {len(panels)} panels: " + ", ".join(sorted(panels)))
+PY
+promtool test rules "$tmp/per-run.test.yml"
 
 echo "dashboards: all checks passed"

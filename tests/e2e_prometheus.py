@@ -20,12 +20,14 @@ after 0.5 minutes instead of 15, target-down after 5s). Then asserts:
      SparkExporterTargetDown on the unreachable target, SparkExporterDown on an unreachable
      scrape target, SparkExporterEventLogErrors on the corrupt log; with lowered thresholds
      (RULE_OVERRIDES) every other alert but SparkExecutorsLost fires on the real series too
-  4. every template-variable query returns the live application's values
+  4. every template-variable query runs and returns the live application's values (cluster and
+     namespace stay empty: this Prometheus adds no such labels, and their All `.*` matches that)
   5. every query of every dashboard panel (variables set to the live application) runs without
      error over the run's time range and returns at least one finite value, except the panels
      in EXPECTED_EMPTY, which cannot have data in this workload (each with the reason); the
      panels in EXPECTED_SIGNAL show what the workload provoked (a value above a floor), and
-     histogram_quantile panels stay within the run's length
+     histogram_quantile panels stay within the run's length; the per-run panels (recording rules
+     spark_app_job_group:job_duration_seconds:*) have the run's values, placed at its start time
   6. the exporter's histograms are consistent: buckets never decrease and le="+Inf" == _count
 Prints one line per assertion and writes a JSON report; exit 1 if any assertion failed, 2 if a
 prerequisite is missing. Temporary files (logs, Prometheus data) are kept on failure or --keep.
@@ -331,14 +333,18 @@ scrape_configs:
     qs = [q for f in sorted(os.listdir(os.path.join(ROOT, "dashboards"))) if f.endswith(".json")
           for q in lint.queries(os.path.join(ROOT, "dashboards", f))]
     live = {"app_name": [app_name], "app_id": [app_id]}
-    var_values = {}
+    var_values, var_errors = {}, []
     for q in [q for q in qs if q["kind"] == "variable"]:
         name = q["refId"]
         if name in var_values:
             continue
         sel, _, label = lint.substitute(q["expr"], live)[len("label_values("):-1].rpartition(",")
         r = P.api(f"label/{label.strip()}/values", **{"match[]": sel.strip(), "start": t_start, "end": t_end})
+        if r.get("status") != "success":
+            var_errors.append(f"{name}: {r.get('error')}")
         var_values[name] = r.get("data") or []
+    res.add("every variable query runs without error", not var_errors,
+            "; ".join(var_errors) or ", ".join(sorted(var_values)))
     for name, want in [("app_name", app_name), ("app_id", app_id), ("job_group", "stuck_stage")]:
         res.add(f"variable {name} lists {want}", want in var_values.get(name, []), f"values {var_values.get(name)}")
     live["job_group"] = var_values.get("job_group") or None
@@ -381,6 +387,18 @@ scrape_configs:
             weak.append(f"{key[0]} '{key[1]}' max {best} <= {floor} ({why})")
     res.add("panels show what the workload provoked", not weak,
             "; ".join(weak) or f"{len(EXPECTED_SIGNAL)} panels above their floor")
+    # The per-run panels: the run's value (query A) and its start time in ms (the query that joins
+    # spark_app_start_time_seconds), one row per job group of the run.
+    r = P.query(f'max_over_time(spark_app_start_time_seconds{{app_id="{app_id}"}}[1h])', t_end)
+    starts = finite_values(r.get("data", {}).get("result", []))
+    per_run = [p for p in panel_results if "spark_app_job_group:job_duration_seconds:" in p["expr"]]
+    bad = [f"{p['file']} '{p['panel']}' {p['refId']}: no data" for p in per_run if not p["finite_samples"]]
+    bad += [f"{p['file']} '{p['panel']}' {p['refId']}: start {p['max']} ms, the application's is "
+            f"{starts[0] * 1000 if starts else None}"
+            for p in per_run if p["finite_samples"] and "spark_app_start_time_seconds" in p["expr"]
+            and not (starts and abs(p["max"] - starts[0] * 1000) < 1)]
+    res.add("per-run panels chart the run at its start time", bool(per_run) and not bad,
+            "; ".join(bad) or f"{len(per_run)} queries; start {starts[0] if starts else None}")
     # Quantiles of durations cannot exceed the bucket (of that histogram's own bounds) that holds
     # the whole run: histogram_quantile interpolates within a bucket, up to its upper bound.
     run = t_end - t_start
