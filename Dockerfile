@@ -5,12 +5,22 @@
 #   docker build -t registry.example.com/spark-exporter:0.1.0 .
 #
 # The pod templates under deploy/ expect uid 65532, port 9809 and a read-only root filesystem.
-# Pin both base images by digest in your registry's build (FROM image:tag@sha256:...).
 
-ARG RUST_VERSION=1.95
+# Base images. A tag moves whenever the image is rebuilt; a digest does not. Pin both:
+#   scripts/docker-pin-bases.sh          resolves each tag's digest (crane or docker buildx)
+#                                        and writes it into the defaults below
+# or for one build:
+#   docker build --build-arg BUILDER_IMAGE=rust:1.95-slim-bookworm@sha256:<64 hex digits> \
+#                --build-arg RUNTIME_IMAGE=gcr.io/distroless/cc-debian12:nonroot@sha256:<...> .
+# NOT PINNED YET: the machines this was written on reach no image registry, so no digest could
+# be looked up, and a digest is never typed in by hand. Until a maintainer runs the script the
+# defaults are plain tags (scripts/docker-pin-bases.sh --check exits 1 while they are).
+# bookworm = Debian 12, the same glibc (2.36) as the distroless debian12 runtime.
+ARG BUILDER_IMAGE=rust:1.95-slim-bookworm
+# cc = base (glibc, CA certificates, tzdata) + libgcc_s, which Rust binaries link for unwinding.
+ARG RUNTIME_IMAGE=gcr.io/distroless/cc-debian12:nonroot
 
-# bookworm = Debian 12, the same glibc (2.36) as the distroless debian12 runtime below.
-FROM rust:${RUST_VERSION}-slim-bookworm AS builder
+FROM ${BUILDER_IMAGE} AS builder
 WORKDIR /src
 # gcc and libc6-dev (for zstd-sys) come with the slim Rust image; TLS is rustls, no OpenSSL.
 COPY . .
@@ -23,8 +33,7 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
     cargo build --release --locked --bin spark-exporter \
  && objcopy --strip-debug target/release/spark-exporter /usr/local/bin/spark-exporter
 
-# cc = base (glibc, CA certificates, tzdata) + libgcc_s, which Rust binaries link for unwinding.
-FROM gcr.io/distroless/cc-debian12:nonroot
+FROM ${RUNTIME_IMAGE}
 COPY --from=builder /usr/local/bin/spark-exporter /usr/local/bin/spark-exporter
 # Numeric, so Kubernetes can check runAsNonRoot without resolving a name.
 USER 65532:65532

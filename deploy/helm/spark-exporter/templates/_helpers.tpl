@@ -1,8 +1,10 @@
 {{/*
 Named templates. The ones users may include from their own charts take a context with
-.Values (this chart's values) and .Release, e.g. from a parent chart that depends on this one:
-  {{ include "spark-exporter.sidecar" (dict "Values" (index .Values "spark-exporter") "Release" .Release) }}
-They use nothing else (no .Chart), so such a dict is enough.
+.Values (this chart's values), .Release and, for the Kubernetes version check of sidecar.mode,
+.Capabilities, e.g. from a parent chart that depends on this one:
+  {{ include "spark-exporter.sidecar" (dict "Values" (index .Values "spark-exporter") "Release" .Release "Capabilities" .Capabilities) }}
+They use nothing else (no .Chart), so such a dict is enough; without Capabilities the check is
+skipped and sidecar.mode=auto fails (see "spark-exporter.mode").
 */}}
 
 {{/* Resource name prefix: <release>-spark-exporter, or the release name if it contains it. */}}
@@ -24,6 +26,13 @@ They use nothing else (no .Chart), so such a dict is enough.
 {{- printf "%s-config" (include "spark-exporter.fullname" .) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{/* A label map as "k=v, k=v", for NOTES. */}}
+{{- define "spark-exporter.labelList" -}}
+{{- $out := list -}}
+{{- range $k, $v := . }}{{ $out = append $out (printf "%s=%s" $k $v) }}{{ end -}}
+{{- join ", " $out -}}
+{{- end -}}
+
 {{/* Labels of the chart's own resources. */}}
 {{- define "spark-exporter.labels" -}}
 app.kubernetes.io/name: {{ default "spark-exporter" .Values.nameOverride }}
@@ -34,12 +43,46 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
 {{/*
+The sidecar mode in effect, "native" or "classic", from sidecar.mode and the Kubernetes version
+(.Capabilities.KubeVersion: the cluster's on install and upgrade, --kube-version or helm's
+default for helm template; helm lint only logs a `fail`). Native sidecars (init containers with restartPolicy: Always) are on by
+default from Kubernetes 1.29. Below that the API server drops restartPolicy, the exporter
+becomes a plain init container that never exits, the driver container never starts and the pod
+never completes. So:
+  native   native; FAILS the rendering below 1.29, with a message naming classic and auto
+  classic  classic, on any version
+  auto     native from 1.29, classic below
+A context without .Capabilities (a parent chart's dict with only Values and Release) cannot be
+checked: native and classic are taken as they are, auto fails and asks for the Capabilities.
+*/}}
+{{- define "spark-exporter.mode" -}}
+{{- $mode := .Values.sidecar.mode -}}
+{{- if not (has $mode (list "native" "classic" "auto")) -}}
+{{- fail (printf "sidecar.mode must be native, classic or auto, not %q" (toString $mode)) -}}
+{{- end -}}
+{{- $kube := "" -}}
+{{- with .Capabilities }}{{ $kube = .KubeVersion.Version }}{{ end -}}
+{{- $nativeOk := or (not $kube) (semverCompare ">=1.29.0-0" $kube) -}}
+{{- if eq $mode "auto" -}}
+{{- if not $kube -}}
+{{- fail `sidecar.mode=auto needs the Kubernetes version: add "Capabilities" $.Capabilities to the dict you include spark-exporter's templates with, or set sidecar.mode to native or classic` -}}
+{{- end -}}
+{{- ternary "native" "classic" $nativeOk -}}
+{{- else if and (eq $mode "native") (not $nativeOk) -}}
+{{- fail (printf "sidecar.mode=native needs Kubernetes 1.29 or newer, and this cluster is %s: below 1.29 the API server drops the init container's restartPolicy: Always, so the exporter would run as a plain init container that never exits, the driver would never start and the pod would never complete. Set sidecar.mode=classic (or auto, which picks classic below 1.29 and native from 1.29); classic needs --conf spark.kubernetes.driver.podTemplateContainerName=%s" $kube .Values.podTemplate.driverContainerName) -}}
+{{- else -}}
+{{- $mode -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
 The exporter container as ONE LIST ITEM ("- name: spark-exporter ..."): put it under
 spec.initContainers in `native` mode (it carries restartPolicy: Always, Kubernetes 1.29+), or
 under spec.containers in `classic` mode, where it gets --lifecycle.exit-when-app-ends and ends
 by itself after the application (see deploy/kubernetes/driver-pod-template-classic.yaml), e.g.
   initContainers:
     {{- include "spark-exporter.sidecar" $ctx | nindent 4 }}
+Which mode is "spark-exporter.mode" (sidecar.mode, resolved against the Kubernetes version).
 */}}
 {{- define "spark-exporter.sidecar" -}}
 {{- include "spark-exporter.container" . | indent 2 | trimPrefix "  " | printf "- %s" -}}
@@ -48,18 +91,16 @@ by itself after the application (see deploy/kubernetes/driver-pod-template-class
 {{/* The exporter container as a mapping (what "spark-exporter.sidecar" lists). */}}
 {{- define "spark-exporter.container" -}}
 {{- $s := .Values.sidecar -}}
-{{- if not (has $s.mode (list "native" "classic")) -}}
-{{- fail (printf "sidecar.mode must be native or classic, not %q" $s.mode) -}}
-{{- end -}}
+{{- $mode := include "spark-exporter.mode" . -}}
 name: {{ $s.name }}
 image: {{ printf "%s:%s" .Values.image.repository .Values.image.tag | quote }}
 imagePullPolicy: {{ .Values.image.pullPolicy }}
-{{- if eq $s.mode "native" }}
+{{- if eq $mode "native" }}
 restartPolicy: Always
 {{- end }}
 args:
   - --config.file=/etc/spark-exporter/config.yaml
-{{- if eq $s.mode "classic" }}
+{{- if eq $mode "classic" }}
   - --lifecycle.exit-when-app-ends
 {{- end }}
 {{- range $s.extraArgs }}
@@ -153,7 +194,7 @@ spec:
   {{- with .Values.podTemplate.terminationGracePeriodSeconds }}
   terminationGracePeriodSeconds: {{ int . }}
   {{- end }}
-  {{- if eq .Values.sidecar.mode "native" }}
+  {{- if eq (include "spark-exporter.mode" .) "native" }}
   initContainers:
     {{- include "spark-exporter.sidecar" . | nindent 4 }}
   containers:
