@@ -97,9 +97,10 @@ pub enum Command {
     /// Poll once / read event logs to the end, print the exposition and exit
     /// (non-zero if a target failed).
     Dump {
-        /// Event-log files or folders to read to the end; repeatable.
+        /// Event-log files or folders to read to the end: paths, file://, s3://, s3a://, gs://,
+        /// az://, abfs:// or abfss:// URLs; repeatable.
         #[arg(long = "event-log", num_args = 1..)]
-        event_log: Vec<PathBuf>,
+        event_log: Vec<String>,
         /// Print OpenMetrics instead of the classic text format.
         #[arg(long)]
         openmetrics: bool,

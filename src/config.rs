@@ -207,8 +207,9 @@ fn redact_opt<S: serde::Serializer>(v: &Option<String>, s: S) -> Result<S::Ok, S
 /// Event-log tailing.
 #[derive(Debug, Clone, Serialize)]
 pub struct EventLogConfig {
-    /// `spark.eventLog.dir` folders to watch. Empty disables the tailer.
-    pub dirs: Vec<PathBuf>,
+    /// `spark.eventLog.dir` folders to watch: paths, `file://`, or object-store URLs (`s3://`,
+    /// `s3a://`, `gs://`, `az://`, `abfs://`, `abfss://`). Empty disables the tailer.
+    pub dirs: Vec<String>,
     /// Back-off when every file is at EOF, and the discovery interval.
     #[serde(with = "humantime_serde")]
     pub poll_interval: Duration,
@@ -593,11 +594,7 @@ fn read_spark(r: &mut Reader<'_>, d: SparkConfig) -> SparkConfig {
 fn read_event_log(r: &mut Reader<'_>, d: EventLogConfig) -> EventLogConfig {
     EventLogConfig {
         dirs: r.list("event_log.dirs", d.dirs, |s| {
-            if s.is_empty() {
-                Err("empty path".into())
-            } else {
-                Ok(PathBuf::from(s))
-            }
+            crate::eventlog::objfs::parse_location(s).map(|_| s.to_string())
         }),
         poll_interval: r.parse("event_log.poll_interval", d.poll_interval, parse_positive),
         max_line_bytes: r.parse("event_log.max_line_bytes", d.max_line_bytes, |s| {

@@ -105,17 +105,35 @@ fn init_logging(s: &Settings) {
 async fn dump(
     settings: Arc<Settings>,
     url_flags: &[String],
-    paths: Vec<std::path::PathBuf>,
+    paths: Vec<String>,
     om: bool,
 ) -> ExitCode {
     let telemetry = Arc::new(Telemetry::default());
     let model = Model::new(&settings, telemetry.clone());
     let mut ok = true;
     if !paths.is_empty() {
-        let observer = model.observer(Source::EventLog);
-        if let Err(e) = eventlog::ingest_paths(&paths, &settings, &observer, &telemetry) {
-            tracing::error!(error = %e, "Reading the event logs failed.");
-            ok = false;
+        // On the blocking pool: object stores block on the runtime.
+        let (s, t, m, p) = (
+            settings.clone(),
+            telemetry.clone(),
+            model.clone(),
+            paths.clone(),
+        );
+        let read = tokio::task::spawn_blocking(move || {
+            let observer = m.observer(Source::EventLog);
+            eventlog::ingest_paths(&p, &s, &observer, &t)
+        })
+        .await;
+        match read {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::error!(error = %e, "Reading the event logs failed.");
+                ok = false;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "Reading the event logs failed.");
+                ok = false;
+            }
         }
     }
     // With --event-log only, do not also poll the default UI URL.

@@ -50,7 +50,11 @@ fn step(e: &mut Engine, dirs: &[PathBuf], m: &Arc<Model>) {
         observer: &observer,
         telemetry: m.telemetry(),
     };
-    e.scan(dirs, out);
+    let dirs: Vec<spark_exporter::eventlog::fs::Root> = dirs
+        .iter()
+        .map(spark_exporter::eventlog::fs::Root::local)
+        .collect();
+    e.scan(&dirs, out);
     while e.poll(out, None) > 0 {}
     e.report(out);
 }
@@ -248,7 +252,7 @@ fn rolling_zstd_parts_split_from_a_real_log() {
 async fn run_follows_a_folder_until_shutdown() {
     let root = tempfile::tempdir().unwrap();
     let mut settings = Settings::default();
-    settings.event_log.dirs = vec![root.path().to_path_buf()];
+    settings.event_log.dirs = vec![root.path().display().to_string()];
     settings.event_log.poll_interval = Duration::from_millis(20);
     let (m, t) = model();
     let stop = tokio_util::sync::CancellationToken::new();

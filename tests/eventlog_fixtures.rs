@@ -47,7 +47,7 @@ fn codec_of(path: &Path) -> Codec {
 /// Read a whole file through the tailer, in small reads.
 fn tail_file(path: &Path) -> Collect {
     let m = std::fs::metadata(path).unwrap();
-    let mut t = FileTailer::new(
+    let mut t = FileTailer::local(
         path.to_path_buf(),
         (m.dev(), m.ino()),
         codec_of(path),

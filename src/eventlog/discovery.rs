@@ -9,18 +9,17 @@
 //!   disappears when the application ends. The History Server's compactor may replace parts
 //!   `1..=N` with `events_<N>_....compact`.
 //!
-//! Files are known by (device, inode), so a rename is seen as the same file. Names starting with
-//! `.` (Hadoop `.crc` side files, hidden files) are ignored.
+//! Files are known by identity ([`FileId`]: the inode on a local disk, the key without
+//! `.inprogress` on an object store), so a rename is seen as the same file. Names starting with
+//! `.` (Hadoop `.crc` side files, hidden files) are ignored. Every listing goes through an
+//! [`Fs`], a local folder or an object store.
 
-use std::fs;
 use std::io;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::codec::Codec;
-
-/// Identity of a file or folder: (device, inode).
-pub type FileId = (u64, u64);
+pub use super::fs::FileId;
+use super::fs::{Entry, Fs};
 
 const INPROGRESS: &str = ".inprogress";
 const ROLLING_DIR: &str = "eventlog_v2_";
@@ -169,54 +168,32 @@ impl Found {
     }
 }
 
-fn id_of(m: &fs::Metadata) -> FileId {
-    (m.dev(), m.ino())
-}
-
-fn list(dir: &Path) -> Result<Vec<(String, PathBuf, fs::Metadata)>, DiscoveryError> {
-    let err = |source| DiscoveryError::List {
-        path: dir.to_path_buf(),
+fn list(fs: &dyn Fs, dir: &Path) -> Result<Vec<Entry>, DiscoveryError> {
+    fs.list(dir).map_err(|source| DiscoveryError::List {
+        path: PathBuf::from(fs.display(dir)),
         source,
-    };
-    let mut out = Vec::new();
-    for entry in fs::read_dir(dir).map_err(err)? {
-        let entry = entry.map_err(err)?;
-        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
-            continue;
-        };
-        if name.starts_with('.') {
-            continue;
-        }
-        // Follow symlinks; an entry that vanished meanwhile is simply not there.
-        let Ok(meta) = fs::metadata(entry.path()) else {
-            continue;
-        };
-        out.push((name, entry.path(), meta));
-    }
-    Ok(out)
+    })
 }
 
 /// Every log directly inside `dir`.
-pub fn scan(dir: &Path) -> Result<Vec<Found>, DiscoveryError> {
+pub fn scan(fs: &dyn Fs, dir: &Path) -> Result<Vec<Found>, DiscoveryError> {
     let mut found = Vec::new();
-    for (name, path, meta) in list(dir)? {
-        if meta.is_dir() {
-            if let Some(app) = name.strip_prefix(ROLLING_DIR) {
+    for e in list(fs, dir)? {
+        if e.is_dir {
+            if let Some(app) = e.name.strip_prefix(ROLLING_DIR) {
                 found.push(Found::Rolling {
-                    path,
-                    id: id_of(&meta),
                     name: app.to_string(),
+                    path: e.path,
+                    id: e.id,
                 });
             }
-        } else if meta.is_file() {
-            if let Some(log) = parse_single_name(&name) {
-                found.push(Found::Single {
-                    path,
-                    id: id_of(&meta),
-                    name: log,
-                    len: meta.len(),
-                });
-            }
+        } else if let Some(log) = parse_single_name(&e.name) {
+            found.push(Found::Single {
+                path: e.path,
+                id: e.id,
+                name: log,
+                len: e.len,
+            });
         }
     }
     Ok(found)
@@ -224,34 +201,28 @@ pub fn scan(dir: &Path) -> Result<Vec<Found>, DiscoveryError> {
 
 /// Classify one path given on the command line: a rolling folder, a single file, or `None` for
 /// a folder to [`scan`].
-pub fn classify(path: &Path) -> Result<Option<Found>, DiscoveryError> {
-    let meta = fs::metadata(path).map_err(|source| DiscoveryError::List {
-        path: path.to_path_buf(),
+pub fn classify(fs: &dyn Fs, path: &Path) -> Result<Option<Found>, DiscoveryError> {
+    let e = fs.stat(path).map_err(|source| DiscoveryError::List {
+        path: PathBuf::from(fs.display(path)),
         source,
     })?;
-    let file_name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
-    if meta.is_dir() {
-        return Ok(file_name
-            .strip_prefix(ROLLING_DIR)
-            .map(|app| Found::Rolling {
-                path: path.to_path_buf(),
-                id: id_of(&meta),
-                name: app.to_string(),
-            }));
+    if e.is_dir {
+        return Ok(e.name.strip_prefix(ROLLING_DIR).map(|app| Found::Rolling {
+            name: app.to_string(),
+            path: e.path.clone(),
+            id: e.id,
+        }));
     }
-    let name = parse_single_name(file_name).unwrap_or(LogName {
-        name: file_name.to_string(),
+    let name = parse_single_name(&e.name).unwrap_or(LogName {
+        name: e.name.clone(),
         codec: Codec::Plain,
         in_progress: false,
     });
     Ok(Some(Found::Single {
-        path: path.to_path_buf(),
-        id: id_of(&meta),
+        path: e.path,
+        id: e.id,
         name,
-        len: meta.len(),
+        len: e.len,
     }))
 }
 
@@ -278,18 +249,18 @@ pub struct RollingListing {
 }
 
 /// List a rolling log folder.
-pub fn list_rolling(dir: &Path) -> Result<RollingListing, DiscoveryError> {
+pub fn list_rolling(fs: &dyn Fs, dir: &Path) -> Result<RollingListing, DiscoveryError> {
     let mut l = RollingListing::default();
-    for (name, path, meta) in list(dir)? {
-        if let Some(status) = name.strip_prefix(STATUS) {
+    for e in list(fs, dir)? {
+        if let Some(status) = e.name.strip_prefix(STATUS) {
             l.finished |= !status.ends_with(INPROGRESS);
-        } else if let Some(part) = parse_part_name(&name) {
-            if meta.is_file() {
+        } else if let Some(part) = parse_part_name(&e.name) {
+            if !e.is_dir {
                 l.parts.push(Part {
-                    path,
-                    id: id_of(&meta),
+                    path: e.path,
+                    id: e.id,
                     name: part,
-                    len: meta.len(),
+                    len: e.len,
                 });
             }
         }

@@ -6,10 +6,12 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::apply::{Applier, LogApp, Out, ReadStats, Warnings};
 use super::codec::Codec;
 use super::discovery::{self, app_id_from_name, FileId, Found, Part};
+use super::fs::{Fs, Root};
 use super::tailer::{FileTailer, TailState};
 
 /// Raw bytes one file may read per step before the next file's turn.
@@ -42,9 +44,12 @@ enum Files {
 
 #[derive(Debug)]
 struct Log {
+    /// Where it is read from.
+    fs: Arc<dyn Fs>,
     path: PathBuf,
-    /// Folder it was discovered in (`None`: given explicitly, never considered deleted).
-    dir: Option<PathBuf>,
+    /// Folder it was discovered in, as shown (`None`: given explicitly, never considered
+    /// deleted).
+    dir: Option<String>,
     files: Files,
     app: LogApp,
     /// No longer listed: read what the open handles still give, then forget it.
@@ -59,7 +64,7 @@ struct Log {
 pub struct Engine {
     max_line: usize,
     logs: HashMap<FileId, Log>,
-    failing_dirs: HashSet<PathBuf>,
+    failing_dirs: HashSet<String>,
     cursor: usize,
 }
 
@@ -74,35 +79,36 @@ impl Engine {
 
     /// Merge what a folder listing found; logs of a listed folder that are not there any more
     /// are marked gone.
-    pub fn scan(&mut self, dirs: &[PathBuf], out: Out<'_>) {
+    pub fn scan(&mut self, dirs: &[Root], out: Out<'_>) {
         for dir in dirs {
-            match discovery::scan(dir) {
+            let shown = dir.display();
+            match discovery::scan(&*dir.fs, &dir.path) {
                 Ok(found) => {
-                    if self.failing_dirs.remove(dir) {
-                        tracing::info!(dir = %dir.display(), "Event-log folder readable again.");
+                    if self.failing_dirs.remove(&shown) {
+                        tracing::info!(dir = %shown, "Event-log folder readable again.");
                     }
                     let ids: HashSet<FileId> = found.iter().map(Found::id).collect();
                     for f in found {
-                        self.add(f, Some(dir.clone()), out);
+                        self.add(f, &dir.fs, Some(shown.clone()), out);
                     }
                     for (id, log) in self.logs.iter_mut() {
-                        if log.dir.as_deref() == Some(dir.as_path()) && !ids.contains(id) {
+                        if log.dir.as_deref() == Some(shown.as_str()) && !ids.contains(id) {
                             log.gone = true;
                         }
                     }
                 }
                 Err(e) => {
-                    if self.failing_dirs.insert(dir.clone()) {
+                    if self.failing_dirs.insert(shown.clone()) {
                         out.telemetry.eventlog_error("io");
-                        tracing::warn!(dir = %dir.display(), error = %e, "Cannot list event-log folder.");
+                        tracing::warn!(dir = %shown, error = %e, "Cannot list event-log folder.");
                     }
                 }
             }
         }
     }
 
-    /// Add or update one log.
-    pub fn add(&mut self, found: Found, dir: Option<PathBuf>, out: Out<'_>) {
+    /// Add or update one log, found in `fs` (in the folder shown as `dir`, if listed).
+    pub fn add(&mut self, found: Found, fs: &Arc<dyn Fs>, dir: Option<String>, out: Out<'_>) {
         let id = found.id();
         let max_line = self.max_line;
         match found {
@@ -110,10 +116,11 @@ impl Engine {
                 path, name, len, ..
             } => {
                 let log = self.logs.entry(id).or_insert_with(|| Log {
+                    fs: fs.clone(),
                     path: path.clone(),
                     dir: dir.clone(),
                     files: Files::Single {
-                        file: Box::new(tracked(&path, id, name.codec, false, max_line, out)),
+                        file: Box::new(tracked(fs, &path, id, name.codec, false, max_line, out)),
                         in_progress: name.in_progress,
                     },
                     app: LogApp::new(app_id_from_name(&name.name)),
@@ -131,6 +138,7 @@ impl Engine {
             }
             Found::Rolling { path, name, .. } => {
                 let log = self.logs.entry(id).or_insert_with(|| Log {
+                    fs: fs.clone(),
                     path: path.clone(),
                     dir: dir.clone(),
                     files: Files::Rolling {
@@ -219,6 +227,7 @@ impl Engine {
 }
 
 fn tracked(
+    fs: &Arc<dyn Fs>,
     path: &Path,
     id: FileId,
     codec: Codec,
@@ -227,11 +236,11 @@ fn tracked(
     out: Out<'_>,
 ) -> Tracked {
     // Decoder construction only fails if zstd cannot allocate a context; such a file is failed.
-    let tailer = FileTailer::new(path.to_path_buf(), id, codec, max_line).unwrap_or_else(|e| {
+    let new = |codec| FileTailer::new(fs.clone(), path.to_path_buf(), id, codec, max_line);
+    let tailer = new(codec).unwrap_or_else(|e| {
         out.telemetry.eventlog_error("codec");
-        tracing::warn!(file = %path.display(), error = %e, "Cannot create a decoder.");
-        let mut t = FileTailer::new(path.to_path_buf(), id, Codec::Plain, max_line)
-            .expect("the plain decoder has no state to allocate");
+        tracing::warn!(file = %fs.display(path), error = %e, "Cannot create a decoder.");
+        let mut t = new(Codec::Plain).expect("the plain decoder has no state to allocate");
         t.state = TailState::Failed;
         t
     });
@@ -279,18 +288,18 @@ impl Log {
         if *finished && parts.values().all(settled) {
             return;
         }
-        let listing = match discovery::list_rolling(&self.path) {
+        let listing = match discovery::list_rolling(&*self.fs, &self.path) {
             Ok(l) => l,
             Err(e) => {
                 if !std::mem::replace(&mut self.list_failing, true) {
-                    let file = self.path.display().to_string();
+                    let file = self.fs.display(&self.path);
                     self.warnings.report(out.telemetry, &file, "io", &e);
                 }
                 return;
             }
         };
         if std::mem::take(&mut self.list_failing) {
-            tracing::info!(dir = %self.path.display(), "Rolling event-log folder readable again.");
+            tracing::info!(dir = %self.fs.display(&self.path), "Rolling event-log folder readable again.");
         }
         *finished = listing.finished;
         for Part {
@@ -300,9 +309,10 @@ impl Log {
             len,
         } in listing.parts
         {
+            let fs = &self.fs;
             let t = parts
                 .entry((name.index, name.compact))
-                .or_insert_with(|| tracked(&path, id, name.codec, name.compact, max_line, out));
+                .or_insert_with(|| tracked(fs, &path, id, name.codec, name.compact, max_line, out));
             t.tailer.set_path(path);
             revive(t, len);
         }
@@ -368,7 +378,7 @@ fn poll_one(
     if t.tailer.state != TailState::Active {
         return (0, true);
     }
-    let file = t.tailer.path().display().to_string();
+    let file = t.tailer.display();
     let mut sink = Applier {
         app,
         out,

@@ -46,8 +46,9 @@ fn with_out<R>(m: &Arc<Model>, f: impl FnOnce(Out<'_>) -> R) -> R {
 
 /// One listing and reading everything there is, as a step of `run` does.
 fn step(e: &mut Engine, dirs: &[PathBuf], m: &Arc<Model>) {
+    let dirs: Vec<Root> = dirs.iter().map(Root::local).collect();
     with_out(m, |out| {
-        e.scan(dirs, out);
+        e.scan(&dirs, out);
         while e.poll(out, None) > 0 {}
         e.report(out);
     })
@@ -76,10 +77,11 @@ fn unreadable_file_is_counted_once_while_it_keeps_failing() {
         len: meta.len(),
     };
     let mut e = Engine::new(1 << 20);
+    let local: Arc<dyn crate::eventlog::fs::Fs> = Arc::new(crate::eventlog::fs::LocalFs);
     for _ in 0..5 {
         // What a listing does: merge the entry (retrying the failed file), then read.
         with_out(&m, |out| {
-            e.add(found.clone(), None, out);
+            e.add(found.clone(), &local, None, out);
             while e.poll(out, None) > 0 {}
             e.report(out);
         });

@@ -11,6 +11,8 @@
 //! - [`apply`]: completes events with what the log said before and feeds the model
 //!   ([`crate::model::Source::EventLog`]).
 //! - [`engine`]: the set of followed logs, polled in turn.
+//! - [`fs`]: where logs are listed and read from: a local folder, or ([`objfs`]) a bucket of S3,
+//!   GCS or Azure Blob, behind one interface.
 //!
 //! **Restarts.** No checkpoint is kept: on start every log is read again from its beginning.
 //! The model's updates are keyed by Spark's ids and the event-log counters are sums over the
@@ -25,12 +27,13 @@ pub mod codec;
 mod codec_error;
 pub mod discovery;
 pub mod engine;
+pub mod fs;
 pub mod json;
+pub mod objfs;
 pub mod parser;
 pub mod scan;
 pub mod tailer;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -49,6 +52,24 @@ pub enum EventLogError {
     /// A path given to [`ingest_paths`] cannot be read.
     #[error(transparent)]
     Discovery(#[from] discovery::DiscoveryError),
+    /// An object store cannot be set up.
+    #[error(transparent)]
+    Store(#[from] objfs::StoreError),
+}
+
+/// The roots of `locations` (paths or object-store URLs), blocking on `rt` for object stores.
+/// A location whose store cannot be set up is logged and left out.
+pub fn roots(locations: &[String], rt: &tokio::runtime::Handle) -> Vec<fs::Root> {
+    locations
+        .iter()
+        .filter_map(|l| match objfs::root(l, Some(rt)) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                tracing::error!(location = %l, error = %e, "Cannot read event logs from this location.");
+                None
+            }
+        })
+        .collect()
 }
 
 /// Discovers and tails every log under `settings.event_log.dirs` until `finish` is cancelled,
@@ -63,10 +84,10 @@ pub async fn run<O: Observer + 'static>(
     telemetry: Arc<Telemetry>,
     finish: CancellationToken,
 ) {
-    let dirs = settings.event_log.dirs.clone();
-    if dirs.is_empty() {
+    if settings.event_log.dirs.is_empty() {
         return;
     }
+    let dirs = roots(&settings.event_log.dirs, &tokio::runtime::Handle::current());
     let interval = settings.event_log.poll_interval;
     let max_line = settings.event_log.max_line_bytes;
     let mut engine = Engine::new(max_line);
@@ -74,7 +95,7 @@ pub async fn run<O: Observer + 'static>(
     // `Some(scanned)` once finishing: the last pass lists the folders once, then reads until
     // every log is at its end.
     let mut last_pass: Option<bool> = None;
-    tracing::info!(dirs = ?dirs, "Following event logs.");
+    tracing::info!(dirs = ?settings.event_log.dirs, "Following event logs.");
     loop {
         if last_pass.is_none() && finish.is_cancelled() {
             tracing::info!("Reading every event log to its end.");
@@ -135,10 +156,12 @@ pub async fn run<O: Observer + 'static>(
 /// Post-mortem: read the given files or folders to the end into the model (the
 /// `dump --event-log PATH...` subcommand).
 ///
-/// A path may be a single-file log, a rolling `eventlog_v2_*` folder, or a folder holding logs.
-/// Damaged input is counted and skipped as when tailing; only an unreadable path is an error.
-pub fn ingest_paths(
-    paths: &[PathBuf],
+/// A path (or object-store URL) may be a single-file log, a rolling `eventlog_v2_*` folder, or
+/// a folder holding logs. Damaged input is counted and skipped as when tailing; only an
+/// unreadable path is an error. Object stores block on the current runtime: call this from a
+/// blocking thread of it (not from an async task); local paths need no runtime.
+pub fn ingest_paths<P: AsRef<std::ffi::OsStr>>(
+    paths: &[P],
     settings: &Settings,
     observer: &dyn Observer,
     telemetry: &Telemetry,
@@ -148,12 +171,14 @@ pub fn ingest_paths(
         telemetry,
     };
     let mut engine = Engine::new(settings.event_log.max_line_bytes);
+    let rt = tokio::runtime::Handle::try_current().ok();
     for path in paths {
-        match discovery::classify(path)? {
-            Some(found) => engine.add(found, None, out),
+        let root = objfs::root(&path.as_ref().to_string_lossy(), rt.as_ref())?;
+        match discovery::classify(&*root.fs, &root.path)? {
+            Some(found) => engine.add(found, &root.fs, None, out),
             None => {
-                for found in discovery::scan(path)? {
-                    engine.add(found, None, out);
+                for found in discovery::scan(&*root.fs, &root.path)? {
+                    engine.add(found, &root.fs, None, out);
                 }
             }
         }

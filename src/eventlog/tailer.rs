@@ -9,13 +9,12 @@
 //! does not continue it.
 
 use std::fmt::Display;
-use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
-use std::os::unix::fs::MetadataExt;
+use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::codec::{Codec, CodecError, Decoder};
-use super::discovery::FileId;
+use super::fs::{FileId, Fs, OpenError, Reader};
 
 /// Raw bytes read per `read` call.
 const READ_CHUNK: usize = 256 * 1024;
@@ -162,10 +161,11 @@ pub struct Polled {
 /// Follows one file.
 #[derive(Debug)]
 pub struct FileTailer {
+    fs: Arc<dyn Fs>,
     path: PathBuf,
     id: FileId,
     codec: Codec,
-    file: Option<File>,
+    file: Option<Box<dyn Reader>>,
     offset: u64,
     pending: Vec<u8>,
     decoded: Vec<u8>,
@@ -176,14 +176,26 @@ pub struct FileTailer {
 }
 
 impl FileTailer {
-    /// A tailer for the file `id`, now at `path`, not opened yet.
+    /// A tailer for the local file `id`, now at `path`, not opened yet.
+    pub fn local(
+        path: PathBuf,
+        id: FileId,
+        codec: Codec,
+        max_line: usize,
+    ) -> Result<FileTailer, CodecError> {
+        Self::new(Arc::new(super::fs::LocalFs), path, id, codec, max_line)
+    }
+
+    /// A tailer for the file `id`, now at `path` in `fs`, not opened yet.
     pub fn new(
+        fs: Arc<dyn Fs>,
         path: PathBuf,
         id: FileId,
         codec: Codec,
         max_line: usize,
     ) -> Result<FileTailer, CodecError> {
         Ok(FileTailer {
+            fs,
             path,
             id,
             codec,
@@ -205,6 +217,11 @@ impl FileTailer {
     /// The path the file was last seen at.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The path as logs show it (a local path, or the object's URL).
+    pub fn display(&self) -> String {
+        self.fs.display(&self.path)
     }
 
     /// The file was renamed.
@@ -230,58 +247,70 @@ impl FileTailer {
         self.lines.reset();
         self.state = TailState::Active;
         if let Some(f) = &mut self.file {
-            if f.seek(SeekFrom::Start(0)).is_err() {
+            if f.seek(0).is_err() {
                 self.file = None;
             }
         }
         Ok(())
     }
 
+    fn shown(&self) -> PathBuf {
+        PathBuf::from(self.display())
+    }
+
     fn io(&self, source: io::Error) -> TailError {
         TailError::Io {
-            path: self.path.clone(),
+            path: self.shown(),
             source,
         }
     }
 
-    fn open(&mut self) -> Result<&mut File, TailError> {
+    fn open(&mut self) -> Result<&mut Box<dyn Reader>, TailError> {
         if self.file.is_none() {
-            let mut f = File::open(&self.path).map_err(|e| self.io(e))?;
-            let m = f.metadata().map_err(|e| self.io(e))?;
-            if (m.dev(), m.ino()) != self.id {
-                return Err(TailError::Replaced(self.path.clone()));
-            }
-            f.seek(SeekFrom::Start(self.offset))
-                .map_err(|e| self.io(e))?;
+            let f = match self.fs.open(&self.path, self.id, self.offset) {
+                Ok(f) => f,
+                Err(OpenError::NotFound) => {
+                    return Err(self.io(io::Error::from(io::ErrorKind::NotFound)))
+                }
+                Err(OpenError::Replaced) => return Err(TailError::Replaced(self.shown())),
+                Err(OpenError::Io(e)) => return Err(self.io(e)),
+            };
             self.file = Some(f);
         }
-        self.file
-            .as_mut()
-            .ok_or_else(|| TailError::Replaced(self.path.clone()))
+        let shown = self.shown();
+        self.file.as_mut().ok_or(TailError::Replaced(shown))
     }
 
     /// Read up to about `budget` raw bytes, handing complete lines to `sink`.
     pub fn poll(&mut self, budget: u64, sink: &mut dyn LineSink) -> Result<Polled, TailError> {
         let offset = self.offset;
         let len = match self.open() {
-            Ok(f) => f.metadata().map(|m| m.len()),
+            Ok(f) => f.size(),
             // Renamed or deleted between listing and opening: the next listing says which.
             Err(TailError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
                 return Ok(Polled::default());
             }
             Err(e) => return Err(e),
-        }
-        .map_err(|e| self.io(e))?;
+        };
+        let len = match len {
+            Ok(l) => l,
+            // An object (opened without a request) that is gone: as above.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                self.file = None;
+                return Ok(Polled::default());
+            }
+            Err(e) => return Err(self.io(e)),
+        };
         if len < offset {
             sink.error(
                 "truncated",
                 &format_args!(
                     "{} shrank to {len} bytes below offset {offset}; reading it again",
-                    self.path.display()
+                    self.display()
                 ),
             );
             self.restart().map_err(|source| TailError::Codec {
-                path: self.path.clone(),
+                path: self.shown(),
                 source,
             })?;
         }
@@ -330,13 +359,13 @@ impl FileTailer {
                     // The text after the skipped block does not continue the partial line held
                     // back: drop it rather than glue the two into one line.
                     self.lines.reset();
-                    sink.error("codec", &format_args!("{}: {e}", self.path.display()));
+                    sink.error("codec", &format_args!("{}: {e}", self.display()));
                 }
                 Err(source) => {
                     self.pending = Vec::new();
                     self.state = TailState::Failed;
                     return Err(TailError::Codec {
-                        path: self.path.clone(),
+                        path: self.shown(),
                         source,
                     });
                 }
@@ -353,7 +382,7 @@ impl FileTailer {
                 "truncated",
                 &format_args!(
                     "{}: {} bytes of an incomplete block at the end",
-                    self.path.display(),
+                    self.display(),
                     self.pending.len()
                 ),
             );

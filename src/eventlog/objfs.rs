@@ -1,0 +1,429 @@
+//! Event logs on object storage: S3 and S3-compatible stores (`s3://`, `s3a://`), Google Cloud
+//! Storage (`gs://`) and Azure Blob / ADLS Gen2 (`az://`, `abfs://`, `abfss://`), through Apache
+//! Arrow's `object_store` crate, as an [`Fs`].
+//!
+//! - A folder is a key prefix: it is listed with a delimiter (`list_with_delimiter`, which pages
+//!   through 1,000 keys a request).
+//! - A file is read with ranged GETs from the offset read so far, up to [`GET_CHUNK`] bytes a
+//!   request; its length comes from a HEAD before each read. An object that grew (an appendable
+//!   blob, an NFS or HDFS mount behind the store) is read on from the offset; one that shrank is
+//!   read again from the start by the tailer, which counts it.
+//! - A file's identity is its key without `.inprogress`: S3A's rename of a finished single-file log
+//!   (a copy to the final name and a delete) continues the same log.
+//! - Credentials come from the environment, as each store's `from_env` builder reads it: see the
+//!   README ("Event logs on object storage").
+//!
+//! `object_store` is asynchronous; the tailer is not (it runs on the blocking pool), so each call
+//! blocks on the runtime's handle. It must not be called from an async task.
+
+use std::hash::{Hash, Hasher};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use object_store::aws::AmazonS3ConfigKey;
+use object_store::azure::AzureConfigKey;
+use object_store::gcp::GoogleConfigKey;
+use object_store::path::Path as Key;
+use object_store::{ClientConfigKey, ObjectStore, RetryConfig};
+use tokio::runtime::Handle;
+use url::Url;
+
+use super::fs::{Entry, FileId, Fs, OpenError, Reader, Root};
+
+/// Bytes one GET asks for: as much as one file may read in one step.
+pub const GET_CHUNK: u64 = 8 * 1024 * 1024;
+/// Retries of one request (object_store's default is 10, for up to 3 minutes).
+const MAX_RETRIES: usize = 3;
+/// The longest a request and its retries take, kept below the event-log poll interval's usual
+/// multiples so a store that is down does not hold the tailer for minutes.
+const RETRY_TIMEOUT: Duration = Duration::from_secs(20);
+/// Per-request timeout.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Connection timeout.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Where an event-log location points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A local path (a plain path or `file://`).
+    Local(PathBuf),
+    /// An object store: its URL, and the key prefix inside the bucket or container.
+    Object {
+        /// The URL as given (without query or fragment).
+        url: Url,
+        /// `s3`, `gs` or `azure`.
+        kind: StoreKind,
+        /// The key prefix, without leading or trailing `/`.
+        prefix: String,
+    },
+}
+
+/// The kinds of object store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    /// Amazon S3 and S3-compatible stores.
+    S3,
+    /// Google Cloud Storage.
+    Gcs,
+    /// Azure Blob Storage and ADLS Gen2.
+    Azure,
+}
+
+/// Parse an event-log location: a plain path, `file://`, or an object-store URL.
+pub fn parse_location(s: &str) -> Result<Location, String> {
+    if s.is_empty() {
+        return Err("empty location".into());
+    }
+    let Some((scheme, _)) = s.split_once("://") else {
+        return Ok(Location::Local(PathBuf::from(s)));
+    };
+    let url = Url::parse(s).map_err(|e| format!("{s:?} is not a valid URL ({e})"))?;
+    let kind = match scheme.to_ascii_lowercase().as_str() {
+        "file" => return Ok(Location::Local(PathBuf::from(url.path()))),
+        "s3" | "s3a" => StoreKind::S3,
+        "gs" => StoreKind::Gcs,
+        "az" | "abfs" | "abfss" => StoreKind::Azure,
+        other => {
+            return Err(format!(
+                "unsupported scheme {other:?} (use a path, file://, s3://, s3a://, gs://, az://, abfs:// or abfss://)"
+            ))
+        }
+    };
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(format!("{s:?} names no bucket or container"));
+    }
+    let mut url = url;
+    url.set_query(None);
+    url.set_fragment(None);
+    let prefix = url.path().trim_matches('/').to_string();
+    Ok(Location::Object { url, kind, prefix })
+}
+
+/// Why a store cannot be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The location is not valid.
+    #[error("{0}")]
+    Location(String),
+    /// The store's builder refused its configuration (missing region, credentials, ...).
+    #[error("{url}: {source}")]
+    Build {
+        /// The location.
+        url: String,
+        /// The cause.
+        source: object_store::Error,
+    },
+}
+
+/// The root to read `location` from: the local file system, or an object store reached with
+/// the environment's credentials and blocking on `rt` (which an object store needs).
+pub fn root(location: &str, rt: Option<&Handle>) -> Result<Root, StoreError> {
+    match parse_location(location).map_err(StoreError::Location)? {
+        Location::Local(p) => Ok(Root::local(p)),
+        Location::Object { url, kind, prefix } => {
+            let rt = rt.ok_or_else(|| {
+                StoreError::Location(format!("{url}: an object store needs a runtime"))
+            })?;
+            let fs = ObjectFs::new(&url, kind, rt.clone())?;
+            Ok(Root {
+                fs: Arc::new(fs),
+                path: PathBuf::from(prefix),
+            })
+        }
+    }
+}
+
+/// One bucket or container.
+#[derive(Debug)]
+pub struct ObjectFs {
+    store: Arc<dyn ObjectStore>,
+    rt: Handle,
+    /// `scheme://bucket` (or `abfss://container@account.dfs.core.windows.net`), for display.
+    base: String,
+}
+
+impl ObjectFs {
+    fn new(url: &Url, kind: StoreKind, rt: Handle) -> Result<ObjectFs, StoreError> {
+        let retry = RetryConfig {
+            max_retries: MAX_RETRIES,
+            retry_timeout: RETRY_TIMEOUT,
+            ..RetryConfig::default()
+        };
+        // Timeouts through config keys: `with_client_options` would replace the options the
+        // environment set (`AWS_ALLOW_HTTP`, proxies, ...).
+        let timeouts = [
+            (
+                ClientConfigKey::Timeout,
+                humantime::format_duration(REQUEST_TIMEOUT),
+            ),
+            (
+                ClientConfigKey::ConnectTimeout,
+                humantime::format_duration(CONNECT_TIMEOUT),
+            ),
+        ];
+        let u = url.as_str();
+        let err = |source| StoreError::Build {
+            url: u.to_string(),
+            source,
+        };
+        let store: Arc<dyn ObjectStore> = match kind {
+            StoreKind::S3 => {
+                let mut b = object_store::aws::AmazonS3Builder::from_env()
+                    .with_url(u)
+                    .with_retry(retry);
+                for (k, v) in &timeouts {
+                    b = b.with_config(AmazonS3ConfigKey::Client(*k), v.to_string());
+                }
+                Arc::new(b.build().map_err(err)?)
+            }
+            StoreKind::Gcs => {
+                let mut b = object_store::gcp::GoogleCloudStorageBuilder::from_env()
+                    .with_url(u)
+                    .with_retry(retry);
+                for (k, v) in &timeouts {
+                    b = b.with_config(GoogleConfigKey::Client(*k), v.to_string());
+                }
+                Arc::new(b.build().map_err(err)?)
+            }
+            StoreKind::Azure => {
+                let mut b = object_store::azure::MicrosoftAzureBuilder::from_env()
+                    .with_url(u)
+                    .with_retry(retry);
+                for (k, v) in &timeouts {
+                    b = b.with_config(AzureConfigKey::Client(*k), v.to_string());
+                }
+                Arc::new(b.build().map_err(err)?)
+            }
+        };
+        let mut base = format!("{}://", url.scheme());
+        if !url.username().is_empty() {
+            base.push_str(url.username());
+            base.push('@');
+        }
+        base.push_str(url.host_str().unwrap_or_default());
+        Ok(ObjectFs { store, rt, base })
+    }
+
+    fn key(path: &Path) -> Key {
+        Key::from(path.to_string_lossy().trim_matches('/'))
+    }
+}
+
+/// Identity of a key: stable across S3A's rename of `x.inprogress` to `x`.
+fn key_id(key: &str) -> FileId {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.trim_end_matches(".inprogress").hash(&mut h);
+    (u64::MAX, h.finish())
+}
+
+fn io_err(e: object_store::Error) -> io::Error {
+    match e {
+        object_store::Error::NotFound { .. } => io::Error::new(io::ErrorKind::NotFound, e),
+        e => io::Error::other(e),
+    }
+}
+
+fn last(key: &Key) -> String {
+    key.filename().unwrap_or_default().to_string()
+}
+
+impl Fs for ObjectFs {
+    fn list(&self, dir: &Path) -> io::Result<Vec<Entry>> {
+        let prefix = Self::key(dir);
+        let prefix = (!prefix.as_ref().is_empty()).then_some(prefix);
+        let l = self
+            .rt
+            .block_on(self.store.list_with_delimiter(prefix.as_ref()))
+            .map_err(io_err)?;
+        let mut out = Vec::with_capacity(l.common_prefixes.len() + l.objects.len());
+        for p in l.common_prefixes {
+            let name = last(&p);
+            if !name.starts_with('.') {
+                out.push(Entry {
+                    name,
+                    id: key_id(p.as_ref()),
+                    path: PathBuf::from(p.as_ref()),
+                    is_dir: true,
+                    len: 0,
+                });
+            }
+        }
+        for o in l.objects {
+            let name = last(&o.location);
+            if !name.starts_with('.') {
+                out.push(Entry {
+                    name,
+                    id: key_id(o.location.as_ref()),
+                    path: PathBuf::from(o.location.as_ref()),
+                    is_dir: false,
+                    len: o.size,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    fn stat(&self, path: &Path) -> io::Result<Entry> {
+        let key = Self::key(path);
+        let name = last(&key);
+        if !key.as_ref().is_empty() {
+            match self.rt.block_on(self.store.head(&key)) {
+                Ok(m) => {
+                    return Ok(Entry {
+                        name,
+                        id: key_id(key.as_ref()),
+                        path: PathBuf::from(key.as_ref()),
+                        is_dir: false,
+                        len: m.size,
+                    })
+                }
+                Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(io_err(e)),
+            }
+        }
+        // Not an object: a folder if anything is listed under it (the bucket root always is).
+        let listed = self
+            .rt
+            .block_on(self.store.list_with_delimiter(Some(&key)))
+            .map_err(io_err)?;
+        if key.as_ref().is_empty()
+            || !listed.objects.is_empty()
+            || !listed.common_prefixes.is_empty()
+        {
+            return Ok(Entry {
+                name,
+                id: key_id(key.as_ref()),
+                path: PathBuf::from(key.as_ref()),
+                is_dir: true,
+                len: 0,
+            });
+        }
+        Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{}: no such object or prefix", self.display(path)),
+        ))
+    }
+
+    fn open(&self, path: &Path, _id: FileId, offset: u64) -> Result<Box<dyn Reader>, OpenError> {
+        Ok(Box::new(ObjectReader {
+            store: self.store.clone(),
+            rt: self.rt.clone(),
+            key: Self::key(path),
+            pos: offset,
+            len: None,
+            buf: Bytes::new(),
+        }))
+    }
+
+    fn display(&self, path: &Path) -> String {
+        format!("{}/{}", self.base, path.to_string_lossy().trim_matches('/'))
+    }
+}
+
+/// Reads one object with ranged GETs.
+#[derive(Debug)]
+struct ObjectReader {
+    store: Arc<dyn ObjectStore>,
+    rt: Handle,
+    key: Key,
+    /// Offset of the next byte handed out.
+    pos: u64,
+    /// The length the last HEAD gave.
+    len: Option<u64>,
+    /// Bytes fetched and not handed out yet (they start at `pos`).
+    buf: Bytes,
+}
+
+impl Reader for ObjectReader {
+    fn size(&mut self) -> io::Result<u64> {
+        let m = self
+            .rt
+            .block_on(self.store.head(&self.key))
+            .map_err(io_err)?;
+        self.len = Some(m.size);
+        Ok(m.size)
+    }
+
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.buf.is_empty() {
+            let len = match self.len {
+                Some(l) => l,
+                None => self.size()?,
+            };
+            if self.pos >= len {
+                return Ok(0);
+            }
+            let end = len.min(self.pos.saturating_add(GET_CHUNK));
+            self.buf = self
+                .rt
+                .block_on(self.store.get_range(&self.key, self.pos..end))
+                .map_err(io_err)?;
+            if self.buf.is_empty() {
+                return Ok(0);
+            }
+        }
+        let n = out.len().min(self.buf.len());
+        out[..n].copy_from_slice(&self.buf[..n]);
+        self.buf = self.buf.slice(n..);
+        self.pos += n as u64;
+        Ok(n)
+    }
+
+    fn seek(&mut self, offset: u64) -> io::Result<()> {
+        self.pos = offset;
+        self.buf = Bytes::new();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations() {
+        assert_eq!(
+            parse_location("/var/spark-events").unwrap(),
+            Location::Local("/var/spark-events".into())
+        );
+        assert_eq!(
+            parse_location("file:///var/spark-events").unwrap(),
+            Location::Local("/var/spark-events".into())
+        );
+        for (s, kind, prefix) in [
+            ("s3://bucket/spark-events/", StoreKind::S3, "spark-events"),
+            ("s3a://bucket/a/b", StoreKind::S3, "a/b"),
+            ("gs://bucket", StoreKind::Gcs, ""),
+            ("az://container/logs", StoreKind::Azure, "logs"),
+            (
+                "abfss://container@account.dfs.core.windows.net/spark/events",
+                StoreKind::Azure,
+                "spark/events",
+            ),
+        ] {
+            match parse_location(s).unwrap() {
+                Location::Object {
+                    kind: k, prefix: p, ..
+                } => assert_eq!((k, p.as_str()), (kind, prefix), "{s}"),
+                l => panic!("{s}: {l:?}"),
+            }
+        }
+        assert!(parse_location("hdfs://nn/spark-events")
+            .unwrap_err()
+            .contains("unsupported scheme"));
+        assert!(parse_location("s3:///nobucket").is_err());
+        assert!(parse_location("").is_err());
+    }
+
+    #[test]
+    fn a_renamed_in_progress_log_keeps_its_identity() {
+        assert_eq!(
+            key_id("events/local-1.zstd.inprogress"),
+            key_id("events/local-1.zstd")
+        );
+        assert_ne!(key_id("events/local-1.zstd"), key_id("events/local-2.zstd"));
+    }
+}
