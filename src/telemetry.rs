@@ -60,6 +60,15 @@ pub struct TelemetrySnapshot {
     pub otlp_exports: u64,
     /// `spark_exporter_otlp_export_failures_total`.
     pub otlp_export_failures: u64,
+    /// `spark_exporter_store_requests_total{store,op}`: HTTP requests to object stores, retries
+    /// included.
+    pub store_requests: BTreeMap<(String, String), u64>,
+    /// `spark_exporter_store_response_bytes_total{store}`.
+    pub store_bytes: BTreeMap<String, u64>,
+    /// `spark_exporter_store_errors_total{store,kind}`: failed requests (retried or not).
+    pub store_errors: BTreeMap<(String, String), u64>,
+    /// `spark_exporter_store_up{store}`: the last listing of the store succeeded.
+    pub store_up: BTreeMap<String, bool>,
 }
 
 impl Default for Telemetry {
@@ -156,6 +165,29 @@ impl Telemetry {
     /// Count a failed OTLP export attempt.
     pub fn otlp_export_failed(&self) {
         self.with(|i| i.otlp_export_failures += 1);
+    }
+    /// Count one HTTP request to object store `store` (`op`: `list`, `head`, `get`, `other`)
+    /// and the response's bytes.
+    pub fn store_request(&self, store: &str, op: &str, bytes: u64) {
+        self.with(|i| {
+            *i.store_requests
+                .entry((store.into(), op.into()))
+                .or_default() += 1;
+            *i.store_bytes.entry(store.into()).or_default() += bytes;
+        });
+    }
+    /// Count a failed request to `store`: `kind` is the HTTP status (`503`) or `connect`,
+    /// `timeout`, `request`, `interrupted`, `decode`, `other`.
+    pub fn store_error(&self, store: &str, kind: &str) {
+        self.with(|i| {
+            *i.store_errors
+                .entry((store.into(), kind.into()))
+                .or_default() += 1
+        });
+    }
+    /// Record whether the last listing of `store` succeeded.
+    pub fn set_store_up(&self, store: &str, up: bool) {
+        self.with(|i| i.store_up.insert(store.to_string(), up));
     }
     /// Set how many files are in each tailer state (`active`, `finished`, `error`).
     pub fn set_eventlog_files(&self, counts: BTreeMap<String, u64>) {

@@ -82,7 +82,11 @@ impl Engine {
     pub fn scan(&mut self, dirs: &[Root], out: Out<'_>) {
         for dir in dirs {
             let shown = dir.display();
-            match discovery::scan(&*dir.fs, &dir.path) {
+            let listed = discovery::scan(&*dir.fs, &dir.path);
+            if let Some(store) = dir.fs.store() {
+                out.telemetry.set_store_up(store, listed.is_ok());
+            }
+            match listed {
                 Ok(found) => {
                     if self.failing_dirs.remove(&shown) {
                         tracing::info!(dir = %shown, "Event-log folder readable again.");

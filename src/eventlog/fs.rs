@@ -65,6 +65,10 @@ pub trait Fs: Send + Sync + Debug {
     fn open(&self, path: &Path, id: FileId, offset: u64) -> Result<Box<dyn Reader>, OpenError>;
     /// `path` as it should appear in logs and messages.
     fn display(&self, path: &Path) -> String;
+    /// The object store's name for the `store` label (`s3://bucket`); `None` on a local disk.
+    fn store(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// The local file system.

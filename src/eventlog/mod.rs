@@ -59,10 +59,14 @@ pub enum EventLogError {
 
 /// The roots of `locations` (paths or object-store URLs), blocking on `rt` for object stores.
 /// A location whose store cannot be set up is logged and left out.
-pub fn roots(locations: &[String], rt: &tokio::runtime::Handle) -> Vec<fs::Root> {
+pub fn roots(
+    locations: &[String],
+    rt: &tokio::runtime::Handle,
+    telemetry: &Arc<Telemetry>,
+) -> Vec<fs::Root> {
     locations
         .iter()
-        .filter_map(|l| match objfs::root(l, Some(rt)) {
+        .filter_map(|l| match objfs::root(l, Some(rt), telemetry) {
             Ok(r) => Some(r),
             Err(e) => {
                 tracing::error!(location = %l, error = %e, "Cannot read event logs from this location.");
@@ -87,7 +91,11 @@ pub async fn run<O: Observer + 'static>(
     if settings.event_log.dirs.is_empty() {
         return;
     }
-    let dirs = roots(&settings.event_log.dirs, &tokio::runtime::Handle::current());
+    let dirs = roots(
+        &settings.event_log.dirs,
+        &tokio::runtime::Handle::current(),
+        &telemetry,
+    );
     let interval = settings.event_log.poll_interval;
     let max_line = settings.event_log.max_line_bytes;
     let mut engine = Engine::new(max_line);
@@ -164,7 +172,7 @@ pub fn ingest_paths<P: AsRef<std::ffi::OsStr>>(
     paths: &[P],
     settings: &Settings,
     observer: &dyn Observer,
-    telemetry: &Telemetry,
+    telemetry: &Arc<Telemetry>,
 ) -> Result<(), EventLogError> {
     let out = Out {
         observer,
@@ -173,8 +181,12 @@ pub fn ingest_paths<P: AsRef<std::ffi::OsStr>>(
     let mut engine = Engine::new(settings.event_log.max_line_bytes);
     let rt = tokio::runtime::Handle::try_current().ok();
     for path in paths {
-        let root = objfs::root(&path.as_ref().to_string_lossy(), rt.as_ref())?;
-        match discovery::classify(&*root.fs, &root.path)? {
+        let root = objfs::root(&path.as_ref().to_string_lossy(), rt.as_ref(), telemetry)?;
+        let found = discovery::classify(&*root.fs, &root.path);
+        if let Some(store) = root.fs.store() {
+            telemetry.set_store_up(store, found.is_ok());
+        }
+        match found? {
             Some(found) => engine.add(found, &root.fs, None, out),
             None => {
                 for found in discovery::scan(&*root.fs, &root.path)? {

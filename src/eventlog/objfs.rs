@@ -23,15 +23,22 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use http::header::CONTENT_LENGTH;
+use http::Method;
 use object_store::aws::AmazonS3ConfigKey;
 use object_store::azure::AzureConfigKey;
+use object_store::client::{
+    HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest, HttpResponse, HttpService,
+    ReqwestConnector,
+};
 use object_store::gcp::GoogleConfigKey;
 use object_store::path::Path as Key;
-use object_store::{ClientConfigKey, ObjectStore, RetryConfig};
+use object_store::{ClientConfigKey, ClientOptions, ObjectStore, RetryConfig};
 use tokio::runtime::Handle;
 use url::Url;
 
 use super::fs::{Entry, FileId, Fs, OpenError, Reader, Root};
+use crate::telemetry::Telemetry;
 
 /// Bytes one GET asks for: as much as one file may read in one step.
 pub const GET_CHUNK: u64 = 8 * 1024 * 1024;
@@ -119,15 +126,20 @@ pub enum StoreError {
 }
 
 /// The root to read `location` from: the local file system, or an object store reached with
-/// the environment's credentials and blocking on `rt` (which an object store needs).
-pub fn root(location: &str, rt: Option<&Handle>) -> Result<Root, StoreError> {
+/// the environment's credentials, blocking on `rt` (which an object store needs), its requests
+/// counted in `telemetry`.
+pub fn root(
+    location: &str,
+    rt: Option<&Handle>,
+    telemetry: &Arc<Telemetry>,
+) -> Result<Root, StoreError> {
     match parse_location(location).map_err(StoreError::Location)? {
         Location::Local(p) => Ok(Root::local(p)),
         Location::Object { url, kind, prefix } => {
             let rt = rt.ok_or_else(|| {
                 StoreError::Location(format!("{url}: an object store needs a runtime"))
             })?;
-            let fs = ObjectFs::new(&url, kind, rt.clone())?;
+            let fs = ObjectFs::new(&url, kind, rt.clone(), telemetry.clone())?;
             Ok(Root {
                 fs: Arc::new(fs),
                 path: PathBuf::from(prefix),
@@ -146,7 +158,22 @@ pub struct ObjectFs {
 }
 
 impl ObjectFs {
-    fn new(url: &Url, kind: StoreKind, rt: Handle) -> Result<ObjectFs, StoreError> {
+    fn new(
+        url: &Url,
+        kind: StoreKind,
+        rt: Handle,
+        telemetry: Arc<Telemetry>,
+    ) -> Result<ObjectFs, StoreError> {
+        let mut base = format!("{}://", url.scheme());
+        if !url.username().is_empty() {
+            base.push_str(url.username());
+            base.push('@');
+        }
+        base.push_str(url.host_str().unwrap_or_default());
+        let counted = Counted {
+            store: base.clone(),
+            telemetry,
+        };
         let retry = RetryConfig {
             max_retries: MAX_RETRIES,
             retry_timeout: RETRY_TIMEOUT,
@@ -173,7 +200,8 @@ impl ObjectFs {
             StoreKind::S3 => {
                 let mut b = object_store::aws::AmazonS3Builder::from_env()
                     .with_url(u)
-                    .with_retry(retry);
+                    .with_retry(retry.clone())
+                    .with_http_connector(counted.clone());
                 for (k, v) in &timeouts {
                     b = b.with_config(AmazonS3ConfigKey::Client(*k), v.to_string());
                 }
@@ -182,7 +210,8 @@ impl ObjectFs {
             StoreKind::Gcs => {
                 let mut b = object_store::gcp::GoogleCloudStorageBuilder::from_env()
                     .with_url(u)
-                    .with_retry(retry);
+                    .with_retry(retry.clone())
+                    .with_http_connector(counted.clone());
                 for (k, v) in &timeouts {
                     b = b.with_config(GoogleConfigKey::Client(*k), v.to_string());
                 }
@@ -191,19 +220,14 @@ impl ObjectFs {
             StoreKind::Azure => {
                 let mut b = object_store::azure::MicrosoftAzureBuilder::from_env()
                     .with_url(u)
-                    .with_retry(retry);
+                    .with_retry(retry.clone())
+                    .with_http_connector(counted.clone());
                 for (k, v) in &timeouts {
                     b = b.with_config(AzureConfigKey::Client(*k), v.to_string());
                 }
                 Arc::new(b.build().map_err(err)?)
             }
         };
-        let mut base = format!("{}://", url.scheme());
-        if !url.username().is_empty() {
-            base.push_str(url.username());
-            base.push('@');
-        }
-        base.push_str(url.host_str().unwrap_or_default());
         Ok(ObjectFs { store, rt, base })
     }
 
@@ -321,6 +345,86 @@ impl Fs for ObjectFs {
     fn display(&self, path: &Path) -> String {
         format!("{}/{}", self.base, path.to_string_lossy().trim_matches('/'))
     }
+
+    fn store(&self) -> Option<&str> {
+        Some(&self.base)
+    }
+}
+
+/// Counts every HTTP request object_store makes (retries too) and its outcome, by store and
+/// operation, in the exporter's own metrics; the requests themselves go through reqwest as
+/// object_store would send them.
+#[derive(Debug, Clone)]
+struct Counted {
+    store: String,
+    telemetry: Arc<Telemetry>,
+}
+
+impl HttpConnector for Counted {
+    fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
+        let inner = ReqwestConnector::default().connect(options)?;
+        Ok(HttpClient::new(CountedService {
+            inner,
+            counted: self.clone(),
+        }))
+    }
+}
+
+#[derive(Debug)]
+struct CountedService {
+    inner: HttpClient,
+    counted: Counted,
+}
+
+/// The operation a request performs: a listing (S3 `list-type`, Azure `comp=list`, GCS
+/// `list-type` or a bucket-level GET), a HEAD, a GET, or anything else.
+fn operation(req: &HttpRequest) -> &'static str {
+    let query = req.uri().query().unwrap_or_default();
+    match *req.method() {
+        Method::HEAD => "head",
+        Method::GET if query.contains("list-type") || query.contains("comp=list") => "list",
+        Method::GET => "get",
+        _ => "other",
+    }
+}
+
+#[async_trait::async_trait]
+impl HttpService for CountedService {
+    async fn call(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
+        let op = operation(&req);
+        let (store, t) = (&self.counted.store, &self.counted.telemetry);
+        match self.inner.execute(req).await {
+            Ok(resp) => {
+                let bytes = resp
+                    .headers()
+                    .get(CONTENT_LENGTH)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0);
+                t.store_request(store, op, bytes);
+                let status = resp.status();
+                // A 404 of a HEAD or GET is a normal "not there"; of a listing, a missing bucket.
+                let not_there = status.as_u16() == 404 && op != "list";
+                if !(status.is_success() || not_there || status.is_redirection()) {
+                    t.store_error(store, status.as_str());
+                }
+                Ok(resp)
+            }
+            Err(e) => {
+                t.store_request(store, op, 0);
+                let kind = match e.kind() {
+                    HttpErrorKind::Connect => "connect",
+                    HttpErrorKind::Timeout => "timeout",
+                    HttpErrorKind::Request => "request",
+                    HttpErrorKind::Interrupted => "interrupted",
+                    HttpErrorKind::Decode => "decode",
+                    _ => "other",
+                };
+                t.store_error(store, kind);
+                Err(e)
+            }
+        }
+    }
 }
 
 /// Reads one object with ranged GETs.
@@ -416,6 +520,35 @@ mod tests {
             .contains("unsupported scheme"));
         assert!(parse_location("s3:///nobucket").is_err());
         assert!(parse_location("").is_err());
+    }
+
+    #[test]
+    fn requests_are_counted_by_operation() {
+        let req = |m: Method, uri: &str| {
+            http::Request::builder()
+                .method(m)
+                .uri(uri)
+                .body(object_store::client::HttpRequestBody::empty())
+                .expect("request")
+        };
+        let cases = [
+            (
+                Method::GET,
+                "http://s3/b?list-type=2&prefix=a%2F&delimiter=%2F",
+                "list",
+            ),
+            (
+                Method::GET,
+                "http://azurite/c?restype=container&comp=list",
+                "list",
+            ),
+            (Method::GET, "http://s3/b/a/events_1_x", "get"),
+            (Method::HEAD, "http://s3/b/a/events_1_x", "head"),
+            (Method::PUT, "http://s3/b/a", "other"),
+        ];
+        for (m, uri, op) in cases {
+            assert_eq!(operation(&req(m, uri)), op, "{uri}");
+        }
     }
 
     #[test]

@@ -104,6 +104,8 @@ pub enum Scope {
     Query,
     /// `target` (a REST URL).
     Target,
+    /// `store` (an object store: `s3://bucket`).
+    Store,
     /// None: the exporter process itself.
     Process,
 }
@@ -128,6 +130,7 @@ impl Scope {
             Scope::Sql => &["app_id", "app_name", "description"],
             Scope::Query => &["app_id", "app_name", "query"],
             Scope::Target => &["target"],
+            Scope::Store => &["store"],
             Scope::Process => &[],
         }
     }
@@ -304,6 +307,8 @@ pub const ATTRIBUTES: &[(&str, &str, AttrType)] = &[
     ("status", "result", AttrType::Str),
     ("target", "url.full", AttrType::Str),
     ("kind", "error.type", AttrType::Str),
+    ("store", "spark_exporter.store", AttrType::Str),
+    ("op", "spark_exporter.store.operation", AttrType::Str),
 ];
 
 /// The OTLP name and type of a label.
@@ -329,7 +334,7 @@ const SQL_STATUS: &[Label] = &[l("status", &["completed", "failed"])];
 
 use Instrument::{Counter as C, Gauge as G, Histogram as H, UpDownCounter as U};
 use Kind::{Counter, Gauge, Histogram, Info};
-use Scope::{App, Executor, Group, Process, Query, Sql, Stage, Target};
+use Scope::{App, Executor, Group, Process, Query, Sql, Stage, Store, Target};
 
 /// Every family, in the order of the exposition. One entry a family: name, type, scope, help,
 /// OTLP name, unit and instrument, reader; then labels, documentation and OTLP details.
@@ -523,6 +528,23 @@ pub const CATALOGUE: &[Metric] = &[
         |c, o| single(c, o, Value::Int(c.tele.otlp_exports))),
     Metric::new("spark_exporter_otlp_export_failures", Counter, Process, "Failed OTLP export attempts (refused, timed out, rejected by the collector).", "spark_exporter.otlp.export.failures", "{export}", C,
         |c, o| single(c, o, Value::Int(c.tele.otlp_export_failures))),
+    Metric::new("spark_exporter_store_up", Gauge, Store, "1 if the last listing of this object store (event logs on S3, GCS or Azure) succeeded.", "spark_exporter.store.up", "1", G,
+        |c, o| per_key(c, o, "store", &c.tele.store_up, |v: bool| Value::Int(v as u64)))
+        .doc("1 if the last listing of the object store succeeded; 0 for wrong credentials, a missing bucket, an unreachable store.")
+        .experimental("0.2.0"),
+    Metric::new("spark_exporter_store_requests", Counter, Store, "HTTP requests to an object store, by operation (list, head, get, other); retries included.", "spark_exporter.store.requests", "{request}", C,
+        |c, o| for ((s, op), v) in &c.tele.store_requests { o.push(super::sample::Sample { labels: std::sync::Arc::new([("store", s.as_str().into()), ("op", op.as_str().into())]), value: Value::Int(*v), created_ms: c.tele.started_ms }) })
+        .labels(&[l("op", &["list", "head", "get", "other"])])
+        .doc("HTTP requests to the store, each retry counted.")
+        .experimental("0.2.0"),
+    Metric::new("spark_exporter_store_response_bytes", Counter, Store, "Response bytes read from an object store.", "spark_exporter.store.response.size", "By", C,
+        |c, o| per_key(c, o, "store", &c.tele.store_bytes, Value::Int))
+        .experimental("0.2.0"),
+    Metric::new("spark_exporter_store_errors", Counter, Store, "Failed requests to an object store, by kind (HTTP status such as 503, or connect, timeout, request, interrupted, decode, other); each retry counted.", "spark_exporter.store.errors", "{error}", C,
+        |c, o| for ((s, k), v) in &c.tele.store_errors { o.push(super::sample::Sample { labels: std::sync::Arc::new([("store", s.as_str().into()), ("kind", k.as_str().into())]), value: Value::Int(*v), created_ms: c.tele.started_ms }) })
+        .labels(&[l("kind", &[])])
+        .doc("Failed requests, retried or not: object_store's retries show here.")
+        .experimental("0.2.0"),
     Metric::new("spark_exporter_eventlog_lag_seconds", Gauge, Process, "Seconds between now and the newest event read from any event log.", "spark_exporter.eventlog.lag", "s", G,
         |c, o| if let Some(e) = c.tele.eventlog_newest_event_ms { single(c, o, Value::Float(c.now.saturating_sub(e).max(0) as f64 / 1000.0)) })
         .clock()
