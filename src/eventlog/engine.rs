@@ -263,6 +263,7 @@ fn tracked(
 /// - a stream that cannot be decoded any further only once it was rewritten (shrank below what
 ///   was read); more bytes appended to it could not be decoded either.
 fn revive(t: &mut Tracked, len: u64) {
+    t.tailer.hint_size(len);
     let offset = t.tailer.offset();
     let again = match t.tailer.state {
         TailState::Active => false,

@@ -53,6 +53,11 @@ pub trait Reader: Send + Debug {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize>;
     /// Move to `offset`.
     fn seek(&mut self, offset: u64) -> io::Result<()>;
+    /// The size a listing just gave: a reader that would have to ask for it may take this
+    /// instead (see [`Fs::listed_size_is_current`]).
+    fn known_size(&mut self, size: u64) {
+        let _ = size;
+    }
 }
 
 /// A place event logs are listed and read from.
@@ -68,6 +73,12 @@ pub trait Fs: Send + Sync + Debug {
     /// The object store's name for the `store` label (`s3://bucket`); `None` on a local disk.
     fn store(&self) -> Option<&str> {
         None
+    }
+    /// A size from a listing is as good as asking again (asking costs a request): the tailer then
+    /// reads up to the listed size without asking. False on a local disk, where asking is free
+    /// and more current.
+    fn listed_size_is_current(&self) -> bool {
+        false
     }
 }
 

@@ -349,6 +349,10 @@ impl Fs for ObjectFs {
     fn store(&self) -> Option<&str> {
         Some(&self.base)
     }
+
+    fn listed_size_is_current(&self) -> bool {
+        true
+    }
 }
 
 /// Counts every HTTP request object_store makes (retries too) and its outcome, by store and
@@ -480,6 +484,10 @@ impl Reader for ObjectReader {
         self.pos = offset;
         self.buf = Bytes::new();
         Ok(())
+    }
+
+    fn known_size(&mut self, size: u64) {
+        self.len = Some(size);
     }
 }
 

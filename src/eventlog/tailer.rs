@@ -173,6 +173,8 @@ pub struct FileTailer {
     lines: LineSplitter,
     /// Where this tailer is.
     pub state: TailState,
+    /// The size the last listing gave, used once instead of asking (object stores).
+    size_hint: Option<u64>,
 }
 
 impl FileTailer {
@@ -206,6 +208,7 @@ impl FileTailer {
             decoder: Decoder::new(codec)?,
             lines: LineSplitter::new(max_line),
             state: TailState::Active,
+            size_hint: None,
         })
     }
 
@@ -217,6 +220,14 @@ impl FileTailer {
     /// The path the file was last seen at.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// A listing gave the file's size: on a store where that is as current as asking, the next
+    /// poll reads up to it without asking (one request less per poll of an idle log).
+    pub fn hint_size(&mut self, size: u64) {
+        if self.fs.listed_size_is_current() {
+            self.size_hint = Some(size);
+        }
     }
 
     /// The path as logs show it (a local path, or the object's URL).
@@ -284,8 +295,15 @@ impl FileTailer {
     /// Read up to about `budget` raw bytes, handing complete lines to `sink`.
     pub fn poll(&mut self, budget: u64, sink: &mut dyn LineSink) -> Result<Polled, TailError> {
         let offset = self.offset;
+        let hint = self.size_hint.take();
         let len = match self.open() {
-            Ok(f) => f.size(),
+            Ok(f) => match hint {
+                Some(size) => {
+                    f.known_size(size);
+                    Ok(size)
+                }
+                None => f.size(),
+            },
             // Renamed or deleted between listing and opening: the next listing says which.
             Err(TailError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
                 return Ok(Polled::default());
