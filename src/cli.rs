@@ -72,6 +72,9 @@ pub struct Cli {
     /// Event-log back-off and discovery interval [default: 1s].
     #[arg(long = "event-log.poll-interval", global = true)]
     pub event_log_poll_interval: Option<String>,
+    /// Logs read in parallel [default: one thread per core, at most 16].
+    #[arg(long = "event-log.threads", global = true)]
+    pub event_log_threads: Option<String>,
     /// Exit by itself once the application has ended and the drain is done (a classic sidecar).
     #[arg(long = "lifecycle.exit-when-app-ends", global = true)]
     pub exit_when_app_ends: bool,
@@ -127,6 +130,7 @@ impl Cli {
         one("spark.app_name_filter", &self.spark_app_name_filter);
         one("spark.app_limit", &self.spark_app_limit);
         one("event_log.poll_interval", &self.event_log_poll_interval);
+        one("event_log.threads", &self.event_log_threads);
         one("otlp.endpoint", &self.otlp_endpoint);
         one("otlp.protocol", &self.otlp_protocol);
         one("otlp.interval", &self.otlp_interval);

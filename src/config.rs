@@ -215,6 +215,8 @@ pub struct EventLogConfig {
     pub poll_interval: Duration,
     /// Longest line accepted; longer ones are skipped and counted.
     pub max_line_bytes: usize,
+    /// Logs read in parallel: one reader per thread (default: one per core, at most 16).
+    pub threads: usize,
 }
 
 /// Retention of entities in the model.
@@ -365,6 +367,7 @@ impl Default for Settings {
                 dirs: vec![],
                 poll_interval: DEFAULT_EVENTLOG_POLL,
                 max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+                threads: default_eventlog_threads(),
             },
             model: ModelConfig {
                 app_retention: DEFAULT_APP_RETENTION,
@@ -605,7 +608,23 @@ fn read_event_log(r: &mut Reader<'_>, d: EventLogConfig) -> EventLogConfig {
                 Ok(n)
             }
         }),
+        threads: r.parse("event_log.threads", d.threads, |s| {
+            let n = parse_count(s)?;
+            if n > 256 {
+                Err("must be at most 256".into())
+            } else {
+                Ok(n)
+            }
+        }),
     }
+}
+
+/// Logs read in parallel by default: one per core, at most 16.
+pub fn default_eventlog_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 16)
 }
 
 /// The `model` section.

@@ -77,36 +77,27 @@ impl Engine {
         }
     }
 
-    /// Merge what a folder listing found; logs of a listed folder that are not there any more
-    /// are marked gone.
+    /// List every folder and merge what it holds; logs of a listed folder that are not there
+    /// any more are marked gone.
     pub fn scan(&mut self, dirs: &[Root], out: Out<'_>) {
-        for dir in dirs {
-            let shown = dir.display();
-            let listed = discovery::scan(&*dir.fs, &dir.path);
-            if let Some(store) = dir.fs.store() {
-                out.telemetry.set_store_up(store, listed.is_ok());
+        for (dir, listed) in list_dirs(dirs, &mut self.failing_dirs, out) {
+            if let Some(found) = listed {
+                let ids: HashSet<FileId> = found.iter().map(Found::id).collect();
+                self.merge(dir, found, &ids, out);
             }
-            match listed {
-                Ok(found) => {
-                    if self.failing_dirs.remove(&shown) {
-                        tracing::info!(dir = %shown, "Event-log folder readable again.");
-                    }
-                    let ids: HashSet<FileId> = found.iter().map(Found::id).collect();
-                    for f in found {
-                        self.add(f, &dir.fs, Some(shown.clone()), out);
-                    }
-                    for (id, log) in self.logs.iter_mut() {
-                        if log.dir.as_deref() == Some(shown.as_str()) && !ids.contains(id) {
-                            log.gone = true;
-                        }
-                    }
-                }
-                Err(e) => {
-                    if self.failing_dirs.insert(shown.clone()) {
-                        out.telemetry.eventlog_error("io");
-                        tracing::warn!(dir = %shown, error = %e, "Cannot list event-log folder.");
-                    }
-                }
+        }
+    }
+
+    /// Merge what a listing of `dir` found (`listed`: every id it found, some of them maybe
+    /// merged into another engine): its logs not listed any more are marked gone.
+    pub fn merge(&mut self, dir: &Root, found: Vec<Found>, listed: &HashSet<FileId>, out: Out<'_>) {
+        let shown = dir.display();
+        for f in found {
+            self.add(f, &dir.fs, Some(shown.clone()), out);
+        }
+        for (id, log) in self.logs.iter_mut() {
+            if log.dir.as_deref() == Some(shown.as_str()) && !listed.contains(id) {
+                log.gone = true;
             }
         }
     }
@@ -202,10 +193,13 @@ impl Engine {
 
     /// Report file counts by state (`active`, `finished`, `error`).
     pub fn report(&self, out: Out<'_>) {
-        let mut counts: BTreeMap<String, u64> = ["active", "finished", "error"]
-            .iter()
-            .map(|s| (s.to_string(), 0))
-            .collect();
+        let mut counts = empty_counts();
+        self.count_files(&mut counts);
+        out.telemetry.set_eventlog_files(counts);
+    }
+
+    /// Add this engine's file counts by state to `counts`.
+    pub fn count_files(&self, counts: &mut BTreeMap<String, u64>) {
         for log in self.logs.values() {
             for t in log.tracked() {
                 let k = match t.tailer.state {
@@ -216,7 +210,11 @@ impl Engine {
                 *counts.entry(k.to_string()).or_default() += 1;
             }
         }
-        out.telemetry.set_eventlog_files(counts);
+    }
+
+    /// Whether the log `id` is followed.
+    pub fn follows(&self, id: &FileId) -> bool {
+        self.logs.contains_key(id)
     }
 
     /// Number of logs followed.
@@ -228,6 +226,47 @@ impl Engine {
     pub fn is_empty(&self) -> bool {
         self.logs.is_empty()
     }
+}
+
+/// File counts at zero for every state.
+pub fn empty_counts() -> BTreeMap<String, u64> {
+    ["active", "finished", "error"]
+        .iter()
+        .map(|s| (s.to_string(), 0))
+        .collect()
+}
+
+/// List every folder in `dirs`: what each holds, or `None` if it cannot be listed (counted and
+/// logged when it starts failing; `failing` remembers which do). Sets each store's `up`.
+pub fn list_dirs<'d>(
+    dirs: &'d [Root],
+    failing: &mut HashSet<String>,
+    out: Out<'_>,
+) -> Vec<(&'d Root, Option<Vec<Found>>)> {
+    dirs.iter()
+        .map(|dir| {
+            let shown = dir.display();
+            let listed = discovery::scan(&*dir.fs, &dir.path);
+            if let Some(store) = dir.fs.store() {
+                out.telemetry.set_store_up(store, listed.is_ok());
+            }
+            match listed {
+                Ok(found) => {
+                    if failing.remove(&shown) {
+                        tracing::info!(dir = %shown, "Event-log folder readable again.");
+                    }
+                    (dir, Some(found))
+                }
+                Err(e) => {
+                    if failing.insert(shown.clone()) {
+                        out.telemetry.eventlog_error("io");
+                        tracing::warn!(dir = %shown, error = %e, "Cannot list event-log folder.");
+                    }
+                    (dir, None)
+                }
+            }
+        })
+        .collect()
 }
 
 fn tracked(

@@ -10,7 +10,8 @@
 //!   events and fields the exporter uses (task ends with a structural scanner, the rest with serde).
 //! - [`apply`]: completes events with what the log said before and feeds the model
 //!   ([`crate::model::Source::EventLog`]).
-//! - [`engine`]: the set of followed logs, polled in turn.
+//! - [`engine`]: the set of followed logs, polled in turn; [`pool`]: one engine per core, read
+//!   in parallel.
 //! - [`fs`]: where logs are listed and read from: a local folder, or ([`objfs`]) a bucket of S3,
 //!   GCS or Azure Blob, behind one interface.
 //!
@@ -31,6 +32,7 @@ pub mod fs;
 pub mod json;
 pub mod objfs;
 pub mod parser;
+pub mod pool;
 pub mod scan;
 pub mod tailer;
 
@@ -44,6 +46,7 @@ use crate::telemetry::Telemetry;
 
 pub use apply::Out;
 pub use engine::Engine;
+pub use pool::Pool;
 pub use parser::{parse_line, Event, ParseError};
 
 /// Errors of the event-log entry points.
@@ -98,7 +101,8 @@ pub async fn run<O: Observer + 'static>(
     );
     let interval = settings.event_log.poll_interval;
     let max_line = settings.event_log.max_line_bytes;
-    let mut engine = Engine::new(max_line);
+    let threads = settings.event_log.threads;
+    let mut engine = Pool::new(threads, max_line);
     let mut last_scan: Option<tokio::time::Instant> = None;
     // `Some(scanned)` once finishing: the last pass lists the folders once, then reads until
     // every log is at its end.
@@ -120,7 +124,7 @@ pub async fn run<O: Observer + 'static>(
             if scan_due {
                 engine.scan(&d, out);
             }
-            let n = engine.poll(out, None);
+            let n = engine.poll(out);
             engine.report(out);
             (engine, n)
         });
@@ -134,7 +138,7 @@ pub async fn run<O: Observer + 'static>(
                 // (see the module documentation), only slower.
                 tracing::error!(error = %e, "Event-log step failed; reading every log again.");
                 telemetry.eventlog_error("internal");
-                engine = Engine::new(max_line);
+                engine = Pool::new(threads, max_line);
                 last_pass = last_pass.map(|_| false);
                 continue;
             }
@@ -178,7 +182,7 @@ pub fn ingest_paths<P: AsRef<std::ffi::OsStr>>(
         observer,
         telemetry,
     };
-    let mut engine = Engine::new(settings.event_log.max_line_bytes);
+    let mut engine = Pool::new(settings.event_log.threads, settings.event_log.max_line_bytes);
     let rt = tokio::runtime::Handle::try_current().ok();
     for path in paths {
         let root = objfs::root(&path.as_ref().to_string_lossy(), rt.as_ref(), telemetry)?;
@@ -187,15 +191,15 @@ pub fn ingest_paths<P: AsRef<std::ffi::OsStr>>(
             telemetry.set_store_up(store, found.is_ok());
         }
         match found? {
-            Some(found) => engine.add(found, &root.fs, None, out),
+            Some(found) => engine.add(found, &root, out),
             None => {
                 for found in discovery::scan(&*root.fs, &root.path)? {
-                    engine.add(found, &root.fs, None, out);
+                    engine.add(found, &root, out);
                 }
             }
         }
     }
-    while engine.poll(out, None) > 0 {}
+    while engine.poll(out) > 0 {}
     engine.settle_all(out);
     engine.report(out);
     Ok(())
