@@ -21,13 +21,15 @@ Sections (--only picks some):
            log itself (a single object or an eventlog_v2_* folder): the expositions are
            byte-identical, except (masked) the value of spark_exporter_eventlog_lag_seconds,
            which is "now" minus the newest event and so differs between any two runs, and the
-           spark_exporter_store_* families, which describe the transport and exist only when a
-           store was used. Also: the whole spark-events/ folder, the nested fixtures/ folder
+           samples of the spark_exporter_store_* families, which describe the transport and are
+           counted only when a store was used. Also: the whole spark-events/ folder, the nested fixtures/ folder
            (discovery is one level deep, so both sides must agree on what they find),
            s3a:// == s3://, abfs:// and abfss:// == az://, file:/// == the plain path
   errors   a missing bucket or container and wrong credentials (S3: a moto that knows no
            access key; Azure: a wrong account key) make `dump` exit non-zero with one ERROR
-           line that says what is wrong, no panic and no backtrace
+           record that says what is wrong, on one line (no raw newline, say from the store's
+           XML error body), no panic and no backtrace. The daemons of the live and faults
+           sections are held to the same: no panic, every log line a whole record
   live     a daemon follows live/ in a store while the parts of a rolling log arrive one by one
            (appstatus_*.inprogress with events_1_*, then events_2_*, then the rename to
            appstatus_*): spark_{jobs,stages,tasks}_total only grow, equal after each step the
@@ -252,15 +254,17 @@ class Exporter:
 
 def mask(text):
     """The exposition with what legitimately differs between two runs masked (see the module
-    doc); also the names of the families masked."""
-    out, masked, skip = [], set(), None
+    doc): the lag's value, and the samples (not the HELP and TYPE lines) of the store families.
+    Also the names of the store families whose samples were dropped."""
+    out, masked = [], set()
     for line in text.splitlines():
-        name = line.split()[2] if line.startswith("# ") and len(line.split()) > 2 else re.split(r"[{ ]", line, 1)[0]
-        if name.startswith("spark_exporter_store_"):
-            masked.add(re.sub(r"_(bucket|sum|count)$", "", name))
-            continue
-        if name == "spark_exporter_eventlog_lag_seconds" and not line.startswith("#"):
-            line = line.rsplit(" ", 1)[0] + " <masked>"
+        if not line.startswith("#"):
+            name = re.split(r"[{ ]", line, 1)[0]
+            if name.startswith("spark_exporter_store_"):
+                masked.add(re.sub(r"_(bucket|sum|count)$", "", name))
+                continue
+            if name == "spark_exporter_eventlog_lag_seconds":
+                line = line.rsplit(" ", 1)[0] + " <masked>"
         out.append(line)
     return "\n".join(out) + "\n", sorted(masked)
 
@@ -334,9 +338,12 @@ def start_daemon(ctx, name, url, env):
     return p, port
 
 
-def panicked(proc):
-    text = open(proc.log, errors="replace").read()
-    return [l for l in text.splitlines() if "panicked" in l or "stack backtrace" in l]
+def log_problems(proc):
+    """A daemon's log lines that show a panic, or that continue a record over a raw newline
+    (logfmt keeps a record on one line)."""
+    lines = [l for l in open(proc.log, errors="replace").read().splitlines() if l.strip()]
+    return ([f"panic: {l}" for l in lines if "panicked" in l or "stack backtrace" in l]
+            + [f"continued record: {l}" for l in lines if not RECORD.match(l)])
 
 
 # -- sections ---------------------------------------------------------------------------------
@@ -391,7 +398,8 @@ def section_dumps(ctx, res):
                 if a != b:
                     problems.append(f"{shape} {root + key}: {first_diff(a, b)}")
             res.add(f"dumps: {name}: {scheme}:// == local (folder and log)", not problems,
-                    "; ".join(problems) if problems else (f"masked {', '.join(sorted(masked))}" if masked else ""))
+                    "; ".join(problems) if problems else
+                    (f"masked the samples of {', '.join(sorted(masked))}" if masked else ""))
     for scheme in ("s3", "az"):
         if not ctx.supported[scheme] and not ctx.run_all:
             res.add(f"dumps: every fixture through {scheme}://", False,
@@ -434,9 +442,15 @@ def section_dumps(ctx, res):
                 f"{apps} applications" if a == b else first_diff(a, b))
 
 
+# The start of a log record (logfmt): a line that does not start so continues the one before.
+RECORD = re.compile(r"^\d{4}-\d\d-\d\dT\S+\s+(TRACE|DEBUG|INFO|WARN|ERROR)\b")
+
+
 def check_error(res, what, rc, err, elapsed, must_mention):
-    errors = [l for l in err.splitlines() if " ERROR " in l]
-    bad = [l for l in err.splitlines() if "panicked" in l or "stack backtrace" in l or "RUST_BACKTRACE" in l]
+    lines = [l for l in err.splitlines() if l.strip()]
+    errors = [l for l in lines if RECORD.match(l) and RECORD.match(l).group(1) == "ERROR"]
+    continued = [l for l in lines if not RECORD.match(l)]
+    bad = [l for l in lines if "panicked" in l or "stack backtrace" in l or "RUST_BACKTRACE" in l]
     said = " ".join(errors)
     problems = []
     if rc == 0 or rc is None:
@@ -445,6 +459,9 @@ def check_error(res, what, rc, err, elapsed, must_mention):
         problems.append(f"panic or backtrace: {short(bad[0], 160)}")
     if len(errors) != 1:
         problems.append(f"{len(errors)} ERROR lines")
+    if continued:
+        problems.append(f"the message goes on over {len(continued)} more line(s) (a raw newline, "
+                        f"e.g. from the store's XML error body): {short(continued[0], 160)}")
     if must_mention and not re.search(must_mention, said, re.I):
         problems.append(f"the error does not say /{must_mention}/")
     res.add(f"errors: {what}: non-zero exit, one clear ERROR line, no panic", not problems,
@@ -455,9 +472,9 @@ def section_errors(ctx, res):
     ex = ctx.exporter
     creds = r"InvalidAccessKeyId|Forbidden|403|credential|denied|access key|signature|authori[sz]"
     cases = [
-        ("s3", "S3 bucket missing", f"s3://no-such-bucket-14/spark-events/", ex.env(), r"no-such-bucket-14|NoSuchBucket|not found|404"),
+        ("s3", "S3 bucket missing", "s3://no-such-bucket-14/spark-events/", ex.env(), r"NoSuchBucket|does not exist|not found|404"),
         ("s3", "S3 wrong credentials", f"s3://{AUTH_BUCKET}/spark-events/", ex.env(s3_port=ctx.auth_port), creds),
-        ("az", "Azure container missing", "az://no-such-container-14/spark-events/", ex.env(), r"no-such-container-14|ContainerNotFound|not found|404"),
+        ("az", "Azure container missing", "az://no-such-container-14/spark-events/", ex.env(), r"ContainerNotFound|does not exist|not found|404"),
         ("az", "Azure wrong key", f"az://{CONTAINER}/spark-events/", ex.env(AZURE_STORAGE_ACCOUNT_KEY=WRONG_AZURE_KEY), creds),
     ]
     for scheme, what, url, env, mention in cases:
@@ -489,10 +506,10 @@ class Store:
     """One store of this run: how to name a key as a URL, write and delete objects, and point the
     exporter at it directly or through its fault proxy."""
 
-    def __init__(self, scheme, url_root, put, delete, env, proxy, match):
+    def __init__(self, scheme, url_root, put, delete, env, proxy, proxy_env, match):
         self.scheme, self.url_root = scheme, url_root
         self.put, self.delete = put, delete
-        self.env, self.proxy, self.match = env, proxy, match
+        self.env, self.proxy, self.proxy_env, self.match = env, proxy, proxy_env, match
 
     def url(self, key):
         return self.url_root + key
@@ -587,7 +604,9 @@ def section_live(ctx, res, store):
                 short("; ".join(f"{lab} {v:g}" for lab, v in ops.items()), 400))
     if store_up(body) not in ("absent", "no samples"):
         res.add(f"live {sc}: spark_exporter_store_up is 1", store_up(body) == "1", store_up(body))
-    res.add(f"live {sc}: the daemon never panicked", not panicked(proc), short(" ".join(panicked(proc)[:1])))
+    bad = log_problems(proc)
+    res.add(f"live {sc}: the daemon's log: no panic, one line per record", not bad,
+            f"{len(bad)} lines, first: {short(bad[0], 200)}" if bad else "")
     proc.stop()
 
 
@@ -678,11 +697,10 @@ def section_faults(ctx, res, store):
         res.add(f"faults {sc}: {kind}: the daemon kept serving /metrics", alive and not failed_scrapes,
                 f"{scrapes} scrapes" + (f", {len(failed_scrapes)} failed, first: {failed_scrapes[0]}" if failed_scrapes else "")
                 + ("" if alive else f"; exited {proc.p.returncode}: {short(proc.tail(5), 300)}"))
-        # Which counter must grow: a failed request is a store error once the exporter counts
-        # them (the family has samples); a replaced body breaks an event, an event-log error.
+        # Which counter must grow: a failed request (or body read) is a store error once the
+        # exporter declares that family; a replaced body breaks an event: an event-log error.
         store_f, log_f = ERROR_FAMILIES
-        stores_counted = bool(samples(last, (store_f,)))
-        must = store_f if stores_counted and kind != "replace" else log_f
+        must = store_f if has_family(last, store_f) and kind != "replace" else log_f
         seen = "; ".join(f"{f}: {', '.join(grown(by_kind(body0, f), by_kind(last, f))) or 'no change'}"
                          for f in ERROR_FAMILIES if has_family(last, f)) or "no error counter exposed"
         res.add(f"faults {sc}: {kind}: {must} grew", bool(grown(by_kind(body0, must), by_kind(last, must))),
@@ -701,7 +719,9 @@ def section_faults(ctx, res, store):
         if store_up(body) not in ("absent", "no samples"):
             res.add(f"faults {sc}: {kind}: once cleared, spark_exporter_store_up is 1", store_up(body) == "1",
                     store_up(body))
-        res.add(f"faults {sc}: {kind}: the daemon never panicked", not panicked(proc), short(" ".join(panicked(proc)[:1])))
+        bad = log_problems(proc)
+        res.add(f"faults {sc}: {kind}: the daemon's log: no panic, one line per record", not bad,
+                f"{len(bad)} lines, first: {short(bad[0], 200)}" if bad else "")
         proc.stop()
         with open(os.path.join(ctx.tmp, f"fault-{sc}-{kind}.proxy.json"), "w") as f:
             json.dump(proxy.state(), f, indent=1)
@@ -792,14 +812,13 @@ def main():
             "s3": Store("s3", f"s3://{BUCKET}/",
                         lambda k, b: s3.put_object(Bucket=BUCKET, Key=k, Body=b),
                         lambda k: s3.delete_object(Bucket=BUCKET, Key=k),
-                        ex.env(), proxies[0], f"/{BUCKET}"),
+                        ex.env(), proxies[0], ex.env(s3_port=proxies[0].port), f"/{BUCKET}"),
             "az": Store("az", f"az://{CONTAINER}/",
                         lambda k, b: az.upload_blob(k, b, overwrite=True),
                         lambda k: az.delete_blob(k),
-                        ex.env(), proxies[1], f"/{AZURITE_ACCOUNT}/{CONTAINER}"),
+                        ex.env(), proxies[1], ex.env(AZURITE_BLOB_STORAGE_URL=proxies[1].url),
+                        f"/{AZURITE_ACCOUNT}/{CONTAINER}"),
         }
-        stores["s3"].proxy_env = ex.env(s3_port=proxies[0].port)
-        stores["az"].proxy_env = ex.env(AZURITE_BLOB_STORAGE_URL=proxies[1].url)
         auth = s3_client(ctx.auth_port)
         auth.create_bucket(Bucket=AUTH_BUCKET)
         single = ctx.logs["spark-3.5.5-none-single"][0]
