@@ -698,9 +698,17 @@ def section_faults(ctx, res, store):
                 f"{scrapes} scrapes" + (f", {len(failed_scrapes)} failed, first: {failed_scrapes[0]}" if failed_scrapes else "")
                 + ("" if alive else f"; exited {proc.p.returncode}: {short(proc.tail(5), 300)}"))
         # Which counter must grow: a failed request (or body read) is a store error once the
-        # exporter declares that family; a replaced body breaks an event: an event-log error.
+        # exporter declares that family. A replaced body is a store error too when the exporter
+        # asks for the version it measured (If-Match: 412, counted as kind "412" and "changed",
+        # nothing read from the replaced body); without that it breaks an event: an event-log
+        # error.
         store_f, log_f = ERROR_FAMILIES
-        must = store_f if has_family(last, store_f) and kind != "replace" else log_f
+        must = store_f if has_family(last, store_f) else log_f
+        if kind == "replace" and must == store_f:
+            got = grown(by_kind(body0, store_f), by_kind(last, store_f))
+            res.add(f"faults {sc}: replace: detected by If-Match (a 412, nothing read from the replaced body)",
+                    any(g.startswith("412") for g in got) and any(g.startswith("changed") for g in got)
+                    and not grown(by_kind(body0, log_f), by_kind(last, log_f)), "; ".join(got) or "no change")
         seen = "; ".join(f"{f}: {', '.join(grown(by_kind(body0, f), by_kind(last, f))) or 'no change'}"
                          for f in ERROR_FAMILIES if has_family(last, f)) or "no error counter exposed"
         res.add(f"faults {sc}: {kind}: {must} grew", bool(grown(by_kind(body0, must), by_kind(last, must))),

@@ -46,8 +46,8 @@ use crate::telemetry::Telemetry;
 
 pub use apply::Out;
 pub use engine::Engine;
-pub use pool::Pool;
 pub use parser::{parse_line, Event, ParseError};
+pub use pool::Pool;
 
 /// Errors of the event-log entry points.
 #[derive(Debug, thiserror::Error)]
@@ -182,7 +182,10 @@ pub fn ingest_paths<P: AsRef<std::ffi::OsStr>>(
         observer,
         telemetry,
     };
-    let mut engine = Pool::new(settings.event_log.threads, settings.event_log.max_line_bytes);
+    let mut engine = Pool::new(
+        settings.event_log.threads,
+        settings.event_log.max_line_bytes,
+    );
     let rt = tokio::runtime::Handle::try_current().ok();
     for path in paths {
         let root = objfs::root(&path.as_ref().to_string_lossy(), rt.as_ref(), telemetry)?;

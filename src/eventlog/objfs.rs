@@ -33,7 +33,9 @@ use object_store::client::{
 };
 use object_store::gcp::GoogleConfigKey;
 use object_store::path::Path as Key;
-use object_store::{ClientConfigKey, ClientOptions, ObjectStore, RetryConfig};
+use object_store::{
+    ClientConfigKey, ClientOptions, GetOptions, GetRange, ObjectStore, RetryConfig,
+};
 use tokio::runtime::Handle;
 use url::Url;
 
@@ -153,6 +155,7 @@ pub fn root(
 pub struct ObjectFs {
     store: Arc<dyn ObjectStore>,
     rt: Handle,
+    counted: Counted,
     /// `scheme://bucket` (or `abfss://container@account.dfs.core.windows.net`), for display.
     base: String,
 }
@@ -180,17 +183,25 @@ impl ObjectFs {
             ..RetryConfig::default()
         };
         // Timeouts through config keys: `with_client_options` would replace the options the
-        // environment set (`AWS_ALLOW_HTTP`, proxies, ...).
-        let timeouts = [
-            (
-                ClientConfigKey::Timeout,
-                humantime::format_duration(REQUEST_TIMEOUT),
-            ),
+        // environment set (`AWS_ALLOW_HTTP`, proxies, ...). The environment's own timeouts
+        // (`AWS_TIMEOUT`, `AZURE_CONNECT_TIMEOUT`, ...) win over these defaults.
+        let prefix = match kind {
+            StoreKind::S3 => "AWS",
+            StoreKind::Gcs => "GOOGLE",
+            StoreKind::Azure => "AZURE",
+        };
+        let timeouts: Vec<(ClientConfigKey, String)> = [
+            (ClientConfigKey::Timeout, "TIMEOUT", REQUEST_TIMEOUT),
             (
                 ClientConfigKey::ConnectTimeout,
-                humantime::format_duration(CONNECT_TIMEOUT),
+                "CONNECT_TIMEOUT",
+                CONNECT_TIMEOUT,
             ),
-        ];
+        ]
+        .into_iter()
+        .filter(|(_, var, _)| std::env::var_os(format!("{prefix}_{var}")).is_none())
+        .map(|(k, _, d)| (k, humantime::format_duration(d).to_string()))
+        .collect();
         let u = url.as_str();
         let err = |source| StoreError::Build {
             url: u.to_string(),
@@ -203,7 +214,7 @@ impl ObjectFs {
                     .with_retry(retry.clone())
                     .with_http_connector(counted.clone());
                 for (k, v) in &timeouts {
-                    b = b.with_config(AmazonS3ConfigKey::Client(*k), v.to_string());
+                    b = b.with_config(AmazonS3ConfigKey::Client(*k), v);
                 }
                 Arc::new(b.build().map_err(err)?)
             }
@@ -213,7 +224,7 @@ impl ObjectFs {
                     .with_retry(retry.clone())
                     .with_http_connector(counted.clone());
                 for (k, v) in &timeouts {
-                    b = b.with_config(GoogleConfigKey::Client(*k), v.to_string());
+                    b = b.with_config(GoogleConfigKey::Client(*k), v);
                 }
                 Arc::new(b.build().map_err(err)?)
             }
@@ -223,12 +234,17 @@ impl ObjectFs {
                     .with_retry(retry.clone())
                     .with_http_connector(counted.clone());
                 for (k, v) in &timeouts {
-                    b = b.with_config(AzureConfigKey::Client(*k), v.to_string());
+                    b = b.with_config(AzureConfigKey::Client(*k), v);
                 }
                 Arc::new(b.build().map_err(err)?)
             }
         };
-        Ok(ObjectFs { store, rt, base })
+        Ok(ObjectFs {
+            store,
+            rt,
+            base,
+            counted,
+        })
     }
 
     fn key(path: &Path) -> Key {
@@ -243,11 +259,16 @@ fn key_id(key: &str) -> FileId {
     (u64::MAX, h.finish())
 }
 
+/// As an I/O error with a one-line message (stores put XML bodies, newlines and all, in their
+/// errors; a log line must stay one line).
 fn io_err(e: object_store::Error) -> io::Error {
-    match e {
-        object_store::Error::NotFound { .. } => io::Error::new(io::ErrorKind::NotFound, e),
-        e => io::Error::other(e),
-    }
+    let kind = match e {
+        object_store::Error::NotFound { .. } => io::ErrorKind::NotFound,
+        _ => io::ErrorKind::Other,
+    };
+    let text = e.to_string();
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    io::Error::new(kind, one_line)
 }
 
 fn last(key: &Key) -> String {
@@ -338,7 +359,9 @@ impl Fs for ObjectFs {
             key: Self::key(path),
             pos: offset,
             len: None,
+            etag: None,
             buf: Bytes::new(),
+            counted: self.counted.clone(),
         }))
     }
 
@@ -399,9 +422,10 @@ impl HttpService for CountedService {
         let (store, t) = (&self.counted.store, &self.counted.telemetry);
         match self.inner.execute(req).await {
             Ok(resp) => {
-                let bytes = resp
-                    .headers()
-                    .get(CONTENT_LENGTH)
+                // A HEAD's Content-Length is the object's size, not bytes sent.
+                let bytes = (op != "head")
+                    .then(|| resp.headers().get(CONTENT_LENGTH))
+                    .flatten()
                     .and_then(|v| v.to_str().ok())
                     .and_then(|v| v.parse::<u64>().ok())
                     .unwrap_or(0);
@@ -439,10 +463,14 @@ struct ObjectReader {
     key: Key,
     /// Offset of the next byte handed out.
     pos: u64,
-    /// The length the last HEAD gave.
+    /// The length the last HEAD (or listing) gave.
     len: Option<u64>,
+    /// The ETag of the last HEAD: GETs ask for exactly that version (`If-Match`).
+    etag: Option<String>,
     /// Bytes fetched and not handed out yet (they start at `pos`).
     buf: Bytes,
+    /// For the `read` kind of `spark_exporter_store_errors_total`.
+    counted: Counted,
 }
 
 impl Reader for ObjectReader {
@@ -452,6 +480,7 @@ impl Reader for ObjectReader {
             .block_on(self.store.head(&self.key))
             .map_err(io_err)?;
         self.len = Some(m.size);
+        self.etag = m.e_tag;
         Ok(m.size)
     }
 
@@ -464,11 +493,47 @@ impl Reader for ObjectReader {
             if self.pos >= len {
                 return Ok(0);
             }
-            let end = len.min(self.pos.saturating_add(GET_CHUNK));
-            self.buf = self
+            // Data to read: know which version it is in (a listing gave only the size).
+            if self.etag.is_none() {
+                self.size()?;
+            }
+            let end = self
+                .len
+                .unwrap_or(len)
+                .min(self.pos.saturating_add(GET_CHUNK));
+            if self.pos >= end {
+                return Ok(0);
+            }
+            let opts = GetOptions {
+                range: Some(GetRange::Bounded(self.pos..end)),
+                if_match: self.etag.clone(),
+                ..GetOptions::default()
+            };
+            let got = self
                 .rt
-                .block_on(self.store.get_range(&self.key, self.pos..end))
-                .map_err(io_err)?;
+                .block_on(async { self.store.get_opts(&self.key, opts).await?.bytes().await });
+            match got {
+                Ok(b) => self.buf = b,
+                // Changed since the HEAD: stop here; the next poll asks again and goes on from
+                // the offset (it grew) or reads it again (it shrank).
+                Err(object_store::Error::Precondition { .. }) => {
+                    self.len = None;
+                    self.etag = None;
+                    self.counted
+                        .telemetry
+                        .store_error(&self.counted.store, "changed");
+                    return Ok(0);
+                }
+                Err(e) => {
+                    // After the connector's own counting: a GET that failed for good, a body
+                    // cut mid-transfer among them.
+                    self.counted
+                        .telemetry
+                        .store_error(&self.counted.store, "read");
+                    self.etag = None;
+                    return Err(io_err(e));
+                }
+            }
             if self.buf.is_empty() {
                 return Ok(0);
             }
@@ -487,6 +552,9 @@ impl Reader for ObjectReader {
     }
 
     fn known_size(&mut self, size: u64) {
+        if self.len != Some(size) {
+            self.etag = None;
+        }
         self.len = Some(size);
     }
 }

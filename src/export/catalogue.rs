@@ -540,7 +540,7 @@ pub const CATALOGUE: &[Metric] = &[
     Metric::new("spark_exporter_store_response_bytes", Counter, Store, "Response bytes read from an object store.", "spark_exporter.store.response.size", "By", C,
         |c, o| per_key(c, o, "store", &c.tele.store_bytes, Value::Int))
         .experimental("0.2.0"),
-    Metric::new("spark_exporter_store_errors", Counter, Store, "Failed requests to an object store, by kind (HTTP status such as 503, or connect, timeout, request, interrupted, decode, other); each retry counted.", "spark_exporter.store.errors", "{error}", C,
+    Metric::new("spark_exporter_store_errors", Counter, Store, "Failed requests to an object store, by kind (HTTP status such as 503; connect, timeout, request, interrupted, decode, other; read: a GET that failed after its retries; changed: an object that changed since its size was asked); each retry counted.", "spark_exporter.store.errors", "{error}", C,
         |c, o| for ((s, k), v) in &c.tele.store_errors { o.push(super::sample::Sample { labels: std::sync::Arc::new([("store", s.as_str().into()), ("kind", k.as_str().into())]), value: Value::Int(*v), created_ms: c.tele.started_ms }) })
         .labels(&[l("kind", &[])])
         .doc("Failed requests, retried or not: object_store's retries show here.")
