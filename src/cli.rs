@@ -72,6 +72,9 @@ pub struct Cli {
     /// Event-log back-off and discovery interval [default: 1s].
     #[arg(long = "event-log.poll-interval", global = true)]
     pub event_log_poll_interval: Option<String>,
+    /// How often folders are listed for new logs and parts [default: the poll interval].
+    #[arg(long = "event-log.discovery-interval", global = true)]
+    pub event_log_discovery_interval: Option<String>,
     /// Logs read in parallel [default: one thread per core, at most 16].
     #[arg(long = "event-log.threads", global = true)]
     pub event_log_threads: Option<String>,
@@ -131,6 +134,10 @@ impl Cli {
         one("spark.app_limit", &self.spark_app_limit);
         one("event_log.poll_interval", &self.event_log_poll_interval);
         one("event_log.threads", &self.event_log_threads);
+        one(
+            "event_log.discovery_interval",
+            &self.event_log_discovery_interval,
+        );
         one("otlp.endpoint", &self.otlp_endpoint);
         one("otlp.protocol", &self.otlp_protocol);
         one("otlp.interval", &self.otlp_interval);

@@ -217,6 +217,10 @@ pub struct EventLogConfig {
     pub max_line_bytes: usize,
     /// Logs read in parallel: one reader per thread (default: one per core, at most 16).
     pub threads: usize,
+    /// How often the folders are listed for new logs and new rolling parts (`None`: every
+    /// `poll_interval`). On a bucket each listing is a request per 1,000 keys.
+    #[serde(with = "humantime_serde::option")]
+    pub discovery_interval: Option<Duration>,
 }
 
 /// Retention of entities in the model.
@@ -368,6 +372,7 @@ impl Default for Settings {
                 poll_interval: DEFAULT_EVENTLOG_POLL,
                 max_line_bytes: DEFAULT_MAX_LINE_BYTES,
                 threads: default_eventlog_threads(),
+                discovery_interval: None,
             },
             model: ModelConfig {
                 app_retention: DEFAULT_APP_RETENTION,
@@ -607,6 +612,9 @@ fn read_event_log(r: &mut Reader<'_>, d: EventLogConfig) -> EventLogConfig {
             } else {
                 Ok(n)
             }
+        }),
+        discovery_interval: r.parse("event_log.discovery_interval", d.discovery_interval, |s| {
+            parse_positive(s).map(Some)
         }),
         threads: r.parse("event_log.threads", d.threads, |s| {
             let n = parse_count(s)?;

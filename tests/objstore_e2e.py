@@ -102,6 +102,9 @@ FAULT_PLAN = (
 )
 
 
+# Objects in the paged/ folder besides its one log: more than a listing page.
+PAGED_JUNK = 1100
+
 # -- fixtures and staging ------------------------------------------------------------------------
 
 def fixtures():
@@ -135,6 +138,15 @@ def stage(store):
         for log in found[name]:
             s, d = os.path.join(src, log), os.path.join(store, "spark-events", log)
             (shutil.copytree if os.path.isdir(s) else shutil.copy2)(s, d)
+    # A folder past one listing page (S3 and Azure list 1,000 keys a request): 1,100 objects
+    # that are not logs, one real log among them.
+    paged = os.path.join(store, "paged")
+    os.makedirs(paged)
+    for i in range(PAGED_JUNK):
+        open(os.path.join(paged, f"note-{i:04d}.json"), "w").write("{}\n")
+    one = found[LIVE_FIXTURE][0]
+    s = os.path.join(dict(fixtures())[LIVE_FIXTURE], one)
+    (shutil.copytree if os.path.isdir(s) else shutil.copy2)(s, os.path.join(paged, one))
     return found
 
 
@@ -424,6 +436,17 @@ def section_dumps(ctx, res):
         ("file", "file://" + flat, flat),
         ("file", "file://" + flat + "/", flat),
     ]
+    # Pagination: the paged/ folder needs two listing requests; its one log reads as from disk.
+    paged = os.path.join(store, "paged")
+    rc_l, out_l, _ = local(paged)
+    for scheme, url in (("s3", f"s3://{BUCKET}/paged/"), ("az", f"az://{CONTAINER}/paged/")):
+        if not ctx.supported[scheme] and not ctx.run_all:
+            continue
+        rc, out, err = ex.dump(url)
+        lists = (family_sum(out, "spark_exporter_store_requests_total", op="list") or 0) if rc == 0 else 0
+        same = rc == 0 and mask(out)[0] == mask(out_l)[0]
+        res.add(f"dumps: {url} ({PAGED_JUNK + 1} objects, past one listing page) == local, listed in pages",
+                same and lists >= 2, f"exit {rc}, {lists:g} list requests" + ("" if same else ": differs"))
     for scheme, url, path in cases:
         if scheme != "file" and not ctx.supported[scheme] and not ctx.run_all:
             res.add(f"dumps: {url} == local {os.path.relpath(path, store)}/", False,

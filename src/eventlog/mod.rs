@@ -100,6 +100,7 @@ pub async fn run<O: Observer + 'static>(
         &telemetry,
     );
     let interval = settings.event_log.poll_interval;
+    let discovery = settings.event_log.discovery_interval.unwrap_or(interval);
     let max_line = settings.event_log.max_line_bytes;
     let threads = settings.event_log.threads;
     let mut engine = Pool::new(threads, max_line);
@@ -114,7 +115,7 @@ pub async fn run<O: Observer + 'static>(
             last_pass = Some(false);
         }
         let scan_due =
-            last_pass == Some(false) || last_scan.is_none_or(|t| t.elapsed() >= interval);
+            last_pass == Some(false) || last_scan.is_none_or(|t| t.elapsed() >= discovery);
         let (o, t, d) = (observer.clone(), telemetry.clone(), dirs.clone());
         let step = tokio::task::spawn_blocking(move || {
             let out = Out {
