@@ -66,10 +66,11 @@ pub fn roots(
     locations: &[String],
     rt: &tokio::runtime::Handle,
     telemetry: &Arc<Telemetry>,
+    poll_interval: std::time::Duration,
 ) -> Vec<fs::Root> {
     locations
         .iter()
-        .filter_map(|l| match objfs::root(l, Some(rt), telemetry) {
+        .filter_map(|l| match objfs::root(l, Some(rt), telemetry, poll_interval) {
             Ok(r) => Some(r),
             Err(e) => {
                 tracing::error!(location = %l, error = %e, "Cannot read event logs from this location.");
@@ -98,6 +99,7 @@ pub async fn run<O: Observer + 'static>(
         &settings.event_log.dirs,
         &tokio::runtime::Handle::current(),
         &telemetry,
+        settings.event_log.poll_interval,
     );
     let interval = settings.event_log.poll_interval;
     let discovery = settings.event_log.discovery_interval.unwrap_or(interval);
@@ -189,7 +191,12 @@ pub fn ingest_paths<P: AsRef<std::ffi::OsStr>>(
     );
     let rt = tokio::runtime::Handle::try_current().ok();
     for path in paths {
-        let root = objfs::root(&path.as_ref().to_string_lossy(), rt.as_ref(), telemetry)?;
+        let root = objfs::root(
+            &path.as_ref().to_string_lossy(),
+            rt.as_ref(),
+            telemetry,
+            settings.event_log.poll_interval,
+        )?;
         let found = discovery::classify(&*root.fs, &root.path);
         if let Some(store) = root.fs.store() {
             telemetry.set_store_up(store, found.is_ok());

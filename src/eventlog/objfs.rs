@@ -46,9 +46,10 @@ use crate::telemetry::Telemetry;
 pub const GET_CHUNK: u64 = 8 * 1024 * 1024;
 /// Retries of one request (object_store's default is 10, for up to 3 minutes).
 const MAX_RETRIES: usize = 3;
-/// The longest a request and its retries take, kept below the event-log poll interval's usual
-/// multiples so a store that is down does not hold the tailer for minutes.
-const RETRY_TIMEOUT: Duration = Duration::from_secs(20);
+/// The longest a request and its retries may take: below the event-log poll interval (the next
+/// poll retries anyway), within these bounds, so a store that is down never holds the tailer for
+/// object_store's default of 3 minutes.
+const RETRY_TIMEOUT: (Duration, Duration) = (Duration::from_millis(500), Duration::from_secs(20));
 /// Per-request timeout.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Connection timeout.
@@ -134,6 +135,7 @@ pub fn root(
     location: &str,
     rt: Option<&Handle>,
     telemetry: &Arc<Telemetry>,
+    poll_interval: Duration,
 ) -> Result<Root, StoreError> {
     match parse_location(location).map_err(StoreError::Location)? {
         Location::Local(p) => Ok(Root::local(p)),
@@ -141,7 +143,7 @@ pub fn root(
             let rt = rt.ok_or_else(|| {
                 StoreError::Location(format!("{url}: an object store needs a runtime"))
             })?;
-            let fs = ObjectFs::new(&url, kind, rt.clone(), telemetry.clone())?;
+            let fs = ObjectFs::new(&url, kind, rt.clone(), telemetry.clone(), poll_interval)?;
             Ok(Root {
                 fs: Arc::new(fs),
                 path: PathBuf::from(prefix),
@@ -166,6 +168,7 @@ impl ObjectFs {
         kind: StoreKind,
         rt: Handle,
         telemetry: Arc<Telemetry>,
+        poll_interval: Duration,
     ) -> Result<ObjectFs, StoreError> {
         let mut base = format!("{}://", url.scheme());
         if !url.username().is_empty() {
@@ -179,7 +182,9 @@ impl ObjectFs {
         };
         let retry = RetryConfig {
             max_retries: MAX_RETRIES,
-            retry_timeout: RETRY_TIMEOUT,
+            retry_timeout: poll_interval
+                .mul_f64(0.8)
+                .clamp(RETRY_TIMEOUT.0, RETRY_TIMEOUT.1),
             ..RetryConfig::default()
         };
         // Timeouts through config keys: `with_client_options` would replace the options the
@@ -267,8 +272,16 @@ fn io_err(e: object_store::Error) -> io::Error {
         _ => io::ErrorKind::Other,
     };
     let text = e.to_string();
-    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    io::Error::new(kind, one_line)
+    let one_line: Vec<String> = text.split_whitespace().map(redact_query).collect();
+    io::Error::new(kind, one_line.join(" "))
+}
+
+/// A URL's query string (a SAS token's signature lives there) as `?<redacted>`.
+fn redact_query(word: &str) -> String {
+    match word.split_once('?') {
+        Some((head, _)) if head.contains("://") => format!("{head}?<redacted>"),
+        _ => word.to_string(),
+    }
 }
 
 fn last(key: &Key) -> String {
@@ -625,6 +638,56 @@ mod tests {
         for (m, uri, op) in cases {
             assert_eq!(operation(&req(m, uri)), op, "{uri}");
         }
+    }
+
+    /// GCS (and Azure) without a server: the URL gives the bucket and prefix, the builder takes
+    /// the configuration (credentials are looked up at the first request: a service account
+    /// from the environment, gcloud's ADC file, then the metadata server), and every object is
+    /// shown under its URL. Not run against a GCS server: none is available here.
+    #[test]
+    fn gcs_and_azure_stores_are_configured_from_their_urls() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let t = Arc::new(Telemetry::default());
+        for (loc, shown) in [
+            (
+                "gs://my-bucket/spark/events/",
+                "gs://my-bucket/spark/events/local-1",
+            ),
+            (
+                "abfss://logs@acct.dfs.core.windows.net/spark",
+                "abfss://logs@acct.dfs.core.windows.net/spark/local-1",
+            ),
+        ] {
+            let root = root(loc, Some(rt.handle()), &t, Duration::from_secs(1)).expect(loc);
+            assert_eq!(
+                root.fs.store().map(|s| s.split('/').count()),
+                Some(3),
+                "{loc}"
+            );
+            assert_eq!(root.fs.display(&root.path.join("local-1")), shown);
+            assert!(root.fs.listed_size_is_current());
+        }
+        assert!(
+            root("gs://b/p", None, &t, Duration::from_secs(1)).is_err(),
+            "an object store needs a runtime"
+        );
+    }
+
+    #[test]
+    fn errors_never_show_a_query_string() {
+        let e = object_store::Error::Generic {
+            store: "MicrosoftAzure",
+            source: "Error performing GET https://a.blob.core.windows.net/c/k?sv=2022&sig=SECRET in 3ms\n<Error>\n</Error>".into(),
+        };
+        let text = io_err(e).to_string();
+        assert!(!text.contains("SECRET") && !text.contains('\n'), "{text}");
+        assert!(
+            text.contains("https://a.blob.core.windows.net/c/k?<redacted>"),
+            "{text}"
+        );
     }
 
     #[test]
