@@ -5,9 +5,10 @@
 #   - .venv/: a Python venv with pyspark 4.1.1 (real Spark for the end-to-end tests; Java 17 must
 #     be on the machine) and prometheus_client (a strict OpenMetrics parser)
 #   - cargo-deny (cargo install from crates.io, pinned) for the supply-chain check
-# Then: cargo tests (unit, integration, end-to-end against real PySpark), cargo deny, the alert,
-# dashboard and deploy suites, and the Prometheus end-to-end tests (dashboards and alerts; the
-# application's end).
+# Then: cargo tests (unit, integration, end-to-end against real PySpark), the strict OpenMetrics
+# check, cargo deny, the alert, dashboard and deploy suites, event logs on object storage (moto and
+# Azurite, scripts/objstore-test.sh installs them), and the Prometheus end-to-end tests
+# (dashboards and alerts; the application's end; trends across runs).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
