@@ -78,6 +78,12 @@ pub struct Cli {
     /// Logs read in parallel [default: one thread per core, at most 16].
     #[arg(long = "event-log.threads", global = true)]
     pub event_log_threads: Option<String>,
+    /// This exporter's shard, 0..shard.count [default: the StatefulSet pod's ordinal].
+    #[arg(long = "shard.index", global = true)]
+    pub shard_index: Option<String>,
+    /// How many exporters share the applications [default: 1].
+    #[arg(long = "shard.count", global = true)]
+    pub shard_count: Option<String>,
     /// Exit by itself once the application has ended and the drain is done (a classic sidecar).
     #[arg(long = "lifecycle.exit-when-app-ends", global = true)]
     pub exit_when_app_ends: bool,
@@ -141,6 +147,8 @@ impl Cli {
         one("otlp.endpoint", &self.otlp_endpoint);
         one("otlp.protocol", &self.otlp_protocol);
         one("otlp.interval", &self.otlp_interval);
+        one("shard.index", &self.shard_index);
+        one("shard.count", &self.shard_count);
         one("lifecycle.grace_period", &self.grace_period);
         one("lifecycle.drain_scrapes", &self.drain_scrapes);
         one(

@@ -343,6 +343,8 @@ pub struct Settings {
     pub otlp: OtlpConfig,
     /// Drain and end.
     pub lifecycle: LifecycleConfig,
+    /// This exporter's part of the applications (`shard.index`, `shard.count`).
+    pub shard: crate::shard::Shard,
 }
 
 impl Default for Settings {
@@ -403,6 +405,7 @@ impl Default for Settings {
                 drain_scrapes: DEFAULT_DRAIN_SCRAPES,
                 rest_unreachable_after: DEFAULT_REST_UNREACHABLE_AFTER,
             },
+            shard: crate::shard::Shard::default(),
         }
     }
 }
@@ -507,6 +510,7 @@ pub fn from_value(v: &Value) -> Result<Settings, ConfigError> {
         histograms: read_histograms(&mut r, d.histograms),
         otlp: read_otlp(&mut r, d.otlp),
         lifecycle: read_lifecycle(&mut r, d.lifecycle),
+        shard: read_shard(&mut r),
     };
     r.unknown_keys(v, "");
     check_auth(&s.spark.auth, &mut r.errors);
@@ -704,6 +708,42 @@ fn read_otlp(r: &mut Reader<'_>, d: OtlpConfig) -> OtlpConfig {
             }
         }),
     }
+}
+
+/// The `shard` section. Without `shard.index`, a sharded exporter takes the ordinal of its
+/// StatefulSet pod from `HOSTNAME` (`fleet-3` is shard 3).
+fn read_shard(r: &mut Reader<'_>) -> crate::shard::Shard {
+    let count = r.parse("shard.count", 1, parse_count);
+    let index = r.parse("shard.index", None, |s| {
+        s.trim()
+            .parse::<usize>()
+            .map(Some)
+            .map_err(|_| format!("{s:?} is not a non-negative integer"))
+    });
+    let index = match index {
+        Some(i) if i >= count => {
+            r.errors.push(format!(
+                "shard.index: {i} is not below shard.count ({count})"
+            ));
+            0
+        }
+        Some(i) => i,
+        None if count <= 1 => 0,
+        None => {
+            let host = std::env::var("HOSTNAME").unwrap_or_default();
+            match crate::shard::statefulset_ordinal(&host) {
+                Some(i) if i < count => i,
+                _ => {
+                    r.errors.push(format!(
+                        "shard.index: not set, and HOSTNAME ({host:?}) is no StatefulSet pod name \
+                         with an ordinal below shard.count ({count})"
+                    ));
+                    0
+                }
+            }
+        }
+    };
+    crate::shard::Shard { index, count }
 }
 
 /// The `lifecycle` section.

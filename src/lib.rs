@@ -20,6 +20,7 @@
 //! - [`lifecycle`]: the exporter's end: the drain after SIGTERM (last reads, the final state
 //!   served until scraped or exported, bounded by a grace period) and, in classic mode, the
 //!   end of the followed application.
+//! - [`shard`]: which applications this exporter exports when several share one store.
 //! - [`server`]: HTTP: `/metrics` (format and gzip negotiated per scrape), `/healthz`,
 //!   `/readyz`, the landing page.
 //! - [`webconfig`]: `--web.config.file` (TLS with certificate reload, mTLS, basic auth, headers,
@@ -33,6 +34,7 @@ pub mod export;
 pub mod lifecycle;
 pub mod model;
 pub mod server;
+pub mod shard;
 pub mod spark;
 pub mod telemetry;
 pub mod webconfig;

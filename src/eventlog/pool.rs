@@ -8,9 +8,10 @@
 use std::collections::{HashMap, HashSet};
 
 use super::apply::Out;
-use super::discovery::{FileId, Found};
+use super::discovery::{app_id_from_name, FileId, Found};
 use super::engine::{empty_counts, list_dirs, Engine};
 use super::fs::Root;
+use crate::shard::Shard;
 
 /// Engines reading in parallel.
 #[derive(Debug)]
@@ -21,6 +22,8 @@ pub struct Pool {
     assigned: HashMap<FileId, (usize, u64)>,
     /// Bytes (as first listed; a rolling folder counts [`ROLLING_WEIGHT`]) given to each engine.
     load: Vec<u64>,
+    /// The applications this exporter reads (by the id a log's name gives).
+    shard: Shard,
 }
 
 /// What a rolling folder weighs when it is assigned (its parts are not listed yet): one part.
@@ -41,7 +44,23 @@ impl Pool {
             failing_dirs: HashSet::new(),
             assigned: HashMap::new(),
             load: vec![0; threads.max(1)],
+            shard: Shard::default(),
         }
+    }
+
+    /// Read only the logs of `shard`'s applications.
+    pub fn with_shard(mut self, shard: Shard) -> Pool {
+        self.shard = shard;
+        self
+    }
+
+    /// Whether `found` is a log of this shard's applications.
+    fn owns(&self, found: &Found) -> bool {
+        let name = match found {
+            Found::Single { name, .. } => name.name.as_str(),
+            Found::Rolling { name, .. } => name.as_str(),
+        };
+        self.shard.owns(&app_id_from_name(name))
     }
 
     /// The engine of `found`: the one it was given to, or (first sight) the least loaded, so a
@@ -81,6 +100,7 @@ impl Pool {
         self.failing_dirs = failing;
         for (dir, listed) in listings {
             let Some(mut found) = listed else { continue };
+            found.retain(|f| self.owns(f));
             let ids: HashSet<FileId> = found.iter().map(Found::id).collect();
             // Biggest first, so the least-loaded assignment balances well.
             found.sort_by_key(|f| std::cmp::Reverse(weight(f)));
@@ -97,6 +117,9 @@ impl Pool {
 
     /// Add one log (given explicitly, never considered deleted) to its engine.
     pub fn add(&mut self, found: Found, root: &Root, out: Out<'_>) {
+        if !self.owns(&found) {
+            return;
+        }
         let i = self.shard_of(&found);
         self.shards[i].add(found, &root.fs, None, out);
     }

@@ -62,6 +62,8 @@ pub struct TargetPoller<O: Observer> {
     failures_in_row: u32,
     /// When the last poll succeeded.
     last_ok_ms: EpochMs,
+    /// The applications this exporter follows.
+    shard: crate::shard::Shard,
 }
 
 /// After this many failed polls in a row, the target's unfinished applications are marked as
@@ -106,6 +108,7 @@ impl<O: Observer> TargetPoller<O> {
             last_error: None,
             failures_in_row: 0,
             last_ok_ms: now_ms(),
+            shard: settings.shard,
         })
     }
 
@@ -199,7 +202,7 @@ impl<O: Observer> TargetPoller<O> {
         let chosen: Vec<ApplicationInfo> = running
             .into_iter()
             .chain(completed)
-            .filter(|a| !a.id.is_empty() && seen.insert(a.id.clone()))
+            .filter(|a| !a.id.is_empty() && self.shard.owns(&a.id) && seen.insert(a.id.clone()))
             .filter(|a| {
                 let name = a.name.as_deref().unwrap_or("");
                 self.name_filter.as_ref().is_none_or(|r| r.is_match(name))
