@@ -494,17 +494,25 @@ impl State {
         obs: &StreamingStartObs,
         t: &Telemetry,
     ) {
+        self.stream_agg(app_id, obs.name.as_deref(), &obs.query_id, t);
+    }
+
+    /// The streaming query's aggregate, labelled by its name (or id), created at zero on first
+    /// sight.
+    fn stream_agg(
+        &mut self,
+        app_id: &str,
+        name: Option<&str>,
+        query_id: &str,
+        t: &Telemetry,
+    ) -> &mut StreamAgg {
         let bounds = self.duration_bounds.clone();
         let (app, labeler) = self.app_and_labeler(app_id);
-        let raw = obs
-            .name
-            .as_deref()
-            .filter(|n| !n.is_empty())
-            .unwrap_or(&obs.query_id);
+        let raw = name.filter(|n| !n.is_empty()).unwrap_or(query_id);
         let q = labeler.value(&mut app.label_sets, t, "query", Some(raw));
         app.streaming
             .entry(q)
-            .or_insert_with(|| StreamAgg::new(bounds));
+            .or_insert_with(|| StreamAgg::new(bounds))
     }
 
     pub(super) fn streaming_progress(
@@ -513,18 +521,7 @@ impl State {
         obs: &StreamingProgressObs,
         t: &Telemetry,
     ) {
-        let bounds = self.duration_bounds.clone();
-        let (app, labeler) = self.app_and_labeler(app_id);
-        let raw = obs
-            .name
-            .as_deref()
-            .filter(|n| !n.is_empty())
-            .unwrap_or(&obs.query_id);
-        let q = labeler.value(&mut app.label_sets, t, "query", Some(raw));
-        let agg = app
-            .streaming
-            .entry(q)
-            .or_insert_with(|| StreamAgg::new(bounds));
+        let agg = self.stream_agg(app_id, obs.name.as_deref(), &obs.query_id, t);
         if agg
             .last_batch
             .get(&obs.query_id)
