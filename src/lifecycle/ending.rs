@@ -7,11 +7,13 @@
 //! - every REST target answered at least once and has been unreachable since for
 //!   `lifecycle.rest_unreachable_after` (a driver that died without writing its end).
 //!
-//! "The followed application" is every application this exporter saw running, or that started
-//! after the exporter did; logs of applications already finished when the exporter started (an
-//! event-log folder shared with earlier runs) are not waited for, and cannot end it.
+//! "The followed application" is every application not ended, or that started or ended after the
+//! exporter started; logs of applications already finished when the exporter started (an
+//! event-log folder shared with earlier runs) are not waited for, and cannot end it. This is
+//! decided afresh at each look, from Spark's own times, not from what was seen first: a log read
+//! in pieces shows its application running until its `ApplicationEnd` is read, and that must not
+//! make an old application the followed one.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -51,42 +53,35 @@ impl std::fmt::Display for Ending {
     }
 }
 
-/// What [`Watcher::check`] remembers between looks.
+/// What [`Watcher::check`] compares with.
 #[derive(Debug)]
 pub struct Watcher {
     /// When the exporter started (epoch ms).
     started_ms: EpochMs,
-    /// Applications seen running.
-    followed: BTreeSet<String>,
 }
 
 impl Watcher {
     /// A watcher for an exporter started at `started_ms`.
     pub fn new(started_ms: EpochMs) -> Watcher {
-        Watcher {
-            started_ms,
-            followed: BTreeSet::new(),
-        }
+        Watcher { started_ms }
     }
 
     /// Has the followed application ended, as of `now_ms`?
     pub fn check(
-        &mut self,
+        &self,
         model: &Model,
         settings: &Settings,
         t: &TelemetrySnapshot,
         now_ms: EpochMs,
     ) -> Option<Ending> {
         let started = self.started_ms;
-        let followed = &mut self.followed;
         let (apps, all_reported) = model.view(|v| {
             let mut apps = vec![];
             let mut all = true;
             for a in v.apps() {
-                if !a.ended() || a.start_ms().is_some_and(|s| s >= started) {
-                    followed.insert(a.id().to_string());
-                }
-                if followed.contains(&**a.id()) {
+                let followed = a.end_ms().is_none_or(|e| e >= started)
+                    || a.start_ms().is_some_and(|s| s >= started);
+                if followed {
                     apps.push(a.id().to_string());
                     all &= a.ended_by_spark();
                 }
@@ -128,7 +123,7 @@ pub async fn watch(
     settings: Arc<Settings>,
     stop: CancellationToken,
 ) -> Option<Ending> {
-    let mut w = Watcher::new(model.now_ms());
+    let w = Watcher::new(model.now_ms());
     let mut tick = tokio::time::interval(CHECK_EVERY);
     loop {
         tokio::select! {
@@ -170,7 +165,7 @@ mod tests {
     fn ends_when_spark_reports_the_end_of_the_followed_app() {
         let (m, s) = setup(&[]);
         let t = TelemetrySnapshot::default();
-        let mut w = Watcher::new(1_000);
+        let w = Watcher::new(1_000);
         assert_eq!(w.check(&m, &s, &t, 1_500), None, "nothing known yet");
         let o = m.observer(Source::EventLog);
         // A log of an earlier run, finished before the exporter started: not followed.
@@ -192,10 +187,41 @@ mod tests {
     }
 
     #[test]
+    fn an_old_log_read_in_pieces_ends_nothing() {
+        // The first piece of an old log shows its application running; the next piece has its
+        // end, long before the exporter started. That end is not the followed application's.
+        let (m, s) = setup(&[]);
+        let t = TelemetrySnapshot::default();
+        let w = Watcher::new(10_000);
+        let o = m.observer(Source::EventLog);
+        o.upsert_app(&app("old", 100, None));
+        assert_eq!(
+            w.check(&m, &s, &t, 10_500),
+            None,
+            "running, as far as known"
+        );
+        o.upsert_app(&app("old", 100, Some(200)));
+        assert_eq!(
+            w.check(&m, &s, &t, 11_000),
+            None,
+            "ended before the exporter"
+        );
+        // An application ending after the exporter started is followed, wherever it started.
+        o.upsert_app(&app("long", 50, None));
+        o.upsert_app(&app("long", 50, Some(12_000)));
+        assert_eq!(
+            w.check(&m, &s, &t, 12_100),
+            Some(Ending::Reported {
+                apps: vec!["long".into()]
+            })
+        );
+    }
+
+    #[test]
     fn an_app_that_started_after_the_exporter_counts_even_if_first_seen_ended() {
         let (m, s) = setup(&[]);
         let t = TelemetrySnapshot::default();
-        let mut w = Watcher::new(1_000);
+        let w = Watcher::new(1_000);
         m.observer(Source::EventLog)
             .upsert_app(&app("quick", 1_200, Some(1_400)));
         assert!(w.check(&m, &s, &t, 1_500).is_some());
@@ -205,7 +231,7 @@ mod tests {
     fn a_vanished_driver_is_not_a_reported_end() {
         let (m, s) = setup(&["http://driver:4040"]);
         let mut t = TelemetrySnapshot::default();
-        let mut w = Watcher::new(1_000);
+        let w = Watcher::new(1_000);
         let o = m.observer(Source::Rest);
         o.upsert_app(&app("cur", 1_100, None));
         assert_eq!(w.check(&m, &s, &t, 1_200), None);
@@ -230,7 +256,7 @@ mod tests {
     fn a_target_that_never_answered_never_ends_it() {
         let (m, s) = setup(&["http://a:4040", "http://b:4040"]);
         let mut t = TelemetrySnapshot::default();
-        let mut w = Watcher::new(0);
+        let w = Watcher::new(0);
         t.reach.insert(
             "http://a:4040".into(),
             Reach {
