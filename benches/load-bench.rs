@@ -475,6 +475,7 @@ impl Filler {
             user: Some("spark".into()),
             start_ms: Some(now - 3 * 3_600_000),
             end_ms: None,
+            exit_code: None,
         });
         self.executors(0);
         // Finished jobs whose stages have since retired into their group's counters.

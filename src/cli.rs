@@ -84,6 +84,25 @@ pub struct Cli {
     /// How many exporters share the applications [default: 1].
     #[arg(long = "shard.count", global = true)]
     pub shard_count: Option<String>,
+    /// How long an ended application stays exported [default: 1h].
+    #[arg(long = "model.app-retention", global = true)]
+    pub app_retention: Option<String>,
+    /// What an ended application keeps after model.summary-after: full, groups or app
+    /// [default: groups].
+    #[arg(long = "model.summary-level", global = true)]
+    pub summary_level: Option<String>,
+    /// How long after its end an application keeps its full detail [default: 5m].
+    #[arg(long = "model.summary-after", global = true)]
+    pub summary_after: Option<String>,
+    /// Keep only applications whose name matches this regex (every source).
+    #[arg(long = "model.app-name-filter", global = true)]
+    pub app_name_filter: Option<String>,
+    /// Keep only applications that started within this long [default: no limit].
+    #[arg(long = "model.max-app-age", global = true)]
+    pub max_app_age: Option<String>,
+    /// Series per run (app_id) or per application name across runs (app_name) [default: app_id].
+    #[arg(long = "model.aggregate-by", global = true)]
+    pub aggregate_by: Option<String>,
     /// Exit by itself once the application has ended and the drain is done (a classic sidecar).
     #[arg(long = "lifecycle.exit-when-app-ends", global = true)]
     pub exit_when_app_ends: bool,
@@ -149,6 +168,12 @@ impl Cli {
         one("otlp.interval", &self.otlp_interval);
         one("shard.index", &self.shard_index);
         one("shard.count", &self.shard_count);
+        one("model.app_retention", &self.app_retention);
+        one("model.summary_level", &self.summary_level);
+        one("model.summary_after", &self.summary_after);
+        one("model.app_name_filter", &self.app_name_filter);
+        one("model.max_app_age", &self.max_app_age);
+        one("model.aggregate_by", &self.aggregate_by);
         one("lifecycle.grace_period", &self.grace_period);
         one("lifecycle.drain_scrapes", &self.drain_scrapes);
         one(

@@ -35,6 +35,9 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 pub const DEFAULT_APP_RETENTION: Duration = Duration::from_secs(3600);
 /// Default time a finished stage keeps its per-stage series.
 pub const DEFAULT_STAGE_RETENTION: Duration = Duration::from_secs(300);
+/// Default time an ended application keeps its detail (stages, executors, SQL, streaming)
+/// before [`SummaryLevel`] applies.
+pub const DEFAULT_SUMMARY_AFTER: Duration = Duration::from_secs(300);
 /// Default time a dead executor keeps its series.
 pub const DEFAULT_DEAD_EXECUTOR_RETENTION: Duration = Duration::from_secs(1800);
 /// Default cap on a label value's length, in characters.
@@ -235,6 +238,41 @@ pub struct ModelConfig {
     /// How long a dead executor keeps its `executor_id` series.
     #[serde(with = "humantime_serde")]
     pub dead_executor_retention: Duration,
+    /// What an ended application keeps once `summary_after` has passed since its end.
+    pub summary_level: SummaryLevel,
+    /// How long after its end (Spark's time) an application keeps its full detail.
+    #[serde(with = "humantime_serde")]
+    pub summary_after: Duration,
+    /// Only applications whose name matches this regex are kept (every source).
+    pub app_name_filter: Option<String>,
+    /// Only applications that started within this long are kept; `None`: no limit.
+    #[serde(with = "humantime_serde")]
+    pub max_app_age: Option<Duration>,
+    /// Series per application run (`app_id`), or per application name across runs.
+    pub aggregate_by: AggregateBy,
+}
+
+/// What an ended application keeps once its detail has been kept for `model.summary_after`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SummaryLevel {
+    /// Everything, until `model.app_retention`.
+    Full,
+    /// Application and job-group series; no stage, executor, SQL or streaming series.
+    Groups,
+    /// Application series only.
+    App,
+}
+
+/// What the application series are keyed by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AggregateBy {
+    /// One set of series per application run, labelled `app_id` and `app_name`.
+    AppId,
+    /// One set per application name, across runs: an application counts into its name's
+    /// series when it ends (only applications that end after the exporter started).
+    AppName,
 }
 
 /// Label cardinality control.
@@ -347,6 +385,19 @@ pub struct Settings {
     pub shard: crate::shard::Shard,
 }
 
+impl Settings {
+    /// The part of the applications a source can select by application id alone, before
+    /// reading anything: this exporter's shard, or every application when shards go by
+    /// application name (`model.aggregate_by: app_name`; the model then drops other shards'
+    /// names).
+    pub fn shard_by_app_id(&self) -> crate::shard::Shard {
+        match self.model.aggregate_by {
+            AggregateBy::AppId => self.shard,
+            AggregateBy::AppName => crate::shard::Shard::default(),
+        }
+    }
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Settings {
@@ -380,6 +431,11 @@ impl Default for Settings {
                 app_retention: DEFAULT_APP_RETENTION,
                 stage_retention: DEFAULT_STAGE_RETENTION,
                 dead_executor_retention: DEFAULT_DEAD_EXECUTOR_RETENTION,
+                summary_level: SummaryLevel::Groups,
+                summary_after: DEFAULT_SUMMARY_AFTER,
+                app_name_filter: None,
+                max_app_age: None,
+                aggregate_by: AggregateBy::AppId,
             },
             labels: LabelsConfig {
                 max_value_length: DEFAULT_MAX_VALUE_LENGTH,
@@ -581,14 +637,7 @@ fn read_spark(r: &mut Reader<'_>, d: SparkConfig) -> SparkConfig {
         urls: r.list("spark.urls", d.urls, parse_url),
         poll_interval: r.parse("spark.poll_interval", d.poll_interval, parse_positive),
         timeout: r.parse("spark.timeout", d.timeout, parse_positive),
-        app_name_filter: r.parse("spark.app_name_filter", None, |s| {
-            if s.is_empty() {
-                return Ok(None);
-            }
-            regex::Regex::new(s)
-                .map(|_| Some(s.to_string()))
-                .map_err(|e| format!("not a valid regex: {e}"))
-        }),
+        app_name_filter: r.parse("spark.app_name_filter", None, parse_regex),
         app_limit: r.parse("spark.app_limit", d.app_limit, parse_count),
         auth: SparkAuthConfig {
             username: r.parse("spark.auth.username", None, |s| Ok(Some(s.to_string()))),
@@ -649,7 +698,40 @@ fn read_model(r: &mut Reader<'_>, d: ModelConfig) -> ModelConfig {
             d.dead_executor_retention,
             parse_positive,
         ),
+        summary_level: r.parse("model.summary_level", d.summary_level, |s| {
+            match s.to_ascii_lowercase().as_str() {
+                "full" => Ok(SummaryLevel::Full),
+                "groups" => Ok(SummaryLevel::Groups),
+                "app" => Ok(SummaryLevel::App),
+                _ => Err("must be full, groups or app".into()),
+            }
+        }),
+        summary_after: r.parse("model.summary_after", d.summary_after, parse_duration),
+        app_name_filter: r.parse("model.app_name_filter", None, parse_regex),
+        max_app_age: r.parse("model.max_app_age", None, |s| {
+            if s.is_empty() || s == "0" || s == "0s" {
+                return Ok(None);
+            }
+            parse_positive(s).map(Some)
+        }),
+        aggregate_by: r.parse("model.aggregate_by", d.aggregate_by, |s| {
+            match s.to_ascii_lowercase().as_str() {
+                "app_id" => Ok(AggregateBy::AppId),
+                "app_name" => Ok(AggregateBy::AppName),
+                _ => Err("must be app_id or app_name".into()),
+            }
+        }),
     }
+}
+
+/// An optional regex (empty: none).
+fn parse_regex(s: &str) -> Result<Option<String>, String> {
+    if s.is_empty() {
+        return Ok(None);
+    }
+    regex::Regex::new(s)
+        .map(|_| Some(s.to_string()))
+        .map_err(|e| format!("not a valid regex: {e}"))
 }
 
 /// The `labels` section.
@@ -816,6 +898,10 @@ fn parse_bool(s: &str) -> Result<bool, String> {
         "false" => Ok(false),
         _ => Err("must be true or false".into()),
     }
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("{s:?} is not a duration ({e})"))
 }
 
 fn parse_positive(s: &str) -> Result<Duration, String> {
@@ -1050,6 +1136,8 @@ mod tests {
                       "app_name_filter": "(" , "pol_interval": "1s"},
             "labels": {"rewrite_rules": [{"pattern": "["}]},
             "histograms": {"duration_buckets": [3, 1]},
+            "model": {"summary_level": "stages", "summary_after": "later", "app_name_filter": "[",
+                      "max_app_age": "-1h", "aggregate_by": "app"},
             "bogus": 1
         });
         let Err(ConfigError::Invalid(errs)) = from_value(&v) else {
@@ -1067,10 +1155,15 @@ mod tests {
             "labels.rewrite_rules[0].pattern",
             "histograms.duration_buckets",
             "bogus: unknown",
+            "model.summary_level",
+            "model.summary_after",
+            "model.app_name_filter",
+            "model.max_app_age",
+            "model.aggregate_by",
         ] {
             assert!(all.contains(k), "{k} missing from:\n{all}");
         }
-        assert_eq!(errs.len(), 10, "{all}");
+        assert_eq!(errs.len(), 15, "{all}");
     }
 
     #[test]

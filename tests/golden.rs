@@ -115,7 +115,14 @@ fn dump_of_every_event_log_fixture_equals_its_golden_files() {
     let mut errors = vec![];
     for (name, dir) in &fixtures {
         for (ext, om) in [("prom", false), ("om", true)] {
-            let mut args = vec!["dump", "--event-log", path_str(dir)];
+            // Every detail: the golden files show what a summary would drop.
+            let mut args = vec![
+                "dump",
+                "--model.summary-level",
+                "full",
+                "--event-log",
+                path_str(dir),
+            ];
             if om {
                 args.push("--openmetrics");
             }
@@ -136,7 +143,13 @@ async fn dump_of_every_rest_snapshot_equals_its_golden_files() {
         for (ext, om) in [("prom", false), ("om", true)] {
             let url = server.url.clone();
             let got = tokio::task::spawn_blocking(move || {
-                let mut args = vec!["dump", "--spark.url", url.as_str()];
+                let mut args = vec![
+                    "dump",
+                    "--model.summary-level",
+                    "full",
+                    "--spark.url",
+                    url.as_str(),
+                ];
                 if om {
                     args.push("--openmetrics");
                 }

@@ -110,10 +110,11 @@ impl LogApp {
         let app = app_id.as_str();
         match ev {
             Event::AppStart { .. } | Event::LogStart { .. } => {}
-            Event::AppEnd { end_ms } => self.upsert_app(
+            Event::AppEnd { end_ms, exit_code } => self.upsert_app(
                 obs,
                 AppObs {
                     end_ms: Some(end_ms),
+                    exit_code,
                     ..AppObs::default()
                 },
             ),

@@ -44,6 +44,8 @@ pub enum Event {
     AppEnd {
         /// End time.
         end_ms: EpochMs,
+        /// The driver's exit code (Spark 4.0+).
+        exit_code: Option<i32>,
     },
     /// `SparkListenerJobStart` (status `Running`).
     JobStart {
@@ -100,7 +102,7 @@ impl Event {
     pub fn time_ms(&self) -> Option<EpochMs> {
         match self {
             Event::AppStart { app, .. } => app.start_ms,
-            Event::AppEnd { end_ms } => Some(*end_ms),
+            Event::AppEnd { end_ms, .. } => Some(*end_ms),
             Event::JobStart { job, .. } => job.submission_ms,
             Event::JobEnd { completion_ms, .. } => *completion_ms,
             Event::StageSubmitted(s) => s.submission_ms,
@@ -217,13 +219,18 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
                     user: a.user.map(Cow::into_owned),
                     start_ms: a.time,
                     end_ms: None,
+                    exit_code: None,
                 },
                 attempt_id: a.attempt_id.map(Cow::into_owned),
             }
         }
-        "SparkListenerApplicationEnd" => Event::AppEnd {
-            end_ms: read!(json::Timestamped, "ApplicationEnd").time,
-        },
+        "SparkListenerApplicationEnd" => {
+            let e = read!(json::AppEnd, "ApplicationEnd");
+            Event::AppEnd {
+                end_ms: e.time,
+                exit_code: e.exit_code,
+            }
+        }
         "SparkListenerLogStart" => Event::LogStart {
             spark_version: read!(json::LogStart, "LogStart").version.into_owned(),
         },

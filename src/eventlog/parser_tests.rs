@@ -134,7 +134,16 @@ fn application_and_executors() {
     assert!(matches!(
         one(end),
         Event::AppEnd {
-            end_ms: 1795981163935
+            end_ms: 1795981163935,
+            exit_code: Some(0)
+        }
+    ));
+    let end35 = r#"{"Event":"SparkListenerApplicationEnd","Timestamp":1795981163935}"#;
+    assert!(matches!(
+        one(end35),
+        Event::AppEnd {
+            exit_code: None,
+            ..
         }
     ));
     let log = r#"{"Event":"SparkListenerLogStart","Spark Version":"3.5.5"}"#;

@@ -350,6 +350,15 @@ pub const CATALOGUE: &[Metric] = &[
     Metric::new("spark_app_end_time_seconds", Gauge, App, "Application end time (or when its driver disappeared), seconds since the Unix epoch.", "spark.application.end_time", "s", G,
         |c, o| per_app(c, o, |a| a.app.end_ms().map(|t| (a.base.clone(), secs(t.max(0) as u64)))))
         .doc("Application end (or when its driver disappeared), Unix seconds."),
+    Metric::new("spark_app_runs", Counter, App, "Application runs ended, by outcome: succeeded (exit code 0), failed (another exit code), unknown (no exit code: Spark before 4.0, the REST API, or a driver that vanished).", "spark.application.runs", "{run}", C,
+        |c, o| per_app_by(c, o, "status", |a| a.app.runs()))
+        .labels(&[l("status", &["succeeded", "failed", "unknown"])])
+        .doc("Runs ended, by outcome. Per run (`app_id`): 0 or 1. Per name (`model.aggregate_by: app_name`): the runs that ended since the exporter started.")
+        .experimental("0.2.0"),
+    Metric::new("spark_app_run_duration_seconds", Histogram, App, "Durations of the runs of an application name, start to end (model.aggregate_by: app_name only).", "spark.application.run.duration", "s", H,
+        |c, o| per_app(c, o, |a| a.app.run_duration().map(|h| (a.base.clone(), hist(h)))))
+        .doc("Run durations per application name, with `model.aggregate_by: app_name` (absent per run: use the start and end times).")
+        .experimental("0.2.0"),
     Metric::new("spark_jobs", Counter, Group, "Jobs ended, by job group, description and status.", "spark.job.result", "{job}", C,
         |c, o| per_group_status(c, o, |g| g.jobs))
         .labels(JOB_STATUS)
@@ -419,7 +428,7 @@ pub const CATALOGUE: &[Metric] = &[
         |c, o| per_group(c, o, |g| Value::Int(g.totals.disk_spilled_bytes)))
         .doc("Bytes spilled to disk."),
     Metric::new("spark_executors", Gauge, App, "Executors by state (active, dead), the driver included.", "spark.executor.count", "{executor}", U,
-        |c, o| per_app_by(c, o, "state", |a| a.app.executor_states()))
+        |c, o| per_app_by(c, o, "state", |a| a.app.executor_states().into_iter().flatten()))
         .labels(&[l("state", &["active", "dead"])])
         .doc("Executors (the driver included). Dead ones are kept for `model.dead_executor_retention`."),
     Metric::new("spark_executor_removed", Counter, App, "Executors removed, by normalised reason.", "spark.executor.removed", "{executor}", C,

@@ -35,7 +35,12 @@ pub fn collect_from(
     let now = model.now_ms();
     let tele = model.telemetry().snapshot();
     model.view(|view| {
-        let ctx = Ctx::new(&view, now, &tele);
+        // Name mode: one state per application name, built for this read.
+        let names = view.by_name();
+        let ctx = match &names {
+            Some(n) => Ctx::of(n.views(), now, &tele),
+            None => Ctx::new(&view, now, &tele),
+        };
         metrics
             .into_iter()
             .map(|m| {

@@ -60,9 +60,18 @@ fn group_labels(base: &Labels, key: &(Arc<str>, Arc<str>)) -> Labels {
 impl<'a> Ctx<'a> {
     /// The rows of every application in `view`.
     pub fn new(view: &ModelView<'a>, now: EpochMs, tele: &'a TelemetrySnapshot) -> Ctx<'a> {
+        Self::of(view.apps(), now, tele)
+    }
+
+    /// The rows of `apps` (runs, or names' states across runs).
+    pub fn of(
+        apps: impl Iterator<Item = AppView<'a>>,
+        now: EpochMs,
+        tele: &'a TelemetrySnapshot,
+    ) -> Ctx<'a> {
         Ctx {
             now,
-            apps: view.apps().map(|app| AppRows::new(app, now)).collect(),
+            apps: apps.map(|app| AppRows::new(app, now)).collect(),
             tele,
         }
     }
@@ -70,10 +79,15 @@ impl<'a> Ctx<'a> {
 
 impl<'a> AppRows<'a> {
     fn new(app: AppView<'a>, now: EpochMs) -> AppRows<'a> {
-        let base: Labels = Arc::new([
-            ("app_id", app.id().clone()),
-            ("app_name", app.name().clone()),
-        ]);
+        // A name's series across runs have no `app_id` (`model.aggregate_by: app_name`).
+        let base: Labels = if app.by_name() {
+            Arc::new([("app_name", app.name().clone())])
+        } else {
+            Arc::new([
+                ("app_id", app.id().clone()),
+                ("app_name", app.name().clone()),
+            ])
+        };
         let groups = app
             .groups()
             .into_iter()

@@ -133,7 +133,7 @@ pub struct JobState {
 }
 
 /// Everything known about one application.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct AppState {
     /// Application id.
     pub id: Arc<str>,
@@ -193,7 +193,23 @@ pub struct AppState {
     pub streaming: BTreeMap<Arc<str>, StreamAgg>,
     /// Distinct label values (cardinality caps).
     pub label_sets: LabelSets,
+    /// The driver's exit code, when Spark reported it.
+    pub exit_code: Option<i32>,
+    /// Set once the detail has been dropped (`model.summary_level`, after `summary_after`).
+    pub summary: Option<crate::config::SummaryLevel>,
+    /// Executors known when the detail was dropped.
+    pub executors_seen: u64,
+    /// Not one run: every run of one name (`model.aggregate_by: app_name`), see `names.rs`.
+    pub by_name: bool,
+    /// Runs ended, by [`RUN_STATUSES`] (name aggregates only).
+    pub runs: [u64; 3],
+    /// Run durations (name aggregates only).
+    pub run_duration: Option<Hist>,
 }
+
+/// How a run ended: exit code 0, another exit code, or not said (Spark before 4.0, REST, a
+/// driver that vanished).
+pub const RUN_STATUSES: [&str; 3] = ["succeeded", "failed", "unknown"];
 
 impl AppState {
     /// An application known only by id so far, first seen at `now`.
@@ -227,7 +243,23 @@ impl AppState {
             sql: HashMap::new(),
             streaming: BTreeMap::new(),
             label_sets: LabelSets::default(),
+            exit_code: None,
+            summary: None,
+            executors_seen: 0,
+            by_name: false,
+            runs: [0; 3],
+            run_duration: None,
         }
+    }
+
+    /// Index in [`RUN_STATUSES`] of how this run ended; `None` while it runs.
+    pub fn outcome(&self) -> Option<usize> {
+        self.end_ms?;
+        Some(match self.exit_code {
+            Some(0) if !self.gone => 0,
+            Some(_) if !self.gone => 1,
+            _ => 2,
+        })
     }
 
     /// True once the stage attempt has been counted as ended.

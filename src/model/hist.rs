@@ -36,6 +36,18 @@ impl Hist {
         self.count += 1;
     }
 
+    /// Add `other`'s observations (same bounds; a histogram of other bounds is not added).
+    pub fn merge(&mut self, other: &Hist) {
+        if other.counts.len() != self.counts.len() {
+            return;
+        }
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+        self.sum += other.sum;
+        self.count += other.count;
+    }
+
     /// `(upper bound, cumulative count)` pairs, ending with `+Inf`.
     pub fn cumulative(&self) -> Vec<(f64, u64)> {
         let mut acc = 0;

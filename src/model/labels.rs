@@ -21,7 +21,7 @@ pub struct Labeler {
 }
 
 /// Distinct values seen per label in one application.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct LabelSets {
     seen: HashMap<&'static str, HashSet<Arc<str>>>,
 }
@@ -87,6 +87,20 @@ impl Labeler {
         let a: Arc<str> = Arc::from(v);
         set.insert(a.clone());
         a
+    }
+
+    /// `v`, a value already rewritten and capped for one application, admitted to another set
+    /// (a name's series across runs): itself while the set has room, else [`OTHER`].
+    pub fn keep(&self, sets: &mut LabelSets, name: &'static str, v: &Arc<str>) -> Arc<str> {
+        let set = sets.seen.entry(name).or_default();
+        if set.contains(v) {
+            return v.clone();
+        }
+        if set.len() >= self.max_values {
+            return Arc::from(OTHER);
+        }
+        set.insert(v.clone());
+        v.clone()
     }
 }
 

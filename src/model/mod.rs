@@ -12,12 +12,14 @@ mod executor;
 pub mod hist;
 mod idset;
 mod labels;
+mod names;
 pub mod obs;
 pub mod observer;
 mod sql;
 mod state;
 mod store;
 mod streaming;
+mod summary;
 mod update;
 pub mod view;
 
@@ -30,5 +32,7 @@ pub use streaming::StreamAgg;
 
 pub use crate::clock::{system_now_ms, Clock};
 
+#[cfg(test)]
+mod fleet_tests;
 #[cfg(test)]
 mod tests;

@@ -32,6 +32,8 @@ pub struct AppObs {
     pub start_ms: Option<EpochMs>,
     /// End time; `Some` once the application has ended.
     pub end_ms: Option<EpochMs>,
+    /// The driver's exit code, when Spark reports it (event log, Spark 4.0+).
+    pub exit_code: Option<i32>,
 }
 
 /// Status of a job.

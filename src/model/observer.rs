@@ -56,45 +56,69 @@ pub struct ModelObserver {
     pub(super) source: Source,
 }
 
+impl ModelObserver {
+    /// A write of `app_id`'s detail, skipped once the model no longer takes it (excluded, or
+    /// summarised: see `summary.rs`).
+    fn detail(
+        &self,
+        app_id: &str,
+        f: impl FnOnce(&mut super::state::State, &crate::telemetry::Telemetry, EpochMs),
+    ) {
+        self.model.write(|s, t, now| {
+            if s.takes(app_id, true) {
+                f(s, t, now)
+            }
+        })
+    }
+}
+
 impl Observer for ModelObserver {
     fn upsert_app(&self, obs: &AppObs) {
-        self.model.write(|s, _, now| s.upsert_app(obs, now))
+        self.model.write(|s, t, now| {
+            if s.takes(&obs.app_id, false) {
+                s.upsert_app(obs, now);
+                s.review(&obs.app_id, t, now);
+            }
+        })
     }
     fn app_gone(&self, app_id: &str, at_ms: EpochMs) {
-        self.model.write(|s, _, now| s.app_gone(app_id, at_ms, now))
+        self.model.write(|s, t, now| {
+            if s.takes(app_id, false) {
+                s.app_gone(app_id, at_ms, now);
+                s.review(app_id, t, now);
+            }
+        })
     }
     fn upsert_job(&self, app_id: &str, obs: &JobObs) {
         let src = self.source;
-        self.model
-            .write(|s, t, now| s.upsert_job(src, app_id, obs, t, now))
+        self.detail(app_id, |s, t, now| s.upsert_job(src, app_id, obs, t, now))
     }
     fn upsert_stage(&self, app_id: &str, obs: &StageObs) {
-        self.model
-            .write(|s, t, now| s.upsert_stage(app_id, obs, t, now, false))
+        self.detail(app_id, |s, t, now| {
+            s.upsert_stage(app_id, obs, t, now, false)
+        })
     }
     fn set_task_summary(&self, app_id: &str, stage_id: u64, attempt: u32, sum: TaskSummaryObs) {
-        self.model
-            .write(|s, _, _| s.set_task_summary(app_id, stage_id, attempt, sum))
+        self.detail(app_id, |s, _, _| {
+            s.set_task_summary(app_id, stage_id, attempt, sum)
+        })
     }
     fn task_start(&self, app_id: &str, obs: &TaskStartObs) {
-        self.model.write(|s, _, _| s.task_start(app_id, obs))
+        self.detail(app_id, |s, _, _| s.task_start(app_id, obs))
     }
     fn task_end(&self, app_id: &str, obs: &TaskEndObs) {
-        self.model.write(|s, t, _| s.task_end(app_id, obs, t))
+        self.detail(app_id, |s, t, _| s.task_end(app_id, obs, t))
     }
     fn upsert_executor(&self, app_id: &str, obs: &ExecutorObs) {
-        self.model
-            .write(|s, _, now| s.upsert_executor(app_id, obs, now))
+        self.detail(app_id, |s, _, now| s.upsert_executor(app_id, obs, now))
     }
     fn upsert_sql(&self, app_id: &str, obs: &SqlObs) {
-        self.model.write(|s, t, _| s.upsert_sql(app_id, obs, t))
+        self.detail(app_id, |s, t, _| s.upsert_sql(app_id, obs, t))
     }
     fn streaming_progress(&self, app_id: &str, obs: &StreamingProgressObs) {
-        self.model
-            .write(|s, t, _| s.streaming_progress(app_id, obs, t))
+        self.detail(app_id, |s, t, _| s.streaming_progress(app_id, obs, t))
     }
     fn streaming_started(&self, app_id: &str, obs: &StreamingStartObs) {
-        self.model
-            .write(|s, t, _| s.streaming_started(app_id, obs, t))
+        self.detail(app_id, |s, t, _| s.streaming_started(app_id, obs, t))
     }
 }

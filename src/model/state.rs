@@ -2,7 +2,7 @@
 //! model: collectors change it through [`super::Observer`], exporters read it through
 //! [`super::view`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use super::app::AppState;
@@ -24,6 +24,18 @@ pub(crate) struct State {
     /// what is created on first sight.
     pub(super) now_ms: crate::clock::EpochMs,
     pub(super) labeler: Labeler,
+    /// When the model was made (the exporter's start, epoch ms): in name mode only runs that
+    /// end from then on count.
+    pub(super) started_ms: crate::clock::EpochMs,
+    /// Applications not kept (`model.app_name_filter`, `model.max_app_age`, another shard's
+    /// name): later observations of them are ignored.
+    pub(super) excluded: HashSet<Box<str>>,
+    /// Name mode: what runs that left the model added to their name's series.
+    pub(super) names: BTreeMap<Arc<str>, AppState>,
+    /// `model.app_name_filter`, compiled.
+    pub(super) name_filter: Option<regex::Regex>,
+    /// This exporter's shard (name mode shards by application name, here).
+    pub(super) shard: crate::shard::Shard,
 }
 
 impl State {
@@ -37,6 +49,16 @@ impl State {
             retention: settings.model.clone(),
             now_ms: 0,
             labeler: Labeler::new(&settings.labels),
+            started_ms: 0,
+            excluded: HashSet::new(),
+            names: BTreeMap::new(),
+            // `config::validate` already rejected bad patterns.
+            name_filter: settings
+                .model
+                .app_name_filter
+                .as_deref()
+                .and_then(|p| regex::Regex::new(p).ok()),
+            shard: settings.shard,
         }
     }
 }

@@ -34,8 +34,10 @@ impl Model {
 
     /// A new, empty model on the given clock (tests).
     pub fn with_clock(settings: &Settings, telemetry: Arc<Telemetry>, clock: Clock) -> Arc<Model> {
+        let mut state = State::new(settings);
+        state.started_ms = clock();
         Arc::new(Model {
-            state: Mutex::new(State::new(settings)),
+            state: Mutex::new(state),
             generation: AtomicU64::new(0),
             telemetry,
             clock,

@@ -1,6 +1,5 @@
 //! How observations change the state. Every function here is idempotent per Spark id.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::app::{span_secs, AppState, GroupAgg, GroupKey, JobState, StageState};
@@ -41,21 +40,9 @@ fn group_agg<'a>(
     key: &GroupKey,
     (dur_bounds, task_bounds): (&Arc<[f64]>, &Arc<[f64]>),
 ) -> &'a mut GroupAgg {
-    let zero = |statuses: &[&'static str]| -> BTreeMap<&'static str, Hist> {
-        statuses
-            .iter()
-            .map(|s| (*s, Hist::new(dur_bounds.clone())))
-            .collect()
-    };
-    app.groups.entry(key.clone()).or_insert_with(|| GroupAgg {
-        jobs: BTreeMap::new(),
-        job_duration: zero(&[JobStatus::Succeeded.label(), JobStatus::Failed.label()]),
-        stages: BTreeMap::new(),
-        stage_duration: zero(&[StageStatus::Complete.label(), StageStatus::Failed.label()]),
-        retired_counts: TaskCounts::default(),
-        retired_totals: TaskTotals::default(),
-        task_duration: Hist::new(task_bounds.clone()),
-    })
+    app.groups
+        .entry(key.clone())
+        .or_insert_with(|| super::names::zero_group(dur_bounds, task_bounds))
 }
 
 impl State {
@@ -80,6 +67,9 @@ impl State {
         set_str(&mut app.user, &obs.user);
         if obs.start_ms.is_some_and(|s| s > 0) {
             app.start_ms = obs.start_ms;
+        }
+        if obs.exit_code.is_some() {
+            app.exit_code = obs.exit_code;
         }
         match obs.end_ms.filter(|e| *e > 0) {
             Some(e) if app.end_ms != Some(e) => {
@@ -540,13 +530,24 @@ impl State {
 
     pub(super) fn expire(&mut self, now: EpochMs, t: &Telemetry) {
         self.flush_orphans(now - super::app::ORPHAN_WAIT_MS, t, now);
+        self.review_all(t, now);
         let r = self.retention.clone();
         let ms = |d: std::time::Duration| d.as_millis() as EpochMs;
-        let (dur_bounds, task_bounds) = (self.duration_bounds.clone(), self.task_bounds.clone());
-        self.apps.retain(|_, a| {
-            a.ended_seen_ms
-                .is_none_or(|e| now - e < ms(r.app_retention))
-        });
+        let bounds = (self.duration_bounds.clone(), self.task_bounds.clone());
+        let gone: Vec<String> = self
+            .apps
+            .iter()
+            .filter(|(_, a)| {
+                a.ended_seen_ms
+                    .is_some_and(|e| now - e >= ms(r.app_retention))
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        for id in gone {
+            if let Some(app) = self.apps.remove(&id) {
+                self.retire_app(&app);
+            }
+        }
         for app in self.apps.values_mut() {
             let old: Vec<(u64, u32)> = app
                 .stages
@@ -558,13 +559,7 @@ impl State {
                 .map(|(k, _)| *k)
                 .collect();
             for k in old {
-                if let Some(st) = app.stages.remove(&k) {
-                    app.stage_groups.remove(&k.0);
-                    let agg = group_agg(app, &st.group, (&dur_bounds, &task_bounds));
-                    let (c, tot) = (st.counts(), st.totals());
-                    agg.retired_counts.add(&c);
-                    agg.retired_totals.add(&tot);
-                }
+                retire_stage(app, k, &bounds);
             }
             app.executors.retain(|_, e| {
                 e.dead_seen_ms
@@ -576,6 +571,16 @@ impl State {
             shrink(&mut app.orphans);
             shrink(&mut app.running_sql);
         }
+    }
+}
+
+/// A stage attempt leaves the model: its task counts and sums fold into its job group.
+pub(super) fn retire_stage(app: &mut AppState, k: (u64, u32), bounds: &(Arc<[f64]>, Arc<[f64]>)) {
+    if let Some(st) = app.stages.remove(&k) {
+        app.stage_groups.remove(&k.0);
+        let agg = group_agg(app, &st.group, (&bounds.0, &bounds.1));
+        agg.retired_counts.add(&st.counts());
+        agg.retired_totals.add(&st.totals());
     }
 }
 

@@ -27,7 +27,7 @@ impl Model {
 
 /// Read-only view of every application (see the module docs).
 pub struct ModelView<'a> {
-    state: &'a State,
+    pub(super) state: &'a State,
 }
 
 impl<'a> ModelView<'a> {
@@ -136,6 +136,10 @@ struct Live {
 }
 
 impl<'a> AppView<'a> {
+    /// The view of `app`.
+    pub(super) fn of(app: &'a AppState) -> AppView<'a> {
+        AppView { app }
+    }
     /// Application id.
     pub fn id(&self) -> &'a Arc<str> {
         &self.app.id
@@ -229,8 +233,17 @@ impl<'a> AppView<'a> {
             .collect()
     }
 
-    /// Every job group with a counter or something running, in label order.
+    /// Every job group with a counter or something running, in label order; none once an ended
+    /// application is summarised at `model.summary_level: app`.
     pub fn groups(&self) -> Vec<GroupView<'a>> {
+        if self.app.summary == Some(crate::config::SummaryLevel::App) {
+            return vec![];
+        }
+        self.all_groups()
+    }
+
+    /// Every job group, whatever the summary level.
+    pub(super) fn all_groups(&self) -> Vec<GroupView<'a>> {
         let app = self.app;
         let mut live: HashMap<&GroupKey, Live> = HashMap::new();
         for j in app.running_jobs.values() {
@@ -274,15 +287,45 @@ impl<'a> AppView<'a> {
             .collect()
     }
 
-    /// Executors `(active, dead)`; once the application has ended, all are dead.
-    pub fn executor_states(&self) -> [(&'static str, u64); 2] {
+    /// Executors `(active, dead)`; once the application has ended, all are dead. `None` for a
+    /// name's series across runs.
+    pub fn executor_states(&self) -> Option<[(&'static str, u64); 2]> {
+        if self.app.by_name {
+            return None;
+        }
+        if self.app.summary.is_some() {
+            return Some([("active", 0), ("dead", self.app.executors_seen)]);
+        }
         let active = if self.app.ended() {
             0
         } else {
             self.app.executors.values().filter(|e| e.active).count() as u64
         };
         let dead = self.app.executors.len() as u64 - active;
-        [("active", active), ("dead", dead)]
+        Some([("active", active), ("dead", dead)])
+    }
+
+    /// True for a name's series across runs (`model.aggregate_by: app_name`), not one run.
+    pub fn by_name(&self) -> bool {
+        self.app.by_name
+    }
+
+    /// Runs ended, as `(status, count)` for `succeeded`, `failed` and `unknown`: 0 or 1 for a
+    /// run, the runs counted so far for a name.
+    pub fn runs(&self) -> [(&'static str, u64); 3] {
+        let mut n = self.app.runs;
+        if !self.app.by_name {
+            if let Some(i) = self.app.outcome() {
+                n[i] = 1;
+            }
+        }
+        let s = super::app::RUN_STATUSES;
+        [(s[0], n[0]), (s[1], n[1]), (s[2], n[2])]
+    }
+
+    /// Run durations of a name's runs (name mode only).
+    pub fn run_duration(&self) -> Option<&'a Hist> {
+        self.app.run_duration.as_ref()
     }
 
     /// Executors removed, by normalised reason.

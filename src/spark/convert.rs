@@ -90,6 +90,8 @@ pub fn app_obs(app: &ApplicationInfo) -> AppObs {
             .filter(|a| a.completed || a.end_time_epoch > 0)
             .map(|a| a.end_time_epoch)
             .filter(|t| *t > 0),
+        // The REST API does not say how the driver exited.
+        exit_code: None,
     }
 }
 

@@ -64,6 +64,10 @@ pub struct TargetPoller<O: Observer> {
     last_ok_ms: EpochMs,
     /// The applications this exporter follows.
     shard: crate::shard::Shard,
+    /// Shards go by application name, not id (`model.aggregate_by: app_name`).
+    shard_by_name: bool,
+    /// `model.app_name_filter` (the model drops the others; not polling them saves requests).
+    model_name_filter: Option<Regex>,
 }
 
 /// After this many failed polls in a row, the target's unfinished applications are marked as
@@ -109,6 +113,12 @@ impl<O: Observer> TargetPoller<O> {
             failures_in_row: 0,
             last_ok_ms: now_ms(),
             shard: settings.shard,
+            shard_by_name: settings.model.aggregate_by == crate::config::AggregateBy::AppName,
+            model_name_filter: settings
+                .model
+                .app_name_filter
+                .as_deref()
+                .and_then(|p| Regex::new(p).ok()),
         })
     }
 
@@ -174,11 +184,13 @@ impl<O: Observer> TargetPoller<O> {
             now_ms: now_ms(),
             summary_window_ms: self.summary_window_ms,
         };
-        let lookahead = if self.name_filter.is_some() {
-            self.app_limit.saturating_mul(FILTER_LOOKAHEAD)
-        } else {
-            self.app_limit
-        };
+        let lookahead =
+            if self.name_filter.is_some() || self.model_name_filter.is_some() || self.shard_by_name
+            {
+                self.app_limit.saturating_mul(FILTER_LOOKAHEAD)
+            } else {
+                self.app_limit
+            };
         // Running and completed apart: the History Server sorts by end time, so one `limit`ed
         // list could hide running applications behind recently completed ones.
         let c = &self.client;
@@ -202,10 +214,17 @@ impl<O: Observer> TargetPoller<O> {
         let chosen: Vec<ApplicationInfo> = running
             .into_iter()
             .chain(completed)
-            .filter(|a| !a.id.is_empty() && self.shard.owns(&a.id) && seen.insert(a.id.clone()))
             .filter(|a| {
                 let name = a.name.as_deref().unwrap_or("");
-                self.name_filter.as_ref().is_none_or(|r| r.is_match(name))
+                let key = if self.shard_by_name { name } else { &a.id };
+                !a.id.is_empty() && self.shard.owns(key) && seen.insert(a.id.clone())
+            })
+            .filter(|a| {
+                let name = a.name.as_deref().unwrap_or("");
+                [&self.name_filter, &self.model_name_filter]
+                    .into_iter()
+                    .flatten()
+                    .all(|r| r.is_match(name))
             })
             .take(self.app_limit)
             .collect();

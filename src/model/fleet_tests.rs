@@ -1,0 +1,406 @@
+//! What a fleet of applications keeps: summary levels, filters, shards by name, and series per
+//! application name across runs (with an exporter restart).
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::*;
+use crate::config::{AggregateBy, Settings, SummaryLevel};
+use crate::export::families::{collect, Family, Value};
+use crate::telemetry::Telemetry;
+
+const T0: i64 = 1_000_000_000;
+
+fn model_at(clock: &Arc<AtomicI64>, settings: &Settings) -> Arc<Model> {
+    let c = clock.clone();
+    Model::with_clock(
+        settings,
+        Arc::new(Telemetry::default()),
+        Arc::new(move || c.load(Ordering::SeqCst)),
+    )
+}
+
+/// Samples of `name` whose labels include all of `want`: (labels, value).
+fn samples(f: &[Family], name: &str, want: &[(&str, &str)]) -> Vec<(Vec<String>, f64)> {
+    let Some(fam) = f.iter().find(|x| x.name == name) else {
+        return vec![];
+    };
+    fam.samples
+        .iter()
+        .filter(|s| {
+            want.iter()
+                .all(|(k, v)| s.labels.iter().any(|(lk, lv)| lk == k && &**lv == *v))
+        })
+        .map(|s| {
+            let l = s.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let v = match &s.value {
+                Value::Hist(_, _, n) => *n as f64,
+                v => v.as_f64(),
+            };
+            (l, v)
+        })
+        .collect()
+}
+
+/// The one value of `name` with `want`, `None` if absent.
+fn val(f: &[Family], name: &str, want: &[(&str, &str)]) -> Option<f64> {
+    let s = samples(f, name, want);
+    assert!(s.len() <= 1, "{name} {want:?}: {s:?}");
+    s.first().map(|x| x.1)
+}
+
+/// One run of `name`: two jobs in group `g` (one stage of two tasks each) on executor 1,
+/// started at `start`; ended at `end` with exit code 0 when `end` is given.
+fn run(m: &Arc<Model>, id: &str, name: &str, start: i64, end: Option<i64>) {
+    let o = m.observer(Source::EventLog);
+    o.upsert_app(&AppObs {
+        app_id: id.into(),
+        name: Some(name.into()),
+        start_ms: Some(start),
+        ..Default::default()
+    });
+    o.upsert_executor(
+        id,
+        &ExecutorObs {
+            executor_id: "1".into(),
+            active: Some(true),
+            ..Default::default()
+        },
+    );
+    for j in 0..2u64 {
+        let mut job = JobObs {
+            job_id: j,
+            job_group: Some("g".into()),
+            description: Some("d".into()),
+            status: JobStatus::Running,
+            submission_ms: Some(start + 1000),
+            completion_ms: None,
+            stage_ids: vec![j],
+            sql_execution_id: None,
+        };
+        o.upsert_job(id, &job);
+        let mut st = StageObs {
+            stage_id: j,
+            attempt: 0,
+            status: StageStatus::Active,
+            name: Some(format!("stage {j}")),
+            job_group: None,
+            description: None,
+            num_tasks: Some(2),
+            active_tasks: None,
+            submission_ms: Some(start + 1000),
+            completion_ms: None,
+            task_counts: None,
+            totals: None,
+        };
+        o.upsert_stage(id, &st);
+        for t in 0..2u64 {
+            o.task_end(
+                id,
+                &TaskEndObs {
+                    stage_id: j,
+                    attempt: 0,
+                    task_id: j * 2 + t,
+                    executor_id: "1".into(),
+                    outcome: TaskOutcome::Succeeded,
+                    launch_ms: start + 1000,
+                    finish_ms: start + 2000,
+                    metrics: TaskTotals {
+                        run_time_ms: 1000,
+                        ..Default::default()
+                    },
+                },
+            );
+        }
+        st.status = StageStatus::Complete;
+        st.completion_ms = Some(start + 2000);
+        o.upsert_stage(id, &st);
+        job.status = JobStatus::Succeeded;
+        job.completion_ms = Some(start + 3000);
+        o.upsert_job(id, &job);
+    }
+    if let Some(e) = end {
+        end_run(m, id, e);
+    }
+}
+
+fn end_run(m: &Arc<Model>, id: &str, end: i64) {
+    m.observer(Source::EventLog).upsert_app(&AppObs {
+        app_id: id.into(),
+        end_ms: Some(end),
+        exit_code: Some(0),
+        ..Default::default()
+    });
+}
+
+const G: [(&str, &str); 2] = [("job_group", "g"), ("status", "succeeded")];
+
+#[test]
+fn an_ended_app_keeps_its_groups_and_drops_its_detail_after_summary_after() {
+    let clock = Arc::new(AtomicI64::new(T0));
+    let m = model_at(&clock, &Settings::default());
+    run(&m, "a", "etl", T0 - 60_000, Some(T0));
+    let full = collect(&m);
+    assert_eq!(val(&full, "spark_jobs", &G), Some(2.0));
+    assert!(val(&full, "spark_executor_task_time_seconds", &[]).is_some());
+    assert_eq!(samples(&full, "spark_stage_tasks_active", &[]).len(), 2);
+    assert_eq!(
+        val(&full, "spark_app_runs", &[("status", "succeeded")]),
+        Some(1.0)
+    );
+
+    // Within `summary_after` (5 min by default): everything stays.
+    clock.store(T0 + 299_000, Ordering::SeqCst);
+    m.expire(m.now_ms());
+    assert!(val(&collect(&m), "spark_executor_task_time_seconds", &[]).is_some());
+
+    clock.store(T0 + 301_000, Ordering::SeqCst);
+    m.expire(m.now_ms());
+    let sum = collect(&m);
+    for f in [
+        "spark_executor_task_time_seconds",
+        "spark_stage_tasks_active",
+        "spark_executor_tasks",
+    ] {
+        assert!(samples(&sum, f, &[]).is_empty(), "{f} dropped");
+    }
+    for (f, l) in [
+        ("spark_jobs", G.to_vec()),
+        ("spark_tasks", G.to_vec()),
+        ("spark_task_run_time_seconds", vec![("job_group", "g")]),
+        ("spark_stages", vec![("status", "complete")]),
+        ("spark_job_duration_seconds", G.to_vec()),
+        ("spark_app_runs", vec![("status", "succeeded")]),
+        ("spark_app_end_time_seconds", vec![]),
+    ] {
+        assert_eq!(val(&sum, f, &l), val(&full, f, &l), "{f} {l:?} kept");
+    }
+    assert_eq!(val(&sum, "spark_tasks", &G), Some(4.0));
+    assert_eq!(
+        val(&sum, "spark_executors", &[("state", "dead")]),
+        Some(1.0),
+        "the executor count stays"
+    );
+
+    // A late or repeated observation of the dropped detail counts nothing twice.
+    run(&m, "a", "etl", T0 - 60_000, Some(T0));
+    m.observer(Source::EventLog).task_end(
+        "a",
+        &TaskEndObs {
+            stage_id: 0,
+            attempt: 0,
+            task_id: 99,
+            executor_id: "1".into(),
+            outcome: TaskOutcome::Succeeded,
+            launch_ms: 0,
+            finish_ms: 1,
+            metrics: TaskTotals::default(),
+        },
+    );
+    let again = collect(&m);
+    assert_eq!(val(&again, "spark_tasks", &G), Some(4.0));
+    assert_eq!(val(&again, "spark_jobs", &G), Some(2.0));
+    assert!(samples(&again, "spark_stage_tasks_active", &[]).is_empty());
+}
+
+#[test]
+fn an_app_that_ended_long_ago_is_summarised_as_it_is_read() {
+    let clock = Arc::new(AtomicI64::new(T0));
+    let mut s = Settings::default();
+    s.model.summary_level = SummaryLevel::App;
+    let m = model_at(&clock, &s);
+    run(&m, "old", "etl", T0 - 7_200_000, Some(T0 - 3_600_000));
+    run(&m, "live", "etl", T0 - 60_000, None);
+    let f = collect(&m);
+    assert!(samples(&f, "spark_jobs", &[("app_id", "old")]).is_empty());
+    assert_eq!(
+        val(
+            &f,
+            "spark_app_runs",
+            &[("app_id", "old"), ("status", "succeeded")]
+        ),
+        Some(1.0)
+    );
+    assert!(val(&f, "spark_app_end_time_seconds", &[("app_id", "old")]).is_some());
+    assert_eq!(
+        val(&f, "spark_jobs", &[("app_id", "live"), G[0], G[1]]),
+        Some(2.0),
+        "a running application keeps everything"
+    );
+    assert_eq!(
+        samples(&f, "spark_stage_tasks_active", &[("app_id", "live")]).len(),
+        2
+    );
+}
+
+#[test]
+fn full_keeps_everything_until_app_retention() {
+    let clock = Arc::new(AtomicI64::new(T0));
+    let mut s = Settings::default();
+    s.model.summary_level = SummaryLevel::Full;
+    let m = model_at(&clock, &s);
+    run(&m, "old", "etl", T0 - 7_200_000, Some(T0 - 3_600_000));
+    clock.store(T0 + 600_000, Ordering::SeqCst);
+    m.expire(m.now_ms());
+    assert!(val(&collect(&m), "spark_executor_task_time_seconds", &[]).is_some());
+}
+
+#[test]
+fn filters_drop_applications_by_name_and_by_age_for_good() {
+    let clock = Arc::new(AtomicI64::new(T0));
+    let mut s = Settings::default();
+    s.model.app_name_filter = Some("^etl".into());
+    s.model.max_app_age = Some(Duration::from_secs(3600));
+    let m = model_at(&clock, &s);
+    run(&m, "a", "etl-daily", T0 - 60_000, None);
+    run(&m, "b", "adhoc", T0 - 60_000, None);
+    run(&m, "c", "etl-old", T0 - 7_200_000, None);
+    let f = collect(&m);
+    let ids: Vec<_> = samples(&f, "spark_app", &[]);
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    assert!(ids[0].0.contains(&"app_id=a".to_string()));
+    // Their later events make no stub application reappear.
+    m.observer(Source::EventLog).upsert_executor(
+        "b",
+        &ExecutorObs {
+            executor_id: "2".into(),
+            ..Default::default()
+        },
+    );
+    assert!(samples(&collect(&m), "spark_executors", &[("app_id", "b")]).is_empty());
+    // The window moves on: `a` ages out.
+    clock.store(T0 + 3_600_000, Ordering::SeqCst);
+    m.expire(m.now_ms());
+    assert!(samples(&collect(&m), "spark_app", &[]).is_empty());
+}
+
+#[test]
+fn name_mode_counts_the_runs_that_end_after_the_start_once_each() {
+    let clock = Arc::new(AtomicI64::new(T0));
+    let mut s = Settings::default();
+    s.model.aggregate_by = AggregateBy::AppName;
+    let m = model_at(&clock, &s);
+    let name = [("app_name", "daily")];
+    // A run that ended before this exporter started: its series exist, at zero.
+    run(&m, "r1", "daily", T0 - 90_000_000, Some(T0 - 86_400_000));
+    let f = collect(&m);
+    assert_eq!(val(&f, "spark_jobs", &[name[0], G[0], G[1]]), Some(0.0));
+    assert_eq!(
+        val(&f, "spark_app_runs", &[name[0], ("status", "succeeded")]),
+        Some(0.0)
+    );
+    assert_eq!(val(&f, "spark_app_run_duration_seconds", &name), Some(0.0));
+    for fam in &f {
+        for smp in &fam.samples {
+            assert!(
+                smp.labels.iter().all(|(k, _)| *k != "app_id"),
+                "{}: no app_id in name mode",
+                fam.name
+            );
+        }
+    }
+    // A run under way is not counted until it ends.
+    clock.store(T0 + 10_000, Ordering::SeqCst);
+    run(&m, "r2", "daily", T0 + 1_000, None);
+    assert_eq!(
+        val(&collect(&m), "spark_jobs", &[name[0], G[0], G[1]]),
+        Some(0.0)
+    );
+    end_run(&m, "r2", T0 + 20_000);
+    let f = collect(&m);
+    assert_eq!(val(&f, "spark_jobs", &[name[0], G[0], G[1]]), Some(2.0));
+    assert_eq!(val(&f, "spark_tasks", &[name[0], G[0], G[1]]), Some(4.0));
+    assert_eq!(
+        val(&f, "spark_app_runs", &[name[0], ("status", "succeeded")]),
+        Some(1.0)
+    );
+    assert_eq!(val(&f, "spark_app_run_duration_seconds", &name), Some(1.0));
+    assert_eq!(
+        samples(&f, "spark_app", &[]).len(),
+        1,
+        "one series per name"
+    );
+    // The run leaves the model (app_retention): its counts stay with its name.
+    clock.store(T0 + 20_000 + 3_600_000, Ordering::SeqCst);
+    m.expire(m.now_ms());
+    let f = collect(&m);
+    assert_eq!(val(&f, "spark_jobs", &[name[0], G[0], G[1]]), Some(2.0));
+    // The next run adds to them.
+    let t = T0 + 4_000_000;
+    clock.store(t, Ordering::SeqCst);
+    run(&m, "r3", "daily", t - 5_000, Some(t));
+    let f = collect(&m);
+    assert_eq!(val(&f, "spark_jobs", &[name[0], G[0], G[1]]), Some(4.0));
+    assert_eq!(
+        val(&f, "spark_app_runs", &[name[0], ("status", "succeeded")]),
+        Some(2.0)
+    );
+    assert_eq!(val(&f, "spark_app_run_duration_seconds", &name), Some(2.0));
+    // And it survives its own summary.
+    clock.store(t + 600_000, Ordering::SeqCst);
+    m.expire(m.now_ms());
+    assert_eq!(
+        val(&collect(&m), "spark_jobs", &[name[0], G[0], G[1]]),
+        Some(4.0)
+    );
+
+    // A restarted exporter reads the same logs: the runs its predecessor counted ended before
+    // it started, so it starts from zero (a new `_created`) and counts the next run only.
+    let later = t + 700_000;
+    clock.store(later, Ordering::SeqCst);
+    let m2 = model_at(&clock, &s);
+    run(&m2, "r1", "daily", T0 - 90_000_000, Some(T0 - 86_400_000));
+    run(&m2, "r2", "daily", T0 + 1_000, Some(T0 + 20_000));
+    run(&m2, "r3", "daily", t - 5_000, Some(t));
+    let f = collect(&m2);
+    assert_eq!(val(&f, "spark_jobs", &[name[0], G[0], G[1]]), Some(0.0));
+    let created = f
+        .iter()
+        .find(|x| x.name == "spark_jobs")
+        .and_then(|x| x.samples.first())
+        .map(|x| x.created_ms);
+    assert!(created.is_some_and(|c| c >= later), "{created:?}");
+    clock.store(later + 60_000, Ordering::SeqCst);
+    run(&m2, "r4", "daily", later + 1_000, Some(later + 50_000));
+    let f = collect(&m2);
+    assert_eq!(val(&f, "spark_jobs", &[name[0], G[0], G[1]]), Some(2.0));
+    assert_eq!(
+        val(&f, "spark_app_runs", &[name[0], ("status", "succeeded")]),
+        Some(1.0)
+    );
+}
+
+#[test]
+fn name_mode_shards_by_name() {
+    let clock = Arc::new(AtomicI64::new(T0));
+    let names = ["a", "b", "c", "d", "e", "f", "g", "h"];
+    let mut seen = std::collections::BTreeMap::new();
+    for index in 0..3 {
+        let mut s = Settings::default();
+        s.model.aggregate_by = AggregateBy::AppName;
+        s.shard = crate::shard::Shard { index, count: 3 };
+        let m = model_at(&clock, &s);
+        for (i, n) in names.iter().enumerate() {
+            // Two runs of each name: both land on the name's shard.
+            run(&m, &format!("{n}-1"), n, T0 - 1000, Some(T0 + i as i64));
+            run(&m, &format!("{n}-2"), n, T0 - 1000, Some(T0 + i as i64));
+        }
+        for (l, v) in samples(&collect(&m), "spark_app_runs", &[("status", "succeeded")]) {
+            let name = l.iter().find(|x| x.starts_with("app_name=")).cloned();
+            assert!(
+                seen.insert(name.clone(), (index, v)).is_none(),
+                "{name:?} twice"
+            );
+            assert_eq!(v, 2.0, "{name:?}");
+        }
+    }
+    assert_eq!(seen.len(), names.len(), "{seen:?}");
+    for (n, (i, _)) in &seen {
+        let n = n
+            .as_deref()
+            .and_then(|x| x.strip_prefix("app_name="))
+            .unwrap_or("");
+        assert_eq!(crate::shard::shard_of(n, 3), *i);
+    }
+}

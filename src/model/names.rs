@@ -1,0 +1,190 @@
+//! Series per application name across runs (`model.aggregate_by: app_name`).
+//!
+//! A daily job's counters and histograms keep growing over its runs, so `increase()` and
+//! `histogram_quantile()` over weeks work with no per-run series. The rules:
+//! - A run counts into its name's series **when it ends**, and only a run that ends after this
+//!   exporter started ([`State::started_ms`]). A restarted exporter therefore starts every name
+//!   from zero (a new `_created`), counts the runs that end from then on, and never counts a run
+//!   its predecessor counted: Prometheus sees one counter reset, and `increase()` is exact. Runs
+//!   that end while no exporter runs are not counted (as with any scrape gap); persisting the
+//!   state instead would need a volume per shard and an exact hand-over when shards change.
+//! - A run still running is not in the counters; its job groups are (at zero), so every series
+//!   exists before the first run that counts into it, and `increase()` sees that run whole.
+//! - Runs the model still holds are summed at read time (a late REST update of a run that just
+//!   ended still counts); when a run leaves the model (`model.app_retention`, the age window),
+//!   its values fold into the name's accumulator ([`State::names`]) for good.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::app::{AppState, GroupAgg, GroupKey};
+use super::hist::Hist;
+use super::labels::Labeler;
+use super::state::State;
+use super::view::{AppView, ModelView};
+use crate::model::obs::{JobStatus, StageStatus};
+
+impl State {
+    /// Whether the run counts into its name's series: it ended after the exporter started.
+    pub(super) fn counts_by_name(&self, app: &AppState) -> bool {
+        app.end_ms.is_some_and(|e| e >= self.started_ms)
+    }
+
+    /// The accumulator of `name`, created at zero on first sight.
+    pub(super) fn name_acc(&mut self, name: &Arc<str>, now: i64) -> &mut AppState {
+        let bounds = self.duration_bounds.clone();
+        self.names.entry(name.clone()).or_insert_with(|| {
+            let mut a = AppState::new("", now);
+            a.name = name.clone();
+            a.by_name = true;
+            a.run_duration = Some(Hist::new(bounds));
+            a
+        })
+    }
+
+    /// A run leaves the model: in name mode its values (or, if it does not count, its job
+    /// groups at zero) stay in its name's accumulator.
+    pub(super) fn retire_app(&mut self, app: &AppState) {
+        if self.retention.aggregate_by != crate::config::AggregateBy::AppName || app.name.is_empty()
+        {
+            return;
+        }
+        let counts = self.counts_by_name(app);
+        let now = self.now_ms;
+        let bounds = (self.duration_bounds.clone(), self.task_bounds.clone());
+        self.name_acc(&app.name, now);
+        if let Some(acc) = self.names.get_mut(&app.name) {
+            fold(acc, app, counts, &self.labeler, &bounds);
+        }
+    }
+}
+
+impl<'a> ModelView<'a> {
+    /// In name mode, one state per application name: its accumulator plus the runs the model
+    /// still holds; `None` in `app_id` mode.
+    pub fn by_name(&self) -> Option<NameStates> {
+        let st = self.state;
+        if st.retention.aggregate_by != crate::config::AggregateBy::AppName {
+            return None;
+        }
+        let bounds = (st.duration_bounds.clone(), st.task_bounds.clone());
+        let mut out: BTreeMap<Arc<str>, AppState> = st
+            .names
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for app in st.apps.values().filter(|a| !a.name.is_empty()) {
+            let acc = out.entry(app.name.clone()).or_insert_with(|| {
+                let mut a = AppState::new("", app.created_ms);
+                a.name = app.name.clone();
+                a.by_name = true;
+                a.run_duration = Some(Hist::new(bounds.0.clone()));
+                a
+            });
+            fold(acc, app, st.counts_by_name(app), &st.labeler, &bounds);
+        }
+        Some(NameStates(out.into_values().collect()))
+    }
+}
+
+/// Per-name states built for one read (see [`ModelView::by_name`]).
+pub struct NameStates(Vec<AppState>);
+
+impl NameStates {
+    /// One view per name, in name order.
+    pub fn views(&self) -> impl Iterator<Item = AppView<'_>> {
+        self.0.iter().map(AppView::of)
+    }
+}
+
+/// Add run `app` to the name state `acc`: its job groups at zero, and, if it `counts`, its
+/// job-group totals and histograms, removed-executor counts, outcome and duration.
+fn fold(
+    acc: &mut AppState,
+    app: &AppState,
+    counts: bool,
+    labeler: &Labeler,
+    (dur, task): &(Arc<[f64]>, Arc<[f64]>),
+) {
+    if app.start_ms > acc.start_ms {
+        acc.start_ms = app.start_ms;
+        acc.spark_version = app.spark_version.clone();
+        acc.user = app.user.clone();
+    }
+    acc.created_ms = acc.created_ms.min(app.created_ms);
+    acc.from_log |= app.from_log;
+    for g in AppView::of(app).all_groups() {
+        let key: GroupKey = (
+            labeler.keep(&mut acc.label_sets, "job_group", &g.key.0),
+            labeler.keep(&mut acc.label_sets, "job_description", &g.key.1),
+        );
+        let a = acc
+            .groups
+            .entry(key)
+            .or_insert_with(|| zero_group(dur, task));
+        if !counts {
+            continue;
+        }
+        for (s, n) in g.jobs {
+            *a.jobs.entry(s).or_default() += n;
+        }
+        for (s, n) in g.stages {
+            *a.stages.entry(s).or_default() += n;
+        }
+        a.retired_counts.add(&g.tasks);
+        a.retired_totals.add(&g.totals);
+        merge_hists(&mut a.job_duration, g.job_duration);
+        merge_hists(&mut a.stage_duration, g.stage_duration);
+        if let Some(h) = g.task_duration {
+            a.task_duration.merge(h);
+        }
+    }
+    if !counts {
+        return;
+    }
+    if app.end_ms > acc.end_ms {
+        acc.end_ms = app.end_ms;
+    }
+    for (k, n) in &app.executors_removed {
+        *acc.executors_removed.entry(k).or_default() += n;
+    }
+    if let Some(i) = app.outcome() {
+        acc.runs[i] += 1;
+    }
+    if let (Some(h), Some(s), Some(e)) = (acc.run_duration.as_mut(), app.start_ms, app.end_ms) {
+        h.observe((e - s) as f64 / 1000.0);
+    }
+}
+
+fn merge_hists(
+    into: &mut BTreeMap<&'static str, Hist>,
+    from: Option<&BTreeMap<&'static str, Hist>>,
+) {
+    for (s, h) in from.into_iter().flatten() {
+        match into.get_mut(s) {
+            Some(a) => a.merge(h),
+            None => {
+                into.insert(s, h.clone());
+            }
+        }
+    }
+}
+
+/// A job group with every count at zero and every histogram present (born at zero).
+pub(super) fn zero_group(dur: &Arc<[f64]>, task: &Arc<[f64]>) -> GroupAgg {
+    let zero = |statuses: &[&'static str]| -> BTreeMap<&'static str, Hist> {
+        statuses
+            .iter()
+            .map(|s| (*s, Hist::new(dur.clone())))
+            .collect()
+    };
+    GroupAgg {
+        jobs: BTreeMap::new(),
+        job_duration: zero(&[JobStatus::Succeeded.label(), JobStatus::Failed.label()]),
+        stages: BTreeMap::new(),
+        stage_duration: zero(&[StageStatus::Complete.label(), StageStatus::Failed.label()]),
+        retired_counts: Default::default(),
+        retired_totals: Default::default(),
+        task_duration: Hist::new(task.clone()),
+    }
+}

@@ -1,0 +1,138 @@
+//! What the model keeps of each application, so a fleet of them stays bounded:
+//! - **Filters**: an application whose name does not match `model.app_name_filter`, that
+//!   started more than `model.max_app_age` ago, or (in name mode) whose name is another shard's
+//!   is dropped and remembered as excluded; later observations of it are ignored.
+//! - **Summary level**: `model.summary_after` after its end (Spark's time), an ended
+//!   application drops its detail: its stages fold into their job groups (as retired stages
+//!   always do), and its executors, SQL executions and streaming queries go. At
+//!   `model.summary_level: groups` its application and job-group series stay; at `app` only its
+//!   application series. Later observations of its detail are ignored, so nothing is counted
+//!   twice; the ids already counted stay.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::app::AppState;
+use super::idset::IdSet;
+use super::obs::EpochMs;
+use super::state::State;
+use crate::config::{AggregateBy, SummaryLevel};
+use crate::telemetry::Telemetry;
+
+/// Why an application is not kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    /// `model.app_name_filter`.
+    Name,
+    /// Name mode: the name is another shard's.
+    Shard,
+    /// `model.max_app_age`.
+    Age,
+}
+
+impl State {
+    /// Whether observations of `app_id` are taken: it is not excluded, and, for `detail`
+    /// (jobs, stages, tasks, executors, SQL, streaming), not summarised.
+    pub(super) fn takes(&self, app_id: &str, detail: bool) -> bool {
+        if self.excluded.contains(app_id) {
+            return false;
+        }
+        !detail || self.apps.get(app_id).is_none_or(|a| a.summary.is_none())
+    }
+
+    /// After an application update: drop it if a filter refuses it, summarise it if its end is
+    /// old enough.
+    pub(super) fn review(&mut self, app_id: &str, t: &Telemetry, now: EpochMs) {
+        let Some(app) = self.apps.get(app_id) else {
+            return;
+        };
+        if let Some(why) = self.refuses(app, now) {
+            tracing::debug!(app_id, reason = ?why, "application not kept");
+            // Only an application that ages out was ever this exporter's to count.
+            self.exclude(app_id, why == Refusal::Age);
+        } else if self.summary_due(app, now) {
+            self.summarise(app_id, t, now);
+        }
+    }
+
+    /// Drop `app_id` for good; if it `retires`, its values stay in its name's series (name
+    /// mode).
+    fn exclude(&mut self, app_id: &str, retires: bool) {
+        match self.apps.remove(app_id) {
+            Some(app) if retires => self.retire_app(&app),
+            _ => {}
+        }
+        self.excluded.insert(app_id.into());
+    }
+
+    fn refuses(&self, app: &AppState, now: EpochMs) -> Option<Refusal> {
+        if !app.name.is_empty() {
+            if self
+                .name_filter
+                .as_ref()
+                .is_some_and(|r| !r.is_match(&app.name))
+            {
+                return Some(Refusal::Name);
+            }
+            if self.retention.aggregate_by == AggregateBy::AppName && !self.shard.owns(&app.name) {
+                return Some(Refusal::Shard);
+            }
+        }
+        let max_age = self.retention.max_app_age?;
+        let oldest = now.saturating_sub(i64::try_from(max_age.as_millis()).unwrap_or(i64::MAX));
+        app.start_ms.filter(|s| *s < oldest).map(|_| Refusal::Age)
+    }
+
+    fn summary_due(&self, app: &AppState, now: EpochMs) -> bool {
+        let after = i64::try_from(self.retention.summary_after.as_millis()).unwrap_or(i64::MAX);
+        self.retention.summary_level != SummaryLevel::Full
+            && app.summary.is_none()
+            && app.end_ms.is_some_and(|e| e <= now.saturating_sub(after))
+    }
+
+    /// Drop the application's detail (see the module docs).
+    fn summarise(&mut self, app_id: &str, t: &Telemetry, now: EpochMs) {
+        // Stages still waiting for their job are applied first, so their counts stay.
+        let held: Vec<_> = match self.apps.get_mut(app_id) {
+            Some(a) => a.orphans.drain().map(|(_, (o, _))| o).collect(),
+            None => return,
+        };
+        for o in held {
+            self.upsert_stage(app_id, &o, t, now, true);
+        }
+        let bounds = (self.duration_bounds.clone(), self.task_bounds.clone());
+        let level = self.retention.summary_level;
+        let Some(app) = self.apps.get_mut(app_id) else {
+            return;
+        };
+        let keys: Vec<(u64, u32)> = app.stages.keys().copied().collect();
+        for k in keys {
+            super::update::retire_stage(app, k, &bounds);
+        }
+        app.executors_seen = app.executors.len() as u64;
+        app.stages = HashMap::new();
+        app.stage_groups = HashMap::new();
+        app.orphans = HashMap::new();
+        app.running_jobs = HashMap::new();
+        app.executors = BTreeMap::new();
+        app.running_sql = HashMap::new();
+        app.sql = HashMap::new();
+        app.streaming = BTreeMap::new();
+        app.started_tasks = IdSet::default();
+        app.label_sets = Default::default();
+        app.summary = Some(level);
+    }
+
+    /// The periodic part: applications past `model.max_app_age` leave, ended ones past
+    /// `model.summary_after` are summarised.
+    pub(super) fn review_all(&mut self, t: &Telemetry, now: EpochMs) {
+        let ids: Vec<String> = self
+            .apps
+            .iter()
+            .filter(|(_, a)| self.refuses(a, now).is_some() || self.summary_due(a, now))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for id in ids {
+            self.review(&id, t, now);
+        }
+    }
+}
