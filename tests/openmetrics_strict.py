@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def dump(exe, log, created):
-    argv = [exe, "dump", "--spark.url=", "--event-log", log, "--openmetrics"]
+    argv = [exe, "dump", "--spark.url=", "--model.summary-level", "full", "--event-log", log, "--openmetrics"]
     if created:
         argv.append("--web.openmetrics-created")
     return subprocess.run(argv, check=True, capture_output=True, text=True).stdout
