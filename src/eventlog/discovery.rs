@@ -147,6 +147,8 @@ pub enum Found {
         name: LogName,
         /// Size at listing time.
         len: u64,
+        /// Last modified (epoch ms), when known.
+        modified_ms: Option<i64>,
     },
     /// A rolling log folder.
     Rolling {
@@ -156,6 +158,9 @@ pub enum Found {
         id: FileId,
         /// `<app>[_<attempt>]`.
         name: String,
+        /// Last modified (epoch ms), when known (a local folder: its last part or status
+        /// file created; none on an object store).
+        modified_ms: Option<i64>,
     },
 }
 
@@ -164,6 +169,12 @@ impl Found {
     pub fn id(&self) -> FileId {
         match self {
             Found::Single { id, .. } | Found::Rolling { id, .. } => *id,
+        }
+    }
+    /// Last modified (epoch ms), when known.
+    pub fn modified_ms(&self) -> Option<i64> {
+        match self {
+            Found::Single { modified_ms, .. } | Found::Rolling { modified_ms, .. } => *modified_ms,
         }
     }
 }
@@ -185,6 +196,7 @@ pub fn scan(fs: &dyn Fs, dir: &Path) -> Result<Vec<Found>, DiscoveryError> {
                     name: app.to_string(),
                     path: e.path,
                     id: e.id,
+                    modified_ms: e.modified_ms,
                 });
             }
         } else if let Some(log) = parse_single_name(&e.name) {
@@ -193,6 +205,7 @@ pub fn scan(fs: &dyn Fs, dir: &Path) -> Result<Vec<Found>, DiscoveryError> {
                 id: e.id,
                 name: log,
                 len: e.len,
+                modified_ms: e.modified_ms,
             });
         }
     }
@@ -211,6 +224,7 @@ pub fn classify(fs: &dyn Fs, path: &Path) -> Result<Option<Found>, DiscoveryErro
             name: app.to_string(),
             path: e.path.clone(),
             id: e.id,
+            modified_ms: e.modified_ms,
         }));
     }
     let name = parse_single_name(&e.name).unwrap_or(LogName {
@@ -223,6 +237,7 @@ pub fn classify(fs: &dyn Fs, path: &Path) -> Result<Option<Found>, DiscoveryErro
         id: e.id,
         name,
         len: e.len,
+        modified_ms: e.modified_ms,
     }))
 }
 

@@ -75,6 +75,7 @@ fn unreadable_file_is_counted_once_while_it_keeps_failing() {
         id: (meta.dev(), meta.ino()),
         name: parse_single_name("local-1.inprogress").unwrap(),
         len: meta.len(),
+        modified_ms: None,
     };
     let mut e = Engine::new(1 << 20);
     let local: Arc<dyn crate::eventlog::fs::Fs> = Arc::new(crate::eventlog::fs::LocalFs);

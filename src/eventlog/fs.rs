@@ -29,6 +29,8 @@ pub struct Entry {
     pub len: u64,
     /// Identity.
     pub id: FileId,
+    /// Last modified (epoch ms), when the store says (an object store's folder has no time).
+    pub modified_ms: Option<i64>,
 }
 
 /// Why a file cannot be opened.
@@ -93,6 +95,11 @@ fn entry(name: String, path: PathBuf, m: &fs::Metadata) -> Entry {
         is_dir: m.is_dir(),
         len: if m.is_file() { m.len() } else { 0 },
         id: (m.dev(), m.ino()),
+        modified_ms: m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_millis()).ok()),
     }
 }
 

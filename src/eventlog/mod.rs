@@ -105,7 +105,9 @@ pub async fn run<O: Observer + 'static>(
     let discovery = settings.event_log.discovery_interval.unwrap_or(interval);
     let max_line = settings.event_log.max_line_bytes;
     let threads = settings.event_log.threads;
-    let mut engine = Pool::new(threads, max_line).with_shard(settings.shard_by_app_id());
+    let mut engine = Pool::new(threads, max_line)
+        .with_shard(settings.shard_by_app_id())
+        .with_max_age(settings.model.max_app_age);
     let mut last_scan: Option<tokio::time::Instant> = None;
     // `Some(scanned)` once finishing: the last pass lists the folders once, then reads until
     // every log is at its end.
@@ -141,7 +143,9 @@ pub async fn run<O: Observer + 'static>(
                 // (see the module documentation), only slower.
                 tracing::error!(error = %e, "Event-log step failed; reading every log again.");
                 telemetry.eventlog_error("internal");
-                engine = Pool::new(threads, max_line).with_shard(settings.shard_by_app_id());
+                engine = Pool::new(threads, max_line)
+                    .with_shard(settings.shard_by_app_id())
+                    .with_max_age(settings.model.max_app_age);
                 last_pass = last_pass.map(|_| false);
                 continue;
             }
@@ -189,7 +193,8 @@ pub fn ingest_paths<P: AsRef<std::ffi::OsStr>>(
         settings.event_log.threads,
         settings.event_log.max_line_bytes,
     )
-    .with_shard(settings.shard_by_app_id());
+    .with_shard(settings.shard_by_app_id())
+    .with_max_age(settings.model.max_app_age);
     let rt = tokio::runtime::Handle::try_current().ok();
     for path in paths {
         let root = objfs::root(

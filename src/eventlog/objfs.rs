@@ -306,6 +306,7 @@ impl Fs for ObjectFs {
                     path: PathBuf::from(p.as_ref()),
                     is_dir: true,
                     len: 0,
+                    modified_ms: None,
                 });
             }
         }
@@ -318,6 +319,7 @@ impl Fs for ObjectFs {
                     path: PathBuf::from(o.location.as_ref()),
                     is_dir: false,
                     len: o.size,
+                    modified_ms: Some(o.last_modified.timestamp_millis()),
                 });
             }
         }
@@ -336,6 +338,7 @@ impl Fs for ObjectFs {
                         path: PathBuf::from(key.as_ref()),
                         is_dir: false,
                         len: m.size,
+                        modified_ms: Some(m.last_modified.timestamp_millis()),
                     })
                 }
                 Err(object_store::Error::NotFound { .. }) => {}
@@ -357,6 +360,7 @@ impl Fs for ObjectFs {
                 path: PathBuf::from(key.as_ref()),
                 is_dir: true,
                 len: 0,
+                modified_ms: None,
             });
         }
         Err(io::Error::new(

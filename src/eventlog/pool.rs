@@ -24,6 +24,9 @@ pub struct Pool {
     load: Vec<u64>,
     /// The applications this exporter reads (by the id a log's name gives).
     shard: Shard,
+    /// `model.max_app_age`: a log last modified longer ago is of an application that started
+    /// longer ago, which the model would drop; it is not read at all.
+    max_age: Option<std::time::Duration>,
 }
 
 /// What a rolling folder weighs when it is assigned (its parts are not listed yet): one part.
@@ -45,7 +48,14 @@ impl Pool {
             assigned: HashMap::new(),
             load: vec![0; threads.max(1)],
             shard: Shard::default(),
+            max_age: None,
         }
+    }
+
+    /// Skip logs last modified more than `max_age` ago.
+    pub fn with_max_age(mut self, max_age: Option<std::time::Duration>) -> Pool {
+        self.max_age = max_age;
+        self
     }
 
     /// Read only the logs of `shard`'s applications.
@@ -60,7 +70,14 @@ impl Pool {
             Found::Single { name, .. } => name.name.as_str(),
             Found::Rolling { name, .. } => name.as_str(),
         };
-        self.shard.owns(&app_id_from_name(name))
+        let recent = match (self.max_age, found.modified_ms()) {
+            (Some(age), Some(m)) => {
+                let age = i64::try_from(age.as_millis()).unwrap_or(i64::MAX);
+                m >= crate::clock::system_now_ms().saturating_sub(age)
+            }
+            _ => true,
+        };
+        recent && self.shard.owns(&app_id_from_name(name))
     }
 
     /// The engine of `found`: the one it was given to, or (first sight) the least loaded, so a
@@ -164,5 +181,32 @@ impl Pool {
     /// Whether no log is followed.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eventlog::discovery::parse_single_name;
+
+    fn log(app: &str, modified_ms: Option<i64>) -> Found {
+        Found::Single {
+            path: app.into(),
+            id: (0, 0),
+            name: parse_single_name(app).expect("a log name"),
+            len: 1,
+            modified_ms,
+        }
+    }
+
+    #[test]
+    fn logs_older_than_max_app_age_are_not_read() {
+        let now = crate::clock::system_now_ms();
+        let p = Pool::new(1, 1024).with_max_age(Some(std::time::Duration::from_secs(3600)));
+        assert!(p.owns(&log("local-1", Some(now - 60_000))));
+        assert!(!p.owns(&log("local-2", Some(now - 7_200_000))));
+        assert!(p.owns(&log("local-3", None)), "no time known: read");
+        let all = Pool::new(1, 1024);
+        assert!(all.owns(&log("local-2", Some(now - 7_200_000))));
     }
 }
