@@ -95,6 +95,14 @@ EXPECTED_EMPTY = {
         "local[2] runs tasks in the driver; no executor is ever removed",
     ("spark-executors.json", "Executor removals by reason"):
         "local[2] runs tasks in the driver; no executor is ever removed",
+    ("spark-fleet.json", "Failed runs"): "the workload's application ends normally",
+    # TEMPORARY: spark_app_runs_total comes with issue 15's model work; once the exporter serves
+    # it, this panel has data (the run ends before the queries) and the entry should move to
+    # EXPECTED_SIGNAL.
+    ("spark-fleet.json", "Runs ended by status"): "spark_app_runs_total is not served yet",
+    ("spark-fleet.json", "Object store up per shard"): "the event logs are in a local folder",
+    ("spark-fleet.json", "Object-store requests per shard"): "the event logs are in a local folder",
+    ("spark-fleet.json", "Object-store errors per shard"): "the event logs are in a local folder",
 }
 
 
