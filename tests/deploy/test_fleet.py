@@ -435,3 +435,37 @@ def test_exporter_accepts_the_fleet(render, tmp_path, variant):
     cfg = fleet_config(docs)
     assert eff["model"]["summary_level"] == cfg["model"]["summary_level"]
     assert eff["model"]["aggregate_by"] == cfg["model"]["aggregate_by"]
+
+
+# -- the quick start -----------------------------------------------------------------------------------
+
+def test_quickstart_runs_a_fleet(tmp_path):
+    """scripts/fleet-quickstart.sh (with a built exporter instead of building one) runs two shards
+    over tests/data/eventlogs, named like StatefulSet pods, and together they export each of the
+    16 applications once."""
+    import os
+    import signal
+    import socket
+
+    exe = _exporter_binary()
+    if exe is None:
+        pytest.skip("no target/{release,debug}/spark-exporter built")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, EXPORTER_BIN=str(exe))
+    p = subprocess.Popen([str(ROOT / "scripts" / "fleet-quickstart.sh"), "--port", str(port)], cwd=tmp_path,
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    out = []
+    try:
+        for line in p.stdout:
+            out.append(line)
+            if "in all" in line or "did not start" in line:
+                break
+        text = "".join(out)
+        counts = [int(n) for n in re.findall(r"HOSTNAME=spark-exporter-fleet-\d\):\s+(\d+) applications", text)]
+        assert len(counts) == 2 and sum(counts) == 16 and all(counts), text
+        assert f"curl -s http://127.0.0.1:{port + 1}/metrics" in text
+    finally:
+        os.killpg(p.pid, signal.SIGTERM)
+        p.wait(30)
