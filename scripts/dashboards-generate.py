@@ -48,7 +48,6 @@ RI = "$__rate_interval"
 FSCOPE = SCOPE + ', job=~"$job"'
 FAPP = FSCOPE + ', app_name=~"$app_name", app_id=~"$app_id"'
 FJOB = FAPP + ', job_group=~"$job_group"'
-FNAME = FSCOPE + ', app_name=~"$app_name"'  # per application name, no app_id (spark_app_runs_total)
 # The exporters' scrape targets, as the SparkExporterDown alert finds them.
 EXPORTER_JOBS = 'job=~".*spark-exporter.*"'
 STUCK_SECONDS = 900  # SparkStageStuck default (STUCK_MINUTES in scripts/alerts-generate.py)
@@ -613,8 +612,10 @@ def fleet():
     read each series' last value in the time range, which a run that was read whole at once has
     (rate() needs two samples of a growing series)."""
     up = f"up{{{FSCOPE}, {EXPORTER_JOBS}}}"
-    running = f"count by (app_id) (spark_app_info{{{FAPP}}} unless on (app_id) spark_app_end_time_seconds{{{FAPP}}})"
-    ended = f"count by (app_id) (spark_app_end_time_seconds{{{FAPP}}})"
+    # runs (app_id), or names with model.aggregate_by app_name, whose series have no app_id
+    running = (f"count by (app_name, app_id) (spark_app_info{{{FAPP}}} unless on (app_name, app_id) "
+               f"spark_app_end_time_seconds{{{FAPP}}})")
+    ended = f"count by (app_name, app_id) (spark_app_end_time_seconds{{{FAPP}}})"
     rng = "[$__range]"
     run_time = (f"max by (app_name, app_id) (last_over_time(spark_app_end_time_seconds{{{FAPP}}}{rng})"
                 f" - last_over_time(spark_app_start_time_seconds{{{FAPP}}}{rng}))")
@@ -631,15 +632,18 @@ def fleet():
                      "across runs, and the shards. Pick the fleet's Exporter job where sidecars export the same "
                      "applications.", [
         row("Applications"),
-        stat("Running applications", "Distinct applications exported that have not ended (no end time yet).",
+        stat("Running applications", "Distinct applications exported that have not ended (no end time yet); "
+             "application names with model.aggregate_by app_name.",
              "short", [target(f"count({running})")], no_value="0"),
         stat("Ended applications", "Distinct ended applications still exported (for model.app_retention after "
-             "their end, 1h by default).", "short", [target(f"count({ended})")], no_value="0"),
+             "their end, 1h by default); application names with model.aggregate_by app_name.", "short",
+             [target(f"count({ended})")], no_value="0"),
         stat("Application names", "Distinct application names exported: the jobs of the platform, each of "
              "which may have many runs.", "short",
              [target(f"count(count by (app_name) (spark_app_info{{{FAPP}}}))")], no_value="0"),
-        stat("Failed runs", "Runs that ended failed (spark_app_runs_total{status=\"failed\"}), since each shard "
-             "started.", "short", [target(f'sum(spark_app_runs_total{{{FNAME}, status="failed"}})')],
+        stat("Failed runs", "Runs that ended failed, with an exit code other than 0 (spark_app_runs_total"
+             "{status=\"failed\"}): of the runs exported (model.aggregate_by app_id), or since each shard started "
+             "(app_name).", "short", [target(f'sum(spark_app_runs_total{{{FAPP}, status="failed"}})')],
              no_value="0", steps=((1, "red"),)),
         stat("Shards up", "Exporter scrape targets Prometheus reaches (up == 1) in the selected Exporter jobs "
              "(pick the fleet's: sidecars are targets too).", "short",
@@ -650,9 +654,11 @@ def fleet():
         ts("Applications by status", "Distinct applications exported: running (no end time yet) and ended "
            "(kept for model.app_retention).", "short",
            [target(f"count({running})", "running"), target(f"count({ended})", "ended")], w=12),
-        ts("Runs ended by status", "Cumulative runs that ended per application name and status (succeeded, "
-           "failed, unknown: the log ends without the application's end); each step up is a run.", "short",
-           [target(f"sum by (app_name, status) (spark_app_runs_total{{{FNAME}}})", "{{app_name}} {{status}}")],
+        ts("Runs ended by status", "Runs that ended per application name and status: succeeded (exit code 0), "
+           "failed (another), unknown (no exit code: Spark before 4.0, or a driver that vanished). Of the runs "
+           "exported with model.aggregate_by app_id, since each shard started with app_name; each step up is a "
+           "run.", "short",
+           [target(f"sum by (app_name, status) (spark_app_runs_total{{{FAPP}}})", "{{app_name}} {{status}}")],
            w=12),
         table("Runs in the time range", "One row per run (application id) exported in the time range: start and "
               "end (empty while running), run time, failed jobs and stages (last values in the range; an "
@@ -676,9 +682,10 @@ def fleet():
             target(f'sum by (app_name) (spark_stages_total{{{FJOB}, status="failed"}})', "stages {{app_name}}")],
            w=12),
         table("Failures by application", "Per application name: runs ended and failed runs (spark_app_runs_total), "
-              "failed jobs and stages of the exported runs.", "short",
-              [target(f"sum by (app_name) (spark_app_runs_total{{{FNAME}}})", instant=True, table=True),
-               target(f'sum by (app_name) (spark_app_runs_total{{{FNAME}, status="failed"}})', instant=True, table=True),
+              "failed jobs and stages, of the exported runs (model.aggregate_by app_id) or since each shard started "
+              "(app_name).", "short",
+              [target(f"sum by (app_name) (spark_app_runs_total{{{FAPP}}})", instant=True, table=True),
+               target(f'sum by (app_name) (spark_app_runs_total{{{FAPP}, status="failed"}})', instant=True, table=True),
                target(f'sum by (app_name) (spark_jobs_total{{{FJOB}, status="failed"}})', instant=True, table=True),
                target(f'sum by (app_name) (spark_stages_total{{{FJOB}, status="failed"}})', instant=True, table=True)],
               w=12, merge=True, order=("app_name", "Value #A", "Value #B", "Value #C", "Value #D"),
@@ -690,10 +697,15 @@ def fleet():
            "A run read whole at once (an ended log) adds no rate with model.aggregate_by app_id: see the table.",
            "s", quantiles("spark_job_duration_seconds", "app_name", FJOB, "{{app_name}}",
                           qs=((0.5, "p50"), (0.95, "p95"))), sparse=True),
+        ts("Run duration by application", "p50 and p95 of the durations of the runs ending in each interval, "
+           "per application name (histogram_quantile over the rate of spark_app_run_duration_seconds_bucket; "
+           "model.aggregate_by app_name only). With app_id, see the run times in Runs in the time range.", "s",
+           quantiles("spark_app_run_duration_seconds", "app_name", FAPP, "{{app_name}}",
+                     qs=((0.5, "p50"), (0.95, "p95"))), sparse=True),
         ts("Job duration p95 by job group", "p95 of job durations per application name and job group, from the "
            "jobs counted in each interval.", "s",
            quantiles("spark_job_duration_seconds", by, FJOB, "{{app_name}} {{job_group}}", qs=((0.95, "p95"),)),
-           sparse=True),
+           w=24, sparse=True),
         table("Job durations over the time range", "p50 and p95 of job durations and jobs counted, per application "
               "name and job group, from each histogram's last value in the time range: with model.aggregate_by "
               "app_id every run exported in the range, with app_name each name's totals since its shard started.",
@@ -715,8 +727,9 @@ def fleet():
         row("Shards"),
         ts("Scrape target up", "1 while Prometheus scrapes each exporter (shard), 0 when it cannot.", "short",
            [target(up, shard)], w=8),
-        ts("Applications per shard", "Applications each shard exports: shards share them by a hash of the "
-           "application id, so they should be close.", "short",
+        ts("Applications per shard", "Applications each shard exports (names with model.aggregate_by "
+           "app_name): shards share them by a hash of the application id (of the name with app_name), so they "
+           "should be close.", "short",
            [target(f"count by (instance) (spark_app_info{{{FAPP}}})", shard)], w=8),
         ts("Event-log files per shard", "Event-log files each shard follows, by state (active, finished, error).",
            "short", [target(f"sum by (instance, state) (spark_exporter_eventlog_files{{{FSCOPE}}})",

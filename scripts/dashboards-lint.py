@@ -15,8 +15,7 @@ unit, datasource `${datasource}` on the panel and on every query, at least one q
 series panel of sparse data (histogram_quantile, a ratio of rates, the per-run rules) draws
 points (`showPoints: always`). Per query: only metrics the exporter serves or the recording
 rules define; every selector filters on `$cluster` and `$namespace`, of an application metric
-also on `$app_name` and `$app_id` (`$app_name` only for the per-name spark_app_runs_total), and of
-a job/stage/task metric also on `$job_group`; `up{...}` (the scrape targets) on `$cluster` and
+also on `$app_name` and `$app_id`, and of a job/stage/task metric also on `$job_group`; `up{...}` (the scrape targets) on `$cluster` and
 `$namespace`. A dashboard with a `job` variable (the fleet's: sidecars and a fleet may export the
 same application) also filters every selector but the recording rules' (which keep no `job`) and
 the later variables' queries on `$job`. The jobs dashboard has per-run panels: each per-run recording rule charted with the
@@ -58,6 +57,7 @@ PENDING_RULES = ()
 HISTOGRAMS = {
     "spark_job_duration_seconds", "spark_stage_duration_seconds", "spark_task_duration_seconds",
     "spark_sql_execution_duration_seconds", "spark_streaming_batch_duration_seconds",
+    "spark_app_run_duration_seconds",
 }
 JOB_METRICS = {  # labels app_id, app_name, job_group, job_description
     "spark_jobs_total", "spark_jobs_active", "spark_job_duration_seconds",
@@ -71,6 +71,7 @@ JOB_METRICS = {  # labels app_id, app_name, job_group, job_description
 }
 APP_METRICS = {  # labels app_id, app_name (no job_group)
     "spark_app_info", "spark_app_start_time_seconds", "spark_app_end_time_seconds",
+    "spark_app_runs_total", "spark_app_run_duration_seconds",
     "spark_executors", "spark_executor_removed_total",
     "spark_executor_task_time_seconds_total", "spark_executor_gc_time_seconds_total",
     "spark_executor_tasks_total", "spark_executor_active_tasks", "spark_executor_max_tasks",
@@ -82,9 +83,6 @@ APP_METRICS = {  # labels app_id, app_name (no job_group)
     "spark_streaming_batches_total", "spark_streaming_input_rows_total",
     "spark_streaming_input_rows_per_second", "spark_streaming_processed_rows_per_second",
     "spark_streaming_batch_duration_seconds",
-}
-NAME_METRICS = {  # per application name across runs (label app_name, no app_id)
-    "spark_app_runs_total",
 }
 SELF_METRICS = {  # the exporter's own health; not per application
     "spark_up", "spark_exporter_build_info", "spark_exporter_scrape_duration_seconds",
@@ -157,8 +155,6 @@ def check_query(expr, where, rules, problems, extra=()):
             needs = SCOPE_VARS + tuple(extra) + ("app_name", "app_id", "job_group")
         elif base in APP_METRICS:
             needs = SCOPE_VARS + tuple(extra) + ("app_name", "app_id")
-        elif base in NAME_METRICS:
-            needs = SCOPE_VARS + tuple(extra) + ("app_name",)
         elif base in SELF_METRICS or base in TARGET_METRICS:
             needs = SCOPE_VARS + tuple(extra)
         else:
@@ -399,7 +395,7 @@ def main():
         if not problems:
             print(f"promtool parsed all {len(all_q)} queries")
     used = {base_name(n) for q in all_q for n, _ in selectors(strip_strings(q["expr"]))}
-    unused = sorted((JOB_METRICS | APP_METRICS | NAME_METRICS | SELF_METRICS | set(rules)) - used)
+    unused = sorted((JOB_METRICS | APP_METRICS | SELF_METRICS | set(rules)) - used)
     if unused:
         print("not queried directly by a panel (some are charted through recording rules): " + ", ".join(unused))
     for n in notes:

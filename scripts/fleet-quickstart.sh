@@ -97,14 +97,23 @@ done
 sleep 1  # a poll interval, for the logs' first reads to land
 
 echo "A fleet of $shards exporters reads ${dir} (${#dirs[@]} folder(s)); each exports its share of the applications:"
+# spark_app_info: one series per application, or per name (no app_id) with model.aggregate_by
+# app_name, where shards go by name.
+counts=()
+what=applications
+key=app_id
+for ((i = 0; i < shards; i++)); do
+  info=$(curl -fs "http://127.0.0.1:$((port + i))/metrics" | grep '^spark_app_info{' || true)
+  counts+=("$(grep -c . <<<"$info" || true)")
+  if [[ -n "$info" ]] && ! grep -q 'app_id=' <<<"$info"; then what=names key=app_name; fi
+done
 total=0
 for ((i = 0; i < shards; i++)); do
-  n=$(curl -fs "http://127.0.0.1:$((port + i))/metrics" | grep -c '^spark_app_info{' || true)
-  total=$((total + n))
-  printf '  shard %d (HOSTNAME=spark-exporter-fleet-%d): %3d applications so far   curl -s http://127.0.0.1:%d/metrics\n' \
-    "$i" "$i" "$n" "$((port + i))"
+  total=$((total + counts[i]))
+  printf '  shard %d (HOSTNAME=spark-exporter-fleet-%d): %3d %s so far   curl -s http://127.0.0.1:%d/metrics\n' \
+    "$i" "$i" "${counts[$i]}" "$what" "$((port + i))"
 done
-echo "  $total in all; every application is in exactly one shard (XXH32(app_id) mod $shards)."
+echo "  $total in all; each is in exactly one shard (XXH32($key) mod $shards)."
 echo
 echo "Try:"
 echo "  curl -s http://127.0.0.1:$port/metrics | grep -E '^spark_(app_info|jobs_total)'"
