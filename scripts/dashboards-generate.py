@@ -20,6 +20,10 @@ Conventions:
 - Failure counters only appear with the first failure, so `rate()` misses that one: failure
   panels chart the cumulative counter (a step up per failure) rather than a rate.
 - Ratios come from the recording rules of alerts/spark-exporter.rules.yml.
+- The fleet dashboard has a `job` variable (the exporters' scrape jobs) that every selector but the
+  recording rules' filters too: sidecars and a fleet may export the same application. It counts
+  distinct application ids and reads ended runs from each series' last value in the time range,
+  since a run read whole from an ended log never grows between two samples.
 """
 import argparse
 import difflib
@@ -38,6 +42,14 @@ SCOPE = 'cluster=~"$cluster", namespace=~"$namespace"'
 APP = SCOPE + ', app_name=~"$app_name", app_id=~"$app_id"'
 JOB = APP + ', job_group=~"$job_group"'
 RI = "$__rate_interval"
+# The fleet dashboard also filters by the exporters' scrape job: with sidecars and a fleet in one
+# Prometheus (README "Sidecar, fleet, or both") an application is exported by both, and picking
+# the fleet's job keeps it from being counted twice. Recording rules keep no `job` label.
+FSCOPE = SCOPE + ', job=~"$job"'
+FAPP = FSCOPE + ', app_name=~"$app_name", app_id=~"$app_id"'
+FJOB = FAPP + ', job_group=~"$job_group"'
+# The exporters' scrape targets, as the SparkExporterDown alert finds them.
+EXPORTER_JOBS = 'job=~".*spark-exporter.*"'
 STUCK_SECONDS = 900  # SparkStageStuck default (STUCK_MINUTES in scripts/alerts-generate.py)
 GC_RATIO = 0.10      # SparkExecutorHighGCRatio default
 
@@ -161,32 +173,34 @@ RUN_BY = "cluster, namespace, app_name, app_id, job_group"  # pod left out: a ru
 RUN_KEY = "cluster, namespace, app_id"
 
 
-def run_value(kind):
+def run_value(kind, rule_sel=None):
     """One series per run and job group: the run's value over the dashboard's range. sum and count
     only grow during a run, so their largest value is the run's (a counter reset when the exporter
-    restarts cannot lower it); mean is sum / count, so its last value is the run's."""
+    restarts cannot lower it); mean is sum / count, so its last value is the run's. rule_sel: the
+    rules' selector (they keep no `job` label), default JOB."""
     fn = "last_over_time" if kind == "mean" else "max_over_time"
-    return f"max by ({RUN_BY}) ({fn}({RUN_RULE}:{kind}{{{JOB}}}[$__range]))"
+    return f"max by ({RUN_BY}) ({fn}({RUN_RULE}:{kind}{{{rule_sel or JOB}}}[$__range]))"
 
 
-def run_start_ms():
+def run_start_ms(rule_sel=None, app_sel=None):
     """The run's start time in milliseconds (Grafana's time unit), with run_value()'s label set:
     the per-run series valued 0, plus their application's start time. The start time is taken once
     per run (max by), so two exporters exporting the same application cannot make the join
     many-to-many."""
-    return (f"1000 * max by ({RUN_BY}) (count_over_time({RUN_RULE}:count{{{JOB}}}[$__range]) * 0"
+    return (f"1000 * max by ({RUN_BY}) (count_over_time({RUN_RULE}:count{{{rule_sel or JOB}}}[$__range]) * 0"
             f" + on ({RUN_KEY}) group_left () max by ({RUN_KEY}) "
-            f"(last_over_time(spark_app_start_time_seconds{{{APP}}}[$__range])))")
+            f"(last_over_time(spark_app_start_time_seconds{{{app_sel or APP}}}[$__range])))")
 
 
-def per_run(title, description, unit, kind):
+def per_run(title, description, unit, kind, rule_sel=None, app_sel=None):
     """A time series panel with one point per run, at the run's start time. PromQL cannot move a
     sample to another time, so two instant table queries over the dashboard's range give each run's
     value (A) and start time (B) with the same labels; the transformations merge them into rows,
     make B the time field, and split the rows into one series per application and job group
     (app_id dropped, so that a series runs across the runs in start order)."""
-    p = ts(title, description, unit, [target(run_value(kind), instant=True, table=True),
-                                      target(run_start_ms(), instant=True, table=True)], w=8, sparse=True)
+    p = ts(title, description, unit, [target(run_value(kind, rule_sel), instant=True, table=True),
+                                      target(run_start_ms(rule_sel, app_sel), instant=True, table=True)],
+           w=8, sparse=True)
     # Points carry the data; the line only links the runs of a series (spanNulls: the series
     # come out of a join on time, with no value at the other series' runs).
     p["fieldConfig"]["defaults"]["custom"].update({"fillOpacity": 0, "pointSize": 6, "spanNulls": True})
@@ -204,9 +218,11 @@ def per_run(title, description, unit, kind):
     return p
 
 
-def variables():
+def variables(by_job=False):
     """cluster, namespace, app_name, app_id, job_group: each one's query filters by the ones
-    before it, and All is `.*`, which also matches series without the label."""
+    before it, and All is `.*`, which also matches series without the label. by_job: a `job`
+    variable (the exporters' scrape job, as the SparkExporterDown alert finds them) after
+    namespace, which the later ones filter by too, for the fleet dashboard."""
     def var(name, label, query):
         return {
             "type": "query", "name": name, "label": label, "datasource": DS,
@@ -215,16 +231,18 @@ def variables():
             "regex": "", "hide": 0, "options": [],
             "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
         }
+    scope, app = (FSCOPE, FAPP) if by_job else (SCOPE, APP)
     return [
         {"type": "datasource", "name": "datasource", "label": "Data source", "query": "prometheus",
          "refresh": 1, "regex": "", "hide": 0, "options": [], "current": {}},
         var("cluster", "Cluster", "label_values(spark_app_info, cluster)"),
         var("namespace", "Namespace", 'label_values(spark_app_info{cluster=~"$cluster"}, namespace)'),
-        var("app_name", "Application", f"label_values(spark_app_info{{{SCOPE}}}, app_name)"),
-        var("app_id", "Application id", f'label_values(spark_app_info{{{SCOPE}, app_name=~"$app_name"}}, app_id)'),
+    ] + ([var("job", "Exporter job", f'label_values(up{{{SCOPE}, {EXPORTER_JOBS}}}, job)')] if by_job else []) + [
+        var("app_name", "Application", f"label_values(spark_app_info{{{scope}}}, app_name)"),
+        var("app_id", "Application id", f'label_values(spark_app_info{{{scope}, app_name=~"$app_name"}}, app_id)'),
         var("job_group", "Job group",
             'label_values({__name__=~"spark_jobs_total|spark_jobs_active|spark_stages_active", '
-            f"{APP}}}, job_group)"),
+            f"{app}}}, job_group)"),
     ]
 
 
@@ -245,7 +263,7 @@ def layout(panels):
     return out
 
 
-def dashboard(uid, title, description, panels):
+def dashboard(uid, title, description, panels, by_job=False):
     return {
         "annotations": {"list": [{
             "builtIn": 1, "datasource": {"type": "grafana", "uid": "-- Grafana --"}, "enable": True,
@@ -263,7 +281,7 @@ def dashboard(uid, title, description, panels):
         "refresh": "30s",
         "schemaVersion": SCHEMA_VERSION,
         "tags": ["spark", "spark-exporter"],
-        "templating": {"list": variables()},
+        "templating": {"list": variables(by_job)},
         "time": {"from": "now-3h", "to": "now"},
         "timepicker": {},
         "timezone": "browser",
@@ -587,12 +605,164 @@ def sql_streaming():
     ])
 
 
+def fleet():
+    """Spark / Fleet: every application of a platform, as a fleet of sharded exporters reads them from
+    the event-log store (README "Sidecar, fleet, or both"). Built for many short runs: counts are of
+    distinct application ids (so two exporters of one application count it once), and the tables
+    read each series' last value in the time range, which a run that was read whole at once has
+    (rate() needs two samples of a growing series)."""
+    up = f"up{{{FSCOPE}, {EXPORTER_JOBS}}}"
+    # runs (app_id), or names with model.aggregate_by app_name, whose series have no app_id
+    running = (f"count by (app_name, app_id) (spark_app_info{{{FAPP}}} unless on (app_name, app_id) "
+               f"spark_app_end_time_seconds{{{FAPP}}})")
+    ended = f"count by (app_name, app_id) (spark_app_end_time_seconds{{{FAPP}}})"
+    rng = "[$__range]"
+    run_time = (f"max by (app_name, app_id) (last_over_time(spark_app_end_time_seconds{{{FAPP}}}{rng})"
+                f" - last_over_time(spark_app_start_time_seconds{{{FAPP}}}{rng}))")
+    # per exporter, then the largest of the exporters: one application exported twice counts once
+    failed = lambda metric: (f"max by (app_name, app_id) (sum by (instance, job, app_name, app_id) "
+                             f'(last_over_time({metric}{{{FJOB}, status="failed"}}{rng})))')
+    by = "app_name, job_group"
+    last_hist = lambda q: (f"histogram_quantile({q}, sum by ({by}, le) "
+                           f"(last_over_time(spark_job_duration_seconds_bucket{{{FJOB}}}{rng})))")
+    shard = "{{instance}}"
+    return dashboard("spark-exporter-fleet", "Spark / Fleet",
+                     "Every application of a platform as the fleet's sharded exporters read it from the event-log "
+                     "store: applications by status, failures, durations by application and job group, trends "
+                     "across runs, and the shards. Pick the fleet's Exporter job where sidecars export the same "
+                     "applications.", [
+        row("Applications"),
+        stat("Running applications", "Distinct applications exported that have not ended (no end time yet); "
+             "application names with model.aggregate_by app_name.",
+             "short", [target(f"count({running})")], no_value="0"),
+        stat("Ended applications", "Distinct ended applications still exported (for model.app_retention after "
+             "their end, 1h by default); application names with model.aggregate_by app_name.", "short",
+             [target(f"count({ended})")], no_value="0"),
+        stat("Application names", "Distinct application names exported: the jobs of the platform, each of "
+             "which may have many runs.", "short",
+             [target(f"count(count by (app_name) (spark_app_info{{{FAPP}}}))")], no_value="0"),
+        stat("Failed runs", "Runs that ended failed, with an exit code other than 0 (spark_app_runs_total"
+             "{status=\"failed\"}): of the runs exported (model.aggregate_by app_id), or since each shard started "
+             "(app_name).", "short", [target(f'sum(spark_app_runs_total{{{FAPP}, status="failed"}})')],
+             no_value="0", steps=((1, "red"),)),
+        stat("Shards up", "Exporter scrape targets Prometheus reaches (up == 1) in the selected Exporter jobs "
+             "(pick the fleet's: sidecars are targets too).", "short",
+             [target(f"sum({up})")], no_value="0"),
+        stat("Shards down", "Exporter scrape targets Prometheus cannot scrape (up == 0): their applications are "
+             "missing (SparkExporterDown fires after 5m).", "short", [target(f"count(({up}) == 0)")],
+             no_value="0", steps=((1, "red"),)),
+        ts("Applications by status", "Distinct applications exported: running (no end time yet) and ended "
+           "(kept for model.app_retention).", "short",
+           [target(f"count({running})", "running"), target(f"count({ended})", "ended")], w=12),
+        ts("Runs ended by status", "Runs that ended per application name and status: succeeded (exit code 0), "
+           "failed (another), unknown (no exit code: Spark before 4.0, or a driver that vanished). Of the runs "
+           "exported with model.aggregate_by app_id, since each shard started with app_name; each step up is a "
+           "run.", "short",
+           [target(f"sum by (app_name, status) (spark_app_runs_total{{{FAPP}}})", "{{app_name}} {{status}}")],
+           w=12),
+        table("Runs in the time range", "One row per run (application id) exported in the time range: start and "
+              "end (empty while running), run time, failed jobs and stages (last values in the range; an "
+              "application exported by two exporters counts once).", "s",
+              [target(f"1000 * max by (app_name, app_id) (last_over_time(spark_app_start_time_seconds{{{FAPP}}}{rng}))",
+                      instant=True, table=True),
+               target(f"1000 * max by (app_name, app_id) (last_over_time(spark_app_end_time_seconds{{{FAPP}}}{rng}))",
+                      instant=True, table=True),
+               target(run_time, instant=True, table=True),
+               target(failed("spark_jobs_total"), instant=True, table=True),
+               target(failed("spark_stages_total"), instant=True, table=True)],
+              merge=True, h=9, order=("Value #A", "app_name", "app_id", "Value #B", "Value #C", "Value #D", "Value #E"),
+              rename={"Value #A": "Started", "Value #B": "Ended", "Value #C": "Run time", "Value #D": "Failed jobs",
+                      "Value #E": "Failed stages", "app_name": "Application", "app_id": "Id"},
+              units={"Started": "dateTimeAsIso", "Ended": "dateTimeAsIso", "Failed jobs": "short",
+                     "Failed stages": "short"}, sort_by="Started"),
+        row("Failures"),
+        ts("Failed jobs and stages by application", "Failed jobs and failed stage attempts of the exported runs, "
+           "per application name (cumulative; each step up is a failure).", "short",
+           [target(f'sum by (app_name) (spark_jobs_total{{{FJOB}, status="failed"}})', "jobs {{app_name}}"),
+            target(f'sum by (app_name) (spark_stages_total{{{FJOB}, status="failed"}})', "stages {{app_name}}")],
+           w=12),
+        table("Failures by application", "Per application name: runs ended and failed runs (spark_app_runs_total), "
+              "failed jobs and stages, of the exported runs (model.aggregate_by app_id) or since each shard started "
+              "(app_name).", "short",
+              [target(f"sum by (app_name) (spark_app_runs_total{{{FAPP}}})", instant=True, table=True),
+               target(f'sum by (app_name) (spark_app_runs_total{{{FAPP}, status="failed"}})', instant=True, table=True),
+               target(f'sum by (app_name) (spark_jobs_total{{{FJOB}, status="failed"}})', instant=True, table=True),
+               target(f'sum by (app_name) (spark_stages_total{{{FJOB}, status="failed"}})', instant=True, table=True)],
+              w=12, merge=True, order=("app_name", "Value #A", "Value #B", "Value #C", "Value #D"),
+              rename={"Value #A": "Runs ended", "Value #B": "Failed runs", "Value #C": "Failed jobs",
+                      "Value #D": "Failed stages", "app_name": "Application"}, sort_by="Failed runs"),
+        row("Durations"),
+        ts("Job duration by application", "p50 and p95 of job durations per application name, from the jobs "
+           "counted in each interval (histogram_quantile over the rate of spark_job_duration_seconds_bucket). "
+           "A run read whole at once (an ended log) adds no rate with model.aggregate_by app_id: see the table.",
+           "s", quantiles("spark_job_duration_seconds", "app_name", FJOB, "{{app_name}}",
+                          qs=((0.5, "p50"), (0.95, "p95"))), sparse=True),
+        ts("Run duration by application", "p50 and p95 of the durations of the runs ending in each interval, "
+           "per application name (histogram_quantile over the rate of spark_app_run_duration_seconds_bucket; "
+           "model.aggregate_by app_name only). With app_id, see the run times in Runs in the time range.", "s",
+           quantiles("spark_app_run_duration_seconds", "app_name", FAPP, "{{app_name}}",
+                     qs=((0.5, "p50"), (0.95, "p95"))), sparse=True),
+        ts("Job duration p95 by job group", "p95 of job durations per application name and job group, from the "
+           "jobs counted in each interval.", "s",
+           quantiles("spark_job_duration_seconds", by, FJOB, "{{app_name}} {{job_group}}", qs=((0.95, "p95"),)),
+           w=24, sparse=True),
+        table("Job durations over the time range", "p50 and p95 of job durations and jobs counted, per application "
+              "name and job group, from each histogram's last value in the time range: with model.aggregate_by "
+              "app_id every run exported in the range, with app_name each name's totals since its shard started.",
+              "s", [target(last_hist(0.5), instant=True, table=True), target(last_hist(0.95), instant=True, table=True),
+                    target(f"sum by ({by}) (last_over_time(spark_job_duration_seconds_count{{{FJOB}}}{rng}))",
+                           instant=True, table=True)],
+              merge=True, order=("app_name", "job_group", "Value #A", "Value #B", "Value #C"),
+              rename={"Value #A": "p50", "Value #B": "p95", "Value #C": "Jobs", "app_name": "Application",
+                      "job_group": "Job group"}, units={"Jobs": "short"}, sort_by="p95"),
+        row("Per run"),
+        per_run("Mean job duration per run", "Mean duration of a run's jobs per job group: one point per run at "
+                f"its start time (recording rule {RUN_RULE}:mean). Needs app_id on the series "
+                "(model.aggregate_by app_id, the default). Widen the time range to compare more runs.", "s",
+                "mean", rule_sel=JOB, app_sel=FAPP),
+        per_run("Job time per run", "Seconds of all of a run's jobs per job group: one point per run at its start "
+                f"time (recording rule {RUN_RULE}:sum).", "s", "sum", rule_sel=JOB, app_sel=FAPP),
+        per_run("Jobs per run", "Jobs ended in a run per job group: one point per run at its start time "
+                f"(recording rule {RUN_RULE}:count).", "short", "count", rule_sel=JOB, app_sel=FAPP),
+        row("Shards"),
+        ts("Scrape target up", "1 while Prometheus scrapes each exporter (shard), 0 when it cannot.", "short",
+           [target(up, shard)], w=8),
+        ts("Applications per shard", "Applications each shard exports (names with model.aggregate_by "
+           "app_name): shards share them by a hash of the application id (of the name with app_name), so they "
+           "should be close.", "short",
+           [target(f"count by (instance) (spark_app_info{{{FAPP}}})", shard)], w=8),
+        ts("Event-log files per shard", "Event-log files each shard follows, by state (active, finished, error).",
+           "short", [target(f"sum by (instance, state) (spark_exporter_eventlog_files{{{FSCOPE}}})",
+                            shard + " {{state}}")], w=8),
+        ts("Event-log lag per shard", "How far each shard's reading is behind the newest event it has read.", "s",
+           [target(f"max by (instance) (spark_exporter_eventlog_lag_seconds{{{FSCOPE}}})", shard)], w=8),
+        ts("Events read per shard", "Events parsed per second by each shard.", "cps",
+           [target(f"sum by (instance) (rate(spark_exporter_eventlog_events_total{{{FSCOPE}}}[{RI}]))", shard)], w=8),
+        ts("Event-log errors per shard", "Event-log problems skipped since each shard started, by kind "
+           "(cumulative).", "short",
+           [target(f"sum by (instance, kind) (spark_exporter_eventlog_errors_total{{{FSCOPE}}})",
+                   shard + " {{kind}}")], w=8),
+        ts("Object store up per shard", "1 if each shard's last listing of each object store (S3, GCS, Azure) "
+           "succeeded; nothing for a local folder.", "short",
+           [target(f"spark_exporter_store_up{{{FSCOPE}}}", shard + " {{store}}")], w=8),
+        ts("Object-store requests per shard", "Object-store requests per second by each shard, by operation "
+           "(list, head, get); retries included.", "reqps",
+           [target(f"sum by (instance, op) (rate(spark_exporter_store_requests_total{{{FSCOPE}}}[{RI}]))",
+                   shard + " {{op}}")], w=8),
+        ts("Object-store errors per shard", "Failed object-store requests since each shard started, by kind "
+           "(cumulative; each retry counts).", "short",
+           [target(f"sum by (instance, kind) (spark_exporter_store_errors_total{{{FSCOPE}}})",
+                   shard + " {{kind}}")], w=8),
+    ], by_job=True)
+
+
 DASHBOARDS = {
     "spark-overview.json": overview,
     "spark-jobs.json": jobs,
     "spark-stages.json": stages,
     "spark-executors.json": executors,
     "spark-sql-streaming.json": sql_streaming,
+    "spark-fleet.json": fleet,
 }
 
 

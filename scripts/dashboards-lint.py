@@ -15,8 +15,10 @@ unit, datasource `${datasource}` on the panel and on every query, at least one q
 series panel of sparse data (histogram_quantile, a ratio of rates, the per-run rules) draws
 points (`showPoints: always`). Per query: only metrics the exporter serves or the recording
 rules define; every selector filters on `$cluster` and `$namespace`, of an application metric
-also on `$app_name` and `$app_id`, and of a job/stage/task metric also on `$job_group`.
-The jobs dashboard has per-run panels: each per-run recording rule charted with the
+also on `$app_name` and `$app_id`, and of a job/stage/task metric also on `$job_group`; `up{...}` (the scrape targets) on `$cluster` and
+`$namespace`. A dashboard with a `job` variable (the fleet's: sidecars and a fleet may export the
+same application) also filters every selector but the recording rules' (which keep no `job`) and
+the later variables' queries on `$job`. The jobs dashboard has per-run panels: each per-run recording rule charted with the
 application's start time.
 
 Standard library only (plus promtool for --promtool). tests/e2e_prometheus.py imports this file
@@ -38,6 +40,9 @@ DS_UID = "${datasource}"
 # In this order: each variable's query filters by the ones before it.
 REQUIRED_VARS = ("cluster", "namespace", "app_name", "app_id", "job_group")
 SCOPE_VARS = ("cluster", "namespace")  # every selector, the exporter's own metrics too
+# Variables a dashboard may add; when it does, every selector (recording rules aside) and the
+# required variables' queries filter on it. All is `.*` like the others.
+OPTIONAL_VARS = ("job",)
 # Per-run recording rules (one value per run and job group) that the jobs dashboard must chart,
 # each with spark_app_start_time_seconds in the same panel (to place the run at its start).
 PER_RUN_DASHBOARD = "spark-exporter-jobs"
@@ -52,6 +57,7 @@ PENDING_RULES = ()
 HISTOGRAMS = {
     "spark_job_duration_seconds", "spark_stage_duration_seconds", "spark_task_duration_seconds",
     "spark_sql_execution_duration_seconds", "spark_streaming_batch_duration_seconds",
+    "spark_app_run_duration_seconds",
 }
 JOB_METRICS = {  # labels app_id, app_name, job_group, job_description
     "spark_jobs_total", "spark_jobs_active", "spark_job_duration_seconds",
@@ -65,6 +71,7 @@ JOB_METRICS = {  # labels app_id, app_name, job_group, job_description
 }
 APP_METRICS = {  # labels app_id, app_name (no job_group)
     "spark_app_info", "spark_app_start_time_seconds", "spark_app_end_time_seconds",
+    "spark_app_runs_total", "spark_app_run_duration_seconds",
     "spark_executors", "spark_executor_removed_total",
     "spark_executor_task_time_seconds_total", "spark_executor_gc_time_seconds_total",
     "spark_executor_tasks_total", "spark_executor_active_tasks", "spark_executor_max_tasks",
@@ -83,8 +90,12 @@ SELF_METRICS = {  # the exporter's own health; not per application
     "spark_exporter_rest_response_bytes_total", "spark_exporter_rest_requests_total",
     "spark_exporter_eventlog_bytes_total", "spark_exporter_eventlog_events_total",
     "spark_exporter_eventlog_errors_total", "spark_exporter_eventlog_files",
-    "spark_exporter_eventlog_lag_seconds",
+    "spark_exporter_eventlog_lag_seconds", "spark_exporter_http_errors_total",
+    "spark_exporter_otlp_exports_total", "spark_exporter_otlp_export_failures_total",
+    "spark_exporter_store_up", "spark_exporter_store_requests_total",
+    "spark_exporter_store_response_bytes_total", "spark_exporter_store_errors_total",
 }
+TARGET_METRICS = {"up"}  # Prometheus' own series of each scrape target
 LABEL_NAMES = {"spark_version"}  # label names that look like metric names
 
 
@@ -115,18 +126,22 @@ def strip_strings(expr):
 
 
 def selectors(expr):
-    """(metric, matcher text) for every `spark...` selector in a PromQL expression."""
+    """(metric, matcher text) for every `spark...` selector in a PromQL expression, and every
+    `up{...}`."""
     out = []
     for m in re.finditer(r"(?<![\w:$])(spark_[A-Za-z0-9_:]*)(\s*\{([^}]*)\})?", expr):
         name = m.group(1)
         if name in LABEL_NAMES:
             continue
         out.append((name, m.group(3) or ""))
+    for m in re.finditer(r"(?<![\w:$.\"])(up)\s*\{([^}]*)\}", expr):
+        out.append((m.group(1), m.group(2)))
     return out
 
 
-def check_query(expr, where, rules, problems):
-    """Known metrics; template variables on every application/job selector."""
+def check_query(expr, where, rules, problems, extra=()):
+    """Known metrics; template variables on every application/job selector. extra: the dashboard's
+    optional variables, which every selector but a recording rule's must filter too."""
     if not expr.strip():
         problems.append(f"{where}: empty query")
         return
@@ -137,11 +152,11 @@ def check_query(expr, where, rules, problems):
         if name in rules:
             needs = SCOPE_VARS + ("app_name", "app_id") + (("job_group",) if rules[name] else ())
         elif base in JOB_METRICS:
-            needs = SCOPE_VARS + ("app_name", "app_id", "job_group")
+            needs = SCOPE_VARS + tuple(extra) + ("app_name", "app_id", "job_group")
         elif base in APP_METRICS:
-            needs = SCOPE_VARS + ("app_name", "app_id")
-        elif base in SELF_METRICS:
-            needs = SCOPE_VARS
+            needs = SCOPE_VARS + tuple(extra) + ("app_name", "app_id")
+        elif base in SELF_METRICS or base in TARGET_METRICS:
+            needs = SCOPE_VARS + tuple(extra)
         else:
             if name in names:
                 problems.append(f"{where}: unknown metric {name}")
@@ -200,7 +215,7 @@ def substitute(expr, values, rate_interval="1m", interval="15s", range_="1h"):
         name = m.group(1) or m.group(2)
         if name in builtins:
             return builtins[name]
-        if name in values or name in REQUIRED_VARS:
+        if name in values or name in REQUIRED_VARS or name in OPTIONAL_VARS:
             return fmt(values.get(name))
         return m.group(0)
     return re.sub(r"\$\{(\w+)\}|\$(\w+)", repl, expr)
@@ -248,6 +263,28 @@ def lint(path, seen, rules):
         for before in REQUIRED_VARS[:i]:
             if not re.search(rf'\b{before}=~"\${before}"', q or ""):
                 problems.append(f'{where}: variable {name} must filter {before}=~"${before}"')
+    extra = tuple(n for n in OPTIONAL_VARS if n in variables)
+    order = [v.get("name") for v in d.get("templating", {}).get("list", [])]
+    for name in extra:
+        v = variables[name]
+        q = v.get("query")
+        q = q.get("query") if isinstance(q, dict) else q
+        if v.get("type") != "query" or not re.match(r"^label_values\(.*,\s*" + name + r"\)$", q or ""):
+            problems.append(f"{where}: variable {name} must be a label_values(..., {name}) query")
+        if (v.get("datasource") or {}).get("uid") != DS_UID:
+            problems.append(f"{where}: variable {name} must use datasource {DS_UID}")
+        if not v.get("multi") or not v.get("includeAll") or v.get("allValue") != ".*":
+            problems.append(f"{where}: variable {name} must be multi-select with All = '.*'")
+        for before in SCOPE_VARS:
+            if not re.search(rf'\b{before}=~"\${before}"', q or ""):
+                problems.append(f'{where}: variable {name} must filter {before}=~"${before}"')
+        # the required variables after it filter by it
+        for later in REQUIRED_VARS:
+            if later in order and order.index(later) > order.index(name):
+                lq = variables[later].get("query")
+                lq = lq.get("query") if isinstance(lq, dict) else lq
+                if not re.search(rf'\b{name}=~"\${name}"', lq or ""):
+                    problems.append(f'{where}: variable {later} must filter {name}=~"${name}"')
 
     ids, cells = set(), {}
     for p in all_panels(d):
@@ -288,7 +325,7 @@ def lint(path, seen, rules):
         for t in targets:
             if (t.get("datasource") or {}).get("uid") != DS_UID:
                 problems.append(f"{pw} query {t.get('refId')}: datasource must be {DS_UID}")
-            check_query(t.get("expr", ""), f"{pw} query {t.get('refId')}", rules, problems)
+            check_query(t.get("expr", ""), f"{pw} query {t.get('refId')}", rules, problems, extra)
         custom = ((p.get("fieldConfig") or {}).get("defaults") or {}).get("custom") or {}
         if p.get("type") == "timeseries" and any(sparse(t.get("expr", "")) for t in targets) \
                 and custom.get("showPoints") != "always":

@@ -20,7 +20,7 @@ echo "== 2. lint and promtool parse"
 python3 scripts/dashboards-lint.py --promtool
 
 echo "== 3. the lint rejects broken dashboards"
-python3 - "$tmp/broken.json" "$tmp/broken2.json" <<'PY'
+python3 - "$tmp/broken.json" "$tmp/broken2.json" "$tmp/broken3.json" <<'PY'
 import json, sys
 d = json.load(open("dashboards/spark-jobs.json"))
 d["uid"] = "broken-copy"
@@ -50,8 +50,19 @@ panels["Mean job duration"]["fieldConfig"]["defaults"]["custom"]["showPoints"] =
 for p in panels.values():
     p["targets"] = [t for t in p["targets"] if "spark_app_start_time_seconds" not in t["expr"]] or p["targets"]
 json.dump(d, open(sys.argv[2], "w"))
+
+# The fleet dashboard filters by the exporters' job as well.
+d = json.load(open("dashboards/spark-fleet.json"))
+d["uid"], d["title"] = "broken-fleet", "broken fleet"
+app_name = next(v for v in d["templating"]["list"] if v["name"] == "app_name")
+app_name["query"] = app_name["definition"] = app_name["query"].replace(', job=~"$job"', "")
+panels = {p["title"]: p for p in d["panels"] if p["type"] != "row"}
+panels["Applications per shard"]["targets"][0]["expr"] = \
+    'count by (instance) (spark_app_info{cluster=~"$cluster", namespace=~"$namespace", app_name=~"$app_name", app_id=~"$app_id"})'
+panels["Scrape target up"]["targets"][0]["expr"] = 'up{job=~"$job"}'
+json.dump(d, open(sys.argv[3], "w"))
 PY
-if python3 scripts/dashboards-lint.py --promtool "$tmp/broken.json" "$tmp/broken2.json" > "$tmp/out.txt" 2>&1; then
+if python3 scripts/dashboards-lint.py --promtool "$tmp/broken.json" "$tmp/broken2.json" "$tmp/broken3.json" > "$tmp/out.txt" 2>&1; then
   echo "FAIL: the lint accepted a broken dashboard" >&2; cat "$tmp/out.txt" >&2; exit 1
 fi
 for expected in "schemaVersion 36" "__inputs" "no template variable job_group" "no description" "no unit" \
@@ -59,7 +70,9 @@ for expected in "schemaVersion 36" "__inputs" "no template variable job_group" "
                 'does not filter job_group' "promtool rejects" "no template variable namespace" \
                 'variable app_id must filter cluster' 'does not filter cluster' 'does not filter namespace' \
                 "'Mean job duration': charts sparse data" \
-                "no per-run panel charts spark_app_job_group:job_duration_seconds:mean"; do
+                "no per-run panel charts spark_app_job_group:job_duration_seconds:mean" \
+                'variable app_name must filter job=~"$job"' 'app_id=~"$app_id"} does not filter job=~"$job"' \
+                'up{job=~"$job"} does not filter cluster'; do
   grep -q -- "$expected" "$tmp/out.txt" || { echo "FAIL: lint did not report '$expected'" >&2; cat "$tmp/out.txt" >&2; exit 1; }
 done
 echo "ok: the lint reports every planted mistake"

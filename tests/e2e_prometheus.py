@@ -64,6 +64,8 @@ LABEL_CAP = 10  # labels.max_values_per_label for the exporter: the workload has
 # the panel must have a value above the floor at some point of the run.
 EXPECTED_SIGNAL = {
     ("spark-overview.json", "Finished applications"): (0, "the application is stopped before the queries"),
+    ("spark-fleet.json", "Ended applications"): (0, "the application is stopped before the queries"),
+    ("spark-fleet.json", "Runs ended by status"): (0, "the application is stopped before the queries"),
     ("spark-overview.json", "Failed jobs"): (0, "failing_job: a UDF raises"),
     ("spark-overview.json", "Scrape errors by kind"): (0, "the second REST target is unreachable"),
     ("spark-overview.json", "Label overflow"): (0, f"more job descriptions than the cap of {LABEL_CAP}"),
@@ -95,6 +97,10 @@ EXPECTED_EMPTY = {
         "local[2] runs tasks in the driver; no executor is ever removed",
     ("spark-executors.json", "Executor removals by reason"):
         "local[2] runs tasks in the driver; no executor is ever removed",
+    ("spark-fleet.json", "Run duration by application"): "only with model.aggregate_by app_name",
+    ("spark-fleet.json", "Object store up per shard"): "the event logs are in a local folder",
+    ("spark-fleet.json", "Object-store requests per shard"): "the event logs are in a local folder",
+    ("spark-fleet.json", "Object-store errors per shard"): "the event logs are in a local folder",
 }
 
 

@@ -40,6 +40,26 @@ REJECTED = [
     (["--set", "sidecar.readinessProbe=true"], "/sidecar/readinessProbe"),
     (["--set-string", "podTemplate.terminationGracePeriodSeconds=40"], "/podTemplate/terminationGracePeriodSeconds"),
     (["--set", "config.log.format=text"], "/config/log/format"),
+    # fleet mode and the model settings it relies on
+    (["--set", "mode=fleets"], "/mode"),
+    (["--set", "fleet.shards=0"], "/fleet/shards"),
+    (["--set-string", "fleet.shards=2"], "/fleet/shards"),
+    (["--set", "fleet.eventLogDirs=s3://bucket/events"], "/fleet/eventLogDirs"),
+    (["--set-json", 'fleet.sparkUrls=["spark-history:18080"]'], "/fleet/sparkUrls/0"),
+    (["--set", "fleet.eventLogVolume.mountPath=var/spark-events"], "/fleet/eventLogVolume/mountPath"),
+    (["--set", "fleet.eventLogVolume.existingClaim=Spark_Events"], "/fleet/eventLogVolume/existingClaim"),
+    (["--set", "fleet.objectStore.existingSecret=AWS Keys"], "/fleet/objectStore/existingSecret"),
+    (["--set", "fleet.serviceAccount.annotations.eks\\.amazonaws\\.com/sts-regional-endpoints=true"],
+     "/fleet/serviceAccount/annotations"),
+    (["--set", "fleet.podLabels.azure\\.workload\\.identity/use=true"], "/fleet/podLabels"),
+    (["--set", "fleet.replicas=3"], "'replicas'"),
+    (["--set", "fleet.config.modle.summary_level=app"], "'modle'"),
+    (["--set", "fleet.config.model.summary_level=jobs"], "/fleet/config/model/summary_level"),
+    (["--set", "config.model.aggregate_by=app"], "/config/model/aggregate_by"),
+    (["--set", "fleet.config.model.aggregate_by=name"], "/fleet/config/model/aggregate_by"),
+    (["--set", "fleet.config.model.max_app_age=7"], "/fleet/config/model/max_app_age"),
+    (["--set", "fleet.config.log.format=text"], "/fleet/config/log/format"),
+    (["--set-string", "fleet.terminationGracePeriodSeconds=40"], "/fleet/terminationGracePeriodSeconds"),
 ]
 
 
@@ -68,7 +88,12 @@ def test_good_values_pass_lint(helm):
             ["--set", "sidecar.eventLogSizeLimit=1073741824"],
             ["--set-json", 'podMonitor.namespaceSelector={"matchNames":["a","b"]}'],
             ["--set", "sidecar.mode=classic", "--kube-version", "1.28.0"],
-            ["--set", "sidecar.mode=auto", "--kube-version", "1.28.0"]]
+            ["--set", "sidecar.mode=auto", "--kube-version", "1.28.0"],
+            ["--set", "mode=fleet", "--set-json", 'fleet.eventLogDirs=["s3://b/e"]',
+             "--set", "fleet.config.model.summary_level=app", "--set", "fleet.config.model.max_app_age=7d",
+             "--set", "fleet.config.model.app_name_filter=^etl-", "--set", "fleet.config.model.aggregate_by=app_name"],
+            ["--set", "mode=both", "--set-json", 'fleet.eventLogDirs=["s3://b/e"]',
+             "--set", "config.model.summary_level=full", "--set", "config.model.summary_after=1m"]]
     for args in good:
         r = helm_run(helm, "lint", "--strict", str(CHART_DIR), *args)
         assert r.returncode == 0, (args, r.stdout + r.stderr)
@@ -88,9 +113,13 @@ def test_schema_keeps_up_with_values_yaml():
 
     walk(values, SCHEMA, "")
     assert SCHEMA["additionalProperties"] is False
-    for k in ("image", "sidecar", "podTemplate", "podMonitor", "prometheusRule", "dashboards", "config"):
+    for k in ("image", "sidecar", "podTemplate", "fleet", "podMonitor", "prometheusRule", "dashboards", "config"):
         assert SCHEMA["properties"][k]["additionalProperties"] is False, k
     assert SCHEMA["properties"]["sidecar"]["properties"]["mode"]["enum"] == ["native", "classic", "auto"]
+    assert SCHEMA["properties"]["mode"]["enum"] == ["sidecar", "fleet", "both"]
+    fleet = SCHEMA["properties"]["fleet"]["properties"]
+    for k in ("eventLogVolume", "objectStore", "serviceAccount", "config"):
+        assert fleet[k]["additionalProperties"] is False, k
 
 
 def test_config_sections_are_the_exporters():
@@ -99,6 +128,31 @@ def test_config_sections_are_the_exporters():
     body = re.search(r"pub struct Settings \{(.*?)\n\}", src, re.S).group(1)
     fields = set(re.findall(r"pub (\w+):", body))
     assert fields and set(SCHEMA["properties"]["config"]["properties"]) == fields
+    # fleet.config is merged over config: the same sections, each checked as config's
+    fleet = SCHEMA["properties"]["fleet"]["properties"]["config"]["properties"]
+    assert fleet == {k: {"$ref": f"#/properties/config/properties/{k}"} for k in fields}
+
+
+#: The model settings of fleet mode (issue 15), as the exporter names them.
+MODEL_KEYS = {"app_retention", "stage_retention", "dead_executor_retention", "summary_level", "summary_after",
+              "app_name_filter", "max_app_age", "aggregate_by"}
+
+
+def test_model_keys_are_the_exporters():
+    """config.model's keys in the schema are the fields of the exporter's ModelConfig, and the
+    fleet's defaults in values.yaml use them."""
+    model = SCHEMA["properties"]["config"]["properties"]["model"]["properties"]
+    assert set(model) == MODEL_KEYS
+    assert model["summary_level"]["enum"] == ["full", "groups", "app"]
+    assert model["aggregate_by"]["enum"] == ["app_id", "app_name"]
+    src = (ROOT / "src" / "config.rs").read_text()
+    body = re.search(r"pub struct ModelConfig \{(.*?)\n\}", src, re.S).group(1)
+    fields = set(re.findall(r"pub (\w+):", body))
+    if not {"summary_level", "aggregate_by"} <= fields:
+        pytest.skip("src/config.rs predates the fleet's model settings (issue 15)")
+    assert fields == MODEL_KEYS
+    fleet = yaml.safe_load((CHART_DIR / "values.yaml").read_text())["fleet"]["config"]["model"]
+    assert set(fleet) <= MODEL_KEYS
 
 
 # -- sidecar.mode and the Kubernetes version ----------------------------------------------------

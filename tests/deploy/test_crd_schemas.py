@@ -71,7 +71,8 @@ def test_manifest_matches_crd(crds, name):
 
 
 def test_chart_objects_match_crds(crds, render):
-    for d in render():
+    fleet = ["--set", "mode=both", "--set-json", 'fleet.eventLogDirs=["s3://bucket/events"]']
+    for d in render() + render(*fleet):
         if d["kind"] in ("PodMonitor", "PrometheusRule"):
             _validate(d, crds)
 

@@ -211,11 +211,16 @@ spec:
 {{/*
 config.lifecycle.grace_period in seconds, when it is written as
 [<n>h][<n>m][<n>s] (e.g. 25s, 1m30s); empty for any other humantime form, which the
-grace check below then skips. Unset means the exporter's default, 25s.
+grace checks below then skip. Unset means the exporter's default, 25s.
 */}}
 {{- define "spark-exporter.gracePeriodSeconds" -}}
+{{- include "spark-exporter.graceSecondsOf" .Values.config -}}
+{{- end -}}
+
+{{/* The same for any config.yaml mapping (the fleet's is config merged with fleet.config). */}}
+{{- define "spark-exporter.graceSecondsOf" -}}
 {{- $g := "25s" -}}
-{{- with .Values.config -}}{{- with .lifecycle -}}{{- with .grace_period -}}{{- $g = toString . -}}{{- end -}}{{- end -}}{{- end -}}
+{{- with . -}}{{- with .lifecycle -}}{{- with .grace_period -}}{{- $g = toString . -}}{{- end -}}{{- end -}}{{- end -}}
 {{- $re := "^(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?$" -}}
 {{- if and $g (regexMatch $re $g) -}}
 {{- $h := regexReplaceAll $re $g "${1}" | default "0" | atoi -}}
@@ -235,4 +240,140 @@ does not exceed the exporter's drain grace period: the kubelet would kill the dr
 {{- if and $grace (le $pod (atoi $grace)) -}}
 {{- fail (printf "podTemplate.terminationGracePeriodSeconds (%d) must exceed config.lifecycle.grace_period (%ss): the kubelet would kill the exporter before its drain ends" $pod $grace) -}}
 {{- end -}}
+{{- end -}}
+
+{{/* ---- What the release deploys (mode) ----------------------------------------------- */}}
+
+{{/* `mode` checked: sidecar, fleet or both (the schema refuses others first; a parent chart's
+dict may skip the schema). Without a mode (an older parent chart's values): sidecar. */}}
+{{- define "spark-exporter.deploys" -}}
+{{- $m := .Values.mode | default "sidecar" -}}
+{{- if not (has $m (list "sidecar" "fleet" "both")) -}}
+{{- fail (printf "mode must be sidecar, fleet or both, not %q" (toString $m)) -}}
+{{- end -}}
+{{- $m -}}
+{{- end -}}
+
+{{/* "true" when the release deploys the sidecar's objects, else empty. */}}
+{{- define "spark-exporter.sidecarEnabled" -}}
+{{- if ne (include "spark-exporter.deploys" .) "fleet" }}true{{ end -}}
+{{- end -}}
+
+{{/* "true" when the release deploys the fleet, else empty. */}}
+{{- define "spark-exporter.fleetEnabled" -}}
+{{- if ne (include "spark-exporter.deploys" .) "sidecar" }}true{{ end -}}
+{{- end -}}
+
+{{/* ---- Fleet mode ----------------------------------------------------------------------- */}}
+
+{{/* Name of the fleet's StatefulSet, Service, PodMonitor and ServiceAccount. At most 52
+characters: the StatefulSet controller labels each pod with <name>-<10-character hash>, and
+a label value holds 63. Pods are <name>-0 ... <name>-<shards-1>. */}}
+{{- define "spark-exporter.fleetName" -}}
+{{- printf "%s-fleet" (include "spark-exporter.fullname" . | trunc 46 | trimSuffix "-") -}}
+{{- end -}}
+
+{{/* Name of the fleet's config ConfigMap. */}}
+{{- define "spark-exporter.fleetConfigMapName" -}}
+{{- printf "%s-config" (include "spark-exporter.fleetName" .) -}}
+{{- end -}}
+
+{{/* Labels that select the fleet's pods (StatefulSet selector, Service, PodMonitor). */}}
+{{- define "spark-exporter.fleetSelectorLabels" -}}
+app.kubernetes.io/name: {{ default "spark-exporter" .Values.nameOverride }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: fleet
+{{- end -}}
+
+{{/* The fleet's ServiceAccount name. */}}
+{{- define "spark-exporter.fleetServiceAccountName" -}}
+{{- $sa := .Values.fleet.serviceAccount -}}
+{{- if $sa.create -}}
+{{- $sa.name | default (include "spark-exporter.fleetName" .) -}}
+{{- else -}}
+{{- $sa.name | default "default" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Deep merge for config overlays: (dict "base" b "over" o) -> YAML of b with o merged over it,
+mapping by mapping; any other value of o (a list, a string, 0, false, "") replaces b's. Sprig's
+mergeOverwrite would keep b's value where o's is empty or false.
+*/}}
+{{- define "spark-exporter.deepMerge" -}}
+{{- $out := deepCopy (.base | default dict) -}}
+{{- range $k, $v := (.over | default dict) -}}
+{{- $cur := index $out $k -}}
+{{- if and (kindIs "map" $v) (kindIs "map" $cur) -}}
+{{- $_ := set $out $k (include "spark-exporter.deepMerge" (dict "base" $cur "over" $v) | fromYaml) -}}
+{{- else -}}
+{{- $_ := set $out $k $v -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
+
+{{/* The fleet's config.yaml as YAML: config with fleet.config merged over it, without
+event_log.dirs and spark.urls (the fleet's flags give them). */}}
+{{- define "spark-exporter.fleetConfig" -}}
+{{- $cfg := include "spark-exporter.deepMerge" (dict "base" .Values.config "over" .Values.fleet.config) | fromYaml -}}
+{{- with $cfg.event_log }}{{ $_ := unset . "dirs" }}{{ end -}}
+{{- with $cfg.spark }}{{ $_ := unset . "urls" }}{{ end -}}
+{{- range $k, $v := $cfg }}{{ if and (kindIs "map" $v) (not $v) }}{{ $_ := unset $cfg $k }}{{ end }}{{ end -}}
+{{- toYaml $cfg -}}
+{{- end -}}
+
+{{/* The port of the fleet's config web.listen_address (default 9809). */}}
+{{- define "spark-exporter.fleetPort" -}}
+{{- $cfg := include "spark-exporter.fleetConfig" . | fromYaml -}}
+{{- $addr := "0.0.0.0:9809" -}}
+{{- with $cfg.web }}{{ with .listen_address }}{{ $addr = toString . }}{{ end }}{{ end -}}
+{{- regexFind "[0-9]+$" $addr -}}
+{{- end -}}
+
+{{/* The fleet's telemetry path. */}}
+{{- define "spark-exporter.fleetPath" -}}
+{{- $cfg := include "spark-exporter.fleetConfig" . | fromYaml -}}
+{{- $p := "/metrics" -}}
+{{- with $cfg.web }}{{ with .telemetry_path }}{{ $p = . }}{{ end }}{{ end -}}
+{{- $p -}}
+{{- end -}}
+
+{{/*
+Fails the rendering when the fleet could not work: no event-log store; a local path outside
+the mounted volume, or no volume for it; both a claim and a hostPath; a
+terminationGracePeriodSeconds that does not exceed the fleet's drain grace period.
+*/}}
+{{- define "spark-exporter.checkFleet" -}}
+{{- $f := .Values.fleet -}}
+{{- if not $f.eventLogDirs -}}
+{{- fail `fleet mode needs fleet.eventLogDirs: the event-log stores to read, e.g. --set-json 'fleet.eventLogDirs=["s3://bucket/spark-events"]', or a path under fleet.eventLogVolume.mountPath with fleet.eventLogVolume.existingClaim or .hostPath` -}}
+{{- end -}}
+{{- $v := $f.eventLogVolume -}}
+{{- if and $v.existingClaim $v.hostPath -}}
+{{- fail "fleet.eventLogVolume: set existingClaim or hostPath, not both" -}}
+{{- end -}}
+{{- $mount := trimSuffix "/" $v.mountPath -}}
+{{- range $f.eventLogDirs -}}
+{{- $d := toString . -}}
+{{- if or (hasPrefix "file://" $d) (not (regexMatch "^[A-Za-z][A-Za-z0-9+.-]*://" $d)) -}}
+{{- $p := trimPrefix "file://" $d -}}
+{{- if not (or (eq (trimSuffix "/" $p) $mount) (hasPrefix (printf "%s/" $mount) $p)) -}}
+{{- fail (printf "fleet.eventLogDirs: %s is a local path outside fleet.eventLogVolume.mountPath (%s), where the event-log volume is mounted" $d $v.mountPath) -}}
+{{- end -}}
+{{- if not (or $v.existingClaim $v.hostPath) -}}
+{{- fail (printf "fleet.eventLogDirs: %s is a local path, and no volume is mounted at %s: set fleet.eventLogVolume.existingClaim (a PVC holding the event logs) or fleet.eventLogVolume.hostPath" $d $v.mountPath) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $grace := include "spark-exporter.graceSecondsOf" (include "spark-exporter.fleetConfig" . | fromYaml) -}}
+{{- $pod := $f.terminationGracePeriodSeconds | default 30 | int -}}
+{{- if and $grace (le $pod (atoi $grace)) -}}
+{{- fail (printf "fleet.terminationGracePeriodSeconds (%d) must exceed the fleet's lifecycle.grace_period (%ss, config merged with fleet.config): the kubelet would kill the exporter before its drain ends" $pod $grace) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Whether the fleet mounts a local event-log volume: "true" or empty. */}}
+{{- define "spark-exporter.fleetHasVolume" -}}
+{{- with .Values.fleet.eventLogVolume }}{{ if or .existingClaim .hostPath }}true{{ end }}{{ end -}}
 {{- end -}}
