@@ -19,6 +19,9 @@ A. Shards. 200 applications: copies of a real Spark 4.1.1 event log (the fixture
         lines; each shard read exactly its own logs' bytes
    and over the whole run, at every scrape-interval step: no application in two shards, no
    application with more jobs than its log has, the shards' job total never above Spark's.
+   Beside them, two name-mode shards (--model.aggregate-by app_name --shard.count 2) over 24
+   copies under 8 names: each name in the shard XXH32(app_name) mod 2 says, no app_id label,
+   and nothing counted (those runs ended before the exporters started), every name at zero.
 
 B. Aggregation by application name (--model.aggregate-by app_name). One real PySpark
    application (tests/e2e_fleet_workload.py) runs 5 times, one run after another, under one
@@ -67,6 +70,9 @@ SHARD_FAMILIES = [
     "spark_stage_duration_seconds_sum",
 ]
 GROUP_KEY = ("app_id", "job_group", "job_description", "status")
+# Name-mode shards (the shard key is then the name): old runs of these names.
+NAMES = [f"daily-etl-{k}" for k in range(8)]
+NAME_RUNS = 3
 
 WORKLOAD = os.path.join(ROOT, "tests", "e2e_fleet_workload.py")
 APP_NAME = "fleet-e2e-daily"
@@ -273,6 +279,45 @@ def make_logs(folder):
     return sizes, log_truth(lines)
 
 
+def make_name_logs(folder):
+    """NAME_RUNS copies of SOURCE_LOG per name of NAMES, each with its own application id and
+    the name in place of the source's everywhere. Returns their bytes."""
+    text = open(SOURCE_LOG).read()
+    start = next(json.loads(line) for line in text.splitlines() if '"SparkListenerApplicationStart"' in line)
+    os.makedirs(folder)
+    total = 0
+    for k, name in enumerate(NAMES):
+        for r in range(NAME_RUNS):
+            app_id = f"local-{1796030000000 + (k * NAME_RUNS + r) * 104729:013d}"
+            copy = text.replace(start["App ID"], app_id).replace(f'"{start["App Name"]}"', f'"{name}"')
+            with open(os.path.join(folder, app_id), "w") as f:
+                f.write(copy)
+            total += len(copy.encode())
+    return total
+
+
+def check_name_shards(prom, res, when, total_bytes):
+    """Name-mode shards: each name in the shard XXH32(app_name) mod 2 says, no app_id, and the
+    old runs (ended before the exporters started) not counted, their names' series at zero."""
+    owners = {}
+    for s in prom.query('spark_app_info{job="name-shards"}', when)["data"]["result"]:
+        owners.setdefault(s["metric"].get("app_name"), []).append(s["metric"]["shard"])
+    want = {n: [f"{xxh32(n.encode()) % 2}/2"] for n in NAMES}
+    res.add("name mode, 2 shards: each name in exactly the shard XXH32(app_name) mod 2",
+            owners == want, f"names per shard {[sum(1 for v in want.values() if v == [f'{k}/2']) for k in (0, 1)]}; "
+            f"got {sorted(owners.items()) if owners != want else 'as computed'}")
+    read = vector(prom, 'spark_exporter_eventlog_bytes_total{job="name-shards"}', ("shard",), when)
+    print(f"e2e-fleet: name-mode shards read {sorted(read.items())} bytes of the {total_bytes} of all "
+          "their logs", flush=True)
+    with_id = vector(prom, 'count by (__name__) ({job="name-shards",app_id!=""})', ("__name__",), when)
+    res.add("name mode, 2 shards: no series carries app_id", not with_id, f"{with_id}")
+    names = {k[0] for k in vector(prom, 'count by (app_name) (spark_jobs_total{job="name-shards"})', ("app_name",), when)}
+    counted = scalar(prom, 'sum(spark_jobs_total{job="name-shards"}) + sum(spark_app_runs_total{job="name-shards"})', when)
+    res.add(f"name mode, 2 shards: the {len(NAMES) * NAME_RUNS} runs that ended before the exporters started "
+            f"are not counted; every name's series exist, at zero", counted == 0.0 and names == set(NAMES),
+            f"jobs + runs {counted}; {len(names)} names with spark_jobs_total series")
+
+
 def run_shards(a, tmp, res, procs):
     logs = os.path.join(tmp, "shard-logs")
     sizes, truth = make_logs(logs)
@@ -289,26 +334,34 @@ def run_shards(a, tmp, res, procs):
     with open(cfg, "w") as f:
         f.write("histograms:\n  duration_buckets: [60]\n  task_duration_buckets: [1]\n")
 
-    def exporter(name, port, *extra):
+    def exporter(name, port, *extra, folder=logs):
         p = Proc(name, [a.exporter, f"--config.file={cfg}", f"--web.listen-address=127.0.0.1:{port}",
-                        "--spark.url=", f"--event-log.dir={logs}", "--lifecycle.grace-period=5s", *extra], tmp)
+                        "--spark.url=", f"--event-log.dir={folder}", "--lifecycle.grace-period=5s", *extra], tmp)
         procs.append(p)
         return p
 
     layouts = {3: [free_port() for _ in range(3)], 2: [free_port() for _ in range(2)]}
+    name_logs = os.path.join(tmp, "name-logs")
+    name_bytes = make_name_logs(name_logs)
+    name_ports = [free_port() for _ in range(2)]
     all_port = free_port()
-    keep = "|".join(SHARD_FAMILIES + ["spark_app_info", "spark_exporter_eventlog_bytes_total"])
+    keep = "|".join(SHARD_FAMILIES + ["spark_app_info", "spark_app_runs_total", "spark_exporter_eventlog_bytes_total"])
     targets = "".join(f"      - targets: [\"127.0.0.1:{p}\"]\n        labels: {{shard: \"{i}/{n}\"}}\n"
                       for n, ports in layouts.items() for i, p in enumerate(ports))
     relabel = (f"    metric_relabel_configs:\n      - source_labels: [__name__]\n"
                f"        regex: '{keep}'\n        action: keep\n")
     scrape = (f"  - job_name: shards\n{relabel}    static_configs:\n{targets}"
-              f"  - job_name: all\n{relabel}    static_configs:\n      - targets: [\"127.0.0.1:{all_port}\"]\n")
+              f"  - job_name: all\n{relabel}    static_configs:\n      - targets: [\"127.0.0.1:{all_port}\"]\n"
+              f"  - job_name: name-shards\n{relabel}    static_configs:\n" +
+              "".join(f"      - targets: [\"127.0.0.1:{p}\"]\n        labels: {{shard: \"{i}/2\"}}\n"
+                      for i, p in enumerate(name_ports)))
 
     began = time.time()
     unsharded = exporter("exporter-all", all_port)
     three = [exporter(f"exporter-{i}-of-3", p, "--shard.count=3", f"--shard.index={i}")
              for i, p in enumerate(layouts[3])]
+    by_name = [exporter(f"exporter-names-{i}-of-2", p, "--model.aggregate-by=app_name", "--shard.count=2",
+                        f"--shard.index={i}", folder=name_logs) for i, p in enumerate(name_ports)]
     prom = start_prometheus(tmp, procs, "prometheus-shards", scrape, SHARD_INTERVAL)
 
     def check(count, when):
@@ -373,6 +426,18 @@ def run_shards(a, tmp, res, procs):
     if settle("3 shards and the unsharded exporter read every log", lambda: complete(3), 90, res):
         time.sleep(2 * SHARD_INTERVAL)  # the models caught up with the bytes read
         check(3, time.time())
+    # A name shard learns a log's name by reading it, so "done" is: every name known and the
+    # bytes read no longer growing over two scrapes.
+    def names_done():
+        now = time.time()
+        read = [vector(prom, 'spark_exporter_eventlog_bytes_total{job="name-shards"}', ("shard",), t)
+                for t in (now, now - 2 * SHARD_INTERVAL)]
+        names = scalar(prom, 'count(count by (app_name) (spark_app_info{job="name-shards"}))')
+        return names == len(NAMES) and len(read[0]) == 2 and read[0] == read[1]
+
+    if settle("the 2 name-mode shards read every log", names_done, 60, res):
+        check_name_shards(prom, res, time.time(), name_bytes)
+    stop_all(by_name)
     # The shard count changes: the three stop, and once Prometheus has seen them down, two start.
     switch = time.time()
     stop_all(three)
@@ -478,7 +543,9 @@ def run_names(a, tmp, res, procs):
             f"exit {work.p.returncode}")
     # Every run's end scraped (poll 1 s, render up to 1 s old, scrape every 1 s).
     time.sleep(4 * NAME_INTERVAL)
-    at = time.time()
+    # Evaluated at the last scrape's own time: increase() then extrapolates neither at the end
+    # (no gap after the last sample) nor at the start (the series begin at zero), so it is exact.
+    at = scalar(prom, 'timestamp(up{job="names"})')
     window = f"{int(at - began) + 10}s"
 
     # Spark's truth: every run's event log (a rolling eventlog_v2_ folder, zstd: Spark 4's default).
@@ -510,7 +577,10 @@ def run_names(a, tmp, res, procs):
                            f'spark_app_run_duration_seconds_count",{sel},app_id!=""}})', ("__name__",), at)
     res.add("name-mode series carry no app_id label", not with_id, f"{with_id}")
     firsts = {}
-    for s in matrix(prom, f'{{__name__=~"spark_jobs_total|spark_app_runs_total",{sel}}}', began, restart["at"], NAME_INTERVAL):
+    # Every raw sample of exporter 1's lifetime (a range vector, not steps that could skip one).
+    raw = prom.query(f'{{__name__=~"spark_jobs_total|spark_app_runs_total",{sel}}}[{int(restart["at"] - began) + 5}s]',
+                     restart["at"])
+    for s in raw["data"]["result"]:
         m = s["metric"]
         firsts[(m["__name__"], m.get("job_group", ""), m["status"])] = float(s["values"][0][1])
     born = {k: v for k, v in firsts.items() if v != 0}
@@ -536,9 +606,8 @@ def run_names(a, tmp, res, procs):
     res.add(f"increase(spark_app_run_duration_seconds_count) = {len(PLAN)} runs", got == len(PLAN), f"{got}")
     want = sum((lt["end_ms"] - lt["start_ms"]) / 1e3 for lt in logs)
     got = scalar(prom, f'sum(increase(spark_app_run_duration_seconds_sum{{{sel}}}[{window}]))', at)
-    # increase() extrapolates a little past the last sample of a flat series: 2 %.
-    res.add("increase(spark_app_run_duration_seconds_sum) = the logs' run durations",
-            got is not None and abs(got - want) <= 0.02 * want, f"{got} vs {want:.3f} s")
+    res.add("increase(spark_app_run_duration_seconds_sum) = the logs' run durations (end - start)",
+            got is not None and abs(got - want) <= 1e-6 * want, f"{got} vs {want:.3f} s")
 
     # 3. The restart: from zero, a later _created, never counting a run twice.
     if restart:
