@@ -8,7 +8,8 @@
 # Then: cargo tests (unit, integration, end-to-end against real PySpark), the strict OpenMetrics
 # check, cargo deny, the alert, dashboard and deploy suites, event logs on object storage (moto and
 # Azurite, scripts/objstore-test.sh installs them), and the Prometheus end-to-end tests
-# (dashboards and alerts; the application's end; trends across runs).
+# (dashboards and alerts; the application's end; trends across runs; fleet mode: shards and
+# aggregation by application name).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -58,7 +59,7 @@ scripts/dashboards-test.sh
 step "deploy"
 scripts/deploy-test.sh
 
-for extra in scripts/objstore-test.sh scripts/e2e-prometheus.sh scripts/e2e-drain.sh scripts/e2e-trends.sh; do
+for extra in scripts/objstore-test.sh scripts/e2e-prometheus.sh scripts/e2e-drain.sh scripts/e2e-trends.sh scripts/e2e-fleet.sh; do
     if [ -x "$extra" ]; then
         step "$extra"
         "$extra"
