@@ -337,6 +337,8 @@ impl Filler {
                 .then_some(now - ((g % 50) * 1000) as i64),
             stage_ids: stage_ids.to_vec(),
             sql_execution_id: None,
+            tags: vec![],
+            name: None,
         };
         self.model.observer(Source::Rest).upsert_job(APP_ID, &job);
         self.next_job += 1;
@@ -854,6 +856,8 @@ fn bomb_mode(descriptions: u64) {
             completion_ms: None,
             stage_ids: vec![],
             sql_execution_id: None,
+            tags: vec![],
+            name: None,
         };
         model.observer(Source::EventLog).upsert_job(APP_ID, &job);
         job.status = JobStatus::Succeeded;

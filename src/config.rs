@@ -284,6 +284,23 @@ pub struct LabelsConfig {
     pub max_values_per_label: usize,
     /// Rewrite rules, applied in order.
     pub rewrite_rules: Vec<RewriteRule>,
+    /// Where `job_group` comes from, first match wins (see `model/attribution.rs`).
+    pub job_group_from: Vec<GroupSource>,
+    /// Picks the user tag that names a group when there are several (a capture group picks a
+    /// part); none: any user tag, the first in sorted order.
+    pub tag_pattern: Option<String>,
+}
+
+/// A source of the `job_group` label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GroupSource {
+    /// `setJobGroup`.
+    JobGroup,
+    /// A user's job tag (3.5+, Spark Connect's `addTag`).
+    Tag,
+    /// The call site Spark records as the job's name.
+    CallSite,
 }
 
 /// Histogram buckets, in seconds.
@@ -441,6 +458,9 @@ impl Default for Settings {
                 max_value_length: DEFAULT_MAX_VALUE_LENGTH,
                 max_values_per_label: DEFAULT_MAX_VALUES_PER_LABEL,
                 rewrite_rules: default_rewrite_rules(),
+                // `call_site` is not in the default yet: see README "Job groups".
+                job_group_from: vec![GroupSource::JobGroup, GroupSource::Tag],
+                tag_pattern: None,
             },
             histograms: HistogramConfig {
                 duration_buckets: DEFAULT_DURATION_BUCKETS.to_vec(),
@@ -744,6 +764,15 @@ fn read_labels(r: &mut Reader<'_>, d: LabelsConfig) -> LabelsConfig {
             parse_count,
         ),
         rewrite_rules: r.rules("labels.rewrite_rules", d.rewrite_rules),
+        job_group_from: r.list("labels.job_group_from", d.job_group_from, |s| {
+            match s.to_ascii_lowercase().as_str() {
+                "job_group" => Ok(GroupSource::JobGroup),
+                "tag" => Ok(GroupSource::Tag),
+                "call_site" => Ok(GroupSource::CallSite),
+                _ => Err("must be job_group, tag or call_site".into()),
+            }
+        }),
+        tag_pattern: r.parse("labels.tag_pattern", None, parse_regex),
     }
 }
 

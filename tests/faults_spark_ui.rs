@@ -691,10 +691,27 @@ fn check_both_applications(
         "the old application's end time"
     );
     assert_eq!(end_time(fin, new), None, "the new application is running");
+    // Its job, stage and task counters stay; its run has ended since (the driver vanished), so
+    // `spark_app_runs_total{status="unknown"}` went from 0 to 1.
+    let not_runs = |s: &Sample| is_counter(s) && s.name != "spark_app_runs_total";
     assert_series(
         "old application's counters after the restart vs just before the kill",
-        &app_samples(pre_kill, old, is_counter),
-        &app_samples(fin, old, is_counter),
+        &app_samples(pre_kill, old, not_runs),
+        &app_samples(fin, old, not_runs),
+    );
+    let runs = |status: &str| {
+        fin.iter()
+            .find(|s| {
+                s.name == "spark_app_runs_total"
+                    && s.label("app_id") == old.as_str()
+                    && s.label("status") == status
+            })
+            .map(|s| s.value)
+    };
+    assert_eq!(
+        [runs("succeeded"), runs("failed"), runs("unknown")],
+        [Some(0.0), Some(0.0), Some(1.0)],
+        "a vanished driver's run ended, outcome unknown"
     );
     assert_truth(
         "old application after the restart",

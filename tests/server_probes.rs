@@ -313,7 +313,9 @@ fn sigterm_drains_until_the_final_state_is_scraped() {
     assert!(support::proc::signal(p.pid(), "TERM"));
     let t0 = Instant::now();
     // Probes say so at once: alive, not ready.
-    let deadline = t0 + Duration::from_secs(5);
+    // Generous bounds: a loaded CI machine is slow; the drain itself is bounded by its
+    // grace period (25 s).
+    let deadline = t0 + Duration::from_secs(15);
     while body(port, "/readyz") != (503, "draining\n".into()) {
         assert!(Instant::now() < deadline, "/readyz never said draining");
         std::thread::sleep(Duration::from_millis(20));
@@ -336,10 +338,10 @@ fn sigterm_drains_until_the_final_state_is_scraped() {
     assert!(p.running(), "one scrape of two ended the drain");
     assert_eq!(body(port, "/metrics").0, 200);
     let exit = p
-        .wait_exit(Duration::from_secs(5))
+        .wait_exit(Duration::from_secs(15))
         .expect("exited after the second scrape");
     assert!(exit.success(), "{exit}");
-    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
 }
 
 #[test]

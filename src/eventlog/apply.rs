@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::fmt::Display;
 
+use crate::model::attribution::is_plan_dump;
 use crate::model::{AppObs, JobObs, JobStatus, Observer, SqlObs, SqlStatus};
 use crate::telemetry::Telemetry;
 
@@ -19,6 +20,28 @@ use super::tailer::LineSink;
 
 /// Events kept while waiting for `SparkListenerApplicationStart`.
 pub const MAX_WAITING: usize = 1024;
+
+/// Spark Connect operations remembered at once (each is forgotten when it closes); past this,
+/// the oldest are forgotten, so a server that never closes them stays bounded.
+const MAX_CONNECT_OPS: usize = 4096;
+
+/// What a Spark Connect operation gives its jobs and SQL executions.
+#[derive(Debug, Clone)]
+struct ConnectOp {
+    /// Its statement, readable (SQL text or first relation).
+    statement: Option<String>,
+    /// The session's tags as the user wrote them.
+    session_tags: Vec<String>,
+}
+
+impl ConnectOp {
+    fn new(statement: Option<String>, session_tags: Vec<String>) -> ConnectOp {
+        ConnectOp {
+            statement,
+            session_tags,
+        }
+    }
+}
 
 /// Per-error-kind log lines per log file before further ones go to `debug`.
 const WARN_LIMIT: u64 = 10;
@@ -33,6 +56,8 @@ pub struct LogApp {
     jobs: HashMap<u64, JobObs>,
     stages: HashMap<(u64, u32), (Option<String>, Option<String>)>,
     sql: HashMap<u64, SqlObs>,
+    /// Spark Connect operations by job tag, in arrival order.
+    connect_ops: connect_ops::Ops,
 }
 
 impl LogApp {
@@ -46,6 +71,31 @@ impl LogApp {
             jobs: HashMap::new(),
             stages: HashMap::new(),
             sql: HashMap::new(),
+            connect_ops: connect_ops::Ops::default(),
+        }
+    }
+
+    /// A Spark Connect operation's job: its statement instead of a plan dump, and the session's
+    /// tags as the user wrote them (Spark 3.5 records them in no job tag).
+    fn connect_job(&self, job: &mut JobObs) {
+        let Some(op) = self.connect_ops.find(&job.tags) else {
+            return;
+        };
+        let op = op.clone();
+        self.connect_description(&job.tags, &mut job.description);
+        for t in op.session_tags {
+            if !job.tags.contains(&t) {
+                job.tags.push(t);
+            }
+        }
+    }
+
+    /// The statement of the operation one of `tags` names, instead of a plan dump.
+    fn connect_description(&self, tags: &[String], description: &mut Option<String>) {
+        if let Some(op) = self.connect_ops.find(tags) {
+            if description.as_deref().is_none_or(is_plan_dump) && op.statement.is_some() {
+                description.clone_from(&op.statement);
+            }
         }
     }
 
@@ -118,7 +168,16 @@ impl LogApp {
                     ..AppObs::default()
                 },
             ),
-            Event::JobStart { job, .. } => {
+            Event::ConnectOperation {
+                job_tag,
+                statement,
+                session_tags,
+            } => self
+                .connect_ops
+                .insert(job_tag, ConnectOp::new(statement, session_tags)),
+            Event::ConnectOperationClosed { job_tag } => self.connect_ops.remove(&job_tag),
+            Event::JobStart { mut job, .. } => {
+                self.connect_job(&mut job);
                 obs.upsert_job(app, &job);
                 self.jobs.insert(job.job_id, job);
             }
@@ -147,18 +206,12 @@ impl LogApp {
             Event::Executor(e) => obs.upsert_executor(app, &e),
             Event::SqlStart {
                 execution_id,
-                description,
+                mut description,
                 time_ms,
+                tags,
             } => {
-                let s = SqlObs {
-                    execution_id,
-                    description,
-                    status: SqlStatus::Running,
-                    submission_ms: time_ms,
-                    duration_ms: None,
-                };
-                obs.upsert_sql(app, &s);
-                self.sql.insert(execution_id, s);
+                self.connect_description(&tags, &mut description);
+                self.sql_started(app, obs, execution_id, description, time_ms);
             }
             Event::SqlEnd {
                 execution_id,
@@ -173,6 +226,25 @@ impl LogApp {
         }
     }
 
+    fn sql_started(
+        &mut self,
+        app: &str,
+        obs: &dyn Observer,
+        execution_id: u64,
+        description: Option<String>,
+        time_ms: Option<i64>,
+    ) {
+        let s = SqlObs {
+            execution_id,
+            description,
+            status: SqlStatus::Running,
+            submission_ms: time_ms,
+            duration_ms: None,
+        };
+        obs.upsert_sql(app, &s);
+        self.sql.insert(execution_id, s);
+    }
+
     /// The job `job_id` as it ended, completed from its start event when the log had one.
     fn job_ended(&mut self, job_id: u64, completion_ms: Option<i64>, succeeded: bool) -> JobObs {
         let mut job = self.jobs.remove(&job_id).unwrap_or(JobObs {
@@ -184,6 +256,8 @@ impl LogApp {
             completion_ms: None,
             stage_ids: Vec::new(),
             sql_execution_id: None,
+            tags: vec![],
+            name: None,
         });
         job.status = if succeeded {
             JobStatus::Succeeded
@@ -301,5 +375,44 @@ impl LineSink for Applier<'_> {
     fn error(&mut self, kind: &'static str, detail: &dyn Display) {
         self.warnings
             .report(self.out.telemetry, self.file, kind, detail);
+    }
+}
+
+/// The Spark Connect operations of one log, by job tag, oldest first (bounded).
+mod connect_ops {
+    use std::collections::{HashMap, VecDeque};
+
+    use super::{ConnectOp, MAX_CONNECT_OPS};
+
+    #[derive(Debug, Default)]
+    pub(super) struct Ops {
+        by_tag: HashMap<String, ConnectOp>,
+        order: VecDeque<String>,
+    }
+
+    impl Ops {
+        pub(super) fn insert(&mut self, tag: String, op: ConnectOp) {
+            if self.by_tag.len() >= MAX_CONNECT_OPS {
+                while let Some(old) = self.order.pop_front() {
+                    if self.by_tag.remove(&old).is_some() {
+                        break;
+                    }
+                }
+            }
+            if self.by_tag.insert(tag.clone(), op).is_none() {
+                self.order.push_back(tag);
+            }
+        }
+        pub(super) fn remove(&mut self, tag: &str) {
+            self.by_tag.remove(tag);
+            if self.order.len() > 2 * self.by_tag.len() + 64 {
+                let live = &self.by_tag;
+                self.order.retain(|t| live.contains_key(t));
+            }
+        }
+        /// The operation one of `tags` names.
+        pub(super) fn find(&self, tags: &[String]) -> Option<&ConnectOp> {
+            tags.iter().find_map(|t| self.by_tag.get(t))
+        }
     }
 }

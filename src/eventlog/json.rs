@@ -118,9 +118,11 @@ pub struct Props<'a> {
 
 /// Only a stage id (job start's `Stage Infos`, read when `Stage IDs` is missing).
 #[derive(Deserialize)]
-pub struct StageIdOnly {
+pub struct StageIdOnly<'a> {
     #[serde(rename = "Stage ID")]
     pub stage_id: u64,
+    #[serde(rename = "Stage Name", borrow, default)]
+    pub name: Option<Cow<'a, str>>,
 }
 
 /// `SparkListenerJobStart`.
@@ -133,7 +135,8 @@ pub struct JobStart<'a> {
     #[serde(rename = "Stage IDs", default)]
     pub stage_ids: Option<Vec<u64>>,
     #[serde(rename = "Stage Infos", default)]
-    pub stage_infos: Option<Vec<StageIdOnly>>,
+    #[serde(borrow)]
+    pub stage_infos: Option<Vec<StageIdOnly<'a>>>,
     #[serde(rename = "Properties", borrow, default)]
     pub props: Option<Props<'a>>,
 }
@@ -209,6 +212,9 @@ pub struct ExecutorEvent<'a> {
 pub struct SqlEvent<'a> {
     #[serde(rename = "executionId")]
     pub execution_id: u64,
+    /// Job tags (Spark 4.x SQL starts).
+    #[serde(rename = "jobTags", default)]
+    pub job_tags: Option<Vec<String>>,
     #[serde(borrow, default)]
     pub description: Option<Cow<'a, str>>,
     #[serde(default)]
@@ -270,4 +276,18 @@ pub struct QueryStarted<'a> {
 pub struct ProgressEvent<'a> {
     #[serde(borrow)]
     pub progress: Progress<'a>,
+}
+
+/// `SparkListenerConnectOperationStarted` / `…Closed` (Spark Connect 3.4+).
+#[derive(Deserialize)]
+pub struct ConnectOperation<'a> {
+    /// The operation's job tag (on every job and SQL execution it runs).
+    #[serde(rename = "jobTag", borrow)]
+    pub job_tag: Cow<'a, str>,
+    /// The operation's plan as protobuf text.
+    #[serde(rename = "statementText", borrow, default)]
+    pub statement: Option<Cow<'a, str>>,
+    /// The session's tags as the user wrote them (`spark.addTag`, 4.x).
+    #[serde(rename = "sparkSessionTags", default)]
+    pub session_tags: Option<Vec<String>>,
 }

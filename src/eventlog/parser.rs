@@ -19,6 +19,10 @@ use super::scan::{self, boolean, count, int, members, ScanError};
 const PREFIX: &[u8] = br#"{"Event":""#;
 
 const SQL_START: &str = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart";
+const CONNECT_OP_STARTED: &str =
+    "org.apache.spark.sql.connect.service.SparkListenerConnectOperationStarted";
+const CONNECT_OP_CLOSED: &str =
+    "org.apache.spark.sql.connect.service.SparkListenerConnectOperationClosed";
 const SQL_END: &str = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd";
 const QUERY_PROGRESS: &str =
     "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent";
@@ -51,8 +55,6 @@ pub enum Event {
     JobStart {
         /// The job.
         job: JobObs,
-        /// `spark.job.tags` (Spark 3.5+), split on commas.
-        tags: Vec<String>,
     },
     /// `SparkListenerJobEnd`.
     JobEnd {
@@ -81,6 +83,23 @@ pub enum Event {
         description: Option<String>,
         /// Start time.
         time_ms: Option<EpochMs>,
+        /// Job tags (Spark 4.x).
+        tags: Vec<String>,
+    },
+    /// `SparkListenerConnectOperationStarted`: a Spark Connect operation, whose jobs carry its
+    /// job tag.
+    ConnectOperation {
+        /// The operation's job tag.
+        job_tag: String,
+        /// What its statement says to a person (its SQL text, or its first relation).
+        statement: Option<String>,
+        /// The session's tags as the user wrote them.
+        session_tags: Vec<String>,
+    },
+    /// `SparkListenerConnectOperationClosed`: its jobs have all started.
+    ConnectOperationClosed {
+        /// The operation's job tag.
+        job_tag: String,
     },
     /// `SparkListenerSQLExecutionEnd`; `error` is set (Spark 3.4+) when the execution failed.
     SqlEnd {
@@ -111,6 +130,8 @@ impl Event {
             Event::Executor(e) => e.remove_ms.or(e.add_ms),
             Event::SqlStart { time_ms, .. } | Event::SqlEnd { time_ms, .. } => *time_ms,
             Event::LogStart { .. }
+            | Event::ConnectOperation { .. }
+            | Event::ConnectOperationClosed { .. }
             | Event::StreamingProgress(_)
             | Event::StreamingStarted(_)
             | Event::TaskStart(_) => None,
@@ -244,8 +265,13 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
                 execution_id: s.execution_id,
                 description: s.description.map(Cow::into_owned),
                 time_ms: s.time,
+                tags: s.job_tags.unwrap_or_default(),
             }
         }
+        CONNECT_OP_STARTED | CONNECT_OP_CLOSED => connect_op(
+            read!(json::ConnectOperation, "ConnectOperation"),
+            name == CONNECT_OP_STARTED,
+        ),
         SQL_END => {
             let s = read!(json::SqlEvent, "SQLExecutionEnd");
             Event::SqlEnd {
@@ -478,15 +504,33 @@ fn stage(s: json::StageEvent, submitted: bool) -> Event {
     }
 }
 
+fn connect_op(o: json::ConnectOperation, started: bool) -> Event {
+    let job_tag = o.job_tag.into_owned();
+    if !started {
+        return Event::ConnectOperationClosed { job_tag };
+    }
+    Event::ConnectOperation {
+        job_tag,
+        statement: o
+            .statement
+            .as_deref()
+            .and_then(crate::model::attribution::statement_summary),
+        session_tags: o.session_tags.unwrap_or_default(),
+    }
+}
+
 fn job_start(j: json::JobStart) -> Event {
     let props = j.props.unwrap_or_default();
+    let infos = j.stage_infos.unwrap_or_default();
+    // The job's name is its last stage's (what Spark's own status store does).
+    let name = infos
+        .iter()
+        .max_by_key(|s| s.stage_id)
+        .and_then(|s| s.name.as_deref())
+        .map(str::to_string);
     let stage_ids = j
         .stage_ids
-        .or_else(|| {
-            j.stage_infos
-                .map(|v| v.into_iter().map(|s| s.stage_id).collect())
-        })
-        .unwrap_or_default();
+        .unwrap_or_else(|| infos.iter().map(|s| s.stage_id).collect());
     let tags = props
         .tags
         .as_deref()
@@ -507,8 +551,9 @@ fn job_start(j: json::JobStart) -> Event {
             completion_ms: None,
             stage_ids,
             sql_execution_id: props.sql_execution_id.and_then(|s| s.trim().parse().ok()),
+            tags,
+            name,
         },
-        tags,
     }
 }
 

@@ -48,8 +48,8 @@ fn failed_and_killed_tasks() {
 
 #[test]
 fn job_start_and_end() {
-    let start = r#"{"Event":"SparkListenerJobStart","Job ID":4,"Submission Time":1796009908063,"Stage Infos":[{"Stage ID":5,"RDD Info":[]},{"Stage ID":6}],"Stage IDs":[5,6],"Properties":{"spark.rdd.scope":"{\"id\":\"1\"}","spark.job.description":"Load numbers 2026-01-01","spark.jobGroup.id":"etl_load","spark.job.tags":"a,b","spark.sql.execution.id":"12"}}"#;
-    let Event::JobStart { job, tags } = one(start) else {
+    let start = r#"{"Event":"SparkListenerJobStart","Job ID":4,"Submission Time":1796009908063,"Stage Infos":[{"Stage ID":6,"Stage Name":"count at <stdin>:1"},{"Stage ID":5,"Stage Name":"map at <stdin>:1","RDD Info":[]}],"Stage IDs":[5,6],"Properties":{"spark.rdd.scope":"{\"id\":\"1\"}","spark.job.description":"Load numbers 2026-01-01","spark.jobGroup.id":"etl_load","spark.job.tags":"a,b","spark.sql.execution.id":"12"}}"#;
+    let Event::JobStart { job } = one(start) else {
         panic!()
     };
     assert_eq!(job.job_id, 4);
@@ -58,7 +58,12 @@ fn job_start_and_end() {
     assert_eq!(job.description.as_deref(), Some("Load numbers 2026-01-01"));
     assert_eq!(job.sql_execution_id, Some(12));
     assert_eq!(job.status, JobStatus::Running);
-    assert_eq!(tags, vec!["a", "b"]);
+    assert_eq!(job.tags, vec!["a", "b"]);
+    assert_eq!(
+        job.name.as_deref(),
+        Some("count at <stdin>:1"),
+        "the last stage's name"
+    );
     // Without "Stage IDs" (old logs) the ids come from "Stage Infos".
     let old = r#"{"Event":"SparkListenerJobStart","Job ID":1,"Stage Infos":[{"Stage ID":2}]}"#;
     let Event::JobStart { job, .. } = one(old) else {
@@ -173,6 +178,7 @@ fn sql_executions() {
         execution_id,
         description,
         time_ms,
+        ..
     } = one(start)
     else {
         panic!()

@@ -319,6 +319,8 @@ mod tests {
                 completion_ms: Some(2),
                 stage_ids: vec![],
                 sql_execution_id: None,
+                tags: vec![],
+                name: None,
             },
         );
     }

@@ -299,6 +299,8 @@ mod tests {
                     completion_ms: Some(1_000 + (secs * 1000.0) as i64),
                     stage_ids: vec![],
                     sql_execution_id: None,
+                    tags: vec![],
+                    name: None,
                 },
             );
         }
@@ -338,6 +340,8 @@ mod tests {
                     completion_ms: Some(2_000 + id as i64),
                     stage_ids: vec![],
                     sql_execution_id: None,
+                    tags: vec![],
+                    name: None,
                 },
             );
         }

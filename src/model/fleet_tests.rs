@@ -78,6 +78,8 @@ fn run(m: &Arc<Model>, id: &str, name: &str, start: i64, end: Option<i64>) {
             completion_ms: None,
             stage_ids: vec![j],
             sql_execution_id: None,
+            tags: vec![],
+            name: None,
         };
         o.upsert_job(id, &job);
         let mut st = StageObs {

@@ -8,6 +8,7 @@
 //! itself (`state.rs`) is private to this module; this file only wires the parts.
 
 mod app;
+pub mod attribution;
 mod executor;
 pub mod hist;
 mod idset;

@@ -81,6 +81,11 @@ pub struct JobObs {
     pub stage_ids: Vec<u64>,
     /// `spark.sql.execution.id`, when the job belongs to a SQL execution.
     pub sql_execution_id: Option<u64>,
+    /// Job tags as Spark records them (`spark.job.tags`, REST `jobTags`; Spark 3.5+), internal
+    /// ones included; Spark Connect operations add their session's tags (see `attribution.rs`).
+    pub tags: Vec<String>,
+    /// The job's name: the call site Spark records (`count at <stdin>:1`), from its last stage.
+    pub name: Option<String>,
 }
 
 /// Status of a stage attempt.

@@ -24,6 +24,8 @@ pub(crate) struct State {
     /// what is created on first sight.
     pub(super) now_ms: crate::clock::EpochMs,
     pub(super) labeler: Labeler,
+    /// Where a job's group comes from (`labels.job_group_from`).
+    pub(super) attribution: super::attribution::Attribution,
     /// When the model was made (the exporter's start, epoch ms): in name mode only runs that
     /// end from then on count.
     pub(super) started_ms: crate::clock::EpochMs,
@@ -49,6 +51,7 @@ impl State {
             retention: settings.model.clone(),
             now_ms: 0,
             labeler: Labeler::new(&settings.labels),
+            attribution: super::attribution::Attribution::new(&settings.labels),
             started_ms: 0,
             excluded: HashSet::new(),
             names: BTreeMap::new(),

@@ -48,6 +48,8 @@ fn job(id: u64, status: JobStatus, group: &str, stages: Vec<u64>) -> JobObs {
         completion_ms: status.is_terminal().then_some(3000),
         stage_ids: stages,
         sql_execution_id: None,
+        tags: vec![],
+        name: None,
     }
 }
 

@@ -120,6 +120,11 @@ impl State {
         t: &Telemetry,
     ) -> Vec<StageObs> {
         let (dur_bounds, task_bounds) = (self.duration_bounds.clone(), self.task_bounds.clone());
+        let raw_group = self.attribution.group(obs);
+        let raw_desc = super::attribution::readable_description(
+            obs.description.as_deref(),
+            obs.name.as_deref(),
+        );
         let (app, labeler) = self.app_and_labeler(app_id);
         if app.counted_jobs.contains(obs.job_id) {
             return vec![];
@@ -127,13 +132,7 @@ impl State {
         let prev = app.running_jobs.remove(&obs.job_id);
         let group = match &prev {
             Some(j) => j.group.clone(),
-            None => group_key(
-                labeler,
-                app,
-                t,
-                obs.job_group.as_deref(),
-                obs.description.as_deref(),
-            ),
+            None => group_key(labeler, app, t, raw_group.as_deref(), raw_desc.as_deref()),
         };
         for sid in &obs.stage_ids {
             if !app.counted_stages.contains(*sid) {
@@ -266,7 +265,8 @@ impl State {
                     app,
                     t,
                     obs.job_group.as_deref(),
-                    obs.description.as_deref(),
+                    super::attribution::readable_description(obs.description.as_deref(), None)
+                        .as_deref(),
                 ),
             };
             app.orphans.remove(&key);
@@ -445,7 +445,8 @@ impl State {
                 &mut app.label_sets,
                 t,
                 "description",
-                obs.description.as_deref(),
+                super::attribution::readable_description(obs.description.as_deref(), None)
+                    .as_deref(),
             ),
         };
         // The description's series exist from its first execution's start, at zero.

@@ -73,6 +73,12 @@ pub struct JobData {
     /// Job group (`setJobGroup`).
     #[serde(deserialize_with = "lenient::or_default")]
     pub job_group: Option<String>,
+    /// Job tags (Spark 3.5+), internal ones included.
+    #[serde(deserialize_with = "lenient::or_default")]
+    pub job_tags: Vec<String>,
+    /// The job's name: the call site of its last stage.
+    #[serde(deserialize_with = "lenient::or_default")]
+    pub name: Option<String>,
     /// `RUNNING`, `SUCCEEDED`, `FAILED` or `UNKNOWN`.
     #[serde(deserialize_with = "lenient::or_default")]
     pub status: String,

@@ -144,6 +144,8 @@ pub fn job_obs(j: &JobData) -> Option<JobObs> {
         },
         stage_ids: j.stage_ids.clone(),
         sql_execution_id: None,
+        tags: j.job_tags.clone(),
+        name: j.name.clone().filter(|n| !n.is_empty()),
     })
 }
 
@@ -398,5 +400,48 @@ mod tests {
         let wrong: TaskMetricDistributions =
             serde_json::from_str(r#"{"quantiles":[0.25],"duration":[1.0]}"#).unwrap();
         assert!(task_summary_obs(&wrong).is_none());
+    }
+}
+
+#[cfg(test)]
+mod connect_tests {
+    use super::*;
+    use crate::config::Settings;
+    use crate::model::attribution::Attribution;
+
+    /// REST `jobs` of a real Spark Connect 4.1.1 server (scripts/connect-fixture.sh): each job's
+    /// group comes from the user's tag in `jobTags`, and its description is no plan dump.
+    #[test]
+    fn rest_connect_jobs_take_the_users_tag() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/connect-4.1.1/rest/jobs.json"
+        );
+        let jobs: Vec<JobData> =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("json");
+        let a = Attribution::new(&Settings::default().labels);
+        let mut groups: Vec<String> = jobs
+            .iter()
+            .filter_map(job_obs)
+            .map(|j| {
+                let d = crate::model::attribution::readable_description(
+                    j.description.as_deref(),
+                    j.name.as_deref(),
+                );
+                assert!(d.as_deref().is_some_and(|d| !d.contains("plan {")), "{d:?}");
+                a.group(&j).map(|g| g.into_owned()).unwrap_or_default()
+            })
+            .collect();
+        groups.sort();
+        assert_eq!(
+            groups,
+            [
+                "adhoc_report",
+                "nightly_etl",
+                "nightly_etl",
+                "nightly_etl",
+                "nightly_etl"
+            ]
+        );
     }
 }

@@ -1,0 +1,139 @@
+//! Spark Connect: a real Spark Connect 4.1.1 server's event log (tests/data/connect-4.1.1, made
+//! by scripts/connect-fixture.sh with a real PySpark Connect client that tags its work with
+//! `spark.addTag`). Its jobs have no job group and a protobuf plan dump as description; the
+//! exporter groups them by the user's tags, exactly as Spark's own REST answers (taken from the
+//! same server before it stopped) attribute them, and no label value holds a plan dump or one of
+//! Spark's internal tags.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use support::command::exporter_command;
+use support::exposition::{parse_exposition, Sample};
+
+fn fixture() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/connect-4.1.1")
+}
+
+fn rest(name: &str) -> serde_json::Value {
+    let p = fixture().join("rest").join(name);
+    serde_json::from_str(&std::fs::read_to_string(&p).expect("rest snapshot")).expect("json")
+}
+
+fn dump() -> Vec<Sample> {
+    let dir = fixture().join("eventlog");
+    let out = exporter_command(
+        &[
+            "dump",
+            "--model.summary-level",
+            "full",
+            "--spark.url=",
+            "--event-log",
+            dir.to_str().expect("utf-8"),
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(out.status.success(), "dump failed: {}", out.stderr);
+    parse_exposition(&out.stdout)
+}
+
+/// The user's tag of a REST job: the suffix of its `SparkConnect_…_Tag_<tag>` job tag.
+fn user_tag(job: &serde_json::Value) -> String {
+    job["jobTags"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.as_str())
+        .filter(|t| t.starts_with("SparkConnect_SessionTag_"))
+        .filter_map(|t| t.rsplit_once("_Tag_").map(|(_, u)| u.to_string()))
+        .next()
+        .unwrap_or_default()
+}
+
+#[test]
+fn connect_jobs_are_grouped_by_the_users_tags_as_spark_reports_them() {
+    let jobs = rest("jobs.json");
+    let stages = rest("stages.json");
+    // Spark's numbers: jobs by (tag, status), tasks by tag (through each job's stages).
+    let mut want_jobs: BTreeMap<(String, String), f64> = BTreeMap::new();
+    let mut want_tasks: BTreeMap<String, f64> = BTreeMap::new();
+    let mut stage_tag: BTreeMap<u64, String> = BTreeMap::new();
+    for j in jobs.as_array().expect("jobs") {
+        let tag = user_tag(j);
+        assert!(!tag.is_empty(), "every job of the workload is tagged: {j}");
+        assert!(
+            j.get("jobGroup").is_none_or(|g| g.is_null()),
+            "Connect jobs have no job group"
+        );
+        let status = j["status"].as_str().unwrap_or("").to_ascii_lowercase();
+        *want_jobs.entry((tag.clone(), status)).or_default() += 1.0;
+        for s in j["stageIds"].as_array().into_iter().flatten() {
+            stage_tag.insert(s.as_u64().expect("stage id"), tag.clone());
+        }
+    }
+    for s in stages.as_array().expect("stages") {
+        if let Some(tag) = stage_tag.get(&s["stageId"].as_u64().expect("id")) {
+            *want_tasks.entry(tag.clone()).or_default() +=
+                s["numCompleteTasks"].as_f64().unwrap_or(0.0);
+        }
+    }
+    assert_eq!(want_jobs.len(), 2, "{want_jobs:?}");
+
+    let got = dump();
+    let mut got_jobs: BTreeMap<(String, String), f64> = BTreeMap::new();
+    let mut got_tasks: BTreeMap<String, f64> = BTreeMap::new();
+    for s in &got {
+        match s.name.as_str() {
+            "spark_jobs_total" if s.value > 0.0 => {
+                *got_jobs
+                    .entry((s.label("job_group").into(), s.label("status").into()))
+                    .or_default() += s.value
+            }
+            "spark_tasks_total" if s.label("status") == "succeeded" && s.value > 0.0 => {
+                *got_tasks.entry(s.label("job_group").into()).or_default() += s.value
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(got_jobs, want_jobs, "jobs by user tag and status");
+    assert_eq!(got_tasks, want_tasks, "tasks by user tag");
+}
+
+#[test]
+fn no_label_holds_a_plan_dump_or_an_internal_tag() {
+    let got = dump();
+    for s in &got {
+        for (k, v) in &s.labels {
+            for bad in [
+                "Spark Connect - ",
+                "plan {",
+                "SparkConnect_",
+                "spark-session-",
+            ] {
+                assert!(!v.contains(bad), "{}: {k}={v:?} holds {bad:?}", s.name);
+            }
+        }
+    }
+    // What a person recognises instead: the SQL text of `spark.sql(...)` (from the operation's
+    // statement in the event log), or the plan's first relation.
+    let descs: std::collections::BTreeSet<&str> = got
+        .iter()
+        .filter(|s| s.name == "spark_jobs_total")
+        .map(|s| s.label("job_description"))
+        .collect();
+    for want in ["SELECT count(*) FROM range({n})", "aggregate", "limit"] {
+        assert!(descs.contains(want), "{want:?} not among {descs:?}");
+    }
+    let sql: std::collections::BTreeSet<&str> = got
+        .iter()
+        .filter(|s| s.name == "spark_sql_executions_total")
+        .map(|s| s.label("description"))
+        .collect();
+    assert!(
+        sql.contains("SELECT count(*) FROM range({n})"),
+        "SQL descriptions: {sql:?}"
+    );
+}
