@@ -12,6 +12,8 @@
 //! Jobs with no job group (and, on 3.5+, the jobs under the tag `nightly_etl`, which have none
 //! either) are compared only as totals over all groups. TODO(job tags): once the exporter groups
 //! jobs by job tag, compare them per tag group too (`meta.json`'s `job_tags` and `todo`).
+//!
+//! Two Spark Connect logs (`tests/data/connect/`, 4.0.5 and 4.3.0) are checked for totals only.
 
 mod support;
 
@@ -372,6 +374,79 @@ async fn rest_replay_dump_equals_the_rest_snapshot() {
         match out {
             Ok(text) => failures.extend(compare(&format!("{} REST replay", f.name), &text, &e)),
             Err(err) => failures.push(format!("{}: {err}", f.name)),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The Spark Connect logs (`tests/data/connect/`, `scripts/connect_probe.py`: jobs with no job
+/// group, tagged by Connect): read without errors, every job and task counted once. Spark's own
+/// count is the log's `SparkListenerJobEnd` and `SparkListenerTaskEnd` events.
+/// TODO(job tags): assert the tag groups (`nightly_etl` on the first operation's two jobs).
+#[test]
+fn connect_logs_count_every_job_and_task() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/connect");
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
+        .map(|e| e.unwrap().path())
+        .collect();
+    logs.sort();
+    assert_eq!(logs.len(), 2, "{logs:?}");
+    let mut failures = vec![];
+    for log in logs {
+        let text = zstd::decode_all(&std::fs::read(&log).unwrap()[..]).unwrap();
+        let (mut want, mut connect_ops) = (Series::new(), 0);
+        for line in text.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            let e: Value = serde_json::from_slice(line).unwrap();
+            match e["Event"].as_str().unwrap() {
+                "SparkListenerJobEnd" => {
+                    let ok = e["Job Result"]["Result"] == "JobSucceeded";
+                    let status = if ok { "succeeded" } else { "failed" };
+                    add(&mut want, key(&[("jobs", status)]), 1.0);
+                }
+                "SparkListenerTaskEnd" => {
+                    let status = match e["Task End Reason"]["Reason"].as_str() {
+                        Some("Success") => "succeeded",
+                        Some("TaskKilled") => "killed",
+                        _ => "failed",
+                    };
+                    add(&mut want, key(&[("tasks", status)]), 1.0);
+                }
+                n if n.ends_with(".SparkListenerConnectOperationStarted") => connect_ops += 1,
+                _ => {}
+            }
+        }
+        assert_eq!(connect_ops, 2, "{}: a Connect log", log.display());
+        let what = log.display().to_string();
+        let text = match dump(&[
+            "dump",
+            "--model.summary-level",
+            "full",
+            "--spark.url=",
+            "--event-log",
+            &what,
+        ]) {
+            Ok(t) => t,
+            Err(e) => {
+                failures.push(e);
+                continue;
+            }
+        };
+        let mut got = Series::new();
+        for s in parse_exposition(&text) {
+            let kind = match s.name.as_str() {
+                "spark_jobs_total" => "jobs",
+                "spark_tasks_total" => "tasks",
+                "spark_exporter_eventlog_errors_total" => "errors",
+                _ => continue,
+            };
+            add(&mut got, key(&[(kind, s.label("status"))]), s.value);
+        }
+        got.retain(|_, v| *v != 0.0);
+        let d = diff(&want, &got);
+        if !d.is_empty() {
+            failures.push(format!("{what}\n{}", d.join("\n")));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
