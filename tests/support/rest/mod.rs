@@ -34,8 +34,9 @@ pub struct AppData {
 }
 
 fn read_json(dir: &str, file: &str) -> Value {
-    let s = std::fs::read_to_string(format!("{dir}/{file}")).expect("fixture file");
-    serde_json::from_str(&s).expect("fixture JSON")
+    let path = format!("{dir}/{file}");
+    let s = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&s).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 fn array(v: Value) -> Vec<Value> {
@@ -48,13 +49,20 @@ fn array(v: Value) -> Vec<Value> {
 impl AppData {
     /// Snapshot `n` (0..=9) of the recorded application.
     pub fn snapshot(n: usize) -> AppData {
-        let dir = format!("{SNAPSHOTS}/{n:04}");
+        AppData::from_dir(&format!("{SNAPSHOTS}/{n:04}"))
+    }
+
+    /// A recorded snapshot folder: what a live driver's `/api/v1/applications/<id>` served, one
+    /// file per endpoint (`app.json`, `jobs.json`, `stages.json`, `sql__details-false.json`,
+    /// `allexecutors.json`), as in `tests/data/spark-4.1.1-basic/rest-snapshots/NNNN/` and
+    /// `tests/data/versions/*/rest/`.
+    pub fn from_dir(dir: &str) -> AppData {
         AppData {
-            info: read_json(&dir, "app.json"),
-            jobs: array(read_json(&dir, "jobs.json")),
-            stages: array(read_json(&dir, "stages.json")),
-            sql: array(read_json(&dir, "sql__details-false.json")),
-            executors: array(read_json(&dir, "allexecutors.json")),
+            info: read_json(dir, "app.json"),
+            jobs: array(read_json(dir, "jobs.json")),
+            stages: array(read_json(dir, "stages.json")),
+            sql: array(read_json(dir, "sql__details-false.json")),
+            executors: array(read_json(dir, "allexecutors.json")),
         }
     }
 
