@@ -9,9 +9,9 @@
 //! - `dump --event-log` of the run's event log, and
 //! - `dump --spark.url` against the fake Spark REST server serving the snapshot.
 //!
-//! Jobs with no job group (and, on 3.5+, the jobs under the tag `nightly_etl`, which have none
-//! either) are compared only as totals over all groups. TODO(job tags): once the exporter groups
-//! jobs by job tag, compare them per tag group too (`meta.json`'s `job_tags` and `todo`).
+//! A job's group is its job group, else the user's job tag (on 3.5+, the jobs under the tag
+//! `nightly_etl`, which have no job group): `labels.job_group_from`'s default. Jobs with neither
+//! are compared as totals over all groups.
 //!
 //! Two Spark Connect logs (`tests/data/connect/`, 4.0.5 and 4.3.0) are checked for totals only.
 
@@ -118,6 +118,28 @@ fn lower(v: &Value) -> String {
     v.as_str().unwrap_or("").to_ascii_lowercase()
 }
 
+/// The tag a user set on REST job `j` (`jobTags`, 3.5+), as Spark records it: a plain
+/// `addJobTag` tag, a classic session's `spark-session-<uuid>-thread-<uuid>-<tag>`, or Spark
+/// Connect's `SparkConnect_SessionTag_…_Tag_<tag>`; Spark's own tags are not users'.
+fn user_tag(j: &Value) -> String {
+    let mut tags: Vec<String> = arr(&j["jobTags"])
+        .iter()
+        .filter_map(Value::as_str)
+        .filter_map(|t| {
+            if let Some(rest) = t.strip_prefix("spark-session-") {
+                let (_, user) = rest.split_once("-thread-")?;
+                return user.get(37..).map(str::to_string);
+            }
+            if t.starts_with("SparkConnect_") {
+                return t.split_once("_Tag_").map(|(_, u)| u.to_string());
+            }
+            Some(t.to_string())
+        })
+        .collect();
+    tags.sort();
+    tags.into_iter().next().unwrap_or_default()
+}
+
 fn expected(f: &Fixture) -> Expected {
     let d = AppData::from_dir(f.rest.to_str().unwrap());
     let mut named = BTreeSet::new();
@@ -127,7 +149,10 @@ fn expected(f: &Fixture) -> Expected {
     sorted.sort_by_key(|j| j["jobId"].as_u64());
     let mut stage_group: BTreeMap<u64, String> = BTreeMap::new();
     for j in sorted {
-        let group = j["jobGroup"].as_str().unwrap_or("").to_string();
+        let mut group = j["jobGroup"].as_str().unwrap_or("").to_string();
+        if group.is_empty() {
+            group = user_tag(j);
+        }
         if !group.is_empty() {
             assert!(
                 !group.bytes().any(|b| b.is_ascii_digit()),
