@@ -69,10 +69,8 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Some(Command::CheckConfig) => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&*settings).unwrap_or_default()
-            );
+            let text = serde_json::to_string_pretty(&*settings).unwrap_or_default();
+            out(&format!("{text}\n"));
             ExitCode::SUCCESS
         }
         Some(Command::Dump {
@@ -147,7 +145,7 @@ async fn dump(
     model.flush_pending();
     let registry = prometheus::registry(model).with_created(settings.web.openmetrics_created);
     match prometheus::render(&registry, om) {
-        Ok(s) => print!("{s}"),
+        Ok(s) => out(&s),
         Err(_) => return ExitCode::FAILURE,
     }
     if ok {
@@ -232,6 +230,13 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
     };
     drain.run(wait_for_signal()).await;
     ExitCode::SUCCESS
+}
+
+/// Write to stdout; a reader that went away (`| head`) is no error worth a panic.
+fn out(text: &str) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(text.as_bytes()).and_then(|()| o.flush());
 }
 
 async fn expire_loop(model: Arc<Model>, shutdown: CancellationToken) {
