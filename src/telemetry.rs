@@ -191,9 +191,14 @@ impl Telemetry {
     }
     /// Set how many files are in each tailer state (`active`, `finished`, `error`).
     pub fn set_eventlog_files(&self, counts: BTreeMap<String, u64>) {
-        self.with(|i| {
-            i.eventlog_files = counts;
-            i.eventlog_scanned = true;
-        });
+        // Every event-log step reports the counts; unchanged ones must not look like a change
+        // (each change makes the next scrape render again).
+        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if g.eventlog_scanned && g.eventlog_files == counts {
+            return;
+        }
+        g.eventlog_files = counts;
+        g.eventlog_scanned = true;
+        self.generation.fetch_add(1, Ordering::Release);
     }
 }

@@ -180,6 +180,15 @@ fn an_ended_app_keeps_its_groups_and_drops_its_detail_after_summary_after() {
     }
     assert_eq!(val(&sum, "spark_tasks", &G), Some(4.0));
     assert_eq!(
+        val(&full, "spark_job_duration_seconds", &[("status", "failed")]),
+        Some(0.0)
+    );
+    assert_eq!(
+        val(&sum, "spark_job_duration_seconds", &[("status", "failed")]),
+        None,
+        "an empty histogram of an ended application goes"
+    );
+    assert_eq!(
         val(&sum, "spark_executors", &[("state", "dead")]),
         Some(1.0),
         "the executor count stays"

@@ -40,7 +40,40 @@ pub(crate) struct State {
     pub(super) shard: crate::shard::Shard,
 }
 
+/// What [`State::expire`] can change, counted: equal shapes before and after mean it changed
+/// nothing an export shows.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Shape {
+    apps: usize,
+    stages: usize,
+    orphans: usize,
+    executors: usize,
+    summarised: usize,
+    excluded: usize,
+    names: usize,
+}
+
 impl State {
+    /// See [`Shape`].
+    pub(super) fn shape(&self) -> Shape {
+        let mut s = Shape {
+            apps: self.apps.len(),
+            stages: 0,
+            orphans: 0,
+            executors: 0,
+            summarised: 0,
+            excluded: self.excluded.len(),
+            names: self.names.len(),
+        };
+        for a in self.apps.values() {
+            s.stages += a.stages.len();
+            s.orphans += a.orphans.len();
+            s.executors += a.executors.len();
+            s.summarised += usize::from(a.summary.is_some());
+        }
+        s
+    }
+
     /// An empty model's state with the histogram buckets, retention and label rules of
     /// `settings`.
     pub(super) fn new(settings: &Settings) -> State {

@@ -83,7 +83,15 @@ impl Model {
     /// Drop what has aged out: finished applications, finished stages' per-stage series (their
     /// totals fold into their job group), dead executors. Called periodically.
     pub fn expire(&self, now_ms: EpochMs) {
-        self.write(|s, t, _| s.expire(now_ms, t))
+        // Most runs change nothing: only a change may make the next scrape render again.
+        let now = self.now_ms();
+        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        g.now_ms = now;
+        let before = g.shape();
+        g.expire(now_ms, &self.telemetry);
+        if g.shape() != before {
+            self.generation.fetch_add(1, Ordering::Release);
+        }
     }
     /// Apply every held stage observation whose job is still unknown (end of a one-shot poll).
     pub fn flush_pending(&self) {

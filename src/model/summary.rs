@@ -5,8 +5,8 @@
 //! - **Summary level**: `model.summary_after` after its end (Spark's time), an ended
 //!   application drops its detail: its stages fold into their job groups (as retired stages
 //!   always do), and its executors, SQL executions and streaming queries go. At
-//!   `model.summary_level: groups` its application and job-group series stay; at `app` only its
-//!   application series. Later observations of its detail are ignored, so nothing is counted
+//!   `model.summary_level: groups` its application and job-group series stay (histograms still
+//!   empty go: they never fill now); at `app` only its application series. Later observations of its detail are ignored, so nothing is counted
 //!   twice; the ids already counted stay.
 
 use std::collections::{BTreeMap, HashMap};
@@ -107,6 +107,12 @@ impl State {
         let keys: Vec<(u64, u32)> = app.stages.keys().copied().collect();
         for k in keys {
             super::update::retire_stage(app, k, &bounds);
+        }
+        // Histograms still at zero never change now: their series go (a fleet's exposition is
+        // mostly histogram buckets, and most `failed` ones are empty).
+        for g in app.groups.values_mut() {
+            g.job_duration.retain(|_, h| h.count > 0);
+            g.stage_duration.retain(|_, h| h.count > 0);
         }
         app.executors_seen = app.executors.len() as u64;
         app.stages = HashMap::new();

@@ -261,7 +261,11 @@ impl<'a> AppView<'a> {
         keys.sort();
         keys.dedup();
         keys.into_iter()
-            .map(|key| group_view(key, app.groups.get(key), live.get(key), app.from_log))
+            .map(|key| {
+                // A summarised application's empty task histogram never fills.
+                let task_hist = app.from_log && app.summary.is_none();
+                group_view(key, app.groups.get(key), live.get(key), task_hist)
+            })
             .collect()
     }
 
