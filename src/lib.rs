@@ -1,6 +1,7 @@
 //! spark-exporter: turns running Apache Spark applications into Prometheus and OTLP metrics.
 //!
 //! Layout (every arrow points from a file to what it may import; no file imports back):
+//! - [`alloc`]: the allocator's tuning (freed decoder buffers go back to the system).
 //! - [`cli`]: command-line flags and their mapping onto configuration keys.
 //! - [`config`]: layered configuration (defaults, file, env, flags) and validation.
 //! - [`clock`]: the wall clock (epoch ms), one definition, replaceable in tests.
@@ -26,6 +27,7 @@
 //! - [`webconfig`]: `--web.config.file` (TLS with certificate reload, mTLS, basic auth, headers,
 //!   rate limit) in exporter-toolkit v0.17.1 format.
 
+pub mod alloc;
 pub mod cli;
 pub mod clock;
 pub mod config;

@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 const IN_FLIGHT_GRACE: Duration = Duration::from_secs(5);
 
 fn main() -> ExitCode {
+    spark_exporter::alloc::tune();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) if !e.use_stderr() => {

@@ -5,8 +5,9 @@
 //! - **Summary level**: `model.summary_after` after its end (Spark's time), an ended
 //!   application drops its detail: its stages fold into their job groups (as retired stages
 //!   always do), and its executors, SQL executions and streaming queries go. At
-//!   `model.summary_level: groups` its application and job-group series stay (histograms still
-//!   empty go: they never fill now); at `app` only its application series. Later observations of its detail are ignored, so nothing is counted
+//!   `model.summary_level: groups` its application and job-group series stay, except histograms
+//!   still empty (they never fill now) and, per run, stage and task duration histograms; at
+//!   `app` only its application series. Later observations of its detail are ignored, so nothing is counted
 //!   twice; the ids already counted stay.
 
 use std::collections::{BTreeMap, HashMap};
@@ -109,10 +110,16 @@ impl State {
             super::update::retire_stage(app, k, &bounds);
         }
         // Histograms still at zero never change now: their series go (a fleet's exposition is
-        // mostly histogram buckets, and most `failed` ones are empty).
+        // mostly histogram buckets, and most `failed` ones are empty). Per run, stage and task
+        // duration histograms are detail and go too; job durations stay. In name mode they stay:
+        // a name's series sum its runs' at read time, and must never go down.
+        let per_run = self.retention.aggregate_by == crate::config::AggregateBy::AppId;
         for g in app.groups.values_mut() {
             g.job_duration.retain(|_, h| h.count > 0);
-            g.stage_duration.retain(|_, h| h.count > 0);
+            g.stage_duration.retain(|_, h| h.count > 0 && !per_run);
+            if per_run {
+                g.task_duration = super::hist::Hist::new(bounds.1.clone());
+            }
         }
         app.executors_seen = app.executors.len() as u64;
         app.stages = HashMap::new();
