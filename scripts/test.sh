@@ -66,7 +66,7 @@ for extra in scripts/objstore-test.sh scripts/e2e-prometheus.sh scripts/e2e-drai
     fi
 done
 
-step "fleet bench, the CI case: 100 applications at the default level (scripts/bench-fleet.sh --check)"
-scripts/bench-fleet.sh --check
+step "fleet bench, the CI case: 1,000 applications at the default level (scripts/bench-fleet.sh --check 1000)"
+scripts/bench-fleet.sh --check 1000
 
 step "all tests passed"
