@@ -407,7 +407,7 @@ async fn rest_replay_dump_equals_the_rest_snapshot() {
 /// The Spark Connect logs (`tests/data/connect/`, `scripts/connect_probe.py`: jobs with no job
 /// group, tagged by Connect): read without errors, every job and task counted once. Spark's own
 /// count is the log's `SparkListenerJobEnd` and `SparkListenerTaskEnd` events.
-/// TODO(job tags): assert the tag groups (`nightly_etl` on the first operation's two jobs).
+/// Their jobs count under the user's tag (`nightly_etl`), as the log's job tags say.
 #[test]
 fn connect_logs_count_every_job_and_task() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/connect");
@@ -425,6 +425,16 @@ fn connect_logs_count_every_job_and_task() {
         for line in text.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
             let e: Value = serde_json::from_slice(line).unwrap();
             match e["Event"].as_str().unwrap() {
+                // Each job under the user's tag (`spark.addTag`), as Spark records it.
+                "SparkListenerJobStart" => {
+                    let tags = e["Properties"]["spark.job.tags"].as_str().unwrap_or("");
+                    let tag = tags
+                        .split(',')
+                        .filter(|t| t.starts_with("SparkConnect_SessionTag_"))
+                        .find_map(|t| t.split_once("_Tag_").map(|(_, u)| u.to_string()))
+                        .unwrap_or_default();
+                    add(&mut want, key(&[("jobs_of_group", &tag)]), 1.0);
+                }
                 "SparkListenerJobEnd" => {
                     let ok = e["Job Result"]["Result"] == "JobSucceeded";
                     let status = if ok { "succeeded" } else { "failed" };
@@ -460,6 +470,13 @@ fn connect_logs_count_every_job_and_task() {
         };
         let mut got = Series::new();
         for s in parse_exposition(&text) {
+            if s.name == "spark_jobs_total" {
+                add(
+                    &mut got,
+                    key(&[("jobs_of_group", s.label("job_group"))]),
+                    s.value,
+                );
+            }
             let kind = match s.name.as_str() {
                 "spark_jobs_total" => "jobs",
                 "spark_tasks_total" => "tasks",

@@ -188,7 +188,10 @@ fn an_ended_app_keeps_its_groups_and_drops_its_detail_after_summary_after() {
         None,
         "an empty histogram of an ended application goes"
     );
-    for f in ["spark_stage_duration_seconds", "spark_task_duration_seconds"] {
+    for f in [
+        "spark_stage_duration_seconds",
+        "spark_task_duration_seconds",
+    ] {
         assert!(!samples(&full, f, &[("job_group", "g")]).is_empty(), "{f}");
         assert!(
             samples(&sum, f, &[]).is_empty(),
