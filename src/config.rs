@@ -719,12 +719,14 @@ fn read_model(r: &mut Reader<'_>, d: ModelConfig) -> ModelConfig {
             parse_positive,
         ),
         summary_level: r.parse("model.summary_level", d.summary_level, |s| {
-            match s.to_ascii_lowercase().as_str() {
-                "full" => Ok(SummaryLevel::Full),
-                "groups" => Ok(SummaryLevel::Groups),
-                "app" => Ok(SummaryLevel::App),
-                _ => Err("must be full, groups or app".into()),
-            }
+            one_of(
+                s,
+                &[
+                    ("full", SummaryLevel::Full),
+                    ("groups", SummaryLevel::Groups),
+                    ("app", SummaryLevel::App),
+                ],
+            )
         }),
         summary_after: r.parse("model.summary_after", d.summary_after, parse_duration),
         app_name_filter: r.parse("model.app_name_filter", None, parse_regex),
@@ -735,13 +737,29 @@ fn read_model(r: &mut Reader<'_>, d: ModelConfig) -> ModelConfig {
             parse_positive(s).map(Some)
         }),
         aggregate_by: r.parse("model.aggregate_by", d.aggregate_by, |s| {
-            match s.to_ascii_lowercase().as_str() {
-                "app_id" => Ok(AggregateBy::AppId),
-                "app_name" => Ok(AggregateBy::AppName),
-                _ => Err("must be app_id or app_name".into()),
-            }
+            one_of(
+                s,
+                &[
+                    ("app_id", AggregateBy::AppId),
+                    ("app_name", AggregateBy::AppName),
+                ],
+            )
         }),
     }
+}
+
+/// The value named `s` (case-insensitive) among `choices`, or "must be a, b or c".
+fn one_of<T: Copy>(s: &str, choices: &[(&str, T)]) -> Result<T, String> {
+    let s = s.to_ascii_lowercase();
+    if let Some((_, v)) = choices.iter().find(|(name, _)| *name == s) {
+        return Ok(*v);
+    }
+    let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
+    Err(match names.split_last() {
+        Some((last, [])) => format!("must be {last}"),
+        Some((last, rest)) => format!("must be {} or {last}", rest.join(", ")),
+        None => "has no valid value".into(),
+    })
 }
 
 /// An optional regex (empty: none).
@@ -765,12 +783,14 @@ fn read_labels(r: &mut Reader<'_>, d: LabelsConfig) -> LabelsConfig {
         ),
         rewrite_rules: r.rules("labels.rewrite_rules", d.rewrite_rules),
         job_group_from: r.list("labels.job_group_from", d.job_group_from, |s| {
-            match s.to_ascii_lowercase().as_str() {
-                "job_group" => Ok(GroupSource::JobGroup),
-                "tag" => Ok(GroupSource::Tag),
-                "call_site" => Ok(GroupSource::CallSite),
-                _ => Err("must be job_group, tag or call_site".into()),
-            }
+            one_of(
+                s,
+                &[
+                    ("job_group", GroupSource::JobGroup),
+                    ("tag", GroupSource::Tag),
+                    ("call_site", GroupSource::CallSite),
+                ],
+            )
         }),
         tag_pattern: r.parse("labels.tag_pattern", None, parse_regex),
     }

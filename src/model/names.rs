@@ -33,13 +33,9 @@ impl State {
     /// The accumulator of `name`, created at zero on first sight.
     pub(super) fn name_acc(&mut self, name: &Arc<str>, now: i64) -> &mut AppState {
         let bounds = self.duration_bounds.clone();
-        self.names.entry(name.clone()).or_insert_with(|| {
-            let mut a = AppState::new("", now);
-            a.name = name.clone();
-            a.by_name = true;
-            a.run_duration = Some(Hist::new(bounds));
-            a
-        })
+        self.names
+            .entry(name.clone())
+            .or_insert_with(|| name_state(name, now, bounds))
     }
 
     /// A run leaves the model: in name mode its values (or, if it does not count, its job
@@ -74,17 +70,22 @@ impl<'a> ModelView<'a> {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         for app in st.apps.values().filter(|a| !a.name.is_empty()) {
-            let acc = out.entry(app.name.clone()).or_insert_with(|| {
-                let mut a = AppState::new("", app.created_ms);
-                a.name = app.name.clone();
-                a.by_name = true;
-                a.run_duration = Some(Hist::new(bounds.0.clone()));
-                a
-            });
+            let acc = out
+                .entry(app.name.clone())
+                .or_insert_with(|| name_state(&app.name, app.created_ms, bounds.0.clone()));
             fold(acc, app, st.counts_by_name(app), &st.labeler, &bounds);
         }
         Some(NameStates(out.into_values().collect()))
     }
+}
+
+/// The state of `name` across runs, at zero, first seen at `created_ms`.
+fn name_state(name: &Arc<str>, created_ms: i64, duration_bounds: Arc<[f64]>) -> AppState {
+    let mut a = AppState::new("", created_ms);
+    a.name = name.clone();
+    a.by_name = true;
+    a.run_duration = Some(Hist::new(duration_bounds));
+    a
 }
 
 /// Per-name states built for one read (see [`ModelView::by_name`]).
