@@ -26,7 +26,7 @@ for _ in $(seq 1 120); do
   curl -sf "http://localhost:$ui/api/v1/applications" >/dev/null && break
   sleep 1
 done
-"$py" "$root/scripts/connect_workload.py" "sc://localhost:$grpc"
+"$py" "$root/scripts/connect_workload.py" "sc://localhost:$grpc/;user_id=etl_bot"
 app="$(curl -s "http://localhost:$ui/api/v1/applications" | "$py" -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')"
 curl -s "http://localhost:$ui/api/v1/applications" >"$tmp/rest/applications.json"
 for e in jobs stages sql; do

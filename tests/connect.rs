@@ -24,18 +24,21 @@ fn rest(name: &str) -> serde_json::Value {
 }
 
 fn dump() -> Vec<Sample> {
+    dump_with(&[])
+}
+
+fn dump_with(extra: &[&str]) -> Vec<Sample> {
     let dir = fixture().join("eventlog");
-    let out = exporter_command(
-        &[
-            "dump",
-            "--model.summary-level",
-            "full",
-            "--spark.url=",
-            "--event-log",
-            dir.to_str().expect("utf-8"),
-        ],
-        Duration::from_secs(60),
-    );
+    let mut args = vec![
+        "dump",
+        "--model.summary-level",
+        "full",
+        "--spark.url=",
+        "--event-log",
+        dir.to_str().expect("utf-8"),
+    ];
+    args.extend_from_slice(extra);
+    let out = exporter_command(&args, Duration::from_secs(60));
     assert!(out.status.success(), "dump failed: {}", out.stderr);
     parse_exposition(&out.stdout)
 }
@@ -100,6 +103,75 @@ fn connect_jobs_are_grouped_by_the_users_tags_as_spark_reports_them() {
     }
     assert_eq!(got_jobs, want_jobs, "jobs by user tag and status");
     assert_eq!(got_tasks, want_tasks, "tasks by user tag");
+
+    // SQL executions: REST `/sql` lists each execution's jobs; it counts under its first job's tag.
+    let job_tag: BTreeMap<u64, String> = jobs
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .map(|j| (j["jobId"].as_u64().expect("id"), user_tag(j)))
+        .collect();
+    let mut want_sql: BTreeMap<(String, String), f64> = BTreeMap::new();
+    for e in rest("sql.json").as_array().expect("sql") {
+        let first = ["runningJobIds", "successJobIds", "failedJobIds"]
+            .iter()
+            .flat_map(|k| e[*k].as_array().into_iter().flatten())
+            .filter_map(|j| j.as_u64())
+            .min();
+        let tag = first
+            .and_then(|j| job_tag.get(&j).cloned())
+            .unwrap_or_default();
+        let status = e["status"].as_str().unwrap_or("").to_ascii_lowercase();
+        *want_sql.entry((tag, status)).or_default() += 1.0;
+    }
+    assert_eq!(want_sql.len(), 2, "both tags ran SQL: {want_sql:?}");
+    let mut got_sql: BTreeMap<(String, String), f64> = BTreeMap::new();
+    for s in got
+        .iter()
+        .filter(|s| s.name == "spark_sql_executions_total" && s.value > 0.0)
+    {
+        *got_sql
+            .entry((s.label("job_group").into(), s.label("status").into()))
+            .or_default() += s.value;
+    }
+    assert_eq!(got_sql, want_sql, "SQL executions by user tag and status");
+}
+
+/// The client's application name (`appName` of the Connect session, which Spark records as the
+/// jobs' `spark.app.name`) counts the jobs; the Connect user (the client's `user_id`) is a
+/// label only on request, with the same totals as REST.
+#[test]
+fn connect_jobs_count_under_the_client_application_and_user() {
+    let jobs = rest("jobs.json");
+    let mut want: BTreeMap<String, f64> = BTreeMap::new();
+    for j in jobs.as_array().expect("jobs") {
+        let status = j["status"].as_str().unwrap_or("").to_ascii_lowercase();
+        *want.entry(status).or_default() += 1.0;
+    }
+    let server = rest("applications.json")[0]["name"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    for (extra, user) in [(&[][..], ""), (&["--labels.connect-user"][..], "etl_bot")] {
+        let got = dump_with(extra);
+        let mut by: BTreeMap<(String, String), BTreeMap<String, f64>> = BTreeMap::new();
+        for s in got
+            .iter()
+            .filter(|s| s.name == "spark_connect_jobs_total" && s.value > 0.0)
+        {
+            *by.entry((s.label("client_app").into(), s.label("user").into()))
+                .or_default()
+                .entry(s.label("status").into())
+                .or_default() += s.value;
+            assert_eq!(s.label("app_name"), server, "the application is the server");
+        }
+        let key = ("client-app".to_string(), user.to_string());
+        assert_eq!(by.keys().collect::<Vec<_>>(), vec![&key], "{extra:?}");
+        assert_eq!(
+            by[&key], want,
+            "{extra:?}: jobs by status, as REST counts them"
+        );
+    }
 }
 
 #[test]
