@@ -400,6 +400,31 @@ pub struct Settings {
     pub lifecycle: LifecycleConfig,
     /// This exporter's part of the applications (`shard.index`, `shard.count`).
     pub shard: crate::shard::Shard,
+    /// Structured Streaming.
+    pub streaming: StreamingConfig,
+}
+
+/// Structured Streaming queries.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StreamingConfig {
+    /// Trigger interval per query name (an unnamed query: its stand-in, `query-1a8d25d9`).
+    /// No Spark event or endpoint carries it; a query not listed has it inferred from its
+    /// batch start times (`spark_streaming_trigger_interval_seconds{source}`).
+    #[serde(serialize_with = "durations_map")]
+    pub trigger_intervals: BTreeMap<String, Duration>,
+}
+
+/// A map of durations, printed as humantime strings.
+fn durations_map<S: serde::Serializer>(
+    m: &BTreeMap<String, Duration>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(m.len()))?;
+    for (k, v) in m {
+        map.serialize_entry(k, &humantime::format_duration(*v).to_string())?;
+    }
+    map.end()
 }
 
 impl Settings {
@@ -482,6 +507,7 @@ impl Default for Settings {
                 rest_unreachable_after: DEFAULT_REST_UNREACHABLE_AFTER,
             },
             shard: crate::shard::Shard::default(),
+            streaming: StreamingConfig::default(),
         }
     }
 }
@@ -587,6 +613,7 @@ pub fn from_value(v: &Value) -> Result<Settings, ConfigError> {
         otlp: read_otlp(&mut r, d.otlp),
         lifecycle: read_lifecycle(&mut r, d.lifecycle),
         shard: read_shard(&mut r),
+        streaming: read_streaming(&mut r),
     };
     r.unknown_keys(v, "");
     check_auth(&s.spark.auth, &mut r.errors);
@@ -875,6 +902,22 @@ fn read_shard(r: &mut Reader<'_>) -> crate::shard::Shard {
         }
     };
     crate::shard::Shard { index, count }
+}
+
+/// The `streaming` section.
+fn read_streaming(r: &mut Reader<'_>) -> StreamingConfig {
+    let mut trigger_intervals = BTreeMap::new();
+    for (name, v) in r.map("streaming.trigger_intervals") {
+        match parse_positive(&v) {
+            Ok(d) => {
+                trigger_intervals.insert(name, d);
+            }
+            Err(e) => r
+                .errors
+                .push(format!("streaming.trigger_intervals.{name}: {e}")),
+        }
+    }
+    StreamingConfig { trigger_intervals }
 }
 
 /// The `lifecycle` section.

@@ -76,6 +76,30 @@ impl Labeler {
         raw: Option<&str>,
     ) -> Arc<str> {
         let v = self.rewrite(raw.unwrap_or(""));
+        self.admit(sets, telemetry, name, v)
+    }
+
+    /// Like [`Labeler::value`] for a value the exporter made itself (a streaming query's
+    /// stand-in name, `query-1a8d25d9`): capped and counted, but not rewritten, so the default
+    /// rules do not turn its hex digits into `{hex}`.
+    pub fn value_verbatim(
+        &self,
+        sets: &mut LabelSets,
+        telemetry: &Telemetry,
+        name: &'static str,
+        v: &str,
+    ) -> Arc<str> {
+        self.admit(sets, telemetry, name, self.cap(v))
+    }
+
+    /// `v` (rewritten and capped) admitted to the label's set, or [`OTHER`] past its cap.
+    fn admit(
+        &self,
+        sets: &mut LabelSets,
+        telemetry: &Telemetry,
+        name: &'static str,
+        v: String,
+    ) -> Arc<str> {
         let set = sets.seen.entry(name).or_default();
         if let Some(existing) = set.get(v.as_str()) {
             return existing.clone();

@@ -451,6 +451,7 @@ fn streaming_batches_count_once_per_batch_id() {
         input_rows_per_second: 5.0,
         processed_rows_per_second: 7.0,
         batch_duration_ms: 500,
+        ..Default::default()
     };
     for b in [0, 1, 1, 2] {
         m.observer(Source::EventLog).streaming_progress(APP, &p(b));

@@ -27,6 +27,10 @@ fn group_key(
     group: Option<&str>,
     desc: Option<&str>,
 ) -> GroupKey {
+    // A streaming micro-batch's job or stage counts under its query (streaming_labels.rs).
+    if let Some(k) = super::streaming_labels::group_key(labeler, &mut app.label_sets, t, desc) {
+        return k;
+    }
     (
         labeler.value(&mut app.label_sets, t, "job_group", group),
         labeler.value(&mut app.label_sets, t, "job_description", desc),
@@ -439,8 +443,15 @@ impl State {
             return;
         }
         let prev = app.running_sql.remove(&obs.execution_id);
+        let streaming = super::streaming_labels::sql_description(
+            labeler,
+            &mut app.label_sets,
+            t,
+            obs.description.as_deref(),
+        );
         let description = match &prev {
             Some(p) => p.description.clone(),
+            None if streaming.is_some() => streaming.unwrap_or_default(),
             None => labeler.value(
                 &mut app.label_sets,
                 t,
@@ -488,8 +499,8 @@ impl State {
         self.stream_agg(app_id, obs.name.as_deref(), &obs.query_id, t);
     }
 
-    /// The streaming query's aggregate, labelled by its name (or id), created at zero on first
-    /// sight.
+    /// The streaming query's aggregate, labelled by its name (or its stand-in, see
+    /// `streaming_labels.rs`), created at zero on first sight.
     fn stream_agg(
         &mut self,
         app_id: &str,
@@ -498,12 +509,30 @@ impl State {
         t: &Telemetry,
     ) -> &mut StreamAgg {
         let bounds = self.duration_bounds.clone();
+        let configured = name
+            .and_then(|n| self.trigger_intervals.get(n))
+            .or_else(|| {
+                self.trigger_intervals
+                    .get(&super::streaming_labels::stand_in(query_id))
+            })
+            .copied();
         let (app, labeler) = self.app_and_labeler(app_id);
-        let raw = name.filter(|n| !n.is_empty()).unwrap_or(query_id);
-        let q = labeler.value(&mut app.label_sets, t, "query", Some(raw));
-        app.streaming
+        let q = super::streaming_labels::label(
+            labeler,
+            &mut app.label_sets,
+            t,
+            "query",
+            name,
+            query_id,
+        );
+        let agg = app
+            .streaming
             .entry(q)
-            .or_insert_with(|| StreamAgg::new(bounds))
+            .or_insert_with(|| StreamAgg::new(bounds));
+        if configured.is_some() {
+            agg.configured_interval_s = configured;
+        }
+        agg
     }
 
     pub(super) fn streaming_progress(
@@ -512,7 +541,20 @@ impl State {
         obs: &StreamingProgressObs,
         t: &Telemetry,
     ) {
-        let agg = self.stream_agg(app_id, obs.name.as_deref(), &obs.query_id, t);
+        self.stream_agg(app_id, obs.name.as_deref(), &obs.query_id, t);
+        let (app, labeler) = self.app_and_labeler(app_id);
+        // The aggregate exists now, under the label `stream_agg` gave it.
+        let q = super::streaming_labels::label(
+            labeler,
+            &mut app.label_sets,
+            t,
+            "query",
+            obs.name.as_deref(),
+            &obs.query_id,
+        );
+        let Some(agg) = app.streaming.get_mut(&q) else {
+            return;
+        };
         if agg
             .last_batch
             .get(&obs.query_id)
@@ -521,12 +563,7 @@ impl State {
             return;
         }
         agg.last_batch.insert(obs.query_id.clone(), obs.batch_id);
-        agg.batches += 1;
-        agg.input_rows += obs.num_input_rows;
-        agg.input_rows_per_second = obs.input_rows_per_second;
-        agg.processed_rows_per_second = obs.processed_rows_per_second;
-        agg.batch_duration
-            .observe(obs.batch_duration_ms as f64 / 1000.0);
+        agg.add_batch(obs, |d| Arc::from(labeler.rewrite(d)));
     }
 
     pub(super) fn expire(&mut self, now: EpochMs, t: &Telemetry) {
