@@ -8,8 +8,9 @@
 use std::borrow::Cow;
 
 use crate::model::{
-    AppObs, EpochMs, ExecutorObs, JobObs, JobStatus, SourceProgressObs, StageObs, StageStatus, StateOperatorObs,
-    StreamingProgressObs, StreamingStartObs, TaskEndObs, TaskOutcome, TaskStartObs, TaskTotals,
+    AppObs, EpochMs, ExecutorObs, JobObs, JobStatus, SourceProgressObs, StageObs, StageStatus,
+    StateOperatorObs, StreamingProgressObs, StreamingStartObs, TaskEndObs, TaskOutcome,
+    TaskStartObs, TaskTotals,
 };
 
 use super::json;

@@ -276,6 +276,9 @@ mod tests {
         assert_eq!(a.phases_ms.len(), MAX_KEYS + 1);
         assert_eq!(a.phases_ms.get(super::super::labels::OTHER), Some(&8));
         let ops: Vec<&str> = a.operators.keys().map(|k| &**k).collect();
-        assert_eq!(ops, ["stateStoreSave", "stateStoreSave#2", "stateStoreSave#3"]);
+        assert_eq!(
+            ops,
+            ["stateStoreSave", "stateStoreSave#2", "stateStoreSave#3"]
+        );
     }
 }
