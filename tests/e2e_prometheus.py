@@ -102,7 +102,6 @@ EXPECTED_EMPTY = {
     ("spark-fleet.json", "Object-store requests per shard"): "the event logs are in a local folder",
     ("spark-fleet.json", "Object-store errors per shard"): "the event logs are in a local folder",
     ("spark-sql-streaming.json", "Watermark lag"): "e2e_rate has no withWatermark (tests/e2e_streaming.py has one)",
-    ("spark-sql-streaming.json", "Rows dropped by watermark"): "e2e_rate has no withWatermark",
 }
 
 
