@@ -59,7 +59,7 @@ scripts/dashboards-test.sh
 step "deploy"
 scripts/deploy-test.sh
 
-for extra in scripts/objstore-test.sh scripts/e2e-prometheus.sh scripts/e2e-drain.sh scripts/e2e-trends.sh scripts/e2e-fleet.sh; do
+for extra in scripts/objstore-test.sh scripts/e2e-prometheus.sh scripts/e2e-drain.sh scripts/e2e-trends.sh scripts/e2e-streaming.sh scripts/e2e-fleet.sh; do
     if [ -x "$extra" ]; then
         step "$extra"
         "$extra"

@@ -293,6 +293,8 @@ pub struct Progress<'a> {
 pub struct QueryStarted<'a> {
     #[serde(borrow)]
     pub id: Cow<'a, str>,
+    #[serde(rename = "runId", borrow, default)]
+    pub run_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub name: Option<Cow<'a, str>>,
 }

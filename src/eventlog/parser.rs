@@ -287,6 +287,7 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
             Event::StreamingStarted(StreamingStartObs {
                 query_id: q.id.into_owned(),
                 name: owned(q.name),
+                run_id: owned(q.run_id),
             })
         }
         n if n.starts_with("SparkListener") || n.starts_with("org.apache.spark.") => {

@@ -191,6 +191,8 @@ pub struct AppState {
     pub sql: HashMap<Arc<str>, SqlAgg>,
     /// Streaming aggregates by query label.
     pub streaming: BTreeMap<Arc<str>, StreamAgg>,
+    /// Streaming queries by run id (the job group of their micro-batches).
+    pub stream_runs: super::streaming_labels::StreamRuns,
     /// Distinct label values (cardinality caps).
     pub label_sets: LabelSets,
     /// The driver's exit code, when Spark reported it.
@@ -242,6 +244,7 @@ impl AppState {
             counted_sql: IdSet::default(),
             sql: HashMap::new(),
             streaming: BTreeMap::new(),
+            stream_runs: Default::default(),
             label_sets: LabelSets::default(),
             exit_code: None,
             summary: None,

@@ -386,6 +386,8 @@ pub struct StreamingStartObs {
     pub query_id: String,
     /// Query name, when the user set one.
     pub name: Option<String>,
+    /// Run id (new at every restart): the job group of the run's micro-batches.
+    pub run_id: Option<String>,
 }
 
 /// One structured-streaming micro-batch (`QueryProgressEvent`).

@@ -93,18 +93,55 @@ pub fn label(
     }
 }
 
-/// The `(job_group, job_description)` of a micro-batch's job or stage whose description is
-/// `desc`: both the query's label. `None` when `desc` is not a micro-batch's.
+/// Run ids of one application's streaming queries kept at most: a query gets a new one at
+/// every restart; past this, new runs are not remembered (their jobs still count under the
+/// query when their description is Spark's).
+const MAX_RUNS: usize = 1024;
+
+/// One application's streaming queries by run id: what the event log's `QueryStartedEvent`s
+/// said, and what micro-batch descriptions (both sources) said. A job of a run whose
+/// description user code replaced (`setJobDescription` inside `foreachBatch`) still has the run
+/// id as its job group, and counts under the query through this.
+#[derive(Debug, Clone, Default)]
+pub struct StreamRuns {
+    by_run: std::collections::HashMap<Box<str>, (Option<Box<str>>, Box<str>)>,
+}
+
+impl StreamRuns {
+    /// Remember that run `run_id` belongs to the query `name` / `query_id`.
+    pub fn insert(&mut self, run_id: &str, name: Option<&str>, query_id: &str) {
+        if !is_uuid(run_id) || self.by_run.contains_key(run_id) || self.by_run.len() >= MAX_RUNS {
+            return;
+        }
+        self.by_run
+            .insert(run_id.into(), (name.map(Into::into), query_id.into()));
+    }
+}
+
+/// The `(job_group, job_description)` of a micro-batch's job or stage: both the query's label
+/// when `desc` is Spark's micro-batch description; the query's label and the description's own
+/// label when only the job group (`group`, the run id) names a known run. `None` otherwise.
 pub fn group_key(
     labeler: &Labeler,
     sets: &mut LabelSets,
+    runs: &mut StreamRuns,
     t: &Telemetry,
+    group: Option<&str>,
     desc: Option<&str>,
 ) -> Option<(Arc<str>, Arc<str>)> {
-    let b = batch_of(desc)?;
+    if let Some(b) = batch_of(desc) {
+        if let Some(g) = group {
+            runs.insert(g, b.name, b.query_id);
+        }
+        return Some((
+            label(labeler, sets, t, "job_group", b.name, b.query_id),
+            label(labeler, sets, t, "job_description", b.name, b.query_id),
+        ));
+    }
+    let (name, query_id) = runs.by_run.get(group?)?;
     Some((
-        label(labeler, sets, t, "job_group", b.name, b.query_id),
-        label(labeler, sets, t, "job_description", b.name, b.query_id),
+        label(labeler, sets, t, "job_group", name.as_deref(), query_id),
+        labeler.value(sets, t, "job_description", desc),
     ))
 }
 
@@ -150,6 +187,34 @@ mod tests {
             assert_eq!(batch_of(Some(other)), None, "{other:?}");
         }
         assert_eq!(batch_of(None), None);
+    }
+
+    #[test]
+    fn a_known_run_names_the_query_of_a_job_with_the_users_description() {
+        let s = Settings::default();
+        let l = Labeler::new(&s.labels);
+        let t = Telemetry::default();
+        let (mut sets, mut runs) = (LabelSets::default(), StreamRuns::default());
+        let mut key = |group: Option<&str>, desc: Option<&str>| {
+            group_key(&l, &mut sets, &mut runs, &t, group, desc)
+                .map(|(g, d)| (g.to_string(), d.to_string()))
+        };
+        assert_eq!(
+            key(Some(RUN), Some("merge into target")),
+            None,
+            "unknown run"
+        );
+        let batch = format!("orders\nid = {ID}\nrunId = {RUN}\nbatch = 3");
+        assert_eq!(
+            key(Some(RUN), Some(&batch)),
+            Some(("orders".into(), "orders".into()))
+        );
+        assert_eq!(
+            key(Some(RUN), Some("merge into target")),
+            Some(("orders".into(), "merge into target".into())),
+            "learnt from the batch's description"
+        );
+        assert_eq!(key(Some("etl"), Some("load")), None);
     }
 
     #[test]

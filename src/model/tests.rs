@@ -571,6 +571,7 @@ fn series_are_born_at_zero_when_their_key_is_first_seen() {
         &StreamingStartObs {
             query_id: "q-1".into(),
             name: Some("events".into()),
+            run_id: None,
         },
     );
     let f = collect(&m);
@@ -653,4 +654,32 @@ fn rest_alone_has_no_task_duration_histogram() {
         ),
         Some(0.0)
     );
+}
+
+/// A streaming run's jobs whose description user code replaced (`setJobDescription` inside
+/// `foreachBatch`) keep the run id as job group: the `QueryStartedEvent` (event log) names the
+/// query, so they count under its name, with their own description.
+#[test]
+fn a_streaming_runs_jobs_count_under_its_query_whatever_their_description() {
+    let (m, _) = model();
+    let o = m.observer(Source::EventLog);
+    const RUN: &str = "05ee1333-6b6a-4ea8-99d9-c7b84cb67ef4";
+    o.streaming_started(
+        APP,
+        &StreamingStartObs {
+            query_id: "1a8d25d9-1b6e-4b84-90af-3bc3c0da28ec".into(),
+            name: None,
+            run_id: Some(RUN.into()),
+        },
+    );
+    let mut j = job(1, JobStatus::Succeeded, RUN, vec![]);
+    j.description = Some("merge into target".into());
+    o.upsert_job(APP, &j);
+    let f = collect(&m);
+    let with = [
+        ("job_group", "query-1a8d25d9"),
+        ("job_description", "merge into target"),
+        ("status", "succeeded"),
+    ];
+    assert_eq!(val(&f, "spark_jobs", &with), Some(1.0));
 }

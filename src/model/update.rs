@@ -28,7 +28,10 @@ fn group_key(
     desc: Option<&str>,
 ) -> GroupKey {
     // A streaming micro-batch's job or stage counts under its query (streaming_labels.rs).
-    if let Some(k) = super::streaming_labels::group_key(labeler, &mut app.label_sets, t, desc) {
+    let runs = &mut app.stream_runs;
+    if let Some(k) =
+        super::streaming_labels::group_key(labeler, &mut app.label_sets, runs, t, group, desc)
+    {
         return k;
     }
     (
@@ -497,6 +500,11 @@ impl State {
         t: &Telemetry,
     ) {
         self.stream_agg(app_id, obs.name.as_deref(), &obs.query_id, t);
+        if let Some(run) = &obs.run_id {
+            let app = self.app(app_id);
+            app.stream_runs
+                .insert(run, obs.name.as_deref(), &obs.query_id);
+        }
     }
 
     /// The streaming query's aggregate, labelled by its name (or its stand-in, see
