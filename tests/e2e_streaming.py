@@ -15,9 +15,9 @@ test takes about 3 minutes (the expressions are the shipped ones).
 
 Asserts:
   1. SparkStreamingQueryFallingBehind fires for slow_sink (query label = the query's name);
-  2. it never fires for healthy_sink, watched for as long again as slow_sink needed plus FOR
-     (it may be pending at the start, while its first batch, which plans the query, weighs on
-     the 5m mean), and the twin's ratio exists (its interval was inferred: from="inferred", 1 s)
+  2. it never fires for healthy_sink, watched until FOR + 2 scrape intervals after slow_sink's
+     alert fired (it may be pending at the start, while its first batch, which plans the query,
+     weighs on the 5m mean), and the twin's ratio exists (its interval was inferred: from="inferred", 1 s)
      and is below the 0.8 threshold at the end;
   3. slow_sink's interval is from="configured";
   4. the queries' jobs count under their names as job_group, and no label value of the streaming
