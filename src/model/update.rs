@@ -507,15 +507,15 @@ impl State {
         }
     }
 
-    /// The streaming query's aggregate, labelled by its name (or its stand-in, see
-    /// `streaming_labels.rs`), created at zero on first sight.
+    /// The label of a streaming query's aggregate (its name, or its stand-in, see
+    /// `streaming_labels.rs`); the aggregate is created at zero on first sight.
     fn stream_agg(
         &mut self,
         app_id: &str,
         name: Option<&str>,
         query_id: &str,
         t: &Telemetry,
-    ) -> &mut StreamAgg {
+    ) -> Arc<str> {
         let bounds = self.duration_bounds.clone();
         let configured = name
             .and_then(|n| self.trigger_intervals.get(n))
@@ -535,12 +535,12 @@ impl State {
         );
         let agg = app
             .streaming
-            .entry(q)
+            .entry(q.clone())
             .or_insert_with(|| StreamAgg::new(bounds));
         if configured.is_some() {
             agg.configured_interval_s = configured;
         }
-        agg
+        q
     }
 
     pub(super) fn streaming_progress(
@@ -549,17 +549,8 @@ impl State {
         obs: &StreamingProgressObs,
         t: &Telemetry,
     ) {
-        self.stream_agg(app_id, obs.name.as_deref(), &obs.query_id, t);
+        let q = self.stream_agg(app_id, obs.name.as_deref(), &obs.query_id, t);
         let (app, labeler) = self.app_and_labeler(app_id);
-        // The aggregate exists now, under the label `stream_agg` gave it.
-        let q = super::streaming_labels::label(
-            labeler,
-            &mut app.label_sets,
-            t,
-            "query",
-            obs.name.as_deref(),
-            &obs.query_id,
-        );
         let Some(agg) = app.streaming.get_mut(&q) else {
             return;
         };
