@@ -320,6 +320,207 @@ fn close(a: Option<f64>, b: f64, what: &str) {
     );
 }
 
+/// One query's progress events and the exporter's samples.
+struct Case<'a> {
+    query: &'a str,
+    ps: &'a [&'a Value],
+    got: &'a [Sample],
+}
+
+impl Case<'_> {
+    /// The sample of `name` for this query and `extra` labels.
+    fn get(&self, name: &str, extra: &[(&str, &str)]) -> Option<f64> {
+        let mut w: Vec<(&str, &str)> = vec![("query", self.query)];
+        w.extend_from_slice(extra);
+        value(self.got, name, &w)
+    }
+    fn last(&self) -> &Value {
+        self.ps.last().expect("a progress")
+    }
+    fn what(&self, s: &str) -> String {
+        format!("{} {s}", self.query)
+    }
+}
+
+fn sources(p: &Value) -> Vec<Value> {
+    p["sources"].as_array().cloned().unwrap_or_default()
+}
+
+/// A query's total of a per-source field (Spark 3.x/4.x write only the per-source values).
+fn src_sum(p: &Value, k: &str) -> f64 {
+    sources(p)
+        .iter()
+        .map(|s| s[k].as_f64().unwrap_or(0.0))
+        .sum()
+}
+
+/// Batches, rows and the two rates.
+fn check_totals(c: &Case) {
+    let ids: BTreeSet<u64> =
+        c.ps.iter()
+            .map(|p| p["batchId"].as_u64().expect("id"))
+            .collect();
+    assert_eq!(ids.len(), c.ps.len(), "{}: one progress per batch", c.query);
+    close(
+        c.get("spark_streaming_batches_total", &[]),
+        c.ps.len() as f64,
+        &c.what("batches"),
+    );
+    let rows: f64 = c.ps.iter().map(|p| src_sum(p, "numInputRows")).sum();
+    close(
+        c.get("spark_streaming_input_rows_total", &[]),
+        rows,
+        &c.what("input rows"),
+    );
+    close(
+        c.get("spark_streaming_input_rows_per_second", &[]),
+        src_sum(c.last(), "inputRowsPerSecond"),
+        &c.what("input rate"),
+    );
+    close(
+        c.get("spark_streaming_processed_rows_per_second", &[]),
+        src_sum(c.last(), "processedRowsPerSecond"),
+        &c.what("processed rate"),
+    );
+}
+
+/// Every durationMs key, summed, one series each.
+fn check_phases(c: &Case) {
+    let mut phases: BTreeMap<String, f64> = BTreeMap::new();
+    for p in c.ps {
+        for (k, v) in p["durationMs"].as_object().expect("durationMs") {
+            *phases.entry(k.clone()).or_default() += v.as_f64().expect("ms") / 1000.0;
+        }
+    }
+    assert!(phases.contains_key("commitOffsets") && phases.contains_key("addBatch"));
+    for (phase, secs) in &phases {
+        let got = c.get(
+            "spark_streaming_batch_phase_seconds_total",
+            &[("phase", phase)],
+        );
+        close(got, *secs, &c.what(phase));
+    }
+    let n = c
+        .got
+        .iter()
+        .filter(|s| {
+            s.name == "spark_streaming_batch_phase_seconds_total" && s.label("query") == c.query
+        })
+        .count();
+    assert_eq!(n, phases.len(), "{}: one series per phase", c.query);
+    close(
+        c.get("spark_streaming_batch_duration_seconds_sum", &[]),
+        phases["triggerExecution"],
+        &c.what("batch duration sum"),
+    );
+}
+
+/// Per source: rows summed, rates of the last batch.
+fn check_sources(c: &Case) {
+    let srcs = sources(c.last());
+    assert_eq!(srcs.len(), 1);
+    let rows = c
+        .got
+        .iter()
+        .find(|s| {
+            s.name == "spark_streaming_source_input_rows_total" && s.label("query") == c.query
+        })
+        .expect("source series");
+    assert!(
+        rows.label("source").starts_with("RateStreamV"),
+        "{:?}",
+        rows.labels
+    );
+    let want: f64 = c.ps.iter().map(|p| src_sum(p, "numInputRows")).sum();
+    close(Some(rows.value), want, &c.what("source rows"));
+    let src = [("source", rows.label("source"))];
+    close(
+        c.get("spark_streaming_source_input_rows_per_second", &src),
+        srcs[0]["inputRowsPerSecond"].as_f64().expect("rate"),
+        &c.what("source input rate"),
+    );
+    close(
+        c.get("spark_streaming_source_processed_rows_per_second", &src),
+        srcs[0]["processedRowsPerSecond"].as_f64().expect("rate"),
+        &c.what("source processed rate"),
+    );
+}
+
+/// The watermark: the last one that is not Spark's initial epoch; the lag from the last batch
+/// that had both a watermark and an event-time max. Neither series without a watermark.
+fn check_watermark(c: &Case) {
+    let wm = |p: &Value| {
+        p["eventTime"]["watermark"]
+            .as_str()
+            .map(instant_ms)
+            .filter(|w| *w > 0)
+    };
+    let want_wm = c.ps.iter().rev().find_map(|p| wm(p));
+    let want_lag = c.ps.iter().rev().find_map(|p| {
+        let max = p["eventTime"]["max"].as_str().map(instant_ms)?;
+        Some((max - wm(p)?) as f64 / 1000.0)
+    });
+    let (got_wm, got_lag) = (
+        c.get("spark_streaming_watermark_seconds", &[]),
+        c.get("spark_streaming_watermark_lag_seconds", &[]),
+    );
+    match want_wm {
+        Some(w) => close(got_wm, w as f64 / 1000.0, &c.what("watermark")),
+        None => assert_eq!(got_wm, None, "{}: no watermark, no series", c.query),
+    }
+    match want_lag {
+        Some(lag) => close(got_lag, lag, &c.what("watermark lag")),
+        None => assert_eq!(got_lag, None, "{}: no lag", c.query),
+    }
+}
+
+/// State per operator: latest rows and memory, dropped rows summed; none when stateless.
+/// Returns the number of operators.
+fn check_state(c: &Case) -> usize {
+    let ops = c.last()["stateOperators"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for (i, op) in ops.iter().enumerate() {
+        assert_eq!(i, 0, "the workload has one operator per query");
+        let o = [(
+            "operator",
+            op["operatorName"].as_str().expect("operatorName"),
+        )];
+        let n = |k: &str| op[k].as_f64().expect("number");
+        close(
+            c.get("spark_streaming_state_rows", &o),
+            n("numRowsTotal"),
+            &c.what("state rows"),
+        );
+        close(
+            c.get("spark_streaming_state_memory_bytes", &o),
+            n("memoryUsedBytes"),
+            &c.what("state memory"),
+        );
+        let dropped: f64 =
+            c.ps.iter()
+                .map(|p| {
+                    p["stateOperators"][i]["numRowsDroppedByWatermark"]
+                        .as_f64()
+                        .unwrap_or(0.0)
+                })
+                .sum();
+        let got = c.get("spark_streaming_state_rows_dropped_by_watermark_total", &o);
+        close(got, dropped, &c.what("dropped"));
+    }
+    if ops.is_empty() {
+        assert!(
+            !c.got.iter().any(
+                |s| s.name.starts_with("spark_streaming_state_") && s.label("query") == c.query
+            ),
+            "{}: stateless, no state series",
+            c.query
+        );
+    }
+    ops.len()
+}
+
 #[test]
 fn progress_metrics_equal_the_logs_query_progress_events() {
     let ev = events();
@@ -334,209 +535,34 @@ fn progress_metrics_equal_the_logs_query_progress_events() {
             .push(p);
     }
     assert_eq!(by_query.len(), 4);
-    let mut with_state = 0;
+    let mut with_state = vec![];
     for (query, ps) in &by_query {
-        let l = |extra: &[(&'static str, &'static str)]| {
-            let mut v: Vec<(&str, &str)> = vec![("query", query.as_str())];
-            v.extend_from_slice(extra);
-            v
+        let c = Case {
+            query,
+            ps,
+            got: &got,
         };
-        let get = |name: &str, extra: &[(&str, &str)]| {
-            let mut w: Vec<(&str, &str)> = vec![("query", query.as_str())];
-            w.extend_from_slice(extra);
-            value(&got, name, &w)
-        };
-        let last = ps.last().expect("a progress");
-        let sources = |p: &Value| p["sources"].as_array().cloned().unwrap_or_default();
-        let src_sum = |p: &Value, k: &str| {
-            sources(p)
-                .iter()
-                .map(|s| s[k].as_f64().unwrap_or(0.0))
-                .sum::<f64>()
-        };
-        let ids: BTreeSet<u64> = ps
-            .iter()
-            .map(|p| p["batchId"].as_u64().expect("id"))
-            .collect();
-        assert_eq!(ids.len(), ps.len(), "{query}: one progress per batch");
-        close(
-            get("spark_streaming_batches_total", &[]),
-            ps.len() as f64,
-            &format!("{query} batches"),
-        );
-        close(
-            get("spark_streaming_input_rows_total", &[]),
-            ps.iter().map(|p| src_sum(p, "numInputRows")).sum(),
-            &format!("{query} input rows"),
-        );
-        close(
-            get("spark_streaming_input_rows_per_second", &[]),
-            src_sum(last, "inputRowsPerSecond"),
-            &format!("{query} input rate"),
-        );
-        close(
-            get("spark_streaming_processed_rows_per_second", &[]),
-            src_sum(last, "processedRowsPerSecond"),
-            &format!("{query} processed rate"),
-        );
-        // Phases: every durationMs key, summed.
-        let mut phases: BTreeMap<String, f64> = BTreeMap::new();
-        for p in ps {
-            for (k, v) in p["durationMs"].as_object().expect("durationMs") {
-                *phases.entry(k.clone()).or_default() += v.as_f64().expect("ms") / 1000.0;
-            }
+        check_totals(&c);
+        check_phases(&c);
+        check_sources(&c);
+        check_watermark(&c);
+        if check_state(&c) > 0 {
+            with_state.push(query.as_str());
         }
-        assert!(phases.contains_key("commitOffsets") && phases.contains_key("addBatch"));
-        for (phase, secs) in &phases {
-            close(
-                get(
-                    "spark_streaming_batch_phase_seconds_total",
-                    &[("phase", phase)],
-                ),
-                *secs,
-                &format!("{query} {phase}"),
-            );
-        }
-        let n_phases = got
-            .iter()
-            .filter(|s| {
-                s.name == "spark_streaming_batch_phase_seconds_total" && s.label("query") == query
-            })
-            .count();
-        assert_eq!(n_phases, phases.len(), "{query}: one series per phase");
-        close(
-            get("spark_streaming_batch_duration_seconds_sum", &[]),
-            phases["triggerExecution"],
-            &format!("{query} batch duration sum"),
-        );
-        // Per source: rows summed, rates of the last batch.
-        let srcs = sources(last);
-        assert_eq!(srcs.len(), 1);
-        let rows = got
-            .iter()
-            .find(|s| {
-                s.name == "spark_streaming_source_input_rows_total" && s.label("query") == query
-            })
-            .expect("source series");
-        assert!(
-            rows.label("source").starts_with("RateStreamV"),
-            "{:?}",
-            rows.labels
-        );
-        close(
-            Some(rows.value),
-            ps.iter().map(|p| src_sum(p, "numInputRows")).sum(),
-            &format!("{query} source rows"),
-        );
-        let src = rows.label("source").to_string();
-        close(
-            get(
-                "spark_streaming_source_input_rows_per_second",
-                &[("source", &src)],
-            ),
-            srcs[0]["inputRowsPerSecond"].as_f64().expect("rate"),
-            &format!("{query} source input rate"),
-        );
-        close(
-            get(
-                "spark_streaming_source_processed_rows_per_second",
-                &[("source", &src)],
-            ),
-            srcs[0]["processedRowsPerSecond"].as_f64().expect("rate"),
-            &format!("{query} source processed rate"),
-        );
-        // Watermark: the last one that is not Spark's initial epoch; the lag from the last
-        // batch that had both a watermark and an event-time max.
-        let wm = |p: &Value| {
-            p["eventTime"]["watermark"]
-                .as_str()
-                .map(instant_ms)
-                .filter(|w| *w > 0)
-        };
-        let want_wm = ps.iter().rev().find_map(|p| wm(p));
-        let want_lag = ps.iter().rev().find_map(|p| {
-            let max = p["eventTime"]["max"].as_str().map(instant_ms)?;
-            Some((max - wm(p)?) as f64 / 1000.0)
-        });
-        match want_wm {
-            Some(w) => close(
-                get("spark_streaming_watermark_seconds", &[]),
-                w as f64 / 1000.0,
-                &format!("{query} watermark"),
-            ),
-            None => assert_eq!(
-                get("spark_streaming_watermark_seconds", &[]),
-                None,
-                "{query}: no watermark, no series"
-            ),
-        }
-        match want_lag {
-            Some(lag) => close(
-                get("spark_streaming_watermark_lag_seconds", &[]),
-                lag,
-                &format!("{query} watermark lag"),
-            ),
-            None => assert_eq!(get("spark_streaming_watermark_lag_seconds", &[]), None),
-        }
-        // State per operator: latest rows and memory, dropped rows summed.
-        let ops = last["stateOperators"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        for (i, op) in ops.iter().enumerate() {
-            let name = op["operatorName"]
-                .as_str()
-                .expect("operatorName")
-                .to_string();
-            assert_eq!(i, 0, "the workload has one operator per query");
-            let o = [("operator", name.as_str())];
-            close(
-                get("spark_streaming_state_rows", &o),
-                op["numRowsTotal"].as_f64().expect("n"),
-                &format!("{query} state rows"),
-            );
-            close(
-                get("spark_streaming_state_memory_bytes", &o),
-                op["memoryUsedBytes"].as_f64().expect("n"),
-                &format!("{query} state memory"),
-            );
-            let dropped: f64 = ps
-                .iter()
-                .map(|p| {
-                    p["stateOperators"][i]["numRowsDroppedByWatermark"]
-                        .as_f64()
-                        .unwrap_or(0.0)
-                })
-                .sum();
-            close(
-                get("spark_streaming_state_rows_dropped_by_watermark_total", &o),
-                dropped,
-                &format!("{query} dropped"),
-            );
-            with_state += 1;
-        }
-        if ops.is_empty() {
-            assert!(
-                !got.iter()
-                    .any(|s| s.name.starts_with("spark_streaming_state_")
-                        && s.label("query") == query),
-                "{query}: stateless, no state series"
-            );
-        }
-        let _ = l;
     }
-    assert_eq!(with_state, 1, "windowed_counts has state");
+    // The fixture has both kinds: one query with a watermark and state, three without.
+    assert_eq!(with_state, ["windowed_counts"]);
     assert!(by_query["windowed_counts"]
         .iter()
         .any(|p| p["eventTime"]["watermark"]
             .as_str()
             .is_some_and(|w| instant_ms(w) > 0)));
-    assert!(value(
+    let no_wm = value(
         &got,
         "spark_streaming_watermark_seconds",
-        &[("query", "healthy_sink")]
-    )
-    .is_none());
+        &[("query", "healthy_sink")],
+    );
+    assert!(no_wm.is_none());
 }
 
 #[test]

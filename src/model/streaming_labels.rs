@@ -104,7 +104,14 @@ const MAX_RUNS: usize = 1024;
 /// id as its job group, and counts under the query through this.
 #[derive(Debug, Clone, Default)]
 pub struct StreamRuns {
-    by_run: std::collections::HashMap<Box<str>, (Option<Box<str>>, Box<str>)>,
+    by_run: std::collections::HashMap<Box<str>, RunOf>,
+}
+
+/// The query of a run: its name (if any) and id.
+#[derive(Debug, Clone)]
+struct RunOf {
+    name: Option<Box<str>>,
+    query_id: Box<str>,
 }
 
 impl StreamRuns {
@@ -113,8 +120,11 @@ impl StreamRuns {
         if !is_uuid(run_id) || self.by_run.contains_key(run_id) || self.by_run.len() >= MAX_RUNS {
             return;
         }
-        self.by_run
-            .insert(run_id.into(), (name.map(Into::into), query_id.into()));
+        let run = RunOf {
+            name: name.map(Into::into),
+            query_id: query_id.into(),
+        };
+        self.by_run.insert(run_id.into(), run);
     }
 }
 
@@ -138,9 +148,16 @@ pub fn group_key(
             label(labeler, sets, t, "job_description", b.name, b.query_id),
         ));
     }
-    let (name, query_id) = runs.by_run.get(group?)?;
+    let run = runs.by_run.get(group?)?;
     Some((
-        label(labeler, sets, t, "job_group", name.as_deref(), query_id),
+        label(
+            labeler,
+            sets,
+            t,
+            "job_group",
+            run.name.as_deref(),
+            &run.query_id,
+        ),
         labeler.value(sets, t, "job_description", desc),
     ))
 }
