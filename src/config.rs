@@ -1221,6 +1221,32 @@ mod tests {
     }
 
     #[test]
+    fn streaming_trigger_intervals_are_durations_by_query_name() {
+        let s =
+            from_value(&json!({"streaming": {"trigger_intervals": {"orders": "30s"}}})).unwrap();
+        let want = BTreeMap::from([("orders".to_string(), Duration::from_secs(30))]);
+        assert_eq!(s.streaming.trigger_intervals, want);
+        // The environment's `k=v,k2=v2` form.
+        let s = from_value(&json!({"streaming": {"trigger_intervals": "a=1s, b=500ms"}})).unwrap();
+        assert_eq!(
+            s.streaming.trigger_intervals["b"],
+            Duration::from_millis(500)
+        );
+        let v = json!({"streaming": {"trigger_intervals": {"a": "0s", "b": "soon"}, "x": 1}});
+        let Err(ConfigError::Invalid(errs)) = from_value(&v) else {
+            panic!("expected errors")
+        };
+        let all = errs.join("\n");
+        for k in [
+            "streaming.trigger_intervals.a: must be greater than zero",
+            "streaming.trigger_intervals.b: \"soon\" is not a duration",
+            "streaming.x: unknown field",
+        ] {
+            assert!(all.contains(k), "{k} not in {all}");
+        }
+    }
+
+    #[test]
     fn every_wrong_field_is_listed() {
         let v = json!({
             "web": {"listen_address": "nope", "telemetry_path": "metrics"},
