@@ -134,6 +134,26 @@ THRESHOLDS = {
     # newest event only means no application is writing, which is not a problem.
     "EVENTLOG_LAG_SECONDS": 300,
     "EVENTLOG_LAG_FOR": "10m",
+    # SparkStreamingQueryFallingBehind: a query's mean micro-batch duration over 5m above this
+    # fraction of its trigger interval (spark_streaming_trigger_interval_seconds: configured, or
+    # inferred from batch starts). 0.8 is the rule of thumb of the Databricks Structured Streaming
+    # debugging guide: past it, a burst of input makes batches overrun their trigger and the
+    # backlog grows.
+    "STREAMING_BATCH_TRIGGER_RATIO": 0.8,
+    # ... for this long: one slow batch (a checkpoint, a compaction) is not a trend.
+    "STREAMING_BEHIND_FOR": "10m",
+    # SparkStreamingProcessingBelowInput: the processing rate averaged over STREAMING_RATE_WINDOW
+    # below this fraction of the input rate (rows/s of the latest batches: Spark's
+    # processedRowsPerSecond and inputRowsPerSecond). 1.0: slower than the input, literally.
+    "STREAMING_PROCESSED_INPUT_RATIO": 1.0,
+    "STREAMING_RATE_WINDOW": "10m",
+    "STREAMING_RATE_FOR": "15m",
+    # SparkStreamingWatermarkLagGrowing: the watermark lag (newest event time minus watermark)
+    # grew by more than this many seconds within STREAMING_WATERMARK_WINDOW: batches take on more
+    # event time each, so the query is consuming a growing backlog.
+    "STREAMING_WATERMARK_LAG_GROWTH_SECONDS": 60,
+    "STREAMING_WATERMARK_WINDOW": "15m",
+    "STREAMING_WATERMARK_FOR": "15m",
 }
 
 DEFAULTS = {**SETTINGS, **THRESHOLDS}
@@ -154,11 +174,15 @@ SEVERITIES = {
     "SparkExporterDown": "warning",
     "SparkExporterEventLogErrors": "warning",
     "SparkExporterEventLogLag": "warning",
+    "SparkStreamingQueryFallingBehind": "warning",
+    "SparkStreamingProcessingBelowInput": "warning",
+    "SparkStreamingWatermarkLagGrowing": "warning",
 }
 
 APP = "app_id, app_name"
 JOB = "app_id, app_name, job_group, job_description"
 STAGE = "app_id, app_name, job_group, job_description, stage_id, stage_attempt"
+QUERY = "app_id, app_name, query"
 
 
 def by(c, *parts):
@@ -258,6 +282,25 @@ def run_rules(c):
         {"record": "spark_app_job_group:job_duration_seconds:sum", "expr": total},
         {"record": "spark_app_job_group:job_duration_seconds:count", "expr": count},
         {"record": "spark_app_job_group:job_duration_seconds:mean", "expr": f"{total}\n/\n({count} > 0)"},
+    ]
+
+
+def streaming_rules(c):
+    """Per streaming query: the mean micro-batch duration, the trigger interval (configured or
+    inferred, whichever the exporter has: `from` dropped), and their ratio.
+
+    The ratio divides the raw expressions rather than the two series recorded before it, so it
+    does not depend on the order in which a ruler evaluates the group.
+    """
+    key = by(c, QUERY)
+    mean = (f"sum by ({key}) (rate(spark_streaming_batch_duration_seconds_sum[5m]))\n/\n"
+            f"(sum by ({key}) (rate(spark_streaming_batch_duration_seconds_count[5m])) > 0)")
+    interval = f"max by ({key}) (spark_streaming_trigger_interval_seconds)"
+    return [
+        {"record": "spark_streaming_query:batch_duration_seconds:mean5m", "expr": mean},
+        {"record": "spark_streaming_query:trigger_interval_seconds", "expr": interval},
+        {"record": "spark_streaming_query:batch_trigger_ratio:mean5m",
+         "expr": f"(\n{indent(mean)}\n)\n/ on ({key})\n({interval} > 0)"},
     ]
 
 
@@ -403,6 +446,38 @@ def alerting_rules(c):
             "backlog, and event-log-based metrics are that late.",
             for_=c["EVENTLOG_LAG_FOR"],
         ),
+        alert(
+            c, "SparkStreamingQueryFallingBehind",
+            f"spark_streaming_query:batch_trigger_ratio:mean5m > {num(c['STREAMING_BATCH_TRIGGER_RATIO'])}",
+            "Streaming query {{ $labels.query }} of {{ $labels.app_name }} is falling behind its trigger",
+            "Micro-batches of streaming query {{ $labels.query }} in application {{ $labels.app_name }} "
+            "({{ $labels.app_id }}) took {{ $value | humanizePercentage }} of the trigger interval on "
+            f"average over 5m (threshold {num(c['STREAMING_BATCH_TRIGGER_RATIO'] * 100)}%): a burst of "
+            "input will make batches overrun their trigger and the backlog grow.",
+            for_=c["STREAMING_BEHIND_FOR"],
+        ),
+        alert(
+            c, "SparkStreamingProcessingBelowInput",
+            f"avg_over_time(spark_streaming_processed_rows_per_second[{c['STREAMING_RATE_WINDOW']}])\n<\n"
+            f"{num(c['STREAMING_PROCESSED_INPUT_RATIO'])} * avg_over_time(spark_streaming_input_rows_per_second"
+            f"[{c['STREAMING_RATE_WINDOW']}])",
+            "Streaming query {{ $labels.query }} of {{ $labels.app_name }} processes rows slower than they arrive",
+            "Streaming query {{ $labels.query }} in application {{ $labels.app_name }} "
+            "({{ $labels.app_id }}) processed {{ $value | printf \"%.1f\" }} rows/s on average over "
+            f"{c['STREAMING_RATE_WINDOW']}, less than its input rate: its backlog grows.",
+            for_=c["STREAMING_RATE_FOR"],
+        ),
+        alert(
+            c, "SparkStreamingWatermarkLagGrowing",
+            f"delta(spark_streaming_watermark_lag_seconds[{c['STREAMING_WATERMARK_WINDOW']}])\n"
+            f"> {num(c['STREAMING_WATERMARK_LAG_GROWTH_SECONDS'])}",
+            "The watermark of streaming query {{ $labels.query }} of {{ $labels.app_name }} falls behind",
+            "The watermark lag (newest event time minus watermark) of streaming query "
+            "{{ $labels.query }} in application {{ $labels.app_name }} ({{ $labels.app_id }}) grew by "
+            f"{{{{ $value | humanizeDuration }}}} in {c['STREAMING_WATERMARK_WINDOW']}: each batch takes "
+            "on more event time, so the query works through a growing backlog.",
+            for_=c["STREAMING_WATERMARK_FOR"],
+        ),
     ]
 
 
@@ -411,6 +486,7 @@ def groups(c):
         {"name": "spark-exporter.recording", "rules": recording_rules(c)},
         # Evaluated at the ruler's default interval, like the others.
         {"name": "spark-exporter.runs", "rules": run_rules(c)},
+        {"name": "spark-exporter.streaming", "rules": streaming_rules(c)},
         {"name": "spark-exporter.alerts", "rules": alerting_rules(c)},
     ]
 

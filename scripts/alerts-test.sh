@@ -59,7 +59,9 @@ expect_failure() {  # description, rules file
 for mutation in STUCK_MINUTES=20 GC_RATIO=0.25 GC_MIN_BUSY_SLOTS=0.01 EVENT_WINDOW=5m \
                 NEW_SERIES_LOOKBACK=1m SKEW_RATIO=10 SKEW_MIN_WAIT_SECONDS=300 SPILL_BYTES=4294967296 \
                 TASK_FAILURE_RATIO=0.2 TARGET_DOWN_FOR=10m 'EXPORTER_SELECTOR=job=~".*"' \
-                EVENTLOG_LAG_SECONDS=600 LOST_EXECUTOR_REASONS=.+ STAGE_FAILURES=5 EVENTLOG_IGNORED_KINDS=none; do
+                EVENTLOG_LAG_SECONDS=600 LOST_EXECUTOR_REASONS=.+ STAGE_FAILURES=5 EVENTLOG_IGNORED_KINDS=none \
+                STREAMING_BATCH_TRIGGER_RATIO=2.5 STREAMING_BEHIND_FOR=20m STREAMING_PROCESSED_INPUT_RATIO=0.5 \
+                STREAMING_WATERMARK_LAG_GROWTH_SECONDS=200; do
   mdir=$(mktemp -d -p "$tmp")
   python3 scripts/alerts-generate.py --out-dir "$mdir" --set "$mutation" > /dev/null
   expect_failure "$mutation" "$mdir/spark-exporter.rules.yml"
@@ -94,13 +96,16 @@ expect_failures_of "GROUPING_LABELS empty" "$mdir/spark-exporter.rules.yml" \
   "alertname: SparkHighSpill," "alertname: SparkExporterEventLogErrors," "alertname: SparkExporterEventLogLag," \
   "spark_app:gc_ratio:rate5m" "spark_job_group:gc_ratio:rate5m" "spark_app:task_failure_ratio:rate5m" \
   "spark_app_job_group:job_duration_seconds:sum" "spark_app_job_group:job_duration_seconds:count" \
-  "spark_app_job_group:job_duration_seconds:mean"
+  "spark_app_job_group:job_duration_seconds:mean" "alertname: SparkStreamingQueryFallingBehind," \
+  "spark_streaming_query:batch_duration_seconds:mean5m" "spark_streaming_query:trigger_interval_seconds" \
+  "spark_streaming_query:batch_trigger_ratio:mean5m"
 # The grouping labels kept by the aggregations but not by the joins (`and on (...)`).
 sed 's/ on (cluster, namespace, pod, / on (/' alerts/spark-exporter.rules.yml > "$tmp/on.rules.yml"
-[[ $(grep -c ' on (' alerts/spark-exporter.rules.yml) -eq 2 && $(grep -c ' on (cluster' "$tmp/on.rules.yml") -eq 0 ]] \
-  || { echo "expected two joins (SparkStageTaskSkew, SparkExporterEventLogLag) to mutate" >&2; exit 1; }
+[[ $(grep -c ' on (' alerts/spark-exporter.rules.yml) -eq 3 && $(grep -c ' on (cluster' "$tmp/on.rules.yml") -eq 0 ]] \
+  || { echo "expected three joins (SparkStageTaskSkew, SparkExporterEventLogLag, the streaming ratio) to mutate" >&2; exit 1; }
 expect_failures_of "joins on (...) without the grouping labels" "$tmp/on.rules.yml" \
-  "alertname: SparkStageTaskSkew," "alertname: SparkExporterEventLogLag,"
+  "alertname: SparkStageTaskSkew," "alertname: SparkExporterEventLogLag," \
+  "spark_streaming_query:batch_trigger_ratio:mean5m"
 
 echo "== 6. configuration"
 example="$tmp/example"

@@ -52,6 +52,7 @@ FJOB = FAPP + ', job_group=~"$job_group"'
 EXPORTER_JOBS = 'job=~".*spark-exporter.*"'
 STUCK_SECONDS = 900  # SparkStageStuck default (STUCK_MINUTES in scripts/alerts-generate.py)
 GC_RATIO = 0.10      # SparkExecutorHighGCRatio default
+BATCH_TRIGGER_RATIO = 0.8  # SparkStreamingQueryFallingBehind default (STREAMING_BATCH_TRIGGER_RATIO)
 
 
 # --- building blocks ---------------------------------------------------------------------------
@@ -559,8 +560,10 @@ def executors():
 
 def sql_streaming():
     return dashboard("spark-exporter-sql-streaming", "Spark / SQL and streaming",
-                     "SQL executions by description, and Structured Streaming rates and batch durations "
-                     "(streaming metrics come from the event log). These metrics have no job group.", [
+                     "SQL executions by description, and Structured Streaming rates, batch durations, phases, "
+                     "state, watermarks and whether queries keep up with their trigger (streaming metrics come "
+                     "from the event log). These metrics have no job group; a query's jobs count under its name "
+                     "as job group on the Jobs dashboard.", [
         row("SQL"),
         stat("Active SQL executions", "SQL / DataFrame queries running now.", "short",
              [target(f"sum(spark_sql_executions_active{{{APP}}})")], w=8, no_value="0"),
@@ -602,6 +605,37 @@ def sql_streaming():
                    "batches/min {{query}}"),
             target(f"sum by (app_name, query) (rate(spark_streaming_input_rows_total{{{APP}}}[{RI}]))",
                    "rows/s {{query}}")]),
+        row("Structured Streaming: keeping up"),
+        ts("Batch duration / trigger interval", "Mean micro-batch duration over 5m divided by the query's trigger "
+           "interval (recording rule spark_streaming_query:batch_trigger_ratio:mean5m). Above "
+           f"{BATCH_TRIGGER_RATIO} for 10m fires SparkStreamingQueryFallingBehind; above 1 every batch overruns "
+           "its trigger. No line for a query whose interval is neither configured nor inferable.", "percentunit",
+           [target(f"spark_streaming_query:batch_trigger_ratio:mean5m{{{APP}}}", "{{app_name}} {{query}}")],
+           threshold_line=BATCH_TRIGGER_RATIO, sparse=True),
+        ts("Trigger interval", "The trigger interval per query: from=configured (streaming.trigger_intervals) or "
+           "from=inferred (smallest spacing of on-schedule batch starts).", "s",
+           [target(f"spark_streaming_trigger_interval_seconds{{{APP}}}", "{{app_name}} {{query}} ({{from}})")]),
+        ts("Time per batch phase", "Seconds per second spent in each durationMs phase of the micro-batches, per "
+           "query (triggerExecution, the whole batch, left out): addBatch is the query's work, walCommit and "
+           "commitOffsets the checkpoint, latestOffset and getBatch the source.", "s",
+           [target(f'sum by (app_name, query, phase) (rate(spark_streaming_batch_phase_seconds_total{{{APP}, '
+                   f'phase!="triggerExecution"}}[{RI}]))', "{{query}} {{phase}}")], stack=True),
+        ts("Per-source rates", "Input and processing rate of each source of each query (latest micro-batch).",
+           "suffix: rows/s",
+           [target(f"spark_streaming_source_input_rows_per_second{{{APP}}}", "in {{query}} {{source}}"),
+            target(f"spark_streaming_source_processed_rows_per_second{{{APP}}}", "processed {{query}} {{source}}")]),
+        ts("Watermark lag", "Newest event time minus the watermark of the latest batch with rows (queries with "
+           "withWatermark), and how far the watermark trails the wall clock.", "s",
+           [target(f"spark_streaming_watermark_lag_seconds{{{APP}}}", "lag behind events {{query}}"),
+            target(f"time() - spark_streaming_watermark_seconds{{{APP}}}", "behind wall clock {{query}}")]),
+        ts("State rows", "Rows held by each stateful operator (numRowsTotal of the latest batch).", "short",
+           [target(f"spark_streaming_state_rows{{{APP}}}", "{{query}} {{operator}}")], w=8),
+        ts("State memory", "Memory used by each stateful operator's state (memoryUsedBytes).", "bytes",
+           [target(f"spark_streaming_state_memory_bytes{{{APP}}}", "{{query}} {{operator}}")], w=8),
+        ts("Rows dropped by watermark", "Rows per second each stateful operator dropped as later than the "
+           "watermark.", "suffix: rows/s",
+           [target(f"rate(spark_streaming_state_rows_dropped_by_watermark_total{{{APP}}}[{RI}])",
+                   "{{query}} {{operator}}")], w=8),
     ])
 
 

@@ -82,7 +82,12 @@ APP_METRICS = {  # labels app_id, app_name (no job_group)
     "spark_sql_executions_total", "spark_sql_executions_active", "spark_sql_execution_duration_seconds",
     "spark_streaming_batches_total", "spark_streaming_input_rows_total",
     "spark_streaming_input_rows_per_second", "spark_streaming_processed_rows_per_second",
-    "spark_streaming_batch_duration_seconds",
+    "spark_streaming_batch_duration_seconds", "spark_streaming_batch_phase_seconds_total",
+    "spark_streaming_watermark_seconds", "spark_streaming_watermark_lag_seconds",
+    "spark_streaming_state_rows", "spark_streaming_state_memory_bytes",
+    "spark_streaming_state_rows_dropped_by_watermark_total", "spark_streaming_source_input_rows_total",
+    "spark_streaming_source_input_rows_per_second", "spark_streaming_source_processed_rows_per_second",
+    "spark_streaming_trigger_interval_seconds",
 }
 SELF_METRICS = {  # the exporter's own health; not per application
     "spark_up", "spark_exporter_build_info", "spark_exporter_scrape_duration_seconds",

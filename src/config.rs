@@ -403,6 +403,31 @@ pub struct Settings {
     pub lifecycle: LifecycleConfig,
     /// This exporter's part of the applications (`shard.index`, `shard.count`).
     pub shard: crate::shard::Shard,
+    /// Structured Streaming.
+    pub streaming: StreamingConfig,
+}
+
+/// Structured Streaming queries.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StreamingConfig {
+    /// Trigger interval per query name (an unnamed query: its stand-in, `query-1a8d25d9`).
+    /// No Spark event or endpoint carries it; a query not listed has it inferred from its
+    /// batch start times (`spark_streaming_trigger_interval_seconds{source}`).
+    #[serde(serialize_with = "durations_map")]
+    pub trigger_intervals: BTreeMap<String, Duration>,
+}
+
+/// A map of durations, printed as humantime strings.
+fn durations_map<S: serde::Serializer>(
+    m: &BTreeMap<String, Duration>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(m.len()))?;
+    for (k, v) in m {
+        map.serialize_entry(k, &humantime::format_duration(*v).to_string())?;
+    }
+    map.end()
 }
 
 impl Settings {
@@ -489,6 +514,7 @@ impl Default for Settings {
                 rest_unreachable_after: DEFAULT_REST_UNREACHABLE_AFTER,
             },
             shard: crate::shard::Shard::default(),
+            streaming: StreamingConfig::default(),
         }
     }
 }
@@ -594,6 +620,7 @@ pub fn from_value(v: &Value) -> Result<Settings, ConfigError> {
         otlp: read_otlp(&mut r, d.otlp),
         lifecycle: read_lifecycle(&mut r, d.lifecycle),
         shard: read_shard(&mut r),
+        streaming: read_streaming(&mut r),
     };
     r.unknown_keys(v, "");
     check_auth(&s.spark.auth, &mut r.errors);
@@ -883,6 +910,22 @@ fn read_shard(r: &mut Reader<'_>) -> crate::shard::Shard {
         }
     };
     crate::shard::Shard { index, count }
+}
+
+/// The `streaming` section.
+fn read_streaming(r: &mut Reader<'_>) -> StreamingConfig {
+    let mut trigger_intervals = BTreeMap::new();
+    for (name, v) in r.map("streaming.trigger_intervals") {
+        match parse_positive(&v) {
+            Ok(d) => {
+                trigger_intervals.insert(name, d);
+            }
+            Err(e) => r
+                .errors
+                .push(format!("streaming.trigger_intervals.{name}: {e}")),
+        }
+    }
+    StreamingConfig { trigger_intervals }
 }
 
 /// The `lifecycle` section.
@@ -1183,6 +1226,32 @@ mod tests {
         let s = from_value(&json!({})).unwrap();
         assert_eq!(s.spark.urls, vec![DEFAULT_SPARK_URL.to_string()]);
         assert_eq!(s.web.telemetry_path, "/metrics");
+    }
+
+    #[test]
+    fn streaming_trigger_intervals_are_durations_by_query_name() {
+        let s =
+            from_value(&json!({"streaming": {"trigger_intervals": {"orders": "30s"}}})).unwrap();
+        let want = BTreeMap::from([("orders".to_string(), Duration::from_secs(30))]);
+        assert_eq!(s.streaming.trigger_intervals, want);
+        // The environment's `k=v,k2=v2` form.
+        let s = from_value(&json!({"streaming": {"trigger_intervals": "a=1s, b=500ms"}})).unwrap();
+        assert_eq!(
+            s.streaming.trigger_intervals["b"],
+            Duration::from_millis(500)
+        );
+        let v = json!({"streaming": {"trigger_intervals": {"a": "0s", "b": "soon"}, "x": 1}});
+        let Err(ConfigError::Invalid(errs)) = from_value(&v) else {
+            panic!("expected errors")
+        };
+        let all = errs.join("\n");
+        for k in [
+            "streaming.trigger_intervals.a: must be greater than zero",
+            "streaming.trigger_intervals.b: \"soon\" is not a duration",
+            "streaming.x: unknown field",
+        ] {
+            assert!(all.contains(k), "{k} not in {all}");
+        }
     }
 
     #[test]

@@ -226,22 +226,40 @@ pub struct SqlEvent<'a> {
     pub error: Option<Cow<'a, str>>,
 }
 
-/// `durationMs`.
-#[derive(Deserialize, Default)]
-pub struct Durations {
-    #[serde(rename = "triggerExecution", default)]
-    pub trigger_execution: Option<Count>,
-}
-
 /// One entry of `sources`: Spark's progress rates are sums over the sources.
 #[derive(Deserialize, Default)]
-pub struct SourceProgress {
+pub struct SourceProgress<'a> {
+    #[serde(borrow, default)]
+    pub description: Option<Cow<'a, str>>,
     #[serde(rename = "numInputRows", default)]
     pub num_input_rows: Count,
     #[serde(rename = "inputRowsPerSecond", default)]
     pub input_rate: Rate,
     #[serde(rename = "processedRowsPerSecond", default)]
     pub processed_rate: Rate,
+}
+
+/// One entry of `stateOperators`.
+#[derive(Deserialize, Default)]
+pub struct StateOperator<'a> {
+    #[serde(rename = "operatorName", borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(rename = "numRowsTotal", default)]
+    pub rows_total: Count,
+    #[serde(rename = "memoryUsedBytes", default)]
+    pub memory_bytes: Count,
+    #[serde(rename = "numRowsDroppedByWatermark", default)]
+    pub dropped_by_watermark: Count,
+}
+
+/// `eventTime`: ISO-8601 instants; `watermark` only with `withWatermark`, `max` only when the
+/// batch read rows with an event time.
+#[derive(Deserialize, Default)]
+pub struct EventTime<'a> {
+    #[serde(borrow, default)]
+    pub watermark: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub max: Option<Cow<'a, str>>,
 }
 
 /// `progress` of a `QueryProgressEvent`.
@@ -251,6 +269,9 @@ pub struct Progress<'a> {
     pub id: Cow<'a, str>,
     #[serde(borrow, default)]
     pub name: Option<Cow<'a, str>>,
+    /// When the trigger started (ISO-8601).
+    #[serde(borrow, default)]
+    pub timestamp: Option<Cow<'a, str>>,
     #[serde(rename = "batchId")]
     pub batch_id: u64,
     #[serde(rename = "numInputRows", default)]
@@ -259,10 +280,15 @@ pub struct Progress<'a> {
     pub input_rate: Rate,
     #[serde(rename = "processedRowsPerSecond", default)]
     pub processed_rate: Rate,
+    /// Every phase's milliseconds (the keys vary by version and source).
     #[serde(rename = "durationMs", default)]
-    pub durations: Durations,
-    #[serde(default)]
-    pub sources: Vec<SourceProgress>,
+    pub durations: Option<std::collections::BTreeMap<String, Count>>,
+    #[serde(rename = "eventTime", borrow, default)]
+    pub event_time: Option<EventTime<'a>>,
+    #[serde(rename = "stateOperators", borrow, default)]
+    pub state_operators: Option<Vec<StateOperator<'a>>>,
+    #[serde(borrow, default)]
+    pub sources: Option<Vec<SourceProgress<'a>>>,
 }
 
 /// `StreamingQueryListener$QueryStartedEvent`.
@@ -270,6 +296,8 @@ pub struct Progress<'a> {
 pub struct QueryStarted<'a> {
     #[serde(borrow)]
     pub id: Cow<'a, str>,
+    #[serde(rename = "runId", borrow, default)]
+    pub run_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub name: Option<Cow<'a, str>>,
 }

@@ -8,8 +8,9 @@
 use std::borrow::Cow;
 
 use crate::model::{
-    AppObs, EpochMs, ExecutorObs, JobObs, JobStatus, StageObs, StageStatus, StreamingProgressObs,
-    StreamingStartObs, TaskEndObs, TaskOutcome, TaskStartObs, TaskTotals,
+    AppObs, EpochMs, ExecutorObs, JobObs, JobStatus, SourceProgressObs, StageObs, StageStatus,
+    StateOperatorObs, StreamingProgressObs, StreamingStartObs, TaskEndObs, TaskOutcome,
+    TaskStartObs, TaskTotals,
 };
 
 use super::json;
@@ -286,6 +287,7 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
             Event::StreamingStarted(StreamingStartObs {
                 query_id: q.id.into_owned(),
                 name: owned(q.name),
+                run_id: owned(q.run_id),
             })
         }
         n if n.starts_with("SparkListener") || n.starts_with("org.apache.spark.") => {
@@ -577,16 +579,20 @@ fn executor(e: json::ExecutorEvent, added: bool) -> Event {
 
 fn progress(p: json::ProgressEvent) -> Event {
     let p = p.progress;
+    let sources = p.sources.unwrap_or_default();
     // Spark 3.x/4.x serialise only the per-source values; the query totals are their sums.
-    let sum = |f: fn(&json::SourceProgress) -> f64| p.sources.iter().map(f).sum::<f64>();
+    let sum = |f: fn(&json::SourceProgress) -> f64| sources.iter().map(f).sum::<f64>();
     let rows = p
         .num_input_rows
         .map(|c| c.0)
-        .unwrap_or_else(|| p.sources.iter().map(|s| s.num_input_rows.0).sum());
+        .unwrap_or_else(|| sources.iter().map(|s| s.num_input_rows.0).sum());
+    let durations = p.durations.unwrap_or_default();
+    let event_time = p.event_time.unwrap_or_default();
     Event::StreamingProgress(StreamingProgressObs {
         query_id: p.id.into_owned(),
         name: owned(p.name),
         batch_id: p.batch_id,
+        start_ms: p.timestamp.as_deref().and_then(instant_ms),
         num_input_rows: rows,
         input_rows_per_second: p
             .input_rate
@@ -596,8 +602,46 @@ fn progress(p: json::ProgressEvent) -> Event {
             .processed_rate
             .0
             .unwrap_or_else(|| sum(|s| s.processed_rate.0.unwrap_or(0.0))),
-        batch_duration_ms: p.durations.trigger_execution.map_or(0, |c| c.0),
+        batch_duration_ms: durations.get("triggerExecution").map_or(0, |c| c.0),
+        phases_ms: durations.into_iter().map(|(k, v)| (k, v.0)).collect(),
+        // Spark reports the epoch as the watermark until one is set: no watermark yet.
+        watermark_ms: event_time
+            .watermark
+            .as_deref()
+            .and_then(instant_ms)
+            .filter(|w| *w > 0),
+        event_time_max_ms: event_time.max.as_deref().and_then(instant_ms),
+        state_operators: p
+            .state_operators
+            .unwrap_or_default()
+            .into_iter()
+            .map(|o| StateOperatorObs {
+                name: o.name.map(Cow::into_owned).unwrap_or_default(),
+                rows_total: o.rows_total.0,
+                memory_bytes: o.memory_bytes.0,
+                dropped_by_watermark: o.dropped_by_watermark.0,
+            })
+            .collect(),
+        sources: sources
+            .into_iter()
+            .map(|s| SourceProgressObs {
+                description: s.description.map(Cow::into_owned).unwrap_or_default(),
+                input_rows: s.num_input_rows.0,
+                input_rows_per_second: s.input_rate.0,
+                processed_rows_per_second: s.processed_rate.0,
+            })
+            .collect(),
     })
+}
+
+/// An ISO-8601 instant as Spark's progress JSON writes it (`2026-12-01T01:03:37.000Z`), in
+/// epoch milliseconds; `None` when it is not one.
+fn instant_ms(s: &str) -> Option<EpochMs> {
+    let t = humantime::parse_rfc3339_weak(s.trim()).ok()?;
+    match t.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_millis()).ok(),
+        Err(e) => i64::try_from(e.duration().as_millis()).ok().map(|m| -m),
+    }
 }
 
 #[cfg(test)]

@@ -236,6 +236,39 @@ fn streaming_progress_sums_sources() {
 }
 
 #[test]
+fn streaming_progress_reads_watermark_state_phases_and_sources() {
+    // Spark 4.1.1 (tests/data/streaming-4.1.1), abridged: before the first watermark Spark
+    // reports the epoch, which is no watermark.
+    let first = r#"{"Event":"org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent","progress":{"id":"1a8d25d9-1b6e-4b84-90af-3bc3c0da28ec","runId":"05ee1333-6b6a-4ea8-99d9-c7b84cb67ef4","name":"windowed_counts","timestamp":"2026-12-01T01:03:28.344Z","batchId":0,"batchDuration":4663,"durationMs":{"triggerExecution":4662,"queryPlanning":1633,"getBatch":2,"commitOffsets":98,"latestOffset":0,"addBatch":2737,"walCommit":149},"eventTime":{"watermark":"1970-01-01T00:00:00.000Z"},"stateOperators":[{"operatorName":"stateStoreSave","numRowsTotal":0,"numRowsUpdated":0,"memoryUsedBytes":480,"numRowsDroppedByWatermark":0,"customMetrics":{"stateOnCurrentVersionSizeBytes":192}}],"sources":[{"description":"RateStreamV2[rowsPerSecond=20, rampUpTimeSeconds=0, numPartitions=2","startOffset":null,"endOffset":"0","numInputRows":0,"inputRowsPerSecond":0.0,"processedRowsPerSecond":0.0,"metrics":{}}],"sink":{"description":"NoopTable","numOutputRows":0}}}"#;
+    let Event::StreamingProgress(p) = one(first) else {
+        panic!()
+    };
+    assert_eq!(p.start_ms, Some(1_796_087_008_344));
+    assert_eq!((p.watermark_ms, p.event_time_max_ms), (None, None));
+    assert_eq!(p.phases_ms.len(), 7);
+    assert!(p.phases_ms.contains(&("commitOffsets".to_string(), 98)));
+    let op = &p.state_operators[0];
+    assert_eq!(
+        (op.name.as_str(), op.rows_total, op.memory_bytes),
+        ("stateStoreSave", 0, 480)
+    );
+    assert!(p.sources[0]
+        .description
+        .starts_with("RateStreamV2[rowsPerSecond=20"));
+    let later = first
+        .replace(r#""batchId":0"#, r#""batchId":24"#)
+        .replace(
+            r#"{"watermark":"1970-01-01T00:00:00.000Z"}"#,
+            r#"{"min":"2026-12-01T01:03:54.046Z","avg":"2026-12-01T01:03:54.521Z","watermark":"2026-12-01T01:03:51.996Z","max":"2026-12-01T01:03:54.996Z"}"#,
+        );
+    let Event::StreamingProgress(p) = one(&later) else {
+        panic!()
+    };
+    let w = p.watermark_ms.expect("a watermark");
+    assert_eq!(p.event_time_max_ms.map(|m| m - w), Some(3_000));
+}
+
+#[test]
 fn ignored_unknown_and_broken_lines() {
     assert!(parse_line(b"").unwrap().is_none());
     assert!(parse_line(b"  \r").unwrap().is_none());

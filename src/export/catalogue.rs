@@ -304,6 +304,9 @@ pub const ATTRIBUTES: &[(&str, &str, AttrType)] = &[
         AttrType::Str,
     ),
     ("query", "spark.streaming.query", AttrType::Str),
+    ("operator", "spark.streaming.operator", AttrType::Str),
+    ("phase", "spark.streaming.phase", AttrType::Str),
+    ("source", "spark.streaming.source", AttrType::Str),
     ("status", "result", AttrType::Str),
     ("target", "url.full", AttrType::Str),
     ("kind", "error.type", AttrType::Str),
@@ -501,6 +504,50 @@ pub const CATALOGUE: &[Metric] = &[
         |c, o| per_stream(c, o, |s| Value::Float(s.processed_rows_per_second))),
     Metric::new("spark_streaming_batch_duration_seconds", Histogram, Query, "Micro-batch duration (triggerExecution).", "spark.streaming.batch.duration", "s", H,
         |c, o| per_stream(c, o, |s| hist(&s.batch_duration))),
+    Metric::new("spark_streaming_batch_phase_seconds", Counter, Query, "Time micro-batches spent per durationMs phase (addBatch, commitOffsets, ...; triggerExecution is the whole batch).", "spark.streaming.batch.phase.duration", "s", C,
+        |c, o| per_stream_by(c, o, "phase", |s| s.phases_ms.iter().map(|(k, ms)| (k, secs(*ms)))))
+        .labels(&[l("phase", &[])])
+        .doc("Seconds of micro-batches per `durationMs` phase, summed over batches: every key Spark writes (`addBatch`, `commitOffsets`, `getBatch`, `latestOffset`, `queryPlanning`, `walCommit`, … vary by version and source; `triggerExecution` is the whole batch), at most 32 per query, then `__other__`.")
+        .experimental("0.2.0"),
+    Metric::new("spark_streaming_watermark_seconds", Gauge, Query, "Event-time watermark of the latest micro-batch, Unix seconds (queries with withWatermark).", "spark.streaming.watermark", "s", G,
+        |c, o| per_stream_opt(c, o, |s| s.watermark_ms.map(|w| Value::Float(w as f64 / 1000.0))))
+        .doc("Event-time watermark of the latest micro-batch, Unix seconds. Only queries with `withWatermark`, from the first batch that set one (Spark reports the epoch before): no series otherwise.")
+        .experimental("0.2.0"),
+    Metric::new("spark_streaming_watermark_lag_seconds", Gauge, Query, "Newest event time (eventTime.max) minus the watermark, of the latest micro-batch that read rows.", "spark.streaming.watermark.lag", "s", G,
+        |c, o| per_stream_opt(c, o, |s| s.watermark_lag_s.map(Value::Float)))
+        .doc("`eventTime.max` minus `eventTime.watermark` of the latest micro-batch that had both. An empty batch (no `max`) keeps the value of the last batch with rows; no watermark: no series.")
+        .experimental("0.2.0"),
+    Metric::new("spark_streaming_state_rows", Gauge, Query, "Rows in a stateful operator's state (numRowsTotal, latest micro-batch).", "spark.streaming.state.rows", "{row}", U,
+        |c, o| per_stream_by(c, o, "operator", |s| s.operators.iter().map(|(k, op)| (k, Value::Int(op.rows_total)))))
+        .labels(&[l("operator", &[])])
+        .doc("Rows in the state of each stateful operator (`numRowsTotal` of the latest batch); `operator` is Spark's `operatorName` (`stateStoreSave`, `dedupe`, `symmetricHashJoin`, …), a repeated one numbered (`stateStoreSave#2`).")
+        .experimental("0.2.0"),
+    Metric::new("spark_streaming_state_memory_bytes", Gauge, Query, "Memory used by a stateful operator's state (memoryUsedBytes, latest micro-batch).", "spark.streaming.state.memory", "By", U,
+        |c, o| per_stream_by(c, o, "operator", |s| s.operators.iter().map(|(k, op)| (k, Value::Int(op.memory_bytes)))))
+        .labels(&[l("operator", &[])])
+        .experimental("0.2.0"),
+    Metric::new("spark_streaming_state_rows_dropped_by_watermark", Counter, Query, "Rows a stateful operator dropped as later than the watermark (numRowsDroppedByWatermark, summed).", "spark.streaming.state.rows.dropped", "{row}", C,
+        |c, o| per_stream_by(c, o, "operator", |s| s.operators.iter().map(|(k, op)| (k, Value::Int(op.dropped_by_watermark)))))
+        .labels(&[l("operator", &[])])
+        .experimental("0.2.0"),
+    Metric::new("spark_streaming_source_input_rows", Counter, Query, "Rows read per source (sources[].numInputRows, summed).", "spark.streaming.source.input.rows", "{row}", C,
+        |c, o| per_stream_by(c, o, "source", |s| s.sources.iter().map(|(k, v)| (k, Value::Int(v.input_rows)))))
+        .labels(&[l("source", &[])])
+        .doc("Rows read per source, summed over batches; `source` is the source's `description` after the rewrite rules and the length cap (`KafkaV2[Subscribe[orders]]`), at most 32 per query.")
+        .experimental("0.2.0"),
+    Metric::new("spark_streaming_source_input_rows_per_second", Gauge, Query, "Input rate of a source in the latest micro-batch.", "spark.streaming.source.input.rate", "{row}/s", G,
+        |c, o| per_stream_by(c, o, "source", |s| s.sources.iter().filter_map(|(k, v)| v.input_rows_per_second.map(|r| (k, Value::Float(r))))))
+        .labels(&[l("source", &[])])
+        .experimental("0.2.0"),
+    Metric::new("spark_streaming_source_processed_rows_per_second", Gauge, Query, "Processing rate of a source in the latest micro-batch.", "spark.streaming.source.processed.rate", "{row}/s", G,
+        |c, o| per_stream_by(c, o, "source", |s| s.sources.iter().filter_map(|(k, v)| v.processed_rows_per_second.map(|r| (k, Value::Float(r))))))
+        .labels(&[l("source", &[])])
+        .experimental("0.2.0"),
+    Metric::new("spark_streaming_trigger_interval_seconds", Gauge, Query, "The query's trigger interval: configured (streaming.trigger_intervals) or inferred from batch start times.", "spark.streaming.trigger.interval", "s", G,
+        |c, o| per_stream_by(c, o, "from", |s| s.trigger_interval().map(|t| match t { crate::model::TriggerInterval::Configured(v) => ("configured", Value::Float(v)), crate::model::TriggerInterval::Inferred(v) => ("inferred", Value::Float(v)) })))
+        .labels(&[l("from", &["configured", "inferred"])])
+        .doc("The trigger interval: `from=\"configured\"` (`streaming.trigger_intervals`), else `from=\"inferred\"`: the smallest spacing of two on-schedule batch starts among the last 32 batches, to 10 ms (see *Structured Streaming*). No series while neither is known (a query always behind its trigger, `Trigger.AvailableNow`).")
+        .experimental("0.2.0"),
     Metric::new("spark_up", Gauge, Target, "1 if the last poll of this Spark REST target succeeded.", "spark_exporter.target.up", "1", G,
         |c, o| per_key(c, o, "target", &c.tele.up, |v: bool| Value::Int(v as u64))),
     Metric::new("spark_exporter_build", Info, Process, "Exporter build (value 1).", "spark_exporter.build.info", "1", G,

@@ -217,6 +217,33 @@ pub fn per_stream(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&StreamAgg) -> Valu
     }
 }
 
+/// One sample per streaming query where `f` gives a value.
+pub fn per_stream_opt(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&StreamAgg) -> Option<Value>) {
+    for a in &c.apps {
+        for (l, s) in &a.streams {
+            if let Some(v) = f(s) {
+                push(out, a.app.created_ms(), l.clone(), v);
+            }
+        }
+    }
+}
+
+/// One sample per streaming query and key (operator, phase, source), the key under `label`.
+pub fn per_stream_by<'a, K: AsRef<str>, I: IntoIterator<Item = (K, Value)>>(
+    c: &Ctx<'a>,
+    out: &mut Vec<Sample>,
+    label: &'static str,
+    f: impl Fn(&'a StreamAgg) -> I,
+) {
+    for a in &c.apps {
+        for (l, s) in &a.streams {
+            for (k, v) in f(s) {
+                push(out, a.app.created_ms(), plus1(l, label, k.as_ref()), v);
+            }
+        }
+    }
+}
+
 /// One sample per key of a self-metric map, the key under `label`.
 pub fn per_key<'m, K: AsRef<str> + 'm, V: Copy + 'm>(
     c: &Ctx,

@@ -197,6 +197,8 @@ pub struct AppState {
     pub connect_counted: IdSet,
     /// Streaming aggregates by query label.
     pub streaming: BTreeMap<Arc<str>, StreamAgg>,
+    /// Streaming queries by run id (the job group of their micro-batches).
+    pub stream_runs: super::streaming_labels::StreamRuns,
     /// Distinct label values (cardinality caps).
     pub label_sets: LabelSets,
     /// The driver's exit code, when Spark reported it.
@@ -251,6 +253,7 @@ impl AppState {
             connect_jobs: BTreeMap::new(),
             connect_counted: IdSet::default(),
             streaming: BTreeMap::new(),
+            stream_runs: Default::default(),
             label_sets: LabelSets::default(),
             exit_code: None,
             summary: None,

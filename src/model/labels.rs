@@ -78,19 +78,20 @@ impl Labeler {
         self.admit(sets, telemetry, name, self.rewrite(raw.unwrap_or("")))
     }
 
-    /// The exported value of label `name` for `raw` taken as it is (no rewrite rules), capped
-    /// in length and in distinct values like [`Labeler::value`].
-    pub fn value_as_is(
+    /// Like [`Labeler::value`] for a value taken as it is: a call site (`count at etl.py:142`,
+    /// whose line the rules would fold) or a value the exporter made itself (a streaming query's
+    /// stand-in name, `query-1a8d25d9`). Capped and counted, but not rewritten.
+    pub fn value_verbatim(
         &self,
         sets: &mut LabelSets,
         telemetry: &Telemetry,
         name: &'static str,
-        raw: &str,
+        v: &str,
     ) -> Arc<str> {
-        self.admit(sets, telemetry, name, self.cap(raw.trim()))
+        self.admit(sets, telemetry, name, self.cap(v.trim()))
     }
 
-    /// `v` as a value of label `name`: itself while the label has room, else [`OTHER`].
+    /// `v` (rewritten and capped) admitted to the label's set, or [`OTHER`] past its cap.
     fn admit(
         &self,
         sets: &mut LabelSets,

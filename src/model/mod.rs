@@ -20,6 +20,7 @@ mod sql;
 mod state;
 mod store;
 mod streaming;
+mod streaming_labels;
 mod summary;
 mod update;
 pub mod view;
@@ -29,7 +30,7 @@ pub use labels::OTHER;
 pub use obs::*;
 pub use observer::{ModelObserver, Observer};
 pub use store::Model;
-pub use streaming::StreamAgg;
+pub use streaming::{OperatorAgg, SourceAgg, StreamAgg, TriggerInterval};
 
 pub use crate::clock::{system_now_ms, Clock};
 

@@ -391,10 +391,12 @@ pub struct StreamingStartObs {
     pub query_id: String,
     /// Query name, when the user set one.
     pub name: Option<String>,
+    /// Run id (new at every restart): the job group of the run's micro-batches.
+    pub run_id: Option<String>,
 }
 
 /// One structured-streaming micro-batch (`QueryProgressEvent`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct StreamingProgressObs {
     /// Query id (stable across restarts of the query).
     pub query_id: String,
@@ -402,6 +404,8 @@ pub struct StreamingProgressObs {
     pub name: Option<String>,
     /// Batch id.
     pub batch_id: u64,
+    /// When the batch's trigger started (`timestamp`).
+    pub start_ms: Option<EpochMs>,
     /// Rows read in this batch.
     pub num_input_rows: u64,
     /// Input rows per second.
@@ -410,4 +414,41 @@ pub struct StreamingProgressObs {
     pub processed_rows_per_second: f64,
     /// `durationMs.triggerExecution`, milliseconds.
     pub batch_duration_ms: u64,
+    /// Every `durationMs` entry (`triggerExecution`, `addBatch`, `commitOffsets`, ...), ms.
+    pub phases_ms: Vec<(String, u64)>,
+    /// `eventTime.watermark`; `None` without `withWatermark`, and for Spark's initial
+    /// watermark (the epoch) before the first batch with data set one.
+    pub watermark_ms: Option<EpochMs>,
+    /// `eventTime.max`: the newest event time of the batch (absent in empty batches).
+    pub event_time_max_ms: Option<EpochMs>,
+    /// `stateOperators`, in Spark's order.
+    pub state_operators: Vec<StateOperatorObs>,
+    /// `sources`, in Spark's order.
+    pub sources: Vec<SourceProgressObs>,
+}
+
+/// One stateful operator of a micro-batch (`stateOperators[]`).
+#[derive(Debug, Clone, Default)]
+pub struct StateOperatorObs {
+    /// `operatorName` (`stateStoreSave`, `dedupe`, `symmetricHashJoin`, ...).
+    pub name: String,
+    /// `numRowsTotal`: rows in the state now.
+    pub rows_total: u64,
+    /// `memoryUsedBytes`: memory of the state now.
+    pub memory_bytes: u64,
+    /// `numRowsDroppedByWatermark` in this batch.
+    pub dropped_by_watermark: u64,
+}
+
+/// One source of a micro-batch (`sources[]`).
+#[derive(Debug, Clone, Default)]
+pub struct SourceProgressObs {
+    /// `description` (`KafkaV2[Subscribe[orders]]`, `RateStreamV2[...]`).
+    pub description: String,
+    /// Rows read from it in this batch.
+    pub input_rows: u64,
+    /// Its input rate, when Spark computed one.
+    pub input_rows_per_second: Option<f64>,
+    /// Its processing rate, when Spark computed one.
+    pub processed_rows_per_second: Option<f64>,
 }

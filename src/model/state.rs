@@ -40,6 +40,8 @@ pub(crate) struct State {
     pub(super) name_filter: Option<regex::Regex>,
     /// This exporter's shard (name mode shards by application name, here).
     pub(super) shard: crate::shard::Shard,
+    /// `streaming.trigger_intervals`: seconds by query name (or stand-in).
+    pub(super) trigger_intervals: BTreeMap<String, f64>,
 }
 
 /// What [`State::expire`] can change, counted: equal shapes before and after mean it changed
@@ -98,6 +100,12 @@ impl State {
                 .as_deref()
                 .and_then(|p| regex::Regex::new(p).ok()),
             shard: settings.shard,
+            trigger_intervals: settings
+                .streaming
+                .trigger_intervals
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_secs_f64()))
+                .collect(),
         }
     }
 }

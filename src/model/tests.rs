@@ -452,6 +452,7 @@ fn streaming_batches_count_once_per_batch_id() {
         input_rows_per_second: 5.0,
         processed_rows_per_second: 7.0,
         batch_duration_ms: 500,
+        ..Default::default()
     };
     for b in [0, 1, 1, 2] {
         m.observer(Source::EventLog).streaming_progress(APP, &p(b));
@@ -574,6 +575,7 @@ fn series_are_born_at_zero_when_their_key_is_first_seen() {
         &StreamingStartObs {
             query_id: "q-1".into(),
             name: Some("events".into()),
+            run_id: None,
         },
     );
     let f = collect(&m);
@@ -773,4 +775,32 @@ fn a_job_without_group_or_tag_counts_under_its_call_site() {
         ),
         Some(1.0)
     );
+}
+
+/// A streaming run's jobs whose description user code replaced (`setJobDescription` inside
+/// `foreachBatch`) keep the run id as job group: the `QueryStartedEvent` (event log) names the
+/// query, so they count under its name, with their own description.
+#[test]
+fn a_streaming_runs_jobs_count_under_its_query_whatever_their_description() {
+    let (m, _) = model();
+    let o = m.observer(Source::EventLog);
+    const RUN: &str = "05ee1333-6b6a-4ea8-99d9-c7b84cb67ef4";
+    o.streaming_started(
+        APP,
+        &StreamingStartObs {
+            query_id: "1a8d25d9-1b6e-4b84-90af-3bc3c0da28ec".into(),
+            name: None,
+            run_id: Some(RUN.into()),
+        },
+    );
+    let mut j = job(1, JobStatus::Succeeded, RUN, vec![]);
+    j.description = Some("merge into target".into());
+    o.upsert_job(APP, &j);
+    let f = collect(&m);
+    let with = [
+        ("job_group", "query-1a8d25d9"),
+        ("job_description", "merge into target"),
+        ("status", "succeeded"),
+    ];
+    assert_eq!(val(&f, "spark_jobs", &with), Some(1.0));
 }

@@ -28,6 +28,13 @@ fn group_key(
     group: Option<&str>,
     desc: Option<&str>,
 ) -> GroupKey {
+    // A streaming micro-batch's job or stage counts under its query (streaming_labels.rs).
+    let runs = &mut app.stream_runs;
+    if let Some(k) =
+        super::streaming_labels::group_key(labeler, &mut app.label_sets, runs, t, group, desc)
+    {
+        return k;
+    }
     (
         labeler.value(&mut app.label_sets, t, "job_group", group),
         labeler.value(&mut app.label_sets, t, "job_description", desc),
@@ -45,7 +52,7 @@ fn job_group_key(
 ) -> GroupKey {
     match group {
         Some((g, GroupSource::CallSite)) => (
-            labeler.value_as_is(&mut app.label_sets, t, "job_group", g),
+            labeler.value_verbatim(&mut app.label_sets, t, "job_group", g),
             labeler.value(&mut app.label_sets, t, "job_description", desc),
         ),
         g => group_key(labeler, app, t, g.map(|(g, _)| &**g), desc),
@@ -507,8 +514,15 @@ impl State {
             return;
         }
         let prev = app.running_sql.remove(&obs.execution_id);
+        let streaming = super::streaming_labels::sql_description(
+            labeler,
+            &mut app.label_sets,
+            t,
+            obs.description.as_deref(),
+        );
         let description = match &prev {
             Some(p) => p.description.clone(),
+            None if streaming.is_some() => streaming.clone().unwrap_or_default(),
             None => labeler.value(
                 &mut app.label_sets,
                 t,
@@ -517,10 +531,13 @@ impl State {
                     .as_deref(),
             ),
         };
-        // Its jobs' group: unknown while it runs no job, the empty group if it ends so.
+        // Its jobs' group: unknown while it runs no job, the empty group if it ends so; a
+        // streaming micro-batch's is its query's, whose name its description gives (to both
+        // sources), jobs or not.
         let group = prev
             .as_ref()
             .and_then(|p| p.group.clone())
+            .or(streaming)
             .or_else(|| app.sql_groups.of(obs.execution_id, &obs.job_ids));
         if !obs.status.is_terminal() {
             // The key's series exist from its first execution's start, at zero.
@@ -565,24 +582,47 @@ impl State {
         t: &Telemetry,
     ) {
         self.stream_agg(app_id, obs.name.as_deref(), &obs.query_id, t);
+        if let Some(run) = &obs.run_id {
+            let app = self.app(app_id);
+            app.stream_runs
+                .insert(run, obs.name.as_deref(), &obs.query_id);
+        }
     }
 
-    /// The streaming query's aggregate, labelled by its name (or id), created at zero on first
-    /// sight.
+    /// The label of a streaming query's aggregate (its name, or its stand-in, see
+    /// `streaming_labels.rs`); the aggregate is created at zero on first sight.
     fn stream_agg(
         &mut self,
         app_id: &str,
         name: Option<&str>,
         query_id: &str,
         t: &Telemetry,
-    ) -> &mut StreamAgg {
+    ) -> Arc<str> {
         let bounds = self.duration_bounds.clone();
+        let configured = name
+            .and_then(|n| self.trigger_intervals.get(n))
+            .or_else(|| {
+                self.trigger_intervals
+                    .get(&super::streaming_labels::stand_in(query_id))
+            })
+            .copied();
         let (app, labeler) = self.app_and_labeler(app_id);
-        let raw = name.filter(|n| !n.is_empty()).unwrap_or(query_id);
-        let q = labeler.value(&mut app.label_sets, t, "query", Some(raw));
-        app.streaming
-            .entry(q)
-            .or_insert_with(|| StreamAgg::new(bounds))
+        let q = super::streaming_labels::label(
+            labeler,
+            &mut app.label_sets,
+            t,
+            "query",
+            name,
+            query_id,
+        );
+        let agg = app
+            .streaming
+            .entry(q.clone())
+            .or_insert_with(|| StreamAgg::new(bounds));
+        if configured.is_some() {
+            agg.configured_interval_s = configured;
+        }
+        q
     }
 
     pub(super) fn streaming_progress(
@@ -591,7 +631,11 @@ impl State {
         obs: &StreamingProgressObs,
         t: &Telemetry,
     ) {
-        let agg = self.stream_agg(app_id, obs.name.as_deref(), &obs.query_id, t);
+        let q = self.stream_agg(app_id, obs.name.as_deref(), &obs.query_id, t);
+        let (app, labeler) = self.app_and_labeler(app_id);
+        let Some(agg) = app.streaming.get_mut(&q) else {
+            return;
+        };
         if agg
             .last_batch
             .get(&obs.query_id)
@@ -600,12 +644,7 @@ impl State {
             return;
         }
         agg.last_batch.insert(obs.query_id.clone(), obs.batch_id);
-        agg.batches += 1;
-        agg.input_rows += obs.num_input_rows;
-        agg.input_rows_per_second = obs.input_rows_per_second;
-        agg.processed_rows_per_second = obs.processed_rows_per_second;
-        agg.batch_duration
-            .observe(obs.batch_duration_ms as f64 / 1000.0);
+        agg.add_batch(obs, |d| Arc::from(labeler.rewrite(d)));
     }
 
     pub(super) fn expire(&mut self, now: EpochMs, t: &Telemetry) {
