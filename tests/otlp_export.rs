@@ -95,8 +95,14 @@ async fn export_restart_resume(proto: Proto, tls: bool) {
         .filter(|p| p.attrs.contains_key("spark.stage.id"))
         .map(|p| p.name.clone())
         .collect();
-    assert!(stage.is_empty(), "per-stage points of finished stages: {stage:?}");
-    assert!(pts.iter().any(|p| p.name == "spark.stage.result"), "stage counts stay");
+    assert!(
+        stage.is_empty(),
+        "per-stage points of finished stages: {stage:?}"
+    );
+    assert!(
+        pts.iter().any(|p| p.name == "spark.stage.result"),
+        "stage counts stay"
+    );
 
     // Collector down: /metrics stays fast, failures are counted, nothing is received.
     let before = failures(&exp).await;
