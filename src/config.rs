@@ -1263,6 +1263,22 @@ mod tests {
     }
 
     #[test]
+    fn finished_stage_keys_default_and_take_zero() {
+        let d = from_value(&json!({})).unwrap().model;
+        assert_eq!(d.max_finished_stages, DEFAULT_MAX_FINISHED_STAGES);
+        assert_eq!(d.stage_skew_ratio, DEFAULT_STAGE_SKEW_RATIO);
+        assert_eq!(d.stage_skew_min_duration, DEFAULT_STAGE_SKEW_MIN_DURATION);
+        // As the environment gives them: strings.
+        let m = from_value(&json!({"model": {"max_finished_stages": "0",
+            "stage_skew_ratio": "2.5", "stage_skew_min_duration": "0s"}}))
+        .unwrap()
+        .model;
+        assert_eq!(m.max_finished_stages, 0, "0: active stages only");
+        assert_eq!(m.stage_skew_ratio, 2.5);
+        assert_eq!(m.stage_skew_min_duration, Duration::ZERO);
+    }
+
+    #[test]
     fn urls_are_normalised() {
         let s = from_value(&json!({"spark": {"urls": "http://a:4040/api/v1/, http://b:18080"}}))
             .unwrap();
