@@ -339,6 +339,7 @@ impl Filler {
             sql_execution_id: None,
             tags: vec![],
             name: None,
+            client_app: None,
         };
         self.model.observer(Source::Rest).upsert_job(APP_ID, &job);
         self.next_job += 1;
@@ -516,6 +517,7 @@ impl Filler {
                     },
                     submission_ms: Some(now),
                     duration_ms: Some(1_000 + q * 50),
+                    job_ids: vec![],
                 },
             );
         }
@@ -858,6 +860,7 @@ fn bomb_mode(descriptions: u64) {
             sql_execution_id: None,
             tags: vec![],
             name: None,
+            client_app: None,
         };
         model.observer(Source::EventLog).upsert_job(APP_ID, &job);
         job.status = JobStatus::Succeeded;

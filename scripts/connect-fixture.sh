@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Writes tests/data/connect-<version>/ from a REAL Spark Connect server and a REAL PySpark Connect
-# client (scripts/connect_workload.py): the server's rolling zstd event log, and its REST answers
-# (applications, jobs, stages, sql) taken before it stops, which tests/connect.rs compares with.
+# Writes a Spark Connect fixture from a REAL Spark Connect server and a REAL PySpark Connect
+# client (scripts/connect_workload.py, user id `etl_bot`): the server's rolling zstd event log,
+# and its REST answers taken before it stops (rest/: applications.json, app.json, jobs.json,
+# stages.json, sql__details-false.json, allexecutors.json), which tests/connect.rs compares with.
 #
-#   scripts/connect-fixture.sh [PYTHON]   # a Python whose pyspark has the Connect client deps
-#                                         # (grpcio, grpcio-status, googleapis-common-protos,
-#                                         # pandas, pyarrow); default /work/venv/bin/python
+#   scripts/connect-fixture.sh [PYTHON [OUT]]   # PYTHON: a Python whose pyspark has the Connect
+#                                               # client deps (grpcio, grpcio-status,
+#                                               # googleapis-common-protos, pandas, pyarrow,
+#                                               # zstandard); default /work/venv/bin/python.
+#                                               # OUT: default tests/data/connect-<version>
+#   scripts/e2e-connect.sh runs it live into a temporary OUT and tests that.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 py="${1:-/work/venv/bin/python}"
@@ -26,14 +30,22 @@ for _ in $(seq 1 120); do
   curl -sf "http://localhost:$ui/api/v1/applications" >/dev/null && break
   sleep 1
 done
-"$py" "$root/scripts/connect_workload.py" "sc://localhost:$grpc"
+"$py" "$root/scripts/connect_workload.py" "sc://localhost:$grpc/;user_id=etl_bot"
 app="$(curl -s "http://localhost:$ui/api/v1/applications" | "$py" -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')"
-curl -s "http://localhost:$ui/api/v1/applications" >"$tmp/rest/applications.json"
-for e in jobs stages sql; do
-  curl -s "http://localhost:$ui/api/v1/applications/$app/$e" >"$tmp/rest/$e.json"
+api="http://localhost:$ui/api/v1/applications"
+# The status store follows the listener bus, a little behind: wait until every job has ended.
+for _ in $(seq 1 60); do
+  curl -sf "$api/$app/jobs" | "$py" -c 'import json,sys; sys.exit(any(j["status"] not in ("SUCCEEDED","FAILED") for j in json.load(sys.stdin)))' && break
+  sleep 0.5
 done
+curl -sf "$api" >"$tmp/rest/applications.json"
+curl -sf "$api/$app" >"$tmp/rest/app.json"
+curl -sf "$api/$app/jobs" >"$tmp/rest/jobs.json"
+curl -sf "$api/$app/stages" >"$tmp/rest/stages.json"
+curl -sf "$api/$app/sql?details=false" >"$tmp/rest/sql__details-false.json"
+curl -sf "$api/$app/allexecutors" >"$tmp/rest/allexecutors.json"
 kill -TERM "$server"; wait "$server" || true
-out="$root/tests/data/connect-$version"
+out="${2:-$root/tests/data/connect-$version}"
 rm -rf "$out" && mkdir -p "$out"
 cp -r "$tmp/ev" "$out/eventlog" && cp -r "$tmp/rest" "$out/rest"
 echo "wrote $out"

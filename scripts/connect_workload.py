@@ -2,7 +2,7 @@
 its work as a user would (`spark.addTag`), with a DataFrame aggregation and a `spark.sql(...)`
 statement under "nightly_etl", then a `limit` under "adhoc_report".
 
-Usage: python connect_workload.py sc://localhost:PORT
+Usage: python connect_workload.py "sc://localhost:PORT/;user_id=USER"
 """
 import sys
 

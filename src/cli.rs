@@ -32,6 +32,9 @@ pub struct Cli {
     /// OpenMetrics output carries `_created` for every counter and histogram [default: off].
     #[arg(long = "web.openmetrics-created", global = true)]
     pub web_openmetrics_created: bool,
+    /// `spark_connect_jobs_total` carries the Spark Connect user [default: off].
+    #[arg(long = "labels.connect-user", global = true)]
+    pub labels_connect_user: bool,
     /// TLS and basic-auth file (Prometheus exporter-toolkit format).
     #[arg(long = "web.config.file", global = true)]
     pub web_config_file: Option<String>,
@@ -185,6 +188,12 @@ impl Cli {
             "lifecycle.rest_unreachable_after",
             &self.rest_unreachable_after,
         );
+        if self.labels_connect_user {
+            v.push((
+                "labels.connect_user".into(),
+                OverrideValue::One("true".into()),
+            ));
+        }
         if self.web_openmetrics_created {
             v.push((
                 "web.openmetrics_created".into(),

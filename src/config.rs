@@ -308,6 +308,9 @@ pub struct LabelsConfig {
     /// Picks the user tag that names a group when there are several (a capture group picks a
     /// part); none: any user tag, the first in sorted order.
     pub tag_pattern: Option<String>,
+    /// `spark_connect_jobs_total` carries the Spark Connect user (`user` label; empty when
+    /// off).
+    pub connect_user: bool,
 }
 
 /// A source of the `job_group` label.
@@ -480,9 +483,13 @@ impl Default for Settings {
                 max_value_length: DEFAULT_MAX_VALUE_LENGTH,
                 max_values_per_label: DEFAULT_MAX_VALUES_PER_LABEL,
                 rewrite_rules: default_rewrite_rules(),
-                // `call_site` is not in the default yet: see README "Job groups".
-                job_group_from: vec![GroupSource::JobGroup, GroupSource::Tag],
+                job_group_from: vec![
+                    GroupSource::JobGroup,
+                    GroupSource::Tag,
+                    GroupSource::CallSite,
+                ],
                 tag_pattern: None,
+                connect_user: false,
             },
             histograms: HistogramConfig {
                 duration_buckets: DEFAULT_DURATION_BUCKETS.to_vec(),
@@ -836,6 +843,7 @@ fn read_labels(r: &mut Reader<'_>, d: LabelsConfig) -> LabelsConfig {
             )
         }),
         tag_pattern: r.parse("labels.tag_pattern", None, parse_regex),
+        connect_user: r.parse("labels.connect_user", d.connect_user, parse_bool),
     }
 }
 

@@ -53,6 +53,7 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 from promkit import Proc, Prom, Results, free_port, wait_for  # noqa: E402
+from groups import log_job_group  # noqa: E402
 
 SOURCE_LOG = os.path.join(ROOT, "tests", "data", "eventlogs", "spark-4.1.1-none-single", "local-1796010159017")
 APPS = 200
@@ -157,7 +158,7 @@ def log_truth(lines):
         elif ev == "SparkListenerApplicationEnd":
             t["end_ms"], t["exit_code"] = e["Timestamp"], e.get("ExitCode")
         elif ev == "SparkListenerJobStart":
-            group_of[e["Job ID"]] = (e.get("Properties") or {}).get("spark.jobGroup.id") or ""
+            group_of[e["Job ID"]] = log_job_group(e)
             in_jobs.update(s["Stage ID"] for s in e["Stage Infos"])
         elif ev == "SparkListenerJobEnd":
             t["job_ends"] += 1

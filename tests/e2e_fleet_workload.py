@@ -24,6 +24,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
 import sparkwork  # noqa: E402
+from groups import call_site  # noqa: E402
 
 log = sparkwork.logger("fleet-workload")
 
@@ -54,12 +55,15 @@ def one_run(a, load, failing, exit_code):
             sc.parallelize(range(2), 2).map(fail).count()
         except Exception:  # py4j's error: the job failed, as intended
             log("the bad job failed, as intended")
-    # Spark's own account of the jobs, by (group, status), from its status tracker.
+    # Spark's own account of the jobs, by (group, status), from its status tracker; a job with no
+    # group counts under its call site (its last stage's name), the exporter's default rule.
     st = sc.statusTracker()
     jobs = {}
     for group in ("load", "bad", None):
         for i in st.getJobIdsForGroup(group):
-            key = f"{group or ''}\t{str(st.getJobInfo(i).status).lower()}"
+            info = st.getJobInfo(i)
+            g = group or call_site(st.getStageInfo(max(info.stageIds)).name)
+            key = f"{g}\t{str(info.status).lower()}"
             jobs[key] = jobs.get(key, 0) + 1
     time.sleep(a.hold)
     if exit_code:

@@ -16,6 +16,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
 import sparkwork  # noqa: E402
+from groups import rest_job_group  # noqa: E402
 
 log = sparkwork.logger("trends-workload")
 
@@ -61,7 +62,7 @@ def main():
     sparkwork.write_json(a.truth, {
         "app_id": app,
         "start_ms": info["attempts"][0]["startTimeEpoch"],
-        "jobs": [{"group": j.get("jobGroup", ""), "status": j["status"].lower(),
+        "jobs": [{"group": rest_job_group(j), "status": j["status"].lower(),
                   "submission": j["submissionTime"], "completion": j["completionTime"]} for j in jobs],
     })
     spark.stop()

@@ -217,7 +217,7 @@ fn rest_truth(ui: &str, app_id: &str, dir: &Path) -> Truth {
                 "FAILED" => "failed",
                 other => return Err(format!("job {} is {other}", j["jobId"])),
             };
-            let group = st(&j["jobGroup"]).to_string();
+            let group = support::groups::rest_job_group(j, str::to_string);
             let k = lbl(&[
                 ("job_group", &group),
                 ("job_description", st(&j["description"])),

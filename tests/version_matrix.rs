@@ -10,8 +10,8 @@
 //! - `dump --spark.url` against the fake Spark REST server serving the snapshot.
 //!
 //! A job's group is its job group, else the user's job tag (on 3.5+, the jobs under the tag
-//! `nightly_etl`, which have no job group): `labels.job_group_from`'s default. Jobs with neither
-//! are compared as totals over all groups.
+//! `nightly_etl`, which have no job group), else its call site (`count at
+//! versions_workload.py:142`): `labels.job_group_from`'s default (`tests/support/groups.rs`).
 //!
 //! Two Spark Connect logs (`tests/data/connect/`, 4.0.5 and 4.3.0) are checked for totals only.
 
@@ -24,6 +24,7 @@ use std::time::Duration;
 use serde_json::Value;
 use support::command::exporter_command;
 use support::exposition::{diff, parse_exposition, Sample, Series};
+use support::groups::{job_group, rest_job_group};
 use support::rest::{AppData, FakeSpark};
 
 /// The minor versions the README says are supported and tested.
@@ -81,7 +82,7 @@ fn add(m: &mut Series, k: String, v: f64) {
 }
 
 /// One family per group and status: the named job groups exactly, and everything summed over
-/// all groups under `job_group="*"` (the jobs with no group are only in that total, for now).
+/// all groups under `job_group="*"`.
 fn grouped(per_group: &BTreeMap<(String, String), f64>, named: &BTreeSet<String>) -> Series {
     let mut out = Series::new();
     for ((group, status), v) in per_group {
@@ -118,28 +119,6 @@ fn lower(v: &Value) -> String {
     v.as_str().unwrap_or("").to_ascii_lowercase()
 }
 
-/// The tag a user set on REST job `j` (`jobTags`, 3.5+), as Spark records it: a plain
-/// `addJobTag` tag, a classic session's `spark-session-<uuid>-thread-<uuid>-<tag>`, or Spark
-/// Connect's `SparkConnect_SessionTag_…_Tag_<tag>`; Spark's own tags are not users'.
-fn user_tag(j: &Value) -> String {
-    let mut tags: Vec<String> = arr(&j["jobTags"])
-        .iter()
-        .filter_map(Value::as_str)
-        .filter_map(|t| {
-            if let Some(rest) = t.strip_prefix("spark-session-") {
-                let (_, user) = rest.split_once("-thread-")?;
-                return user.get(37..).map(str::to_string);
-            }
-            if t.starts_with("SparkConnect_") {
-                return t.split_once("_Tag_").map(|(_, u)| u.to_string());
-            }
-            Some(t.to_string())
-        })
-        .collect();
-    tags.sort();
-    tags.into_iter().next().unwrap_or_default()
-}
-
 fn expected(f: &Fixture) -> Expected {
     let d = AppData::from_dir(f.rest.to_str().unwrap());
     let mut named = BTreeSet::new();
@@ -149,16 +128,15 @@ fn expected(f: &Fixture) -> Expected {
     sorted.sort_by_key(|j| j["jobId"].as_u64());
     let mut stage_group: BTreeMap<u64, String> = BTreeMap::new();
     for j in sorted {
-        let mut group = j["jobGroup"].as_str().unwrap_or("").to_string();
-        if group.is_empty() {
-            group = user_tag(j);
-        }
-        if !group.is_empty() {
+        let group = rest_job_group(j, |g| {
             assert!(
-                !group.bytes().any(|b| b.is_ascii_digit()),
-                "{}: group {group} would be rewritten",
+                !g.bytes().any(|b| b.is_ascii_digit()),
+                "{}: group {g} would be rewritten",
                 f.name
             );
+            g.to_string()
+        });
+        if !group.is_empty() {
             named.insert(group.clone());
         }
         let status = lower(&j["status"]);
@@ -198,7 +176,18 @@ fn expected(f: &Fixture) -> Expected {
                 .or_default() += s[field].as_f64().unwrap_or(0.0);
         }
     }
-    let mut sql = Series::new();
+    // A SQL execution counts under its lowest job's group (REST `/sql` has no group).
+    let job_group: BTreeMap<u64, String> = d
+        .jobs
+        .iter()
+        .map(|j| {
+            (
+                j["jobId"].as_u64().unwrap(),
+                rest_job_group(j, str::to_string),
+            )
+        })
+        .collect();
+    let mut sql = BTreeMap::new();
     for e in &d.sql {
         let status = lower(&e["status"]);
         assert!(
@@ -207,7 +196,14 @@ fn expected(f: &Fixture) -> Expected {
             f.name,
             e["id"]
         );
-        add(&mut sql, key(&[("status", &status)]), 1.0);
+        let group = ["runningJobIds", "successJobIds", "failedJobIds"]
+            .iter()
+            .flat_map(|k| arr(&e[*k]))
+            .filter_map(Value::as_u64)
+            .min()
+            .and_then(|j| job_group.get(&j).cloned())
+            .unwrap_or_default();
+        *sql.entry((group, status)).or_default() += 1.0;
     }
     Expected {
         app_id: d.id(),
@@ -218,7 +214,7 @@ fn expected(f: &Fixture) -> Expected {
         jobs: grouped(&jobs, &named),
         stages: grouped(&stages, &named),
         tasks: grouped(&tasks, &named),
-        sql,
+        sql: grouped(&sql, &named),
         named,
     }
 }
@@ -256,14 +252,7 @@ fn compare(what: &str, text: &str, e: &Expected) -> Vec<String> {
     ] {
         cmp(family, want, &got_grouped(&samples, family, e));
     }
-    let mut sql = Series::new();
-    for s in samples
-        .iter()
-        .filter(|s| s.name == "spark_sql_executions_total" && s.label("app_id") == e.app_id)
-    {
-        add(&mut sql, key(&[("status", s.label("status"))]), s.value);
-    }
-    sql.retain(|_, v| *v != 0.0);
+    let sql = got_grouped(&samples, "spark_sql_executions_total", e);
     cmp("spark_sql_executions_total", &e.sql, &sql);
     let versions: BTreeSet<&str> = samples
         .iter()
@@ -425,15 +414,17 @@ fn connect_logs_count_every_job_and_task() {
         for line in text.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
             let e: Value = serde_json::from_slice(line).unwrap();
             match e["Event"].as_str().unwrap() {
-                // Each job under the user's tag (`spark.addTag`), as Spark records it.
+                // Each job under the user's tag (`spark.addTag`), as Spark records it, else
+                // under its call site: the last stage's name.
                 "SparkListenerJobStart" => {
                     let tags = e["Properties"]["spark.job.tags"].as_str().unwrap_or("");
-                    let tag = tags
-                        .split(',')
-                        .filter(|t| t.starts_with("SparkConnect_SessionTag_"))
-                        .find_map(|t| t.split_once("_Tag_").map(|(_, u)| u.to_string()))
-                        .unwrap_or_default();
-                    add(&mut want, key(&[("jobs_of_group", &tag)]), 1.0);
+                    let tags: Vec<&str> = tags.split(',').collect();
+                    let name = arr(&e["Stage Infos"])
+                        .iter()
+                        .max_by_key(|s| s["Stage ID"].as_u64())
+                        .and_then(|s| s["Stage Name"].as_str());
+                    let group = job_group(None, &tags, name, str::to_string);
+                    add(&mut want, key(&[("jobs_of_group", &group)]), 1.0);
                 }
                 "SparkListenerJobEnd" => {
                     let ok = e["Job Result"]["Result"] == "JobSucceeded";

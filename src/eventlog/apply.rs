@@ -240,6 +240,7 @@ impl LogApp {
             status: SqlStatus::Running,
             submission_ms: time_ms,
             duration_ms: None,
+            job_ids: vec![],
         };
         obs.upsert_sql(app, &s);
         self.sql.insert(execution_id, s);
@@ -258,6 +259,7 @@ impl LogApp {
             sql_execution_id: None,
             tags: vec![],
             name: None,
+            client_app: None,
         });
         job.status = if succeeded {
             JobStatus::Succeeded
@@ -276,6 +278,7 @@ impl LogApp {
             status: SqlStatus::Running,
             submission_ms: None,
             duration_ms: None,
+            job_ids: vec![],
         });
         s.status = if failed {
             SqlStatus::Failed

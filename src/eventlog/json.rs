@@ -114,6 +114,9 @@ pub struct Props<'a> {
     pub tags: Option<Cow<'a, str>>,
     #[serde(rename = "spark.sql.execution.id", borrow, default)]
     pub sql_execution_id: Option<Cow<'a, str>>,
+    /// The application name of the session (a Spark Connect client's own).
+    #[serde(rename = "spark.app.name", borrow, default)]
+    pub app_name: Option<Cow<'a, str>>,
 }
 
 /// Only a stage id (job start's `Stage Infos`, read when `Stage IDs` is missing).

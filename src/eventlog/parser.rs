@@ -531,7 +531,7 @@ fn job_start(j: json::JobStart) -> Event {
     let stage_ids = j
         .stage_ids
         .unwrap_or_else(|| infos.iter().map(|s| s.stage_id).collect());
-    let tags = props
+    let tags: Vec<String> = props
         .tags
         .as_deref()
         .map(|t| {
@@ -541,6 +541,11 @@ fn job_start(j: json::JobStart) -> Event {
                 .collect()
         })
         .unwrap_or_default();
+    // A Spark Connect job runs in its client's session, whose `spark.app.name` is the client's.
+    let client_app = props
+        .app_name
+        .filter(|_| tags.iter().any(|t: &String| t.starts_with("SparkConnect_")))
+        .map(Cow::into_owned);
     Event::JobStart {
         job: JobObs {
             job_id: j.job_id,
@@ -553,6 +558,7 @@ fn job_start(j: json::JobStart) -> Event {
             sql_execution_id: props.sql_execution_id.and_then(|s| s.trim().parse().ok()),
             tags,
             name,
+            client_app,
         },
     }
 }

@@ -321,6 +321,7 @@ mod tests {
                 sql_execution_id: None,
                 tags: vec![],
                 name: None,
+                client_app: None,
             },
         );
     }

@@ -127,7 +127,7 @@ impl Scope {
                 "stage_attempt",
             ],
             Scope::Executor => &["app_id", "app_name", "executor_id"],
-            Scope::Sql => &["app_id", "app_name", "description"],
+            Scope::Sql => &["app_id", "app_name", "job_group", "description"],
             Scope::Query => &["app_id", "app_name", "query"],
             Scope::Target => &["target"],
             Scope::Store => &["store"],
@@ -431,6 +431,11 @@ pub const CATALOGUE: &[Metric] = &[
         |c, o| per_app_by(c, o, "state", |a| a.app.executor_states().into_iter().flatten()))
         .labels(&[l("state", &["active", "dead"])])
         .doc("Executors (the driver included). Dead ones are kept for `model.dead_executor_retention`."),
+    Metric::new("spark_connect_jobs", Counter, App, "Spark Connect jobs ended, by client application, user and status.", "spark.connect.job.result", "{job}", C,
+        per_connect_client)
+        .labels(&[l("client_app", &[]), l("user", &[]), l("status", &["succeeded", "failed"])])
+        .doc("Spark Connect jobs ended, by the client's application name (`spark.app.name` of its session, which only event logs record) and, with `labels.connect_user`, the Connect user (else empty). Event logs only.")
+        .experimental("0.2.0"),
     Metric::new("spark_executor_removed", Counter, App, "Executors removed, by normalised reason.", "spark.executor.removed", "{executor}", C,
         |c, o| per_app_by(c, o, "reason", |a| a.app.executors_removed()))
         .labels(&[l("reason", &["killed_by_driver", "heartbeat_timeout", "decommissioned", "exited", "lost", "other"])])

@@ -301,6 +301,7 @@ mod tests {
                     sql_execution_id: None,
                     tags: vec![],
                     name: None,
+                    client_app: None,
                 },
             );
         }
@@ -342,6 +343,7 @@ mod tests {
                     sql_execution_id: None,
                     tags: vec![],
                     name: None,
+                    client_app: None,
                 },
             );
         }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::rows::{AppRows, Ctx, StageRow};
-use super::sample::{plus1, Labels, Sample, Value};
+use super::sample::{plus, plus1, Labels, Sample, Value};
 use crate::model::hist::Hist;
 use crate::model::view::{ExecutorView, GroupView, SqlView};
 use crate::model::StreamAgg;
@@ -55,6 +55,25 @@ pub fn per_app_by<'a, I: IntoIterator<Item = (&'static str, u64)>>(
                 out,
                 a.app.created_ms(),
                 plus1(&a.base, label, k),
+                Value::Int(n),
+            );
+        }
+    }
+}
+
+/// One count per Spark Connect client application, user and status.
+pub fn per_connect_client(c: &Ctx, out: &mut Vec<Sample>) {
+    for a in &c.apps {
+        for (client, user, status, n) in a.app.connect_jobs() {
+            let extra = [
+                ("client_app", Arc::from(client)),
+                ("user", Arc::from(user)),
+                ("status", Arc::from(status)),
+            ];
+            push(
+                out,
+                a.app.created_ms(),
+                plus(&a.base, &extra),
                 Value::Int(n),
             );
         }
@@ -157,10 +176,15 @@ pub fn per_sql(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&SqlView) -> Value) {
     }
 }
 
-/// One count per SQL description and status.
+/// One count per SQL job group, description and status. A running execution whose group is
+/// not known yet (no job so far) has only its active gauge: its counters are born under its
+/// real group.
 pub fn per_sql_status(c: &Ctx, out: &mut Vec<Sample>) {
     for a in &c.apps {
         for (l, q) in &a.sql {
+            if q.duration.is_none() {
+                continue;
+            }
             for (status, n) in q.ended {
                 push(
                     out,

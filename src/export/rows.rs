@@ -117,7 +117,13 @@ impl<'a> AppRows<'a> {
         let sql = app
             .sql()
             .into_iter()
-            .map(|q| (plus(&base, &[("description", q.description.clone())]), q))
+            .map(|q| {
+                let ids = [
+                    ("job_group", Arc::from(q.job_group)),
+                    ("description", q.description.clone()),
+                ];
+                (plus(&base, &ids), q)
+            })
             .collect();
         let streams = app
             .streaming()

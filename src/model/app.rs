@@ -16,7 +16,7 @@ use super::hist::Hist;
 use super::idset::IdSet;
 use super::labels::LabelSets;
 use super::obs::*;
-use super::sql::{SqlAgg, SqlState};
+use super::sql::{SqlAgg, SqlGroups, SqlKey, SqlState};
 use super::streaming::StreamAgg;
 
 /// How long a stage whose job is unknown waits for the job before it is labelled from its own
@@ -193,8 +193,14 @@ pub struct AppState {
     pub running_sql: HashMap<u64, SqlState>,
     /// SQL ids already counted.
     pub counted_sql: IdSet,
-    /// SQL aggregates by description label.
-    pub sql: HashMap<Arc<str>, SqlAgg>,
+    /// SQL aggregates by job group and description labels.
+    pub sql: HashMap<SqlKey, SqlAgg>,
+    /// Job groups learnt from jobs for their SQL executions.
+    pub sql_groups: SqlGroups,
+    /// Spark Connect jobs ended, by client application and user: `[succeeded, failed]`.
+    pub connect_jobs: BTreeMap<(Arc<str>, Arc<str>), [u64; 2]>,
+    /// Job ids counted in `connect_jobs`.
+    pub connect_counted: IdSet,
     /// Streaming aggregates by query label.
     pub streaming: BTreeMap<Arc<str>, StreamAgg>,
     /// Distinct label values (cardinality caps).
@@ -248,6 +254,9 @@ impl AppState {
             running_sql: HashMap::new(),
             counted_sql: IdSet::default(),
             sql: HashMap::new(),
+            sql_groups: SqlGroups::default(),
+            connect_jobs: BTreeMap::new(),
+            connect_counted: IdSet::default(),
             streaming: BTreeMap::new(),
             label_sets: LabelSets::default(),
             exit_code: None,

@@ -49,18 +49,25 @@ impl Attribution {
 
     /// The raw `job_group` value of `job` (before rewrite rules and caps).
     pub fn group<'a>(&self, job: &'a JobObs) -> Option<Cow<'a, str>> {
-        self.from.iter().find_map(|s| match s {
-            GroupSource::JobGroup => job
-                .job_group
-                .as_deref()
-                .filter(|g| !g.is_empty())
-                .map(Cow::Borrowed),
-            GroupSource::Tag => self.tag(&job.tags),
-            GroupSource::CallSite => job
-                .name
-                .as_deref()
-                .filter(|n| !n.is_empty())
-                .and_then(|n| readable_description(Some(n), None)),
+        self.group_source(job.job_group.as_deref(), &job.tags, job.name.as_deref())
+            .map(|(v, _)| v)
+    }
+
+    /// The raw `job_group` value of something with this job group, these tags and this name
+    /// (a job, or a SQL execution's start), and where it came from.
+    pub fn group_source<'a>(
+        &self,
+        job_group: Option<&'a str>,
+        tags: &'a [String],
+        name: Option<&'a str>,
+    ) -> Option<(Cow<'a, str>, GroupSource)> {
+        self.from.iter().find_map(|s| {
+            let v = match s {
+                GroupSource::JobGroup => job_group.filter(|g| !g.is_empty()).map(Cow::Borrowed),
+                GroupSource::Tag => self.tag(tags),
+                GroupSource::CallSite => name.filter(|n| !n.is_empty()).and_then(call_site),
+            };
+            v.map(|v| (v, *s))
         })
     }
 
@@ -121,6 +128,31 @@ pub fn user_tag(raw: &str) -> Option<UserTag<'_>> {
     Some(UserTag {
         tag: raw,
         user: None,
+    })
+}
+
+/// A call site as a label: `<method> at <file>:<line>` with the file's folders dropped (they
+/// differ between deployments; the line is kept), or a Connect plan dump's first relation.
+pub fn call_site(name: &str) -> Option<Cow<'_, str>> {
+    if is_plan_dump(name) {
+        return readable_description(Some(name), None);
+    }
+    let Some((method, place)) = name.rsplit_once(" at ") else {
+        return Some(Cow::Borrowed(name));
+    };
+    match place.rfind(['/', '\\']) {
+        Some(i) => Some(Cow::Owned(format!("{method} at {}", &place[i + 1..]))),
+        None => Some(Cow::Borrowed(name)),
+    }
+}
+
+/// The Spark Connect user a job ran for, from its `SparkConnect_…_User_<user>_Session_…` tags.
+pub fn connect_user(tags: &[String]) -> Option<&str> {
+    tags.iter().find_map(|t| {
+        let rest = t.strip_prefix("SparkConnect_")?;
+        let (_, after) = rest.split_once("_User_")?;
+        let (user, _) = after.split_once("_Session_")?;
+        Some(user).filter(|u| !u.is_empty())
     })
 }
 
@@ -213,6 +245,7 @@ mod tests {
             sql_execution_id: None,
             tags: tags.iter().map(|t| t.to_string()).collect(),
             name: name.map(str::to_string),
+            client_app: None,
         }
     }
 
@@ -325,5 +358,20 @@ mod tests {
             readable_description(Some("Load {date}"), None).as_deref(),
             Some("Load {date}")
         );
+    }
+
+    #[test]
+    fn a_call_site_keeps_its_file_and_line_without_folders() {
+        for (name, want) in [
+            ("count at /work/jobs/etl.py:142", "count at etl.py:142"),
+            ("collect at C:\\jobs\\etl.py:7", "collect at etl.py:7"),
+            (
+                "count at NativeMethodAccessorImpl.java:0",
+                "count at NativeMethodAccessorImpl.java:0",
+            ),
+            ("no place", "no place"),
+        ] {
+            assert_eq!(call_site(name).as_deref(), Some(want), "{name}");
+        }
     }
 }

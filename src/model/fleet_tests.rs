@@ -81,6 +81,7 @@ fn run(m: &Arc<Model>, id: &str, name: &str, start: i64, end: Option<i64>) {
             sql_execution_id: None,
             tags: vec![],
             name: None,
+            client_app: None,
         };
         o.upsert_job(id, &job);
         let mut st = StageObs {

@@ -75,7 +75,29 @@ impl Labeler {
         name: &'static str,
         raw: Option<&str>,
     ) -> Arc<str> {
-        let v = self.rewrite(raw.unwrap_or(""));
+        self.admit(sets, telemetry, name, self.rewrite(raw.unwrap_or("")))
+    }
+
+    /// The exported value of label `name` for `raw` taken as it is (no rewrite rules), capped
+    /// in length and in distinct values like [`Labeler::value`].
+    pub fn value_as_is(
+        &self,
+        sets: &mut LabelSets,
+        telemetry: &Telemetry,
+        name: &'static str,
+        raw: &str,
+    ) -> Arc<str> {
+        self.admit(sets, telemetry, name, self.cap(raw.trim()))
+    }
+
+    /// `v` as a value of label `name`: itself while the label has room, else [`OTHER`].
+    fn admit(
+        &self,
+        sets: &mut LabelSets,
+        telemetry: &Telemetry,
+        name: &'static str,
+        v: String,
+    ) -> Arc<str> {
         let set = sets.seen.entry(name).or_default();
         if let Some(existing) = set.get(v.as_str()) {
             return existing.clone();

@@ -86,6 +86,9 @@ pub struct JobObs {
     pub tags: Vec<String>,
     /// The job's name: the call site Spark records (`count at <stdin>:1`), from its last stage.
     pub name: Option<String>,
+    /// A Spark Connect job's client application name (`spark.app.name` of its session; event
+    /// logs only).
+    pub client_app: Option<String>,
 }
 
 /// Status of a stage attempt.
@@ -377,6 +380,8 @@ pub struct SqlObs {
     pub submission_ms: Option<EpochMs>,
     /// Duration, once ended (milliseconds).
     pub duration_ms: Option<u64>,
+    /// Its jobs (REST `runningJobIds`, `successJobIds`, `failedJobIds`).
+    pub job_ids: Vec<u64>,
 }
 
 /// A structured-streaming query started (`QueryStartedEvent`).

@@ -1,4 +1,11 @@
-//! SQL executions of one application: the running ones and the aggregates per description.
+//! SQL executions of one application: the running ones and the aggregates per job group and
+//! description.
+//!
+//! An execution counts under the job group of its jobs (the first one seen: the event log's
+//! `spark.sql.execution.id` job property, or REST's job ids of the execution), because REST
+//! `/sql` has no group or tags. An execution that runs no job (a command, a result reused)
+//! counts under the empty group, from either source: REST cannot tell its group, and both
+//! sources must label it alike (Spark 4.x event logs name one in `jobGroupId`, REST does not).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -6,9 +13,66 @@ use std::sync::Arc;
 use super::hist::Hist;
 use super::obs::EpochMs;
 
+/// Job group and description labels of a SQL aggregate.
+pub type SqlKey = (Arc<str>, Arc<str>);
+
+/// Most jobs and executions whose group is remembered for the executions still to come.
+const REMEMBERED: usize = 2048;
+
+/// Job groups learnt from jobs, for the SQL executions they belong to.
+#[derive(Debug, Clone, Default)]
+pub struct SqlGroups {
+    /// Execution id -> the group of its first job (event logs).
+    by_execution: BTreeMap<u64, Arc<str>>,
+    /// Job id -> its group (REST, whose executions list their jobs).
+    by_job: BTreeMap<u64, Arc<str>>,
+}
+
+impl SqlGroups {
+    /// Remember that job `job_id` (of SQL execution `execution`, when known) counts under
+    /// `group`. The first job of an execution decides.
+    pub fn saw_job(&mut self, job_id: u64, execution: Option<u64>, group: &Arc<str>) {
+        match execution {
+            Some(e) => {
+                self.by_execution.entry(e).or_insert_with(|| group.clone());
+                bound(&mut self.by_execution);
+            }
+            None => {
+                self.by_job.insert(job_id, group.clone());
+                bound(&mut self.by_job);
+            }
+        }
+    }
+
+    /// The group of execution `execution`, whose jobs are `job_ids` (REST), if a job told.
+    pub fn of(&self, execution: u64, job_ids: &[u64]) -> Option<Arc<str>> {
+        self.by_execution.get(&execution).cloned().or_else(|| {
+            let first = job_ids
+                .iter()
+                .filter(|j| self.by_job.contains_key(j))
+                .min()?;
+            self.by_job.get(first).cloned()
+        })
+    }
+
+    /// Forget execution `execution` (it ended).
+    pub fn ended(&mut self, execution: u64) {
+        self.by_execution.remove(&execution);
+    }
+}
+
+/// Drop the lowest ids beyond [`REMEMBERED`].
+fn bound(m: &mut BTreeMap<u64, Arc<str>>) {
+    while m.len() > REMEMBERED {
+        m.pop_first();
+    }
+}
+
 /// A SQL execution not ended yet.
 #[derive(Debug, Clone)]
 pub struct SqlState {
+    /// Job group label, once known (from its start, or its first job).
+    pub group: Option<Arc<str>>,
     /// Description label.
     pub description: Arc<str>,
     /// Submission time.

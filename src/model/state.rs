@@ -26,6 +26,8 @@ pub(crate) struct State {
     pub(super) labeler: Labeler,
     /// Where a job's group comes from (`labels.job_group_from`).
     pub(super) attribution: super::attribution::Attribution,
+    /// `labels.connect_user`.
+    pub(super) connect_user: bool,
     /// When the model was made (the exporter's start, epoch ms): in name mode only runs that
     /// end from then on count.
     pub(super) started_ms: crate::clock::EpochMs,
@@ -85,6 +87,7 @@ impl State {
             now_ms: 0,
             labeler: Labeler::new(&settings.labels),
             attribution: super::attribution::Attribution::new(&settings.labels),
+            connect_user: settings.labels.connect_user,
             started_ms: 0,
             excluded: HashSet::new(),
             names: BTreeMap::new(),

@@ -129,6 +129,7 @@ impl State {
         app.executors = BTreeMap::new();
         app.running_sql = HashMap::new();
         app.sql = HashMap::new();
+        app.sql_groups = Default::default();
         app.streaming = BTreeMap::new();
         app.started_tasks = IdSet::default();
         app.label_sets = Default::default();

@@ -50,6 +50,7 @@ fn job(id: u64, status: JobStatus, group: &str, stages: Vec<u64>) -> JobObs {
         sql_execution_id: None,
         tags: vec![],
         name: None,
+        client_app: None,
     }
 }
 
@@ -554,7 +555,6 @@ fn running_tasks_from_the_event_log_are_starts_minus_ends() {
 fn series_are_born_at_zero_when_their_key_is_first_seen() {
     let (m, _) = model();
     let o = m.observer(Source::EventLog);
-    o.upsert_job(APP, &job(1, JobStatus::Running, "etl", vec![]));
     o.upsert_sql(
         APP,
         &SqlObs {
@@ -563,8 +563,12 @@ fn series_are_born_at_zero_when_their_key_is_first_seen() {
             status: SqlStatus::Running,
             submission_ms: Some(1_000),
             duration_ms: None,
+            job_ids: vec![],
         },
     );
+    let mut j = job(1, JobStatus::Running, "etl", vec![]);
+    j.sql_execution_id = Some(4);
+    o.upsert_job(APP, &j);
     o.streaming_started(
         APP,
         &StreamingStartObs {
@@ -605,7 +609,7 @@ fn series_are_born_at_zero_when_their_key_is_first_seen() {
     );
     assert_eq!(val(&f, "spark_task_run_time_seconds", &g), Some(0.0));
     for status in ["completed", "failed"] {
-        let with = [("description", "load"), ("status", status)];
+        let with = [g[0], ("description", "load"), ("status", status)];
         assert_eq!(
             val(&f, "spark_sql_executions", &with),
             Some(0.0),
@@ -651,5 +655,122 @@ fn rest_alone_has_no_task_duration_histogram() {
             &[("job_group", "etl"), ("status", "failed")]
         ),
         Some(0.0)
+    );
+}
+
+fn sql(id: u64, status: SqlStatus, desc: &str, job_ids: Vec<u64>) -> SqlObs {
+    SqlObs {
+        execution_id: id,
+        description: Some(desc.into()),
+        status,
+        submission_ms: Some(1_000),
+        duration_ms: status.is_terminal().then_some(2_000),
+        job_ids,
+    }
+}
+
+/// A SQL execution counts under its jobs' group: the event log's jobs name their execution,
+/// REST's executions name their jobs. One that runs no job counts under the empty group, from
+/// either source (REST cannot tell its group).
+#[test]
+fn sql_executions_count_under_their_jobs_group() {
+    let (m, _) = model();
+    let log = m.observer(Source::EventLog);
+    // Event log: start (no group known), a job of it, end.
+    log.upsert_sql(APP, &sql(1, SqlStatus::Running, "load", vec![]));
+    let f = collect(&m);
+    assert_eq!(
+        val(
+            &f,
+            "spark_sql_executions_active",
+            &[("job_group", ""), ("description", "load")]
+        ),
+        Some(1.0),
+        "unknown while no job ran"
+    );
+    assert_eq!(
+        val(
+            &f,
+            "spark_sql_executions",
+            &[("job_group", ""), ("description", "load")]
+        ),
+        None,
+        "no counter under a group that is not the execution's"
+    );
+    let mut j = job(10, JobStatus::Running, "etl", vec![]);
+    j.sql_execution_id = Some(1);
+    log.upsert_job(APP, &j);
+    let f = collect(&m);
+    let etl = [("job_group", "etl"), ("description", "load")];
+    assert_eq!(val(&f, "spark_sql_executions_active", &etl), Some(1.0));
+    assert_eq!(
+        val(
+            &f,
+            "spark_sql_executions",
+            &[etl[0], etl[1], ("status", "completed")]
+        ),
+        Some(0.0),
+        "born at zero once the group is known"
+    );
+    log.upsert_sql(APP, &sql(1, SqlStatus::Completed, "load", vec![]));
+    // REST: the jobs first, then an execution naming them.
+    let rest = m.observer(Source::Rest);
+    rest.upsert_job(APP, &job(20, JobStatus::Succeeded, "report", vec![]));
+    rest.upsert_sql(APP, &sql(2, SqlStatus::Completed, "sum", vec![21, 20]));
+    // Jobless: the empty group.
+    log.upsert_sql(APP, &sql(4, SqlStatus::Completed, "show", vec![]));
+    // Seen again by the other source: counted once.
+    rest.upsert_sql(APP, &sql(1, SqlStatus::Completed, "load", vec![10]));
+    let f = collect(&m);
+    for (group, desc) in [("etl", "load"), ("report", "sum"), ("", "show")] {
+        assert_eq!(
+            val(
+                &f,
+                "spark_sql_executions",
+                &[
+                    ("job_group", group),
+                    ("description", desc),
+                    ("status", "completed")
+                ]
+            ),
+            Some(1.0),
+            "{group}/{desc}"
+        );
+    }
+    assert_eq!(
+        val(
+            &f,
+            "spark_sql_executions",
+            &[
+                ("job_group", ""),
+                ("description", "load"),
+                ("status", "completed")
+            ]
+        ),
+        None,
+        "no series left under the empty group for an execution whose job told its group"
+    );
+}
+
+/// With no job group and no tag, a job counts under its call site, line number kept (the
+/// rewrite rules would fold every line of a file into one group).
+#[test]
+fn a_job_without_group_or_tag_counts_under_its_call_site() {
+    let (m, _) = model();
+    let mut j = job(1, JobStatus::Succeeded, "", vec![]);
+    j.job_group = None;
+    j.name = Some("count at /srv/jobs/etl.py:142".into());
+    m.observer(Source::EventLog).upsert_job(APP, &j);
+    let f = collect(&m);
+    assert_eq!(
+        val(
+            &f,
+            "spark_jobs",
+            &[
+                ("job_group", "count at etl.py:142"),
+                ("status", "succeeded")
+            ]
+        ),
+        Some(1.0)
     );
 }

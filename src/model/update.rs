@@ -10,6 +10,7 @@ use super::obs::*;
 use super::sql::{SqlAgg, SqlState};
 use super::state::State;
 use super::streaming::StreamAgg;
+use crate::config::GroupSource;
 use crate::telemetry::Telemetry;
 
 fn set_str(dst: &mut Arc<str>, v: &Option<String>) {
@@ -33,6 +34,24 @@ fn group_key(
     )
 }
 
+/// The group key of a job whose group came from `source`: a call site keeps its line number
+/// (the rewrite rules would make every line of a file one group), only capped.
+fn job_group_key(
+    labeler: &Labeler,
+    app: &mut AppState,
+    t: &Telemetry,
+    group: Option<&(std::borrow::Cow<'_, str>, GroupSource)>,
+    desc: Option<&str>,
+) -> GroupKey {
+    match group {
+        Some((g, GroupSource::CallSite)) => (
+            labeler.value_as_is(&mut app.label_sets, t, "job_group", g),
+            labeler.value(&mut app.label_sets, t, "job_description", desc),
+        ),
+        g => group_key(labeler, app, t, g.map(|(g, _)| &**g), desc),
+    }
+}
+
 /// The job group's aggregate, created on first sight (a job or stage starting) with every
 /// histogram at zero for every status, so each series exists before its first observation.
 fn group_agg<'a>(
@@ -43,6 +62,50 @@ fn group_agg<'a>(
     app.groups
         .entry(key.clone())
         .or_insert_with(|| super::names::zero_group(dur_bounds, task_bounds))
+}
+
+/// Job `obs` of group `group` tells its SQL execution's group: remembered for the execution's
+/// end, and given to it now if it is running without one (its series then exist, at zero).
+fn sql_job(app: &mut AppState, obs: &JobObs, group: &Arc<str>, bounds: &Arc<[f64]>) {
+    app.sql_groups
+        .saw_job(obs.job_id, obs.sql_execution_id, group);
+    if let Some(q) = obs
+        .sql_execution_id
+        .and_then(|e| app.running_sql.get_mut(&e))
+        .filter(|q| q.group.is_none())
+    {
+        q.group = Some(group.clone());
+        app.sql
+            .entry((group.clone(), q.description.clone()))
+            .or_insert_with(|| SqlAgg::new(bounds));
+    }
+}
+
+/// Count an ended Spark Connect job under its client application (and user, when
+/// `labels.connect_user` is on), once. Only event logs know the client application.
+fn count_connect_job(
+    app: &mut AppState,
+    labeler: &Labeler,
+    t: &Telemetry,
+    obs: &JobObs,
+    with_user: bool,
+) {
+    let Some(client) = obs.client_app.as_deref() else {
+        return;
+    };
+    if !obs.status.is_terminal() || app.connect_counted.contains(obs.job_id) {
+        return;
+    }
+    app.connect_counted.insert(obs.job_id);
+    let user = with_user
+        .then(|| super::attribution::connect_user(&obs.tags))
+        .flatten();
+    let key = (
+        labeler.value(&mut app.label_sets, t, "client_app", Some(client)),
+        labeler.value(&mut app.label_sets, t, "user", user),
+    );
+    let n = app.connect_jobs.entry(key).or_default();
+    n[usize::from(obs.status != JobStatus::Succeeded)] += 1;
 }
 
 impl State {
@@ -120,20 +183,25 @@ impl State {
         t: &Telemetry,
     ) -> Vec<StageObs> {
         let (dur_bounds, task_bounds) = (self.duration_bounds.clone(), self.task_bounds.clone());
-        let raw_group = self.attribution.group(obs);
+        let raw_group =
+            self.attribution
+                .group_source(obs.job_group.as_deref(), &obs.tags, obs.name.as_deref());
         let raw_desc = super::attribution::readable_description(
             obs.description.as_deref(),
             obs.name.as_deref(),
         );
+        let connect_user = self.connect_user;
         let (app, labeler) = self.app_and_labeler(app_id);
+        count_connect_job(app, labeler, t, obs, connect_user);
         if app.counted_jobs.contains(obs.job_id) {
             return vec![];
         }
         let prev = app.running_jobs.remove(&obs.job_id);
         let group = match &prev {
             Some(j) => j.group.clone(),
-            None => group_key(labeler, app, t, raw_group.as_deref(), raw_desc.as_deref()),
+            None => job_group_key(labeler, app, t, raw_group.as_ref(), raw_desc.as_deref()),
         };
+        sql_job(app, obs, &group.0, &dur_bounds);
         for sid in &obs.stage_ids {
             if !app.counted_stages.contains(*sid) {
                 app.stage_groups
@@ -454,24 +522,35 @@ impl State {
                     .as_deref(),
             ),
         };
-        // The description's series exist from its first execution's start, at zero.
-        app.sql
-            .entry(description.clone())
-            .or_insert_with(|| SqlAgg::new(&bounds));
+        // Its jobs' group: unknown while it runs no job, the empty group if it ends so.
+        let group = prev
+            .as_ref()
+            .and_then(|p| p.group.clone())
+            .or_else(|| app.sql_groups.of(obs.execution_id, &obs.job_ids));
         if !obs.status.is_terminal() {
+            // The key's series exist from its first execution's start, at zero.
+            if let Some(g) = &group {
+                app.sql
+                    .entry((g.clone(), description.clone()))
+                    .or_insert_with(|| SqlAgg::new(&bounds));
+            }
             app.running_sql.insert(
                 obs.execution_id,
                 SqlState {
+                    group,
                     description,
                     submission_ms: obs.submission_ms.or(prev.and_then(|p| p.submission_ms)),
                 },
             );
             return;
         }
+        let group =
+            group.unwrap_or_else(|| labeler.value(&mut app.label_sets, t, "job_group", None));
         app.counted_sql.insert(obs.execution_id);
+        app.sql_groups.ended(obs.execution_id);
         let agg = app
             .sql
-            .entry(description)
+            .entry((group, description))
             .or_insert_with(|| SqlAgg::new(&bounds));
         let status = obs.status.label();
         *agg.ended.entry(status).or_default() += 1;

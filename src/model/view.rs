@@ -14,6 +14,7 @@ use super::app::{AppState, GroupAgg, GroupKey, StageState};
 use super::executor::ExecutorTotals;
 use super::hist::Hist;
 use super::obs::{EpochMs, TaskCounts, TaskTotals};
+use super::sql::SqlAgg;
 use super::state::State;
 use super::store::Model;
 use super::streaming::StreamAgg;
@@ -157,13 +158,16 @@ pub struct ExecutorView<'a> {
 
 /// SQL executions of one description.
 pub struct SqlView<'a> {
+    /// Job group label value.
+    pub job_group: &'a str,
     /// Description label value.
     pub description: &'a Arc<str>,
     /// Executions ended, as `(status, count)` for `completed` and `failed`.
     pub ended: [(&'static str, u64); 2],
     /// Executions running now.
     pub running: u64,
-    /// Durations by status (only statuses observed).
+    /// Durations by status; `None` for a key with only running executions whose group is not
+    /// known yet (no counter or histogram series of its own).
     pub duration: Option<&'a BTreeMap<&'static str, Hist>>,
 }
 
@@ -435,31 +439,40 @@ impl<'a> AppView<'a> {
         self.app.run_duration.as_ref()
     }
 
+    /// Spark Connect jobs ended, as `(client_app, user, status, count)`.
+    pub fn connect_jobs(&self) -> impl Iterator<Item = (&'a str, &'a str, &'static str, u64)> + 'a {
+        self.app.connect_jobs.iter().flat_map(|((c, u), n)| {
+            [("succeeded", n[0]), ("failed", n[1])].map(|(s, v)| (&**c, &**u, s, v))
+        })
+    }
+
     /// Executors removed, by normalised reason.
     pub fn executors_removed(&self) -> impl Iterator<Item = (&'static str, u64)> + 'a {
         self.app.executors_removed.iter().map(|(k, v)| (*k, *v))
     }
 
-    /// SQL descriptions with an ended or running execution, in label order.
+    /// SQL job groups and descriptions with an ended or running execution, in label order. A
+    /// running execution whose group is not known yet counts under the empty group.
     pub fn sql(&self) -> Vec<SqlView<'a>> {
+        type Entry<'a> = (Option<&'a SqlAgg>, u64);
         let app = self.app;
-        let mut running: HashMap<&Arc<str>, u64> = HashMap::new();
-        for q in app.running_sql.values() {
-            *running.entry(&q.description).or_default() += 1;
+        let mut keys: BTreeMap<(&'a str, &'a Arc<str>), Entry<'a>> = BTreeMap::new();
+        for ((g, d), agg) in &app.sql {
+            keys.entry((&**g, d)).or_default().0 = Some(agg);
         }
-        let mut descs: Vec<&Arc<str>> = app.sql.keys().chain(running.keys().copied()).collect();
-        descs.sort();
-        descs.dedup();
-        descs
-            .into_iter()
-            .map(|d| {
-                let agg = app.sql.get(d);
+        for q in app.running_sql.values() {
+            let g = q.group.as_deref().unwrap_or("");
+            keys.entry((g, &q.description)).or_default().1 += 1;
+        }
+        keys.into_iter()
+            .map(|((g, d), (agg, running))| {
                 let n =
                     |s: &'static str| (s, agg.and_then(|a| a.ended.get(s)).copied().unwrap_or(0));
                 SqlView {
+                    job_group: g,
                     description: d,
                     ended: [n("completed"), n("failed")],
-                    running: running.get(d).copied().unwrap_or(0),
+                    running,
                     duration: agg.map(|a| &a.duration),
                 }
             })

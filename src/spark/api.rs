@@ -206,6 +206,15 @@ pub struct ExecutionData {
     /// Milliseconds since submission (running) or total duration (ended).
     #[serde(deserialize_with = "lenient::u64")]
     pub duration: u64,
+    /// Its running jobs.
+    #[serde(deserialize_with = "lenient::items")]
+    pub running_job_ids: Vec<u64>,
+    /// Its succeeded jobs.
+    #[serde(deserialize_with = "lenient::items")]
+    pub success_job_ids: Vec<u64>,
+    /// Its failed jobs.
+    #[serde(deserialize_with = "lenient::items")]
+    pub failed_job_ids: Vec<u64>,
 }
 
 /// Quantiles of a stage attempt's task metrics (`TaskMetricDistributions`).

@@ -146,6 +146,7 @@ pub fn job_obs(j: &JobData) -> Option<JobObs> {
         sql_execution_id: None,
         tags: j.job_tags.clone(),
         name: j.name.clone().filter(|n| !n.is_empty()),
+        client_app: None,
     })
 }
 
@@ -221,6 +222,13 @@ pub fn sql_obs(e: &ExecutionData) -> Option<SqlObs> {
         status,
         submission_ms: time(&e.submission_time),
         duration_ms: status.is_terminal().then_some(e.duration),
+        job_ids: e
+            .running_job_ids
+            .iter()
+            .chain(&e.success_job_ids)
+            .chain(&e.failed_job_ids)
+            .copied()
+            .collect(),
     })
 }
 

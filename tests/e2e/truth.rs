@@ -240,7 +240,7 @@ fn job_truth(jobs: &Value) -> Result<(Series, BTreeMap<u64, String>), String> {
     let mut sorted: Vec<&Value> = arr(jobs).iter().collect();
     sorted.sort_by_key(|j| j["jobId"].as_u64());
     for j in sorted {
-        let group = rewrite(s(&j["jobGroup"]));
+        let group = crate::support::groups::rest_job_group(j, rewrite);
         let status = match s(&j["status"]) {
             "SUCCEEDED" => "succeeded",
             "FAILED" => "failed",

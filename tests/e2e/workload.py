@@ -93,7 +93,7 @@ cached.groupBy("region").agg(F.max("amount")).collect()
 ran.append(["daily_report", 'audit "EU" totals in C:\\reports'])
 cached.unpersist()
 
-# 3. No job group at all (job_group=""), no description.
+# 3. No job group, no description: the call site is the group (tests/e2e_core.rs pins line 98).
 step(None, None)
 spark.range(0, 10_000).selectExpr("sum(id)").collect()
 

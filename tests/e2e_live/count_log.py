@@ -14,8 +14,9 @@ the exporter's parser) and prints one JSON object:
                                       Success, TaskKilled, anything else)
   executor_task_ms {"<executor id>": sum of Finish Time - Launch Time over its TaskEnds}
 
-The group of a stage or task is the `spark.jobGroup.id` property of the job whose `Stage IDs`
-list the stage ("" when unset).
+The group of a job is what the exporter's default rule gives (tests/support/groups.py: its
+`spark.jobGroup.id`, else the user's tag, else its call site); that of a stage or task is the
+group of the job whose `Stage IDs` list the stage.
 
 Usage: count_log.py PATH
 """
@@ -25,6 +26,9 @@ import re
 import subprocess
 import sys
 from collections import Counter, defaultdict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from groups import log_job_group  # noqa: E402
 
 
 def parts_of(path):
@@ -72,8 +76,7 @@ def main():
             elif name == "SparkListenerApplicationEnd":
                 app_end = ev["Timestamp"]
             elif name == "SparkListenerJobStart":
-                props = ev.get("Properties") or {}
-                g = props.get("spark.jobGroup.id") or ""
+                g = log_job_group(ev)
                 job_group[ev["Job ID"]] = g
                 job_stages[ev["Job ID"]] = list(ev["Stage IDs"])
                 for s in ev["Stage IDs"]:

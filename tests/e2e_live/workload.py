@@ -184,7 +184,7 @@ except Exception as e:  # failed as intended
     log(f"Failing job failed as intended: {type(e).__name__}")
 done_step("failing_job")
 
-# 7. No group, no description.
+# 7. No group, no description: its call site is the group (eventlog_live.rs pins line 189).
 sparkwork.set_group(sc, None, None)
 spark.range(0, 10_000, numPartitions=3).selectExpr("sum(id)").collect()
 done_step("no_group")

@@ -7,6 +7,7 @@
 //! - [`command`]: one-shot runs of the exporter binary (`dump`, `check-config`);
 //! - [`http`]: a minimal HTTP/1.0 client (timings are the test's own, not a connection pool's);
 //! - [`exposition`]: the exposition-text parser and series views;
+//! - [`groups`]: the `job_group` of a job under the default rule, from Spark's own fields;
 //! - [`spark`]: the PySpark interpreter of the Spark tests (or a loud skip);
 //! - [`faults`]: a running exporter with a `/metrics` watcher (`faults_*.rs`);
 //! - [`live`]: exporters for the live event-log tests (`eventlog_live.rs`, `eventlog_restart.rs`);
@@ -24,6 +25,7 @@ pub mod command;
 pub mod exposition;
 pub mod faults;
 pub mod files;
+pub mod groups;
 pub mod http;
 pub mod live;
 pub mod otlp;
