@@ -90,6 +90,7 @@ fn start(m: &Arc<Model>, id: u64) -> StageObs {
         sql_execution_id: None,
         tags: vec![],
         name: None,
+        client_app: None,
     };
     let o = m.observer(Source::Rest);
     o.upsert_job(APP, &job);
@@ -146,6 +147,7 @@ fn finish(m: &Arc<Model>, mut st: StageObs, end: End) {
             sql_execution_id: None,
             tags: vec![],
             name: None,
+            client_app: None,
         },
     );
 }
