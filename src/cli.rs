@@ -106,6 +106,10 @@ pub struct Cli {
     /// Series per run (app_id) or per application name across runs (app_name) [default: app_id].
     #[arg(long = "model.aggregate-by", global = true)]
     pub aggregate_by: Option<String>,
+    /// Finished stage attempts per application that keep per-stage series (failed, skewed,
+    /// longest; 0: active stages only) [default: 20].
+    #[arg(long = "model.max-finished-stages", global = true)]
+    pub max_finished_stages: Option<String>,
     /// Exit by itself once the application has ended and the drain is done (a classic sidecar).
     #[arg(long = "lifecycle.exit-when-app-ends", global = true)]
     pub exit_when_app_ends: bool,
@@ -177,6 +181,7 @@ impl Cli {
         one("model.app_name_filter", &self.app_name_filter);
         one("model.max_app_age", &self.max_app_age);
         one("model.aggregate_by", &self.aggregate_by);
+        one("model.max_finished_stages", &self.max_finished_stages);
         one("lifecycle.grace_period", &self.grace_period);
         one("lifecycle.drain_scrapes", &self.drain_scrapes);
         one(

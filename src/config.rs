@@ -35,6 +35,14 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 pub const DEFAULT_APP_RETENTION: Duration = Duration::from_secs(3600);
 /// Default time a finished stage keeps its per-stage series.
 pub const DEFAULT_STAGE_RETENTION: Duration = Duration::from_secs(300);
+/// Default cap on finished stage attempts per application that keep their per-stage series.
+pub const DEFAULT_MAX_FINISHED_STAGES: usize = 20;
+/// Default longest-to-median task duration ratio at which a finished stage counts as skewed
+/// (the shipped `SparkStageTaskSkew` alert's threshold).
+pub const DEFAULT_STAGE_SKEW_RATIO: f64 = 5.0;
+/// Default shortest longest task for a finished stage to count as skewed: skew in a stage of
+/// millisecond tasks (a micro-batch) is noise, not a straggler.
+pub const DEFAULT_STAGE_SKEW_MIN_DURATION: Duration = Duration::from_secs(10);
 /// Default time an ended application keeps its detail (stages, executors, SQL, streaming)
 /// before [`SummaryLevel`] applies.
 pub const DEFAULT_SUMMARY_AFTER: Duration = Duration::from_secs(300);
@@ -232,9 +240,20 @@ pub struct ModelConfig {
     /// How long a finished application stays exported.
     #[serde(with = "humantime_serde")]
     pub app_retention: Duration,
-    /// How long a finished stage keeps its `stage_id` series.
+    /// How long a finished stage keeps its `stage_id` series (only the stages
+    /// `max_finished_stages` lets through) and its task totals apart from its job group's.
     #[serde(with = "humantime_serde")]
     pub stage_retention: Duration,
+    /// At most this many finished stage attempts per application keep per-stage series within
+    /// `stage_retention`: failed ones, then skewed ones, then the application's longest. `0`:
+    /// per-stage series for active stages only. Bounds a streaming application's exposition.
+    pub max_finished_stages: usize,
+    /// A finished stage whose longest task ran at least this many times its median task (and at
+    /// least `stage_skew_min_duration`) counts as skewed, so it keeps its series.
+    pub stage_skew_ratio: f64,
+    /// The shortest longest task of a skewed stage: shorter stragglers cost nothing.
+    #[serde(with = "humantime_serde")]
+    pub stage_skew_min_duration: Duration,
     /// How long a dead executor keeps its `executor_id` series.
     #[serde(with = "humantime_serde")]
     pub dead_executor_retention: Duration,
@@ -475,6 +494,9 @@ impl Default for Settings {
             model: ModelConfig {
                 app_retention: DEFAULT_APP_RETENTION,
                 stage_retention: DEFAULT_STAGE_RETENTION,
+                max_finished_stages: DEFAULT_MAX_FINISHED_STAGES,
+                stage_skew_ratio: DEFAULT_STAGE_SKEW_RATIO,
+                stage_skew_min_duration: DEFAULT_STAGE_SKEW_MIN_DURATION,
                 dead_executor_retention: DEFAULT_DEAD_EXECUTOR_RETENTION,
                 summary_level: SummaryLevel::Groups,
                 summary_after: DEFAULT_SUMMARY_AFTER,
@@ -747,6 +769,27 @@ fn read_model(r: &mut Reader<'_>, d: ModelConfig) -> ModelConfig {
     ModelConfig {
         app_retention: r.parse("model.app_retention", d.app_retention, parse_positive),
         stage_retention: r.parse("model.stage_retention", d.stage_retention, parse_positive),
+        max_finished_stages: r.parse("model.max_finished_stages", d.max_finished_stages, |s| {
+            let n = s
+                .trim()
+                .parse::<usize>()
+                .map_err(|_| format!("{s:?} is not a whole number"))?;
+            if n > 10_000 {
+                return Err("must be at most 10000".into());
+            }
+            Ok(n)
+        }),
+        stage_skew_ratio: r.parse("model.stage_skew_ratio", d.stage_skew_ratio, |s| {
+            match s.trim().parse::<f64>() {
+                Ok(x) if x.is_finite() && x >= 1.0 => Ok(x),
+                _ => Err(format!("{s:?} is not a number of at least 1")),
+            }
+        }),
+        stage_skew_min_duration: r.parse(
+            "model.stage_skew_min_duration",
+            d.stage_skew_min_duration,
+            parse_duration,
+        ),
         dead_executor_retention: r.parse(
             "model.dead_executor_retention",
             d.dead_executor_retention,
@@ -1263,7 +1306,8 @@ mod tests {
             "labels": {"rewrite_rules": [{"pattern": "["}]},
             "histograms": {"duration_buckets": [3, 1]},
             "model": {"summary_level": "stages", "summary_after": "later", "app_name_filter": "[",
-                      "max_app_age": "-1h", "aggregate_by": "app"},
+                      "max_app_age": "-1h", "aggregate_by": "app", "max_finished_stages": "-1",
+                      "stage_skew_ratio": "0.5", "stage_skew_min_duration": "long"},
             "bogus": 1
         });
         let Err(ConfigError::Invalid(errs)) = from_value(&v) else {
@@ -1286,10 +1330,29 @@ mod tests {
             "model.app_name_filter",
             "model.max_app_age",
             "model.aggregate_by",
+            "model.max_finished_stages",
+            "model.stage_skew_ratio",
+            "model.stage_skew_min_duration",
         ] {
             assert!(all.contains(k), "{k} missing from:\n{all}");
         }
-        assert_eq!(errs.len(), 15, "{all}");
+        assert_eq!(errs.len(), 18, "{all}");
+    }
+
+    #[test]
+    fn finished_stage_keys_default_and_take_zero() {
+        let d = from_value(&json!({})).unwrap().model;
+        assert_eq!(d.max_finished_stages, DEFAULT_MAX_FINISHED_STAGES);
+        assert_eq!(d.stage_skew_ratio, DEFAULT_STAGE_SKEW_RATIO);
+        assert_eq!(d.stage_skew_min_duration, DEFAULT_STAGE_SKEW_MIN_DURATION);
+        // As the environment gives them: strings.
+        let m = from_value(&json!({"model": {"max_finished_stages": "0",
+            "stage_skew_ratio": "2.5", "stage_skew_min_duration": "0s"}}))
+        .unwrap()
+        .model;
+        assert_eq!(m.max_finished_stages, 0, "0: active stages only");
+        assert_eq!(m.stage_skew_ratio, 2.5);
+        assert_eq!(m.stage_skew_min_duration, Duration::ZERO);
     }
 
     #[test]

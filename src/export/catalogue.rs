@@ -385,13 +385,13 @@ pub const CATALOGUE: &[Metric] = &[
         .labels(&[l("stage_name", &[])])
         .clock()
         .doc("Per active stage: seconds since one of its tasks last finished (or since submission). For stuck-stage alerts."),
-    Metric::new("spark_stage_tasks_active", Gauge, Stage, "Tasks running now in this stage attempt (active stages and stages finished within the retention window).", "spark.stage.task.active", "{task}", U,
-        |c, o| per_stage(c, o, |s| (s.stage.active || s.stage.terminal).then(|| (s.labels.clone(), Value::Int(s.stage.running_tasks)))))
+    Metric::new("spark_stage_tasks_active", Gauge, Stage, "Tasks running now in this stage attempt (active stages only).", "spark.stage.task.active", "{task}", U,
+        |c, o| per_stage(c, o, |s| s.stage.active.then(|| (s.labels.clone(), Value::Int(s.stage.running_tasks)))))
         .rx()
-        .doc("Running tasks, for active stages and stages finished within `model.stage_retention`."),
-    Metric::new("spark_stage_task_skew_ratio", Gauge, Stage, "Longest task duration divided by the median task duration of this stage attempt.", "spark.stage.task.skew", "1", G,
+        .doc("Running tasks, for active stages only: a finished stage's series ends with it (finished stages count in `spark_tasks_total` and `spark_stages_total`)."),
+    Metric::new("spark_stage_task_skew_ratio", Gauge, Stage, "Longest task duration divided by the median task duration of this stage attempt (active stages, and finished ones worth a look).", "spark.stage.task.skew", "1", G,
         |c, o| per_stage(c, o, |s| s.stage.skew_ratio.map(|r| (s.labels.clone(), Value::Float(r)))))
-        .doc("Longest task duration / median (REST task summary, fetched only for active and just-finished stages)."),
+        .doc("Longest task duration / median (REST task summary, fetched only for active and just-finished stages), for active stages and, within `model.stage_retention`, finished ones worth a look: failed; skewed (ratio at least `model.stage_skew_ratio`, 5, and the longest task at least `model.stage_skew_min_duration`, 10 s); or among the application's `model.max_finished_stages` (20) longest. At most `model.max_finished_stages` finished stages per application keep their per-stage series, failed first, then skewed, then longest; the others count only in their job group's series."),
     Metric::new("spark_tasks", Counter, Group, "Tasks ended, by status (succeeded, failed, killed).", "spark.task.result", "{task}", C,
         |c, o| per_group_status(c, o, |g| [("succeeded", g.tasks.succeeded), ("failed", g.tasks.failed), ("killed", g.tasks.killed)]))
         .labels(TASK_STATUS)

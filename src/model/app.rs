@@ -167,6 +167,12 @@ pub struct AppState {
     pub counted_tasks: IdSet,
     /// Stage attempts still held.
     pub stages: HashMap<(u64, u32), StageState>,
+    /// The application's longest ended stage attempts so far, `(duration ms, stage id,
+    /// attempt)`, longest first, at most `model.max_finished_stages`: those of them the model
+    /// still holds keep their per-stage series once finished (see [`super::view`]). A new stage
+    /// enters only if strictly longer than the shortest here, so equal micro-batches never
+    /// take turns.
+    pub longest: Vec<(EpochMs, u64, u32)>,
     /// Stage attempts already counted (attempt 0 in an IdSet, retries in a set).
     pub counted_stages: IdSet,
     /// Retried stage attempts already counted.
@@ -239,6 +245,7 @@ impl AppState {
             counted_tasks: IdSet::default(),
             started_tasks: IdSet::default(),
             stages: HashMap::new(),
+            longest: Vec::new(),
             counted_stages: IdSet::default(),
             counted_retries: HashSet::new(),
             stage_groups: HashMap::new(),
@@ -299,6 +306,17 @@ impl AppState {
                 active: true,
                 ..Default::default()
             })
+    }
+
+    /// Record an ended stage attempt's duration among the application's `cap` longest.
+    pub fn note_stage_duration(&mut self, stage_id: u64, attempt: u32, ms: EpochMs, cap: usize) {
+        if cap == 0 || self.longest.len() >= cap && self.longest.last().is_some_and(|l| ms <= l.0) {
+            return;
+        }
+        // Longest first; among equals, the earlier one first (it got there first).
+        let at = self.longest.partition_point(|l| l.0 >= ms);
+        self.longest.insert(at, (ms, stage_id, attempt));
+        self.longest.truncate(cap);
     }
 
     /// True once the application has ended.

@@ -50,8 +50,9 @@ fn val(f: &[Family], name: &str, want: &[(&str, &str)]) -> Option<f64> {
     s.first().map(|x| x.1)
 }
 
-/// One run of `name`: two jobs in group `g` (one stage of two tasks each) on executor 1,
-/// started at `start`; ended at `end` with exit code 0 when `end` is given.
+/// One run of `name`: two jobs in group `g` (one stage of two tasks each, with a task summary,
+/// so each finished stage has a `spark_stage_task_skew_ratio` while the model holds its detail)
+/// on executor 1, started at `start`; ended at `end` with exit code 0 when `end` is given.
 fn run(m: &Arc<Model>, id: &str, name: &str, start: i64, end: Option<i64>) {
     let o = m.observer(Source::EventLog);
     o.upsert_app(&AppObs {
@@ -119,6 +120,16 @@ fn run(m: &Arc<Model>, id: &str, name: &str, start: i64, end: Option<i64>) {
         st.status = StageStatus::Complete;
         st.completion_ms = Some(start + 2000);
         o.upsert_stage(id, &st);
+        // As the REST poller reports a just-finished stage's task summary.
+        o.set_task_summary(
+            id,
+            j,
+            0,
+            TaskSummaryObs {
+                median_ms: 1000.0,
+                max_ms: 1000.0,
+            },
+        );
         job.status = JobStatus::Succeeded;
         job.completion_ms = Some(start + 3000);
         o.upsert_job(id, &job);
@@ -147,7 +158,11 @@ fn an_ended_app_keeps_its_groups_and_drops_its_detail_after_summary_after() {
     let full = collect(&m);
     assert_eq!(val(&full, "spark_jobs", &G), Some(2.0));
     assert!(val(&full, "spark_executor_task_time_seconds", &[]).is_some());
-    assert_eq!(samples(&full, "spark_stage_tasks_active", &[]).len(), 2);
+    assert_eq!(samples(&full, "spark_stage_task_skew_ratio", &[]).len(), 2);
+    assert!(
+        samples(&full, "spark_stage_tasks_active", &[]).is_empty(),
+        "finished stages have no running-task series"
+    );
     assert_eq!(
         val(&full, "spark_app_runs", &[("status", "succeeded")]),
         Some(1.0)
@@ -163,7 +178,7 @@ fn an_ended_app_keeps_its_groups_and_drops_its_detail_after_summary_after() {
     let sum = collect(&m);
     for f in [
         "spark_executor_task_time_seconds",
-        "spark_stage_tasks_active",
+        "spark_stage_task_skew_ratio",
         "spark_executor_tasks",
     ] {
         assert!(samples(&sum, f, &[]).is_empty(), "{f} dropped");
@@ -223,7 +238,7 @@ fn an_ended_app_keeps_its_groups_and_drops_its_detail_after_summary_after() {
     let again = collect(&m);
     assert_eq!(val(&again, "spark_tasks", &G), Some(4.0));
     assert_eq!(val(&again, "spark_jobs", &G), Some(2.0));
-    assert!(samples(&again, "spark_stage_tasks_active", &[]).is_empty());
+    assert!(samples(&again, "spark_stage_task_skew_ratio", &[]).is_empty());
 }
 
 #[test]
@@ -251,7 +266,7 @@ fn an_app_that_ended_long_ago_is_summarised_as_it_is_read() {
         "a running application keeps everything"
     );
     assert_eq!(
-        samples(&f, "spark_stage_tasks_active", &[("app_id", "live")]).len(),
+        samples(&f, "spark_stage_task_skew_ratio", &[("app_id", "live")]).len(),
         2
     );
 }

@@ -37,4 +37,6 @@ pub use crate::clock::{system_now_ms, Clock};
 #[cfg(test)]
 mod fleet_tests;
 #[cfg(test)]
+mod stage_tests;
+#[cfg(test)]
 mod tests;

@@ -320,6 +320,7 @@ impl State {
         force: bool,
     ) {
         let (dur_bounds, task_bounds) = (self.duration_bounds.clone(), self.task_bounds.clone());
+        let longest_cap = self.retention.max_finished_stages;
         let (app, labeler) = self.app_and_labeler(app_id);
         let key = (obs.stage_id, obs.attempt);
         let counted = app.stage_counted(obs.stage_id, obs.attempt);
@@ -382,6 +383,10 @@ impl State {
         );
         let status = obs.status.label();
         app.mark_stage_counted(obs.stage_id, obs.attempt);
+        if let Some(d) = dur {
+            let ms = (d * 1000.0).round() as EpochMs;
+            app.note_stage_duration(obs.stage_id, obs.attempt, ms, longest_cap);
+        }
         let agg = group_agg(app, &group, (&dur_bounds, &task_bounds));
         *agg.stages.entry(status).or_default() += 1;
         let h = agg

@@ -4,9 +4,10 @@
 //! under the lock, and everything an exporter needs is a method here. The model's rules live
 //! here too, so no exporter re-implements them: a group's totals are its retired stages' plus
 //! its live stages'; an executor's running tasks come from REST when REST reports them, else
-//! from the event log; a stage is stalled since its last task end, or since submission.
+//! from the event log; a stage is stalled since its last task end, or since submission; which
+//! stage attempts have per-stage series ([`AppView::stages`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use super::app::{AppState, GroupAgg, GroupKey, StageState};
@@ -34,19 +35,61 @@ pub struct ModelView<'a> {
 impl<'a> ModelView<'a> {
     /// Applications in id order.
     pub fn apps(&self) -> impl Iterator<Item = AppView<'a>> + 'a {
-        self.state.apps.values().map(|app| AppView { app })
+        let keep = StageKeep::of(&self.state.retention);
+        self.state
+            .apps
+            .values()
+            .map(move |app| AppView { app, keep })
     }
 
     /// The application `id`, if the model holds it.
     pub fn app(&self, id: &str) -> Option<AppView<'a>> {
-        self.state.apps.get(id).map(|app| AppView { app })
+        let keep = StageKeep::of(&self.state.retention);
+        self.state.apps.get(id).map(|app| AppView { app, keep })
     }
+}
+
+/// Which finished stage attempts keep their per-stage series: `model.max_finished_stages`,
+/// `model.stage_skew_ratio`, `model.stage_skew_min_duration`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct StageKeep {
+    /// Most finished stage attempts with series, per application.
+    cap: usize,
+    /// Longest / median task duration from which a stage is skewed.
+    skew_ratio: f64,
+    /// ... when its longest task ran at least this long (ms).
+    skew_min_ms: f64,
+}
+
+impl StageKeep {
+    fn of(c: &crate::config::ModelConfig) -> StageKeep {
+        StageKeep {
+            cap: c.max_finished_stages,
+            skew_ratio: c.stage_skew_ratio,
+            skew_min_ms: c.stage_skew_min_duration.as_secs_f64() * 1000.0,
+        }
+    }
+    /// No finished stage: for name states, which hold no stages.
+    const NONE: StageKeep = StageKeep {
+        cap: 0,
+        skew_ratio: f64::INFINITY,
+        skew_min_ms: f64::INFINITY,
+    };
+}
+
+/// Why a finished stage attempt keeps its series, most telling first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Worth {
+    Failed,
+    Skewed,
+    Longest,
 }
 
 /// One application, read-only.
 #[derive(Clone, Copy)]
 pub struct AppView<'a> {
     app: &'a AppState,
+    keep: StageKeep,
 }
 
 /// A job group's counters and histograms: retired stages and live ones summed.
@@ -85,8 +128,6 @@ pub struct StageView<'a> {
     pub name: &'a Arc<str>,
     /// Still running (and its application too).
     pub active: bool,
-    /// Ended (complete, failed or skipped).
-    pub terminal: bool,
     /// Tasks running now (0 unless active).
     pub running_tasks: u64,
     /// For an active stage: seconds since a task last finished, or since submission.
@@ -140,9 +181,13 @@ struct Live {
 }
 
 impl<'a> AppView<'a> {
-    /// The view of `app`.
+    /// The view of `app`, a name's state across runs (which holds no stages) or a run being
+    /// folded into one (only its groups are read).
     pub(super) fn of(app: &'a AppState) -> AppView<'a> {
-        AppView { app }
+        AppView {
+            app,
+            keep: StageKeep::NONE,
+        }
     }
     /// Application id.
     pub fn id(&self) -> &'a Arc<str> {
@@ -205,10 +250,69 @@ impl<'a> AppView<'a> {
         !sg.status.is_terminal() && !self.app.ended()
     }
 
-    /// Stage attempts in `(stage_id, attempt)` order, with the stall time at `now`.
+    /// Whether a finished stage attempt is worth a look: it failed; its longest task ran at least
+    /// `model.stage_skew_ratio` times its median and at least `model.stage_skew_min_duration`;
+    /// or it is among the application's `model.max_finished_stages` longest.
+    fn worth(&self, sg: &StageState, longest: Option<usize>) -> Option<(Worth, usize)> {
+        if sg.status == super::obs::StageStatus::Failed {
+            return Some((Worth::Failed, 0));
+        }
+        let skewed = sg.summary.is_some_and(|x| {
+            x.median_ms > 0.0
+                && x.max_ms / x.median_ms >= self.keep.skew_ratio
+                && x.max_ms >= self.keep.skew_min_ms
+        });
+        if skewed {
+            return Some((Worth::Skewed, 0));
+        }
+        longest.map(|rank| (Worth::Longest, rank))
+    }
+
+    /// The finished stage attempts that keep their per-stage series: those [`Self::worth`] a
+    /// look, at most `model.max_finished_stages`, failed first, then skewed (newest first
+    /// within each), then the longest (longest first).
+    fn kept_finished(&self) -> HashSet<(u64, u32)> {
+        if self.keep.cap == 0 {
+            return HashSet::new();
+        }
+        let rank: HashMap<(u64, u32), usize> = self
+            .app
+            .longest
+            .iter()
+            .enumerate()
+            .map(|(i, (_, id, attempt))| ((*id, *attempt), i))
+            .collect();
+        let mut worth: Vec<(Worth, usize, (u64, u32))> = self
+            .app
+            .stages
+            .iter()
+            .filter(|(_, sg)| !self.stage_active(sg))
+            .filter_map(|(k, sg)| {
+                self.worth(sg, rank.get(k).copied())
+                    .map(|(w, r)| (w, r, *k))
+            })
+            .collect();
+        worth.sort_by(|a, b| {
+            a.0.cmp(&b.0).then_with(|| match a.0 {
+                Worth::Longest => a.1.cmp(&b.1),
+                _ => b.2.cmp(&a.2),
+            })
+        });
+        worth
+            .into_iter()
+            .take(self.keep.cap)
+            .map(|(_, _, k)| k)
+            .collect()
+    }
+
+    /// Stage attempts with per-stage series, in `(stage_id, attempt)` order, with the stall time
+    /// at `now`: every active one, and the finished ones [`Self::kept_finished`] lets through
+    /// (the others still count in their job group's series until `model.stage_retention`).
     pub fn stages(&self, now: EpochMs) -> Vec<StageView<'a>> {
+        let kept = self.kept_finished();
         self.sorted_stages()
             .into_iter()
+            .filter(|(k, sg)| self.stage_active(sg) || kept.contains(k))
             .map(|(_, sg)| {
                 let active = self.stage_active(sg);
                 let stalled_seconds = active.then(|| {
@@ -225,7 +329,6 @@ impl<'a> AppView<'a> {
                     attempt: sg.attempt,
                     name: &sg.name,
                     active,
-                    terminal: sg.status.is_terminal(),
                     running_tasks: if active { sg.running() } else { 0 },
                     stalled_seconds,
                     skew_ratio: sg
