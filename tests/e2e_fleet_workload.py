@@ -58,6 +58,10 @@ def one_run(a, load, failing, exit_code):
     # Spark's own account of the jobs, by (group, status), from its status tracker; a job with no
     # group counts under its call site (its last stage's name), the exporter's default rule.
     st = sc.statusTracker()
+    # The tracker follows the listener bus, a little behind: wait until no job is running.
+    deadline = time.time() + 20
+    while st.getActiveJobsIds() and time.time() < deadline:
+        time.sleep(0.1)
     jobs = {}
     for group in ("load", "bad", None):
         for i in st.getJobIdsForGroup(group):
