@@ -133,9 +133,11 @@ def test_config_sections_are_the_exporters():
     assert fleet == {k: {"$ref": f"#/properties/config/properties/{k}"} for k in fields}
 
 
-#: The model settings of fleet mode (issue 15), as the exporter names them.
+#: The model settings (fleet mode's of issue 15, the per-stage series bounds of issue 17), as the
+#: exporter names them.
 MODEL_KEYS = {"app_retention", "stage_retention", "dead_executor_retention", "summary_level", "summary_after",
-              "app_name_filter", "max_app_age", "aggregate_by"}
+              "app_name_filter", "max_app_age", "aggregate_by", "max_finished_stages", "stage_skew_ratio",
+              "stage_skew_min_duration"}
 
 
 def test_model_keys_are_the_exporters():
