@@ -519,16 +519,22 @@ impl State {
             return;
         }
         let prev = app.running_sql.remove(&obs.execution_id);
-        let streaming = super::streaming_labels::sql_description(
-            labeler,
-            &mut app.label_sets,
-            t,
-            obs.description.as_deref(),
-        );
-        let description = match &prev {
-            Some(p) => p.description.clone(),
-            None if streaming.is_some() => streaming.clone().unwrap_or_default(),
-            None => labeler.value(
+        let prev_group = prev.as_ref().and_then(|p| p.group.clone());
+        // A streaming micro-batch's description names its query (streaming_labels.rs): read
+        // until the execution has a group, not at every poll of a running one.
+        let streaming = match prev_group {
+            Some(_) => None,
+            None => super::streaming_labels::sql_description(
+                labeler,
+                &mut app.label_sets,
+                t,
+                obs.description.as_deref(),
+            ),
+        };
+        let description = match (&prev, &streaming) {
+            (Some(p), _) => p.description.clone(),
+            (None, Some(name)) => name.clone(),
+            (None, None) => labeler.value(
                 &mut app.label_sets,
                 t,
                 "description",
@@ -539,9 +545,7 @@ impl State {
         // Its jobs' group: unknown while it runs no job, the empty group if it ends so; a
         // streaming micro-batch's is its query's, whose name its description gives (to both
         // sources), jobs or not.
-        let group = prev
-            .as_ref()
-            .and_then(|p| p.group.clone())
+        let group = prev_group
             .or(streaming)
             .or_else(|| app.sql_groups.of(obs.execution_id, &obs.job_ids));
         if !obs.status.is_terminal() {
