@@ -31,6 +31,27 @@ pub struct AppData {
     pub stages: Vec<Value>,
     pub sql: Vec<Value>,
     pub executors: Vec<Value>,
+    /// Other recorded answers, served verbatim: key is the path after the application id, plus
+    /// `?details=<true|false>` when the request says `details` (see [`raw_key`]); for example
+    /// `sql/3?details=true`, `storage/rdd`, `environment`, `stages/4/0/taskSummary`. Read from
+    /// an optional `raw.json` in a snapshot folder.
+    pub raw: std::collections::BTreeMap<String, Value>,
+}
+
+/// The [`AppData::raw`] key of a request: `parts` (after the application id) joined by `/`, and
+/// `?details=<value, lower case>` when the query names `details`. Other parameters (quantiles,
+/// planDescription, status) are not part of the key.
+pub fn raw_key(parts: &[&str], query: &str) -> String {
+    let mut k = parts.join("/");
+    if let Some(d) = query
+        .split('&')
+        .filter_map(|p| p.split_once('='))
+        .find(|(k, _)| *k == "details")
+    {
+        k.push_str("?details=");
+        k.push_str(&d.1.to_ascii_lowercase());
+    }
+    k
 }
 
 fn read_json(dir: &str, file: &str) -> Value {
@@ -63,6 +84,13 @@ impl AppData {
             stages: array(read_json(dir, "stages.json")),
             sql: array(read_json(dir, "sql__details-false.json")),
             executors: array(read_json(dir, "allexecutors.json")),
+            raw: match std::path::Path::new(&format!("{dir}/raw.json")).exists() {
+                true => match read_json(dir, "raw.json") {
+                    Value::Object(m) => m.into_iter().collect(),
+                    _ => Default::default(),
+                },
+                false => Default::default(),
+            },
         }
     }
 

@@ -173,6 +173,9 @@ fn route(apps: &[AppData], target: &str) -> Reply {
     let Some(app) = apps.iter().find(|a| a.id() == parts[0]) else {
         return not_found("app");
     };
+    if let Some(v) = app.raw.get(&super::raw_key(&parts[1..], query)) {
+        return ok(v);
+    }
     route_app(app, &parts[1..], &params)
 }
 
