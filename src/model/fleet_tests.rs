@@ -114,6 +114,7 @@ fn run(m: &Arc<Model>, id: &str, name: &str, start: i64, end: Option<i64>) {
                         run_time_ms: 1000,
                         ..Default::default()
                     },
+                    locality: None,
                 },
             );
         }
@@ -128,6 +129,8 @@ fn run(m: &Arc<Model>, id: &str, name: &str, start: i64, end: Option<i64>) {
             TaskSummaryObs {
                 median_ms: 1000.0,
                 max_ms: 1000.0,
+                ended: true,
+                of_duration: true,
             },
         );
         job.status = JobStatus::Succeeded;
@@ -233,6 +236,7 @@ fn an_ended_app_keeps_its_groups_and_drops_its_detail_after_summary_after() {
             launch_ms: 0,
             finish_ms: 1,
             metrics: TaskTotals::default(),
+            locality: None,
         },
     );
     let again = collect(&m);

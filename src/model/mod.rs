@@ -22,6 +22,7 @@ mod store;
 mod streaming;
 mod streaming_labels;
 mod summary;
+pub mod tasks;
 mod update;
 pub mod view;
 

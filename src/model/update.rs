@@ -412,6 +412,7 @@ impl State {
         {
             st.summary = Some(sum);
         }
+        self.rest_skew(app_id, (stage_id, attempt), &sum);
     }
 
     pub(super) fn task_start(&mut self, app_id: &str, obs: &TaskStartObs) {
@@ -448,6 +449,7 @@ impl State {
                     st.last_task_end_ms
                         .map_or(obs.finish_ms, |l| l.max(obs.finish_ms)),
                 );
+                super::tasks::note_task(st, obs);
                 st.group.clone()
             }
             None => {
@@ -468,9 +470,11 @@ impl State {
             }
         };
         let dur_ms = obs.finish_ms.saturating_sub(obs.launch_ms).max(0) as u64;
-        group_agg(app, &group, (&dur_bounds, &task_bounds))
-            .task_duration
-            .observe(dur_ms as f64 / 1000.0);
+        let agg = group_agg(app, &group, (&dur_bounds, &task_bounds));
+        agg.task_duration.observe(dur_ms as f64 / 1000.0);
+        if let Some(l) = obs.locality {
+            agg.locality[super::tasks::locality_index(l)] += 1;
+        }
         let ex = app.executor(&obs.executor_id);
         if was_running {
             ex.log_running = ex.log_running.saturating_sub(1);
