@@ -202,3 +202,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "tasks_tests.rs"]
+mod model_tests;
