@@ -105,10 +105,8 @@ impl State {
             return;
         };
         match obs.status {
-            StageStatus::Active => {
-                if !st.skew.observed && st.skew.durations.is_none() {
-                    st.skew.durations = Some(Vec::new());
-                }
+            StageStatus::Active if !st.skew.observed && st.skew.durations.is_none() => {
+                st.skew.durations = Some(Vec::new());
             }
             s if s.is_terminal() => {
                 let durations = st.skew.durations.take();
