@@ -88,7 +88,7 @@ pub struct StageState {
     /// Task duration summary (REST).
     pub summary: Option<TaskSummaryObs>,
     /// Skew-ratio bookkeeping (see `tasks.rs`).
-    pub skew: super::tasks::StageSkew,
+    pub skew: super::skew::StageSkew,
 }
 
 impl StageState {

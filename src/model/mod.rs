@@ -16,13 +16,14 @@ mod labels;
 mod names;
 pub mod obs;
 pub mod observer;
+pub mod skew;
 mod sql;
 mod state;
 mod store;
 mod streaming;
 mod streaming_labels;
 mod summary;
-pub mod tasks;
+mod tasks;
 mod update;
 pub mod view;
 

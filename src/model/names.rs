@@ -200,7 +200,7 @@ pub(super) fn zero_group(dur: &Arc<[f64]>, task: &Arc<[f64]>) -> GroupAgg {
         retired_counts: Default::default(),
         retired_totals: Default::default(),
         task_duration: Hist::new(task.clone()),
-        skew_ratio: Some(super::tasks::skew_hist()),
+        skew_ratio: Some(super::skew::skew_hist()),
         locality: [0; 6],
     }
 }

@@ -473,7 +473,7 @@ impl State {
         let agg = group_agg(app, &group, (&dur_bounds, &task_bounds));
         agg.task_duration.observe(dur_ms as f64 / 1000.0);
         if let Some(l) = obs.locality {
-            agg.locality[super::tasks::locality_index(l)] += 1;
+            agg.locality[super::skew::locality_index(l)] += 1;
         }
         let ex = app.executor(&obs.executor_id);
         if was_running {
