@@ -197,6 +197,8 @@ pub struct AppState {
     pub sql: HashMap<SqlKey, SqlAgg>,
     /// Job groups learnt from jobs for their SQL executions.
     pub sql_groups: SqlGroups,
+    /// Which SQL executions' plans are counted, and the ended ones waiting for theirs.
+    pub sql_plans: super::plan::PlanState,
     /// Spark Connect jobs ended, by client application and user: `[succeeded, failed]`.
     pub connect_jobs: BTreeMap<(Arc<str>, Arc<str>), [u64; 2]>,
     /// Job ids counted in `connect_jobs`.
@@ -257,6 +259,7 @@ impl AppState {
             counted_sql: IdSet::default(),
             sql: HashMap::new(),
             sql_groups: SqlGroups::default(),
+            sql_plans: Default::default(),
             connect_jobs: BTreeMap::new(),
             connect_counted: IdSet::default(),
             streaming: BTreeMap::new(),
