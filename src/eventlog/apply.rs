@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::fmt::Display;
 
 use crate::model::attribution::is_plan_dump;
-use crate::model::{AppObs, JobObs, JobStatus, Observer, SqlObs, SqlStatus};
+use crate::model::{AppObs, JobObs, JobStatus, Observer, SqlObs, SqlPlanObs, SqlStatus};
 use crate::telemetry::Telemetry;
 
 use super::parser::{parse_line, Event, ParseError};
@@ -58,6 +58,8 @@ pub struct LogApp {
     sql: HashMap<u64, SqlObs>,
     /// Spark Connect operations by job tag, in arrival order.
     connect_ops: connect_ops::Ops,
+    /// Plans of the SQL executions not ended yet.
+    plans: open_plans::Plans,
 }
 
 impl LogApp {
@@ -72,6 +74,7 @@ impl LogApp {
             stages: HashMap::new(),
             sql: HashMap::new(),
             connect_ops: connect_ops::Ops::default(),
+            plans: open_plans::Plans::default(),
         }
     }
 
@@ -209,10 +212,19 @@ impl LogApp {
                 mut description,
                 time_ms,
                 tags,
+                plan,
             } => {
                 self.connect_description(&tags, &mut description);
                 self.sql_started(app, obs, execution_id, description, time_ms);
+                self.plans.started(execution_id, plan);
             }
+            Event::SqlPlanUpdate { execution_id, plan } => {
+                self.plans.updated(execution_id, plan);
+            }
+            Event::SqlDriverAccums {
+                execution_id,
+                updates,
+            } => self.plans.accums(execution_id, &updates),
             Event::SqlEnd {
                 execution_id,
                 time_ms,
@@ -220,6 +232,10 @@ impl LogApp {
             } => {
                 let s = self.sql_ended(execution_id, time_ms, error.is_some());
                 obs.upsert_sql(app, &s);
+                // After its end, so the plan counts under the execution's final labels.
+                if let Some(plan) = self.plans.ended(execution_id) {
+                    obs.sql_plan(app, &SqlPlanObs { execution_id, plan });
+                }
             }
             Event::StreamingProgress(p) => obs.streaming_progress(app, &p),
             Event::StreamingStarted(q) => obs.streaming_started(app, &q),
@@ -416,6 +432,75 @@ mod connect_ops {
         /// The operation one of `tags` names.
         pub(super) fn find(&self, tags: &[String]) -> Option<&ConnectOp> {
             tags.iter().find_map(|t| self.by_tag.get(t))
+        }
+    }
+}
+
+/// The plans of one log's SQL executions not ended yet: the latest plan (an adaptive update
+/// replaces the start's; once a final plan is seen, only another final one does) and the
+/// driver's accumulator values, from which adaptive execution's numbers are read when the
+/// execution ends. Bounded: past [`MAX_OPEN_PLANS`] executions the oldest are dropped, past
+/// [`MAX_ACCUMS`] values per execution new accumulators are ignored.
+mod open_plans {
+    use std::collections::{BTreeMap, HashMap};
+
+    use crate::eventlog::sqlplan::LogPlan;
+    use crate::model::plan::PlanSummary;
+
+    /// Most SQL executions open at once whose plan is kept.
+    pub(super) const MAX_OPEN_PLANS: usize = 1024;
+    /// Most driver accumulator values kept per execution.
+    pub(super) const MAX_ACCUMS: usize = 4096;
+
+    #[derive(Debug, Default)]
+    struct Open {
+        plan: Option<Box<LogPlan>>,
+        accums: HashMap<u64, u64>,
+    }
+
+    #[derive(Debug, Default)]
+    pub(super) struct Plans {
+        open: BTreeMap<u64, Open>,
+    }
+
+    impl Plans {
+        fn open(&mut self, id: u64) -> &mut Open {
+            if !self.open.contains_key(&id) && self.open.len() >= MAX_OPEN_PLANS {
+                self.open.pop_first();
+            }
+            self.open.entry(id).or_default()
+        }
+
+        pub(super) fn started(&mut self, id: u64, plan: Option<Box<LogPlan>>) {
+            let o = self.open(id);
+            if plan.is_some() {
+                o.plan = plan;
+            }
+        }
+
+        pub(super) fn updated(&mut self, id: u64, plan: Box<LogPlan>) {
+            let o = self.open(id);
+            if plan.is_final || !o.plan.as_ref().is_some_and(|p| p.is_final) {
+                o.plan = Some(plan);
+            }
+        }
+
+        pub(super) fn accums(&mut self, id: u64, updates: &[(u64, u64)]) {
+            let Some(o) = self.open.get_mut(&id) else {
+                return;
+            };
+            for &(a, v) in updates {
+                if o.accums.len() < MAX_ACCUMS || o.accums.contains_key(&a) {
+                    o.accums.insert(a, v);
+                }
+            }
+        }
+
+        /// The execution's final plan with adaptive execution's numbers; it is forgotten.
+        pub(super) fn ended(&mut self, id: u64) -> Option<PlanSummary> {
+            let o = self.open.remove(&id)?;
+            let plan = o.plan?;
+            Some(plan.resolve(|a| o.accums.get(&a).copied()))
         }
     }
 }

@@ -15,6 +15,7 @@ use crate::model::{
 
 use super::json;
 use super::scan::{self, boolean, count, int, members, ScanError};
+use super::sqlplan::{self, LogPlan};
 
 /// Prefix of every line Spark writes.
 const PREFIX: &[u8] = br#"{"Event":""#;
@@ -25,6 +26,10 @@ const CONNECT_OP_STARTED: &str =
 const CONNECT_OP_CLOSED: &str =
     "org.apache.spark.sql.connect.service.SparkListenerConnectOperationClosed";
 const SQL_END: &str = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd";
+const SQL_AQE_UPDATE: &str =
+    "org.apache.spark.sql.execution.ui.SparkListenerSQLAdaptiveExecutionUpdate";
+const SQL_DRIVER_ACCUMS: &str =
+    "org.apache.spark.sql.execution.ui.SparkListenerDriverAccumUpdates";
 const QUERY_PROGRESS: &str =
     "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent";
 const QUERY_STARTED: &str =
@@ -86,6 +91,23 @@ pub enum Event {
         time_ms: Option<EpochMs>,
         /// Job tags (Spark 4.x).
         tags: Vec<String>,
+        /// Its plan (`None` when the line has none, or it could not be read).
+        plan: Option<Box<LogPlan>>,
+    },
+    /// `SparkListenerSQLAdaptiveExecutionUpdate`: adaptive execution changed the plan.
+    SqlPlanUpdate {
+        /// Execution id.
+        execution_id: u64,
+        /// The new plan.
+        plan: Box<LogPlan>,
+    },
+    /// `SparkListenerDriverAccumUpdates`: values of an execution's driver-side metrics
+    /// (adaptive execution's among them), `(accumulator id, value)`.
+    SqlDriverAccums {
+        /// Execution id.
+        execution_id: u64,
+        /// The values, latest per accumulator last.
+        updates: Vec<(u64, u64)>,
     },
     /// `SparkListenerConnectOperationStarted`: a Spark Connect operation, whose jobs carry its
     /// job tag.
@@ -135,6 +157,8 @@ impl Event {
             | Event::ConnectOperationClosed { .. }
             | Event::StreamingProgress(_)
             | Event::StreamingStarted(_)
+            | Event::SqlPlanUpdate { .. }
+            | Event::SqlDriverAccums { .. }
             | Event::TaskStart(_) => None,
         }
     }
@@ -267,6 +291,35 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
                 description: s.description.map(Cow::into_owned),
                 time_ms: s.time,
                 tags: s.job_tags.unwrap_or_default(),
+                // A plan that cannot be read does not lose the execution.
+                plan: sqlplan::plan_line(line)
+                    .ok()
+                    .and_then(|(_, p)| p)
+                    .map(Box::new),
+            }
+        }
+        SQL_AQE_UPDATE => {
+            let scan = |source| ParseError::Scan {
+                event: "SQLAdaptiveExecutionUpdate",
+                source,
+            };
+            match sqlplan::plan_line(line).map_err(scan)? {
+                (execution_id, Some(plan)) => Event::SqlPlanUpdate {
+                    execution_id,
+                    plan: Box::new(plan),
+                },
+                (_, None) => return Ok(None),
+            }
+        }
+        SQL_DRIVER_ACCUMS => {
+            let (execution_id, updates) =
+                sqlplan::accum_line(line).map_err(|source| ParseError::Scan {
+                    event: "DriverAccumUpdates",
+                    source,
+                })?;
+            Event::SqlDriverAccums {
+                execution_id,
+                updates,
             }
         }
         CONNECT_OP_STARTED | CONNECT_OP_CLOSED => connect_op(

@@ -169,6 +169,8 @@ pub struct SqlView<'a> {
     /// Durations by status; `None` for a key with only running executions whose group is not
     /// known yet (no counter or histogram series of its own).
     pub duration: Option<&'a BTreeMap<&'static str, Hist>>,
+    /// The final plans of its ended executions; `None` exactly when `duration` is.
+    pub plans: Option<&'a super::plan::PlanAgg>,
 }
 
 /// Per-group values summed over the stages the model still holds.
@@ -474,6 +476,7 @@ impl<'a> AppView<'a> {
                     ended: [n("completed"), n("failed")],
                     running,
                     duration: agg.map(|a| &a.duration),
+                    plans: agg.map(|a| &a.plans),
                 }
             })
             .collect()
