@@ -438,8 +438,8 @@ mod connect_ops {
 
 /// The plans of one log's SQL executions not ended yet: the latest plan (an adaptive update
 /// replaces the start's; once a final plan is seen, only another final one does) and the
-/// driver's accumulator values, from which adaptive execution's numbers are read when the
-/// execution ends. Bounded: past [`MAX_OPEN_PLANS`] executions the oldest are dropped, past
+/// driver's accumulator values, summed per accumulator as Spark's status store sums them, from
+/// which adaptive execution's numbers are read when the execution ends. Bounded: past [`MAX_OPEN_PLANS`] executions the oldest are dropped, past
 /// [`MAX_ACCUMS`] values per execution new accumulators are ignored.
 mod open_plans {
     use std::collections::{BTreeMap, HashMap};
@@ -490,8 +490,10 @@ mod open_plans {
                 return;
             };
             for &(a, v) in updates {
+                // Spark's status store keeps every value and sums them (a sum metric).
                 if o.accums.len() < MAX_ACCUMS || o.accums.contains_key(&a) {
-                    o.accums.insert(a, v);
+                    let n = o.accums.entry(a).or_default();
+                    *n = n.saturating_add(v);
                 }
             }
         }

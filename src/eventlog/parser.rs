@@ -28,8 +28,7 @@ const CONNECT_OP_CLOSED: &str =
 const SQL_END: &str = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd";
 const SQL_AQE_UPDATE: &str =
     "org.apache.spark.sql.execution.ui.SparkListenerSQLAdaptiveExecutionUpdate";
-const SQL_DRIVER_ACCUMS: &str =
-    "org.apache.spark.sql.execution.ui.SparkListenerDriverAccumUpdates";
+const SQL_DRIVER_ACCUMS: &str = "org.apache.spark.sql.execution.ui.SparkListenerDriverAccumUpdates";
 const QUERY_PROGRESS: &str =
     "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent";
 const QUERY_STARTED: &str =
@@ -106,7 +105,7 @@ pub enum Event {
     SqlDriverAccums {
         /// Execution id.
         execution_id: u64,
-        /// The values, latest per accumulator last.
+        /// The values, in Spark's order (an accumulator may repeat).
         updates: Vec<(u64, u64)>,
     },
     /// `SparkListenerConnectOperationStarted`: a Spark Connect operation, whose jobs carry its

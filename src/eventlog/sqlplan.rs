@@ -79,7 +79,10 @@ fn elements<'a>(
     }
     let mut i = 1;
     loop {
-        i += v[i..].iter().take_while(|b| b.is_ascii_whitespace()).count();
+        i += v[i..]
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count();
         match v.get(i) {
             Some(b']') => return Ok(()),
             None => return Err(ScanError::Eof),
@@ -88,7 +91,10 @@ fn elements<'a>(
         let end = skip_value(v, i)?;
         f(v[i..end].trim_ascii())?;
         i = end;
-        i += v[i..].iter().take_while(|b| b.is_ascii_whitespace()).count();
+        i += v[i..]
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count();
         match v.get(i) {
             Some(b',') => i += 1,
             Some(b']') => return Ok(()),
@@ -125,47 +131,104 @@ fn metric(v: &[u8], out: &mut Vec<(AqeMetric, u64)>) -> Result<(), ScanError> {
     Ok(())
 }
 
-/// Read the `sparkPlanInfo` object `v` into an arena, pre-order, without recursion.
-fn read_tree(v: &[u8]) -> Result<Vec<Raw<'_>>, ScanError> {
+/// Index of the first non-blank byte at or after `i`.
+fn ws(b: &[u8], i: usize) -> usize {
+    i + b.get(i..).map_or(0, |r| {
+        r.iter().take_while(|c| c.is_ascii_whitespace()).count()
+    })
+}
+
+/// Where the tree reader is: inside a node's object, or inside its `children` array.
+enum At {
+    Node(u32),
+    Children(u32),
+}
+
+/// Read the `sparkPlanInfo` object `b` into an arena, pre-order, in one pass with an explicit
+/// stack: a plan nests deeper than serde's recursion limit, and reading each node's members
+/// with [`members`] would rescan its subtree at every level.
+fn read_tree(b: &[u8]) -> Result<Vec<Raw<'_>>, ScanError> {
+    let unexpected = |i: usize| {
+        b.get(i)
+            .map_or(ScanError::Eof, |&c| ScanError::Unexpected(c as char, i))
+    };
     let mut arena: Vec<Raw> = Vec::new();
-    let mut stack: Vec<(&[u8], Option<u32>)> = vec![(v, None)];
-    let mut kids: Vec<&[u8]> = Vec::new();
-    while let Some((obj, parent)) = stack.pop() {
+    let mut stack: Vec<At> = Vec::new();
+    let mut i = ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return Err(unexpected(i));
+    }
+    let mut open = |arena: &mut Vec<Raw<'_>>, parent: Option<u32>| -> Result<u32, ScanError> {
         if arena.len() >= MAX_NODES {
-            return Err(ScanError::Type("sparkPlanInfo", "plan of at most 100000 nodes"));
+            return Err(ScanError::Type(
+                "sparkPlanInfo",
+                "plan of at most 100000 nodes",
+            ));
         }
-        let mut raw = Raw {
+        let idx = arena.len() as u32;
+        arena.push(Raw {
             name: Cow::Borrowed(""),
             simple: 0,
             children: Vec::new(),
             aqe: Vec::new(),
             is_final: false,
-        };
-        kids.clear();
-        members(obj, |k, v| {
-            match k {
-                b"nodeName" => raw.name = text("nodeName", v)?,
-                b"simpleString" => {
-                    let mut h = std::collections::hash_map::DefaultHasher::new();
-                    v.hash(&mut h);
-                    raw.simple = h.finish();
-                    raw.is_final = memchr::memmem::find(v, b"isFinalPlan=true").is_some();
-                }
-                b"children" => elements(v, |c| {
-                    kids.push(c);
-                    Ok(())
-                })?,
-                b"metrics" => elements(v, |m| metric(m, &mut raw.aqe))?,
-                _ => {}
-            }
-            Ok(())
-        })?;
-        let idx = arena.len() as u32;
-        arena.push(raw);
+        });
         if let Some(p) = parent {
             arena[p as usize].children.push(idx);
         }
-        stack.extend(kids.iter().rev().map(|c| (*c, Some(idx))));
+        Ok(idx)
+    };
+    stack.push(At::Node(open(&mut arena, None)?));
+    i += 1;
+    while let Some(at) = stack.last() {
+        i = ws(b, i);
+        match (at, b.get(i)) {
+            (_, None) => return Err(ScanError::Eof),
+            (_, Some(b',')) => i += 1,
+            (At::Node(_), Some(b'}')) | (At::Children(_), Some(b']')) => {
+                stack.pop();
+                i += 1;
+            }
+            (At::Children(n), Some(b'{')) => {
+                let child = open(&mut arena, Some(*n))?;
+                stack.push(At::Node(child));
+                i += 1;
+            }
+            (At::Node(n), Some(b'"')) => {
+                let n = *n as usize;
+                let key_end = skip_value(b, i)?;
+                let key = &b[i + 1..key_end - 1];
+                i = ws(b, key_end);
+                if b.get(i) != Some(&b':') {
+                    return Err(unexpected(i));
+                }
+                i = ws(b, i + 1);
+                if key == b"children" && b.get(i) == Some(&b'[') {
+                    stack.push(At::Children(n as u32));
+                    i += 1;
+                    continue;
+                }
+                let end = skip_value(b, i)?;
+                let v = &b[i..end];
+                let raw = &mut arena[n];
+                match key {
+                    b"nodeName" => raw.name = text("nodeName", v)?,
+                    b"simpleString" => {
+                        let mut h = std::collections::hash_map::DefaultHasher::new();
+                        v.hash(&mut h);
+                        raw.simple = h.finish();
+                        raw.is_final = memchr::memmem::find(v, b"isFinalPlan=true").is_some();
+                    }
+                    b"children" if v != b"null" => {
+                        return Err(ScanError::Type("children", "array"));
+                    }
+                    b"metrics" => elements(v, |m| metric(m, &mut raw.aqe))?,
+                    _ => {}
+                }
+                i = end;
+            }
+            _ => return Err(unexpected(i)),
+        }
     }
     Ok(arena)
 }

@@ -340,10 +340,10 @@ const TASK_STATUS: &[Label] = &[l("status", &["succeeded", "failed", "killed"])]
 const ANY_STATUS: &[Label] = &[l("status", &[])];
 const SQL_STATUS: &[Label] = &[l("status", &["completed", "failed"])];
 
+use crate::model::plan::{AQE, EXCHANGES, STRATEGIES};
 use Instrument::{Counter as C, Gauge as G, Histogram as H, UpDownCounter as U};
 use Kind::{Counter, Gauge, Histogram, Info};
 use Scope::{App, Executor, Group, Process, Query, Sql, SqlName, Stage, Store, Target};
-use crate::model::plan::{AQE, EXCHANGES, STRATEGIES};
 
 /// Every family, in the order of the exposition. One entry a family: name, type, scope, help,
 /// OTLP name, unit and instrument, reader; then labels, documentation and OTLP details.

@@ -233,7 +233,12 @@ pub fn per_sql_plan_by<const N: usize>(
         for (l, q) in &a.sql {
             if let Some(p) = q.plans {
                 for (name, n) in names.iter().zip(f(p)) {
-                    push(out, a.app.created_ms(), plus1(l, label, name), Value::Int(n));
+                    push(
+                        out,
+                        a.app.created_ms(),
+                        plus1(l, label, name),
+                        Value::Int(n),
+                    );
                 }
             }
         }
