@@ -158,7 +158,7 @@ fn read_tree(b: &[u8]) -> Result<Vec<Raw<'_>>, ScanError> {
     if b.get(i) != Some(&b'{') {
         return Err(unexpected(i));
     }
-    let mut open = |arena: &mut Vec<Raw<'_>>, parent: Option<u32>| -> Result<u32, ScanError> {
+    let open = |arena: &mut Vec<Raw<'_>>, parent: Option<u32>| -> Result<u32, ScanError> {
         if arena.len() >= MAX_NODES {
             return Err(ScanError::Type(
                 "sparkPlanInfo",
