@@ -207,6 +207,18 @@ impl LogApp {
             Event::TaskStart(t) => obs.task_start(app, &t),
             Event::TaskEnd(t) => obs.task_end(app, &t),
             Event::Executor(e) => obs.upsert_executor(app, &e),
+            ev @ (Event::SqlStart { .. }
+            | Event::SqlEnd { .. }
+            | Event::SqlPlanUpdate { .. }
+            | Event::SqlDriverAccums { .. }) => self.apply_sql(ev, app, obs),
+            Event::StreamingProgress(p) => obs.streaming_progress(app, &p),
+            Event::StreamingStarted(q) => obs.streaming_started(app, &q),
+        }
+    }
+
+    /// A SQL execution's start or end, a new plan of it, or its driver's accumulator values.
+    fn apply_sql(&mut self, ev: Event, app: &str, obs: &dyn Observer) {
+        match ev {
             Event::SqlStart {
                 execution_id,
                 mut description,
@@ -237,8 +249,7 @@ impl LogApp {
                     obs.sql_plan(app, &SqlPlanObs { execution_id, plan });
                 }
             }
-            Event::StreamingProgress(p) => obs.streaming_progress(app, &p),
-            Event::StreamingStarted(q) => obs.streaming_started(app, &q),
+            _ => {}
         }
     }
 

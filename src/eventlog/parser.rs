@@ -283,56 +283,11 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
             let added = name.as_ref() == "SparkListenerExecutorAdded";
             executor(read!(json::ExecutorEvent, "Executor"), added)
         }
-        SQL_START => {
-            let s = read!(json::SqlEvent, "SQLExecutionStart");
-            Event::SqlStart {
-                execution_id: s.execution_id,
-                description: s.description.map(Cow::into_owned),
-                time_ms: s.time,
-                tags: s.job_tags.unwrap_or_default(),
-                // A plan that cannot be read does not lose the execution.
-                plan: sqlplan::plan_line(line)
-                    .ok()
-                    .and_then(|(_, p)| p)
-                    .map(Box::new),
-            }
-        }
-        SQL_AQE_UPDATE => {
-            let scan = |source| ParseError::Scan {
-                event: "SQLAdaptiveExecutionUpdate",
-                source,
-            };
-            match sqlplan::plan_line(line).map_err(scan)? {
-                (execution_id, Some(plan)) => Event::SqlPlanUpdate {
-                    execution_id,
-                    plan: Box::new(plan),
-                },
-                (_, None) => return Ok(None),
-            }
-        }
-        SQL_DRIVER_ACCUMS => {
-            let (execution_id, updates) =
-                sqlplan::accum_line(line).map_err(|source| ParseError::Scan {
-                    event: "DriverAccumUpdates",
-                    source,
-                })?;
-            Event::SqlDriverAccums {
-                execution_id,
-                updates,
-            }
-        }
+        SQL_START | SQL_END | SQL_AQE_UPDATE | SQL_DRIVER_ACCUMS => return sql_event(&name, line),
         CONNECT_OP_STARTED | CONNECT_OP_CLOSED => connect_op(
             read!(json::ConnectOperation, "ConnectOperation"),
             name == CONNECT_OP_STARTED,
         ),
-        SQL_END => {
-            let s = read!(json::SqlEvent, "SQLExecutionEnd");
-            Event::SqlEnd {
-                execution_id: s.execution_id,
-                time_ms: s.time,
-                error: s.error.filter(|e| !e.is_empty()).map(Cow::into_owned),
-            }
-        }
         QUERY_PROGRESS => progress(read!(json::ProgressEvent, "QueryProgressEvent")),
         QUERY_STARTED => {
             let q = read!(json::QueryStarted, "QueryStartedEvent");
@@ -348,6 +303,56 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
         n => return Err(ParseError::UnknownEvent(n.to_string())),
     };
     Ok(Some(ev))
+}
+
+/// A SQL execution's start (with its plan) or end, an adaptive plan update, or the driver's
+/// accumulator updates. Plans are read with the scanner ([`sqlplan`]); a start whose plan cannot
+/// be read still starts the execution.
+fn sql_event(name: &str, line: &[u8]) -> Result<Option<Event>, ParseError> {
+    let serde = |event: &'static str| move |source| ParseError::Json { event, source };
+    let scan = |event: &'static str| move |source| ParseError::Scan { event, source };
+    Ok(Some(match name {
+        SQL_START => {
+            let s: json::SqlEvent =
+                serde_json::from_slice(line).map_err(serde("SQLExecutionStart"))?;
+            Event::SqlStart {
+                execution_id: s.execution_id,
+                description: s.description.map(Cow::into_owned),
+                time_ms: s.time,
+                tags: s.job_tags.unwrap_or_default(),
+                plan: sqlplan::plan_line(line)
+                    .ok()
+                    .and_then(|(_, p)| p)
+                    .map(Box::new),
+            }
+        }
+        SQL_END => {
+            let s: json::SqlEvent =
+                serde_json::from_slice(line).map_err(serde("SQLExecutionEnd"))?;
+            Event::SqlEnd {
+                execution_id: s.execution_id,
+                time_ms: s.time,
+                error: s.error.filter(|e| !e.is_empty()).map(Cow::into_owned),
+            }
+        }
+        SQL_AQE_UPDATE => {
+            match sqlplan::plan_line(line).map_err(scan("SQLAdaptiveExecutionUpdate"))? {
+                (execution_id, Some(plan)) => Event::SqlPlanUpdate {
+                    execution_id,
+                    plan: Box::new(plan),
+                },
+                (_, None) => return Ok(None),
+            }
+        }
+        _ => {
+            let (execution_id, updates) =
+                sqlplan::accum_line(line).map_err(scan("DriverAccumUpdates"))?;
+            Event::SqlDriverAccums {
+                execution_id,
+                updates,
+            }
+        }
+    }))
 }
 
 /// `SparkListenerTaskStart`, read with the structural scanner: ids only.

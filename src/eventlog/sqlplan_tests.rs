@@ -127,14 +127,14 @@ fn codegen_wrappers_and_reuse_follow_sparks_graph() {
         "Exchange hashpartitioning(k, 2), [plan_id=7]",
         &[scan],
     );
-    let stage = |s: &str| node("ShuffleQueryStage", s, &[ex.clone()]);
+    let stage = |s: &str| node("ShuffleQueryStage", s, std::slice::from_ref(&ex));
     let reused = node(
         "ShuffleQueryStage",
         "ShuffleQueryStage 1",
         &[node(
             "ReusedExchange",
             "ReusedExchange [k#2]",
-            &[ex.clone()],
+            std::slice::from_ref(&ex),
         )],
     );
     let smj = node(

@@ -250,8 +250,13 @@ pub fn per_sql_plan_by<const N: usize>(
 /// sample per label set, without `app_id`, so `changes()` spans runs. Latest by end time, then
 /// application id, then execution id.
 pub fn per_sql_fingerprint(c: &Ctx, out: &mut Vec<Sample>) {
+    /// `app_name`, `job_group`, `description`.
     type Key = (Arc<str>, Arc<str>, Arc<str>);
-    let mut best: BTreeMap<Key, ((Option<i64>, &str, u64), u64, i64)> = BTreeMap::new();
+    /// End time, application id, execution id: the latest is the greatest.
+    type Rank<'a> = (Option<i64>, &'a str, u64);
+    /// The latest execution's rank, fingerprint, and its application's `_created`.
+    type Best<'a> = (Rank<'a>, u64, i64);
+    let mut best: BTreeMap<Key, Best> = BTreeMap::new();
     for a in &c.apps {
         for (_, q) in &a.sql {
             let Some(l) = q.plans.and_then(|p| p.latest) else {

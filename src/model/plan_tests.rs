@@ -258,3 +258,128 @@ fn plan_state_counts_once_and_stays_bounded() {
     assert_eq!(st.waiting(), MAX_WAITING);
     assert!(st.take(10).is_none(), "the oldest were forgotten");
 }
+
+mod through_the_model {
+    use std::sync::Arc;
+
+    use super::super::PlanSummary;
+    use crate::config::Settings;
+    use crate::export::families::{collect, Family};
+    use crate::model::{AppObs, Model, Observer, Source, SqlObs, SqlPlanObs, SqlStatus};
+    use crate::telemetry::Telemetry;
+
+    fn model() -> Arc<Model> {
+        Model::with_clock(
+            &Settings::default(),
+            Arc::new(Telemetry::default()),
+            Arc::new(|| 1_000_000),
+        )
+    }
+
+    fn sql(id: u64, status: SqlStatus, desc: &str, end: i64) -> SqlObs {
+        SqlObs {
+            execution_id: id,
+            description: Some(desc.into()),
+            status,
+            submission_ms: Some(end - 10),
+            duration_ms: status.is_terminal().then_some(10),
+            job_ids: vec![],
+        }
+    }
+
+    fn plan(id: u64, smj: u64, fp: u64) -> SqlPlanObs {
+        SqlPlanObs {
+            execution_id: id,
+            plan: PlanSummary {
+                joins: [0, smj, 0, 0, 0, 0],
+                exchanges: [2 * smj, 0],
+                fingerprint: fp,
+                ..Default::default()
+            },
+        }
+    }
+
+    /// Samples of `name` as `(labels without app_id except when `with_app`, value)`.
+    fn samples(f: &[Family], name: &str) -> Vec<(String, f64)> {
+        let fam = f.iter().find(|x| x.name == name).expect(name);
+        fam.samples
+            .iter()
+            .map(|s| {
+                let l: Vec<String> = s.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                (l.join(","), s.value.as_f64())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_plan_counts_once_whatever_the_source_and_order() {
+        let m = model();
+        let (log, rest) = (m.observer(Source::EventLog), m.observer(Source::Rest));
+        // 1: the log tells its plan while it runs; it counts at the end, REST's copy not again.
+        log.upsert_sql("a", &sql(1, SqlStatus::Running, "q", 100));
+        log.sql_plan("a", &plan(1, 1, 7));
+        let f = collect(&m);
+        assert!(
+            samples(&f, "spark_sql_joins").is_empty(),
+            "no counter while the execution's group is unknown"
+        );
+        log.upsert_sql("a", &sql(1, SqlStatus::Completed, "q", 100));
+        rest.upsert_sql("a", &sql(1, SqlStatus::Completed, "q", 100));
+        rest.sql_plan("a", &plan(1, 1, 7));
+        // 2: REST sees it ended first, its plan a poll later; the log's copy not again.
+        rest.upsert_sql("a", &sql(2, SqlStatus::Completed, "q", 200));
+        rest.sql_plan("a", &plan(2, 2, 8));
+        log.sql_plan("a", &plan(2, 2, 8));
+        // 3: a plan of an execution the model never saw is dropped.
+        rest.sql_plan("a", &plan(3, 5, 9));
+        let f = collect(&m);
+        let q = "app_id=a,app_name=,job_group=,description=q";
+        assert_eq!(samples(&f, "spark_sql_plans"), [(q.to_string(), 2.0)]);
+        let joins = samples(&f, "spark_sql_joins");
+        assert_eq!(joins.len(), 6, "every strategy born at zero");
+        assert!(joins.contains(&(format!("{q},strategy=SortMergeJoin"), 3.0)));
+        assert!(joins.contains(&(format!("{q},strategy=BroadcastHashJoin"), 0.0)));
+        assert!(samples(&f, "spark_sql_exchanges").contains(&(format!("{q},type=shuffle"), 6.0)));
+        assert_eq!(
+            samples(&f, "spark_sql_plan_fingerprint"),
+            [("app_name=,job_group=,description=q".to_string(), 8.0)]
+        );
+    }
+
+    #[test]
+    fn the_fingerprint_is_the_latest_runs_one_series_per_name() {
+        let m = model();
+        let rest = m.observer(Source::Rest);
+        // Three runs of "nightly" and one of "other", the same description in each.
+        for (app, name, end, fp) in [
+            ("run-1", "nightly", 100, 11),
+            ("run-3", "nightly", 300, 33),
+            ("run-2", "nightly", 200, 22),
+            ("x-1", "other", 400, 44),
+        ] {
+            rest.upsert_app(&AppObs {
+                app_id: app.into(),
+                name: Some(name.into()),
+                ..Default::default()
+            });
+            rest.upsert_sql(app, &sql(1, SqlStatus::Completed, "load", end));
+            rest.sql_plan(app, &plan(1, 1, fp));
+        }
+        // A later execution without a plan yet changes nothing.
+        rest.upsert_sql("run-3", &sql(2, SqlStatus::Completed, "load", 500));
+        let f = collect(&m);
+        assert_eq!(
+            samples(&f, "spark_sql_plan_fingerprint"),
+            [
+                (
+                    "app_name=nightly,job_group=,description=load".to_string(),
+                    33.0
+                ),
+                (
+                    "app_name=other,job_group=,description=load".to_string(),
+                    44.0
+                ),
+            ]
+        );
+    }
+}
