@@ -10,7 +10,8 @@
 //!   that just ended.
 //! - SQL: running executions re-fetched one by one, new ids probed (`/sql` has no status filter).
 //! - SQL plans (`/sql/{id}?details=true&planDescription=false`): once per execution the poller
-//!   first sees ended, a slice of the backlog per poll, never per poll of a running one.
+//!   first sees ended (on the first read, those that ended within the task-summary window), a
+//!   slice of the backlog per poll, never per poll of a running one.
 //! - executors: `/allexecutors` (small, and shows dead executors).
 //!
 //! Idle, that is O(running jobs + unfinished stages + running SQL + executors) bytes, whatever the
@@ -75,6 +76,9 @@ pub struct PollCtx {
     pub summary_window_ms: i64,
     /// Most SQL plans fetched in this poll ([`PLANS_PER_POLL`]; unbounded for a one-shot read).
     pub plans_per_poll: usize,
+    /// On the first read of an application, only executions that ended at or after this time
+    /// get their plan read (`None`: all, for a one-shot read), as with task summaries.
+    pub plans_since_ms: Option<EpochMs>,
 }
 
 impl PolledApp {
@@ -136,7 +140,7 @@ impl PolledApp {
         self.poll_jobs(c, observer).await?;
         self.poll_stages(c, observer, ctx).await?;
         self.poll_summaries(c, observer).await?;
-        self.poll_sql(c, observer).await?;
+        self.poll_sql(c, observer, ctx).await?;
         self.poll_plans(c, observer, ctx).await?;
         let execs: Vec<ExecutorSummary> = c.get(&format!("{}/allexecutors", self.base)).await?;
         for e in &execs {
@@ -333,7 +337,12 @@ impl PolledApp {
         Ok(())
     }
 
-    async fn poll_sql(&mut self, c: &Client, observer: &dyn Observer) -> Result<(), ClientError> {
+    async fn poll_sql(
+        &mut self,
+        c: &Client,
+        observer: &dyn Observer,
+        ctx: PollCtx,
+    ) -> Result<(), ClientError> {
         let app_id = self.app_id.clone();
         let app = app_id.as_str();
         let base = self.base.clone();
@@ -344,7 +353,7 @@ impl PolledApp {
                 let path = format!("{base}/sql/{id}?{SQL_QUERY}");
                 match c.get_opt::<ExecutionData>(&path).await? {
                     Some(e) => {
-                        if track_sql(&mut self.running_sql, observer, app, &e) {
+                        if track_sql(&mut self.running_sql, observer, app, &e).is_some() {
                             ended.push(e.id);
                         }
                     }
@@ -359,7 +368,7 @@ impl PolledApp {
                 tracker,
                 |id| format!("{base}/sql/{id}?{SQL_QUERY}"),
                 |e: ExecutionData| {
-                    if track_sql(running, observer, app, &e) {
+                    if track_sql(running, observer, app, &e).is_some() {
                         ended.push(e.id);
                     }
                 },
@@ -373,8 +382,16 @@ impl PolledApp {
             let known = self.sql.max();
             let was_running = std::mem::take(&mut self.running_sql);
             for e in &all {
+                let Some(end) = track_sql(&mut self.running_sql, observer, app, e) else {
+                    continue;
+                };
                 let new = was_running.contains(&e.id) || known.is_none_or(|m| e.id > m);
-                if track_sql(&mut self.running_sql, observer, app, e) && new {
+                // A first read of a long history reads only the recent plans.
+                let recent = known.is_some()
+                    || ctx
+                        .plans_since_ms
+                        .is_none_or(|since| end.is_some_and(|t| t >= since));
+                if new && recent {
                     ended.push(e.id);
                 }
             }
@@ -464,27 +481,32 @@ fn track_job(running: &mut BTreeSet<u64>, observer: &dyn Observer, app: &str, j:
     }
 }
 
-/// Upsert a SQL execution; keep it in `running` while it runs. True if it has ended.
+/// Upsert a SQL execution; keep it in `running` while it runs. `Some(end time, if known)` if
+/// it has ended.
 fn track_sql(
     running: &mut BTreeSet<u64>,
     observer: &dyn Observer,
     app: &str,
     e: &ExecutionData,
-) -> bool {
+) -> Option<Option<EpochMs>> {
     match sql_obs(e) {
         Some(obs) if !obs.status.is_terminal() => {
             observer.upsert_sql(app, &obs);
             running.insert(e.id);
-            false
+            None
         }
         Some(obs) => {
             observer.upsert_sql(app, &obs);
             running.remove(&e.id);
-            true
+            let end = obs
+                .submission_ms
+                .zip(obs.duration_ms)
+                .map(|(s, d)| s.saturating_add(i64::try_from(d).unwrap_or(i64::MAX)));
+            Some(end)
         }
         None => {
             running.remove(&e.id);
-            false
+            None
         }
     }
 }

@@ -183,9 +183,11 @@ impl<O: Observer> TargetPoller<O> {
     }
 
     async fn poll_inner(&mut self) -> Result<usize, ClientError> {
+        let now = now_ms();
         let ctx = PollCtx {
-            now_ms: now_ms(),
+            now_ms: now,
             summary_window_ms: self.summary_window_ms,
+            plans_since_ms: (!self.one_shot).then(|| now.saturating_sub(self.summary_window_ms)),
             plans_per_poll: if self.one_shot {
                 usize::MAX
             } else {
