@@ -111,8 +111,8 @@ impl Counts {
 }
 
 /// The applications of the fixture: `rest/<app id>/`.
-fn app_ids() -> Vec<String> {
-    let mut ids: Vec<String> = std::fs::read_dir(fixture().join("rest"))
+fn app_ids(fx: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(fx.join("rest"))
         .expect("rest folder")
         .filter_map(|e| e.ok())
         .filter(|e| e.path().is_dir())
@@ -126,8 +126,8 @@ fn app_ids() -> Vec<String> {
 /// Spark's REST answers: per (job group, description), the plan graphs' nodes counted once each.
 /// An execution's group is its first job's (`jobGroup`), `""` when it ran no job; executions
 /// whose jobs have no group are left out (their label comes from other attribution rules).
-fn rest_truth(app: &str) -> BTreeMap<Key, Counts> {
-    let dir = fixture().join("rest").join(app);
+fn rest_truth(fx: &Path, app: &str) -> BTreeMap<Key, Counts> {
+    let dir = fx.join("rest").join(app);
     let jobs = read_json(&dir.join("jobs.json"));
     let group: BTreeMap<u64, Option<String>> = jobs
         .as_array()
@@ -187,10 +187,8 @@ fn rest_truth(app: &str) -> BTreeMap<Key, Counts> {
 
 /// Every event of the application's log (rolling `eventlog_v2_<id>` folder, any number of
 /// zstd parts), in order.
-fn events(app: &str) -> Vec<Value> {
-    let dir = fixture()
-        .join("eventlog")
-        .join(format!("eventlog_v2_{app}"));
+fn events(fx: &Path, app: &str) -> Vec<Value> {
+    let dir = fx.join("eventlog").join(format!("eventlog_v2_{app}"));
     let mut parts: Vec<(u64, PathBuf)> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .filter_map(|e| e.ok())
@@ -294,7 +292,7 @@ fn draw<'a>(info: &'a Value, cluster: bool, drawn: &mut HashSet<String>, out: &m
 /// The event log: per (job group, description), the final plans' graph nodes counted once each,
 /// adaptive numbers from the driver's accumulator updates (summed per accumulator). The final
 /// plan: the last adaptive update whose root says `isFinalPlan=true`, else the latest plan.
-fn log_truth(app: &str) -> BTreeMap<Key, Counts> {
+fn log_truth(fx: &Path, app: &str) -> BTreeMap<Key, Counts> {
     let is_final = |p: &Value| {
         p["nodeName"] == "AdaptiveSparkPlan"
             && p["simpleString"]
@@ -307,7 +305,7 @@ fn log_truth(app: &str) -> BTreeMap<Key, Counts> {
     let mut accums: BTreeMap<u64, BTreeMap<u64, u64>> = BTreeMap::new();
     // Execution -> (first job id, its group).
     let mut first_job: BTreeMap<u64, (u64, Option<String>)> = BTreeMap::new();
-    for ev in events(app) {
+    for ev in events(fx, app) {
         let name = ev["Event"].as_str().unwrap_or("");
         let id = ev["executionId"].as_u64();
         match name.rsplit('.').next().unwrap_or("") {
@@ -407,15 +405,15 @@ fn run_dump(source: &[&str]) -> Vec<Sample> {
     parse_exposition(&out.stdout)
 }
 
-fn dump_log() -> Vec<Sample> {
-    let dir = fixture().join("eventlog");
+fn dump_log(fx: &Path) -> Vec<Sample> {
+    let dir = fx.join("eventlog");
     run_dump(&["--spark.url=", "--event-log", dir.to_str().expect("utf-8")])
 }
 
-async fn dump_rest() -> Vec<Sample> {
-    let apps: Vec<AppData> = app_ids()
+async fn dump_rest(fx: &Path) -> Vec<Sample> {
+    let apps: Vec<AppData> = app_ids(fx)
         .iter()
-        .map(|a| AppData::from_dir(fixture().join("rest").join(a).to_str().expect("utf-8")))
+        .map(|a| AppData::from_dir(fx.join("rest").join(a).to_str().expect("utf-8")))
         .collect();
     let server = FakeSpark::start(apps).await;
     let url = server.url.clone();
@@ -480,11 +478,36 @@ fn fingerprints(got: &[Sample]) -> BTreeMap<String, f64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plans_equal_sparks_own_from_both_sources() {
-    let log = tokio::task::spawn_blocking(dump_log).await.expect("dump");
-    let rest = dump_rest().await;
+    check(&fixture()).await;
+}
+
+/// The same on `tests/data/sql-plans-4.1.1`: every join strategy of Spark's, a reused
+/// exchange, a cached table read twice, a subquery used twice, nested executions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plans_of_every_strategy_equal_sparks_own_from_both_sources() {
+    let fx = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/sql-plans-4.1.1");
+    let groups = check(&fx).await;
+    for (group, strategy) in [
+        ("shj", "ShuffledHashJoin"),
+        ("bnlj", "BroadcastNestedLoopJoin"),
+        ("cartesian", "CartesianProduct"),
+    ] {
+        assert_eq!(groups[group].joins.get(strategy), Some(&1), "{group}");
+    }
+    assert_eq!(groups["skewed"].skew_joins, 1);
+    assert!(groups["skewed"].aqe["skew_splits"] > 0);
+}
+
+/// Every check of this file on the fixture `fx`; the counts per job group.
+async fn check(fx: &Path) -> BTreeMap<String, Counts> {
+    let dir = fx.to_path_buf();
+    let log = tokio::task::spawn_blocking(move || dump_log(&dir))
+        .await
+        .expect("dump");
+    let rest = dump_rest(fx).await;
     let mut groups_seen = BTreeMap::new();
-    for app in app_ids() {
-        let (rt, lt) = (rest_truth(&app), log_truth(&app));
+    for app in app_ids(fx) {
+        let (rt, lt) = (rest_truth(fx, &app), log_truth(fx, &app));
         // Spark agrees with itself: its REST graph is the graph of its event log's final plans.
         same(
             &lt,
@@ -543,4 +566,5 @@ async fn plans_equal_sparks_own_from_both_sources() {
             .map(|x| x.1),
         "a different join strategy is a different plan"
     );
+    groups_seen
 }

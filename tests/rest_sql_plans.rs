@@ -40,9 +40,10 @@ fn plan_requests(log: &[String]) -> Vec<u64> {
 fn recorded_plan(id: u64) -> Value {
     let p = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/sql-plans-4.1.1/sql_2.json"
+        "/tests/data/sql-plans-4.1.1/rest/local-1796102515495/raw.json"
     );
-    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let raw: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let mut v = raw["sql/2?details=true"].clone();
     v["id"] = id.into();
     v
 }

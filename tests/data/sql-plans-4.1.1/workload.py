@@ -7,6 +7,7 @@ spark = (SparkSession.builder.master("local[2]").appName("plans")
   .config("spark.sql.adaptive.enabled", "true")
   .config("spark.sql.shuffle.partitions", "20")
   .config("spark.sql.warehouse.dir", out + "/wh")
+  .config("spark.eventLog.rolling.enabled", "true")
   .config("spark.ui.port", "4077").getOrCreate())
 sc = spark.sparkContext
 def run(group, f):
@@ -57,4 +58,14 @@ json.dump(sqls, open(out + "/sql.json", "w"), indent=1)
 for e in sqls:
     d = get("/sql/%d?details=true&planDescription=true" % e["id"])
     json.dump(d, open(out + "/sql_%d.json" % e["id"], "w"), indent=1)
+fx = "/tmp/plans/fixture/rest/" + sc.applicationId
+os.makedirs(fx, exist_ok=True)
+for name, p in [("app.json", ""), ("jobs.json", "/jobs"), ("stages.json", "/stages?details=false"),
+                ("sql__details-false.json", "/sql?details=false"), ("allexecutors.json", "/allexecutors")]:
+    json.dump(get(p), open(fx + "/" + name, "w"))
+raw = {}
+for e in sqls:
+    raw["sql/%d?details=true" % e["id"]] = get("/sql/%d?details=true&planDescription=true" % e["id"])
+json.dump(raw, open(fx + "/raw.json", "w"))
 spark.stop()
+shutil.copytree(out + "/ev", "/tmp/plans/fixture/eventlog", dirs_exist_ok=True)
