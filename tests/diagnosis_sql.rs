@@ -554,7 +554,7 @@ async fn check(fx: &Path) -> BTreeMap<String, Counts> {
     assert!(
         log.iter()
             .filter(|s| s.name == "spark_sql_plan_fingerprint")
-            .all(|s| s.labels.get("app_id").is_none()),
+            .all(|s| !s.labels.contains_key("app_id")),
         "no app_id on the fingerprint"
     );
     assert_ne!(
