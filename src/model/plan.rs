@@ -18,10 +18,10 @@
 //! aggregate (job group and description), whichever source tells first ([`PlanState`]).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::idset::IdSet;
-use super::obs::EpochMs;
-use super::sql::SqlKey;
+use crate::clock::EpochMs;
 
 /// The `strategy` label values of joins, in the order of [`PlanSummary::joins`].
 pub const STRATEGIES: [&str; 6] = [
@@ -371,8 +371,8 @@ impl PlanAgg {
 /// What an ended execution's plan needs to count once it arrives.
 #[derive(Debug, Clone)]
 pub struct Ended {
-    /// Its SQL aggregate's key.
-    pub key: SqlKey,
+    /// Its SQL aggregate's key (job group and description labels, `sql.rs`'s `SqlKey`).
+    pub key: (Arc<str>, Arc<str>),
     /// When it ended (Spark's clock).
     pub end_ms: Option<EpochMs>,
 }

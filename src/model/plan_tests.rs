@@ -224,7 +224,7 @@ fn an_aggregate_counts_plans_and_keeps_the_latest_fingerprint() {
 
 #[test]
 fn plan_state_counts_once_and_stays_bounded() {
-    let key: SqlKey = ("g".into(), "d".into());
+    let key: (Arc<str>, Arc<str>) = ("g".into(), "d".into());
     let mut st = PlanState::default();
     st.wait(
         1,
