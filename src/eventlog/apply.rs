@@ -450,23 +450,34 @@ mod connect_ops {
 /// The plans of one log's SQL executions not ended yet: the latest plan (an adaptive update
 /// replaces the start's; once a final plan is seen, only another final one does) and the
 /// driver's accumulator values, summed per accumulator as Spark's status store sums them, from
-/// which adaptive execution's numbers are read when the execution ends. Bounded: past [`MAX_OPEN_PLANS`] executions the oldest are dropped, past
-/// [`MAX_ACCUMS`] values per execution new accumulators are ignored.
+/// which adaptive execution's numbers are read when the execution ends. Bounded: past
+/// [`MAX_OPEN_PLANS`] executions the oldest are dropped; an execution keeps the values of the
+/// accumulators its plans name for adaptive execution, and at most [`MAX_OTHER_ACCUMS`] others
+/// (a value that arrives before the plan naming it, which Spark does not do in practice).
 mod open_plans {
-    use std::collections::{BTreeMap, HashMap};
+    use std::collections::{BTreeMap, HashMap, HashSet};
 
     use crate::eventlog::sqlplan::LogPlan;
     use crate::model::plan::PlanSummary;
 
     /// Most SQL executions open at once whose plan is kept.
     pub(super) const MAX_OPEN_PLANS: usize = 1024;
-    /// Most driver accumulator values kept per execution.
-    pub(super) const MAX_ACCUMS: usize = 4096;
+    /// Most values kept per execution of accumulators its plans do not name.
+    pub(super) const MAX_OTHER_ACCUMS: usize = 256;
 
     #[derive(Debug, Default)]
     struct Open {
         plan: Option<Box<LogPlan>>,
+        /// Accumulators the plans seen name for adaptive execution.
+        named: HashSet<u64>,
         accums: HashMap<u64, u64>,
+    }
+
+    impl Open {
+        fn set(&mut self, plan: Box<LogPlan>) {
+            self.named.extend(plan.aqe.iter().map(|(_, a)| *a));
+            self.plan = Some(plan);
+        }
     }
 
     #[derive(Debug, Default)]
@@ -484,15 +495,15 @@ mod open_plans {
 
         pub(super) fn started(&mut self, id: u64, plan: Option<Box<LogPlan>>) {
             let o = self.open(id);
-            if plan.is_some() {
-                o.plan = plan;
+            if let Some(p) = plan {
+                o.set(p);
             }
         }
 
         pub(super) fn updated(&mut self, id: u64, plan: Box<LogPlan>) {
             let o = self.open(id);
             if plan.is_final || !o.plan.as_ref().is_some_and(|p| p.is_final) {
-                o.plan = Some(plan);
+                o.set(plan);
             }
         }
 
@@ -501,8 +512,8 @@ mod open_plans {
                 return;
             };
             for &(a, v) in updates {
-                // Spark's status store keeps every value and sums them (a sum metric).
-                if o.accums.len() < MAX_ACCUMS || o.accums.contains_key(&a) {
+                let other = o.accums.len().saturating_sub(o.named.len());
+                if o.named.contains(&a) || o.accums.contains_key(&a) || other < MAX_OTHER_ACCUMS {
                     let n = o.accums.entry(a).or_default();
                     *n = n.saturating_add(v);
                 }
