@@ -246,9 +246,9 @@ pub fn per_sql_plan_by<const N: usize>(
 }
 
 /// The plan fingerprint of the latest ended execution per application name, job group and
-/// description, across the applications read (the runs of one name in a fleet): exactly one
-/// sample per label set, without `app_id`, so `changes()` spans runs. Latest by end time, then
-/// application id, then execution id.
+/// description, across the applications read (the runs of one name in a fleet, or a name's
+/// state across runs): exactly one sample per label set, without `app_id`, so `changes()` spans
+/// runs. Latest by end time, then application id, then execution id.
 pub fn per_sql_fingerprint(c: &Ctx, out: &mut Vec<Sample>) {
     /// `app_name`, `job_group`, `description`.
     type Key = (Arc<str>, Arc<str>, Arc<str>);
@@ -258,15 +258,8 @@ pub fn per_sql_fingerprint(c: &Ctx, out: &mut Vec<Sample>) {
     type Best<'a> = (Rank<'a>, u64, i64);
     let mut best: BTreeMap<Key, Best> = BTreeMap::new();
     for a in &c.apps {
-        for (_, q) in &a.sql {
-            let Some(l) = q.plans.and_then(|p| p.latest) else {
-                continue;
-            };
-            let key = (
-                a.app.name().clone(),
-                Arc::from(q.job_group),
-                q.description.clone(),
-            );
+        for (group, desc, l) in a.app.plan_fingerprints() {
+            let key = (a.app.name().clone(), Arc::from(group), desc.clone());
             let rank = (l.end_ms, &**a.app.id(), l.execution_id);
             let e = best
                 .entry(key)

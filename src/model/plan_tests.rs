@@ -269,11 +269,11 @@ mod through_the_model {
     use crate::telemetry::Telemetry;
 
     fn model() -> Arc<Model> {
-        Model::with_clock(
-            &Settings::default(),
-            Arc::new(Telemetry::default()),
-            Arc::new(|| 1_000_000),
-        )
+        model_with(&Settings::default())
+    }
+
+    fn model_with(s: &Settings) -> Arc<Model> {
+        Model::with_clock(s, Arc::new(Telemetry::default()), Arc::new(|| 1_000_000))
     }
 
     fn sql(id: u64, status: SqlStatus, desc: &str, end: i64) -> SqlObs {
@@ -348,7 +348,14 @@ mod through_the_model {
 
     #[test]
     fn the_fingerprint_is_the_latest_runs_one_series_per_name() {
-        let m = model();
+        check_latest_per_name(&model());
+        // The same per name's state across runs (`model.aggregate_by: app_name`).
+        let mut s = Settings::default();
+        s.model.aggregate_by = crate::config::AggregateBy::AppName;
+        check_latest_per_name(&model_with(&s));
+    }
+
+    fn check_latest_per_name(m: &Arc<Model>) {
         let rest = m.observer(Source::Rest);
         // Three runs of "nightly" and one of "other", the same description in each.
         for (app, name, end, fp) in [
@@ -367,7 +374,7 @@ mod through_the_model {
         }
         // A later execution without a plan yet changes nothing.
         rest.upsert_sql("run-3", &sql(2, SqlStatus::Completed, "load", 500));
-        let f = collect(&m);
+        let f = collect(m);
         assert_eq!(
             samples(&f, "spark_sql_plan_fingerprint"),
             [

@@ -482,6 +482,27 @@ impl<'a> AppView<'a> {
             .collect()
     }
 
+    /// The latest plan fingerprint per job group and description: of this run's ended
+    /// executions, or (a name's state across runs) of its runs' (see `plan.rs`).
+    pub fn plan_fingerprints(&self) -> Vec<(&'a str, &'a Arc<str>, super::plan::Latest)> {
+        if self.app.by_name {
+            return self
+                .app
+                .plan_latest
+                .iter()
+                .map(|((g, d), l)| (&**g, d, *l))
+                .collect();
+        }
+        let mut v: Vec<_> = self
+            .app
+            .sql
+            .iter()
+            .filter_map(|((g, d), a)| a.plans.latest.map(|l| (&**g, d, l)))
+            .collect();
+        v.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        v
+    }
+
     /// Streaming queries in label order.
     pub fn streaming(&self) -> impl Iterator<Item = (&'a Arc<str>, &'a StreamAgg)> + 'a {
         self.app.streaming.iter()
