@@ -123,10 +123,13 @@ fn app_ids(fx: &Path) -> Vec<String> {
     ids
 }
 
-/// Spark's REST answers: per (job group, description), the plan graphs' nodes counted once each.
-/// An execution's group is its first job's (`jobGroup`), `""` when it ran no job; executions
-/// whose jobs have no group are left out (their label comes from other attribution rules).
-fn rest_truth(fx: &Path, app: &str) -> BTreeMap<Key, Counts> {
+/// Per ended execution: its (job group, description) and what its plan counts.
+type Truth = BTreeMap<u64, (Key, Counts)>;
+
+/// Spark's REST answers: per ended execution, its plan graph's nodes counted once each. An
+/// execution's group is its first job's (`jobGroup`), `""` when it ran no job; executions whose
+/// jobs have no group are left out (their label comes from other attribution rules).
+fn rest_truth(fx: &Path, app: &str) -> Truth {
     let dir = fx.join("rest").join(app);
     let jobs = read_json(&dir.join("jobs.json"));
     let group: BTreeMap<u64, Option<String>> = jobs
@@ -139,7 +142,7 @@ fn rest_truth(fx: &Path, app: &str) -> BTreeMap<Key, Counts> {
         })
         .collect();
     let raw = read_json(&dir.join("raw.json"));
-    let mut out: BTreeMap<Key, Counts> = BTreeMap::new();
+    let mut out = Truth::new();
     for e in read_json(&dir.join("sql__details-false.json"))
         .as_array()
         .expect("sql")
@@ -180,7 +183,16 @@ fn rest_truth(fx: &Path, app: &str) -> BTreeMap<Key, Counts> {
             c.node(name, &aqe);
         }
         let desc = e["description"].as_str().unwrap_or("").to_string();
-        out.entry((g, desc)).or_default().add(&c);
+        out.insert(id, ((g, desc), c));
+    }
+    out
+}
+
+/// `truth` summed per (job group, description).
+fn by_key(truth: &Truth) -> BTreeMap<Key, Counts> {
+    let mut out: BTreeMap<Key, Counts> = BTreeMap::new();
+    for (k, c) in truth.values() {
+        out.entry(k.clone()).or_default().add(c);
     }
     out
 }
@@ -289,10 +301,10 @@ fn draw<'a>(info: &'a Value, cluster: bool, drawn: &mut HashSet<String>, out: &m
     }
 }
 
-/// The event log: per (job group, description), the final plans' graph nodes counted once each,
-/// adaptive numbers from the driver's accumulator updates (summed per accumulator). The final
-/// plan: the last adaptive update whose root says `isFinalPlan=true`, else the latest plan.
-fn log_truth(fx: &Path, app: &str) -> BTreeMap<Key, Counts> {
+/// The event log: per ended execution, its final plan's graph nodes counted once each, adaptive
+/// numbers from the driver's accumulator updates (summed per accumulator). The final plan: the
+/// last adaptive update whose root says `isFinalPlan=true`, else the latest plan.
+fn log_truth(fx: &Path, app: &str) -> Truth {
     let is_final = |p: &Value| {
         p["nodeName"] == "AdaptiveSparkPlan"
             && p["simpleString"]
@@ -352,7 +364,7 @@ fn log_truth(fx: &Path, app: &str) -> BTreeMap<Key, Counts> {
             _ => {}
         }
     }
-    let mut out: BTreeMap<Key, Counts> = BTreeMap::new();
+    let mut out = Truth::new();
     for (id, p) in &plan {
         if !ended.contains(id) {
             continue;
@@ -378,7 +390,7 @@ fn log_truth(fx: &Path, app: &str) -> BTreeMap<Key, Counts> {
                 .collect();
             c.node(n["nodeName"].as_str().unwrap_or(""), &aqe);
         }
-        out.entry((g, desc[id].clone())).or_default().add(&c);
+        out.insert(*id, ((g, desc[id].clone()), c));
     }
     out
 }
@@ -506,36 +518,51 @@ async fn check(fx: &Path) -> BTreeMap<String, Counts> {
         .expect("dump");
     let rest = dump_rest(fx).await;
     let mut groups_seen = BTreeMap::new();
+    // Label sets with an execution REST does not list: Spark's SQL listener runs on a queue
+    // of its own, so REST answers taken right after the last job ended can miss the last
+    // executions (the diagnosis fixture's last two); their fingerprints are not compared.
+    let mut log_only: HashSet<(String, String, String)> = HashSet::new();
+    let mut compared = 0;
     for app in app_ids(fx) {
         let (rt, lt) = (rest_truth(fx, &app), log_truth(fx, &app));
-        // Spark agrees with itself: its REST graph is the graph of its event log's final plans.
-        same(
-            &lt,
-            &rt,
-            &format!("{app}: event log's final plans vs REST graph"),
-        );
-        same(
-            &rt,
-            &lt,
-            &format!("{app}: REST graph vs event log's final plans"),
-        );
+        // Spark agrees with itself: each execution's REST graph counts as its event log's final
+        // plan does.
+        let both: Vec<u64> = rt
+            .keys()
+            .filter(|id| lt.contains_key(id))
+            .copied()
+            .collect();
+        compared += both.len();
+        for id in &both {
+            assert_eq!(lt[id], rt[id], "{app}: execution {id}, event log vs REST");
+        }
+        let name = read_json(&fx.join("rest").join(&app).join("app.json"))["name"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        for (id, ((g, d), _)) in &lt {
+            if !rt.contains_key(id) {
+                log_only.insert((name.clone(), g.clone(), d.clone()));
+            }
+        }
         same(
             &exported(&log, &app),
-            &lt,
+            &by_key(&lt),
             &format!("{app}: exported from the event log"),
         );
         same(
             &exported(&rest, &app),
-            &rt,
+            &by_key(&rt),
             &format!("{app}: exported from REST"),
         );
-        for ((g, _), c) in &rt {
+        for ((g, _), c) in rt.values() {
             groups_seen
                 .entry(g.clone())
                 .or_insert_with(Counts::default)
                 .add(c);
         }
     }
+    assert!(compared >= 10, "only {compared} executions in both sources");
     // The fixture's two joins: the same small-table join as SortMergeJoin and broadcast.
     let smj = &groups_seen["join_smj"].joins;
     assert!(smj.get("SortMergeJoin").is_some_and(|n| *n > 0), "{smj:?}");
@@ -548,9 +575,18 @@ async fn check(fx: &Path) -> BTreeMap<String, Counts> {
     assert_eq!(bhj.get("SortMergeJoin"), None, "{bhj:?}");
     // The fingerprint: one series per application name, group and description, equal from
     // both sources.
-    let (fl, fr) = (fingerprints(&log), fingerprints(&rest));
+    let (mut fl, fr) = (fingerprints(&log), fingerprints(&rest));
     assert!(!fl.is_empty());
-    assert_eq!(fl, fr);
+    fl.retain(|k, _| {
+        !log_only.iter().any(|(a, g, d)| {
+            k.contains(&format!("app_name={a:?}"))
+                && k.contains(&format!("job_group={g:?}"))
+                && k.contains(&format!("description={d:?}"))
+        })
+    });
+    for (k, v) in &fl {
+        assert_eq!(fr.get(k), Some(v), "fingerprint {k}");
+    }
     assert!(
         log.iter()
             .filter(|s| s.name == "spark_sql_plan_fingerprint")
