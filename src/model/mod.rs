@@ -16,6 +16,7 @@ mod labels;
 mod names;
 pub mod obs;
 pub mod observer;
+pub mod plan;
 pub mod skew;
 mod sql;
 mod state;
