@@ -446,7 +446,7 @@ pub const CATALOGUE: &[Metric] = &[
         .doc("Tasks ended (any outcome), by the locality level Spark's scheduler launched them at (`Task Info`.`Locality`; an unknown level counts as `other`). Event logs only: REST gives per-task locality only in task lists, which the exporter never reads. Many `ANY` or `RACK_LOCAL` tasks where `PROCESS_LOCAL`/`NODE_LOCAL` is expected: data read over the network (see `spark.locality.wait`).")
         .experimental("0.2.0"),
     Metric::new("spark_task_scheduler_delay_seconds", Counter, Group, "Scheduler delay of tasks as the Spark UI computes it, summed per job group (from event logs).", "spark.task.scheduler_delay", "s", C,
-        |c, o| per_group_opt(c, o, |g| g.from_log.then(|| secs(g.totals.scheduler_delay_ms))))
+        |c, o| per_group_opt(c, o, |g| (g.from_log || g.totals.scheduler_delay_ms > 0).then(|| secs(g.totals.scheduler_delay_ms))))
         .doc("Scheduler delay, summed over tasks (any outcome with metrics): per task, as the Spark UI's `AppStatusUtils.schedulerDelay`, its duration less executor run time, deserialization, result serialization and the time spent getting its result, at least 0. Event logs only (REST has no stage total of it); no series for applications only REST reports on.")
         .experimental("0.2.0"),
     Metric::new("spark_task_deserialize_time_seconds", Counter, Group, "Executor deserialization time of tasks, summed per job group.", "spark.task.deserialize_time", "s", C,

@@ -200,6 +200,10 @@ impl State {
         let connect_user = self.connect_user;
         let (app, labeler) = self.app_and_labeler(app_id);
         count_connect_job(app, labeler, t, obs, connect_user);
+        // Whether REST counted the job first or not, the log reports on the application.
+        if src == Source::EventLog {
+            app.from_log = true;
+        }
         if app.counted_jobs.contains(obs.job_id) {
             return vec![];
         }
@@ -234,9 +238,6 @@ impl State {
         let submission_ms = obs
             .submission_ms
             .or(prev.as_ref().and_then(|j| j.submission_ms));
-        if src == Source::EventLog {
-            app.from_log = true;
-        }
         // The group's series exist from its first job's start, at zero.
         group_agg(app, &group, (&dur_bounds, &task_bounds));
         if !obs.status.is_terminal() {
