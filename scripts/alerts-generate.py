@@ -556,7 +556,8 @@ def diagnosis_alerts(c):
     app = by(c, APP)
     sw = c["SKEWED_STAGES_WINDOW"]
     le = num(c["SKEW_RATIO"])
-    below = 'spark_stage_skew_ratio_bucket{le="%s"}' % le
+    # The exporter writes bucket bounds as floats (`5.0`), as Prometheus 3 also stores them.
+    below = 'spark_stage_skew_ratio_bucket{le="%s"}' % float(c["SKEW_RATIO"])
     skewed = (f"(\n{indent(sum_events(c, APP + ', job_group', 'spark_stage_skew_ratio_count', sw))}\n"
               f"  -\n{indent(sum_events(c, APP + ', job_group', below, sw))}\n)")
     shuffle_joins = 'spark_sql_joins_total{strategy=~"%s"}' % c["JOIN_SHUFFLE_STRATEGIES"]

@@ -824,7 +824,7 @@ def diagnosis():
         ts("Stages by skew ratio", "Finished stages per job group, by their longest task / median task "
            "(spark_stage_skew_ratio): above 5 one partition holds most of the data.", "short",
            [target(f"sum by ({by_grp}) (increase(spark_stage_skew_ratio_count{{{JOB}}}[$__range])) - "
-                   f"sum by ({by_grp}) (increase(spark_stage_skew_ratio_bucket{{{JOB}, le=\"5\"}}[$__range]))",
+                   f"sum by ({by_grp}) (increase(spark_stage_skew_ratio_bucket{{{JOB}, le=\"5.0\"}}[$__range]))",
                    "skewed (> 5) " + grp),
             target(f"sum by ({by_grp}) (increase(spark_stage_skew_ratio_count{{{JOB}}}[$__range]))", "all " + grp)],
            w=8, sparse=True),
