@@ -189,8 +189,11 @@ impl LogApp {
                 let job = self.job_ended(job_id, completion_ms, succeeded);
                 obs.upsert_job(app, &job);
             }
-            Event::StageSubmitted(s) => {
+            Event::StageSubmitted(s, rdds) => {
                 obs.upsert_stage(app, &s);
+                for r in &rdds {
+                    obs.rdd_persisted(app, r);
+                }
                 self.stages
                     .insert((s.stage_id, s.attempt), (s.job_group, s.description));
             }
@@ -223,6 +226,9 @@ impl LogApp {
             }
             Event::StreamingProgress(p) => obs.streaming_progress(app, &p),
             Event::StreamingStarted(q) => obs.streaming_started(app, &q),
+            Event::AppProps(p) => obs.set_app_props(app, &p),
+            Event::BlockUpdated(b) => obs.block_updated(app, &b),
+            Event::RddUnpersisted { rdd_id } => obs.rdd_unpersisted(app, rdd_id),
         }
     }
 

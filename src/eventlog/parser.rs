@@ -8,9 +8,9 @@
 use std::borrow::Cow;
 
 use crate::model::{
-    AppObs, EpochMs, ExecutorObs, JobObs, JobStatus, SourceProgressObs, StageObs, StageStatus,
-    StateOperatorObs, StreamingProgressObs, StreamingStartObs, TaskEndObs, TaskOutcome,
-    TaskStartObs, TaskTotals,
+    AppObs, AppPropsObs, BlockObs, EpochMs, ExecutorObs, JobObs, JobStatus, RddInfoObs,
+    SourceProgressObs, StageObs, StageStatus, StateOperatorObs, StreamingProgressObs,
+    StreamingStartObs, TaskEndObs, TaskOutcome, TaskStartObs, TaskTotals,
 };
 
 use super::json;
@@ -66,8 +66,8 @@ pub enum Event {
         /// `JobSucceeded` (else `JobFailed`).
         succeeded: bool,
     },
-    /// `SparkListenerStageSubmitted` (status `Active`).
-    StageSubmitted(StageObs),
+    /// `SparkListenerStageSubmitted` (status `Active`), with the persisted RDDs it computes.
+    StageSubmitted(StageObs, Vec<RddInfoObs>),
     /// `SparkListenerStageCompleted` (status `Complete`, or `Failed` with a failure reason).
     StageCompleted(StageObs),
     /// `SparkListenerTaskStart`.
@@ -115,6 +115,15 @@ pub enum Event {
     StreamingProgress(StreamingProgressObs),
     /// `QueryStartedEvent`.
     StreamingStarted(StreamingStartObs),
+    /// `SparkListenerEnvironmentUpdate`: the application's properties.
+    AppProps(AppPropsObs),
+    /// `SparkListenerBlockUpdated` of an RDD block (`rdd_<rdd>_<partition>`).
+    BlockUpdated(BlockObs),
+    /// `SparkListenerUnpersistRDD`.
+    RddUnpersisted {
+        /// RDD id.
+        rdd_id: u64,
+    },
 }
 
 impl Event {
@@ -125,7 +134,7 @@ impl Event {
             Event::AppEnd { end_ms, .. } => Some(*end_ms),
             Event::JobStart { job, .. } => job.submission_ms,
             Event::JobEnd { completion_ms, .. } => *completion_ms,
-            Event::StageSubmitted(s) => s.submission_ms,
+            Event::StageSubmitted(s, _) => s.submission_ms,
             Event::StageCompleted(s) => s.completion_ms,
             Event::TaskEnd(t) => Some(t.finish_ms),
             Event::Executor(e) => e.remove_ms.or(e.add_ms),
@@ -135,6 +144,9 @@ impl Event {
             | Event::ConnectOperationClosed { .. }
             | Event::StreamingProgress(_)
             | Event::StreamingStarted(_)
+            | Event::AppProps(_)
+            | Event::BlockUpdated(_)
+            | Event::RddUnpersisted { .. }
             | Event::TaskStart(_) => None,
         }
     }
@@ -281,6 +293,24 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
                 error: s.error.filter(|e| !e.is_empty()).map(Cow::into_owned),
             }
         }
+        "SparkListenerBlockUpdated" => {
+            // Most block updates are broadcast pieces: only RDD blocks are read.
+            if memchr::memmem::find(line, br#""Block ID":"rdd_"#).is_none() {
+                return Ok(None);
+            }
+            match block_updated(read!(json::BlockUpdated, "BlockUpdated")) {
+                Some(ev) => ev,
+                None => return Ok(None),
+            }
+        }
+        "SparkListenerEnvironmentUpdate" => {
+            let e = read!(json::EnvironmentUpdate, "EnvironmentUpdate");
+            let props = e.props.unwrap_or_default();
+            Event::AppProps(AppPropsObs::from_task_cpus(props.task_cpus.as_deref()))
+        }
+        "SparkListenerUnpersistRDD" => Event::RddUnpersisted {
+            rdd_id: read!(json::UnpersistRdd, "UnpersistRDD").rdd_id,
+        },
         QUERY_PROGRESS => progress(read!(json::ProgressEvent, "QueryProgressEvent")),
         QUERY_STARTED => {
             let q = read!(json::QueryStarted, "QueryStartedEvent");
@@ -479,7 +509,11 @@ fn owned(s: Option<Cow<'_, str>>) -> Option<String> {
 
 fn stage(s: json::StageEvent, submitted: bool) -> Event {
     let props = s.props.unwrap_or_default();
-    let i = s.info;
+    let mut i = s.info;
+    let rdds = match (submitted, i.rdd_info.take()) {
+        (true, Some(infos)) => persisted_rdds(infos),
+        _ => Vec::new(),
+    };
     let status = match (submitted, &i.failure) {
         (true, _) => StageStatus::Active,
         (false, Some(_)) => StageStatus::Failed,
@@ -500,7 +534,7 @@ fn stage(s: json::StageEvent, submitted: bool) -> Event {
         totals: None,
     };
     if submitted {
-        Event::StageSubmitted(obs)
+        Event::StageSubmitted(obs, rdds)
     } else {
         Event::StageCompleted(obs)
     }
@@ -566,13 +600,15 @@ fn job_start(j: json::JobStart) -> Event {
 }
 
 fn executor(e: json::ExecutorEvent, added: bool) -> Event {
+    let cores = e.info.as_ref().and_then(|i| i.cores);
     Event::Executor(ExecutorObs {
+        total_cores: cores,
         executor_id: e.executor_id.into_owned(),
         active: Some(added),
         remove_reason: if added { None } else { owned(e.reason) },
         add_ms: if added { e.time } else { None },
         remove_ms: if added { None } else { e.time },
-        max_tasks: e.info.and_then(|i| i.cores),
+        max_tasks: cores,
         ..ExecutorObs::default()
     })
 }
@@ -632,6 +668,38 @@ fn progress(p: json::ProgressEvent) -> Event {
             })
             .collect(),
     })
+}
+
+/// The RDDs of a stage's `RDD Info` whose storage level uses memory or disk (Spark tracks
+/// those in its Storage tab).
+fn persisted_rdds(infos: Vec<json::RddInfo<'_>>) -> Vec<RddInfoObs> {
+    infos
+        .into_iter()
+        .filter(|r| r.level.is_some_and(|l| l.valid()))
+        .filter_map(|r| {
+            Some(RddInfoObs {
+                rdd_id: r.id?,
+                name: owned(r.name).unwrap_or_default(),
+                partitions: r.partitions.unwrap_or(0),
+            })
+        })
+        .collect()
+}
+
+/// An RDD block's update (`rdd_<rdd>_<partition>`); `None` for other blocks. Sizes count only
+/// where the level stores them, as in Spark's status store.
+fn block_updated(b: json::BlockUpdated<'_>) -> Option<Event> {
+    let i = b.info;
+    let (rdd, part) = i.block_id.strip_prefix("rdd_")?.split_once('_')?;
+    let level = i.level;
+    Some(Event::BlockUpdated(BlockObs {
+        rdd_id: rdd.parse().ok()?,
+        partition: part.parse().ok()?,
+        executor_id: i.manager.executor_id.into_owned(),
+        memory_bytes: if level.use_memory { i.memory.0 } else { 0 },
+        disk_bytes: if level.use_disk { i.disk.0 } else { 0 },
+        stored: level.valid(),
+    }))
 }
 
 /// An ISO-8601 instant as Spark's progress JSON writes it (`2026-12-01T01:03:37.000Z`), in

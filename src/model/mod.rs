@@ -9,6 +9,8 @@
 
 mod app;
 pub mod attribution;
+mod cache;
+mod cost;
 mod executor;
 pub mod hist;
 mod idset;
@@ -34,6 +36,8 @@ pub use streaming::{OperatorAgg, SourceAgg, StreamAgg, TriggerInterval};
 
 pub use crate::clock::{system_now_ms, Clock};
 
+#[cfg(test)]
+mod cost_tests;
 #[cfg(test)]
 mod fleet_tests;
 #[cfg(test)]

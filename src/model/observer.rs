@@ -37,6 +37,27 @@ pub trait Observer: Send + Sync {
     fn streaming_started(&self, app_id: &str, obs: &StreamingStartObs) {
         let _ = (app_id, obs);
     }
+    /// The application's properties (`spark.task.cpus`), read once per application.
+    fn set_app_props(&self, app_id: &str, obs: &AppPropsObs) {
+        let _ = (app_id, obs);
+    }
+    /// REST `/storage/rdd`: every cached dataset of the application now (replaces the last
+    /// list).
+    fn set_rdds(&self, app_id: &str, rdds: &[RddObs]) {
+        let _ = (app_id, rdds);
+    }
+    /// Event log: a stage computes a persisted RDD; its blocks are tracked from now.
+    fn rdd_persisted(&self, app_id: &str, obs: &RddInfoObs) {
+        let _ = (app_id, obs);
+    }
+    /// Event log: a block of a persisted RDD changed on one executor.
+    fn block_updated(&self, app_id: &str, obs: &BlockObs) {
+        let _ = (app_id, obs);
+    }
+    /// Event log: an RDD was unpersisted.
+    fn rdd_unpersisted(&self, app_id: &str, rdd_id: u64) {
+        let _ = (app_id, rdd_id);
+    }
 }
 
 impl Model {
@@ -120,5 +141,20 @@ impl Observer for ModelObserver {
     }
     fn streaming_started(&self, app_id: &str, obs: &StreamingStartObs) {
         self.detail(app_id, |s, t, _| s.streaming_started(app_id, obs, t))
+    }
+    fn set_app_props(&self, app_id: &str, obs: &AppPropsObs) {
+        self.detail(app_id, |s, _, _| s.set_app_props(app_id, obs))
+    }
+    fn set_rdds(&self, app_id: &str, rdds: &[RddObs]) {
+        self.detail(app_id, |s, t, _| s.set_rdds(app_id, rdds, t))
+    }
+    fn rdd_persisted(&self, app_id: &str, obs: &RddInfoObs) {
+        self.detail(app_id, |s, t, _| s.rdd_persisted(app_id, obs, t))
+    }
+    fn block_updated(&self, app_id: &str, obs: &BlockObs) {
+        self.detail(app_id, |s, t, _| s.block_updated(app_id, obs, t))
+    }
+    fn rdd_unpersisted(&self, app_id: &str, rdd_id: u64) {
+        self.detail(app_id, |s, _, _| s.rdd_unpersisted(app_id, rdd_id))
     }
 }

@@ -122,6 +122,8 @@ impl State {
             }
         }
         app.executors_seen = app.executors.len() as u64;
+        super::cost::retire_all(app, now);
+        app.cache = Default::default();
         app.stages = HashMap::new();
         app.stage_groups = HashMap::new();
         app.orphans = HashMap::new();

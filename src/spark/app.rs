@@ -10,6 +10,8 @@
 //!   that just ended.
 //! - SQL: running executions re-fetched one by one, new ids probed (`/sql` has no status filter).
 //! - executors: `/allexecutors` (small, and shows dead executors).
+//! - `/environment` once, and `/storage/rdd` (small: cached datasets only), see
+//!   [`super::cost_cache`].
 //!
 //! Idle, that is O(running jobs + unfinished stages + running SQL + executors) bytes, whatever the
 //! history. Task lists are never fetched, and stage requests always say `details=false`.
@@ -51,6 +53,8 @@ pub struct PolledApp {
     summary_due: BTreeSet<(u64, u32)>,
     sql: IdTracker,
     running_sql: BTreeSet<u64>,
+    /// `/environment` and `/storage/rdd` ([`super::cost_cache`]).
+    extras: super::cost_cache::Extras,
 }
 
 /// Per-poll inputs shared by every application of a target.
@@ -84,6 +88,7 @@ impl PolledApp {
             summary_due: BTreeSet::new(),
             sql: IdTracker::new(),
             running_sql: BTreeSet::new(),
+            extras: Default::default(),
         }
     }
 
@@ -126,6 +131,9 @@ impl PolledApp {
         for e in &execs {
             observer.upsert_executor(&self.app_id, &convert::executor_obs(e));
         }
+        self.extras
+            .poll(c, &self.base, &self.app_id, observer)
+            .await?;
         self.done = completed;
         self.last_updated = last_updated;
         Ok(())

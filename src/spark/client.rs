@@ -197,6 +197,12 @@ impl Client {
         &self.target
     }
 
+    /// Count a failed request that does not fail the poll (an optional endpoint) in
+    /// `spark_exporter_scrape_errors_total`.
+    pub fn count_error(&self, e: &ClientError) {
+        self.telemetry.scrape_error(&self.target, e.kind());
+    }
+
     /// Body bytes and responses read since this client was made.
     pub fn counters(&self) -> (u64, u64) {
         (

@@ -1,0 +1,147 @@
+//! What an application's executors cost, in core-seconds:
+//! - **Allocated**: every executor's lifetime × its cores. The lifetime runs from its add time
+//!   to its removal, else to the application's end, else (both still going on) to now, so the
+//!   value follows the wall clock while executors live. Only executors with cores count: a
+//!   cluster-mode driver runs no task, and Spark reports it so (REST `totalCores` 0, no
+//!   `SparkListenerExecutorAdded` in the event log); in local mode the driver *is* the executor,
+//!   and both sources report it with its cores (`local[N]`: N), so it counts.
+//! - **Used**: tasks' executor run time × `spark.task.cpus`, per job group (the group sums of
+//!   `spark_task_run_time_seconds_total`, so both sources agree exactly).
+//! - **Idle**: allocated − used, at least 0: cores held and paid for while no task ran on them.
+//!
+//! An executor that leaves the model (`model.dead_executor_retention`, or the application's
+//! summary) leaves its core-milliseconds in [`Cost::retired_core_ms`] and its id in a retired
+//! set, so the counter never goes back, and a source that lists the executor again (REST keeps
+//! dead executors for a while) neither counts its cores twice nor counts it as removed again.
+
+use std::collections::HashSet;
+
+use super::app::AppState;
+use super::executor::ExecutorState;
+use super::idset::IdSet;
+use super::obs::{AppPropsObs, EpochMs};
+use super::state::State;
+
+/// Non-numeric executor ids remembered as retired, at most (Spark's executor ids are numbers,
+/// but for `driver`); past it, such an executor listed again would be counted again.
+const MAX_RETIRED_NAMED: usize = 1024;
+
+/// The cost state of one application (or, in name mode, of a name's ended runs).
+#[derive(Debug, Clone, Default)]
+pub struct Cost {
+    /// `spark.task.cpus`, once a source said; in name mode the largest of the runs.
+    pub task_cpus: Option<u64>,
+    /// Core-milliseconds of executors that left the model (and, in name mode, of the runs
+    /// folded into the name).
+    pub retired_core_ms: u64,
+    /// Numeric ids of executors whose core-milliseconds are in `retired_core_ms`.
+    retired_ids: IdSet,
+    /// Other ids of such executors (bounded by [`MAX_RETIRED_NAMED`]).
+    retired_named: HashSet<Box<str>>,
+}
+
+impl Cost {
+    /// Cores a task holds: `spark.task.cpus`, Spark's default 1 until a source says.
+    pub fn cpus(&self) -> u64 {
+        self.task_cpus.unwrap_or(1).max(1)
+    }
+
+    /// True once executor `id` left the model: later reports of it are ignored.
+    pub fn is_retired(&self, id: &str) -> bool {
+        match id.parse::<u64>() {
+            Ok(n) => self.retired_ids.contains(n),
+            Err(_) => self.retired_named.contains(id),
+        }
+    }
+
+    /// Executor `id` leaves the model at `now`, in an application that ended at `app_end`.
+    fn retire(&mut self, id: &str, ex: &ExecutorState, app_end: Option<EpochMs>, now: EpochMs) {
+        if self.is_retired(id) {
+            return;
+        }
+        self.retired_core_ms = self
+            .retired_core_ms
+            .saturating_add(core_ms(ex, app_end, now));
+        match id.parse::<u64>() {
+            Ok(n) => {
+                self.retired_ids.insert(n);
+            }
+            Err(_) if self.retired_named.len() < MAX_RETIRED_NAMED => {
+                self.retired_named.insert(id.into());
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+/// Core-milliseconds executor `ex` held up to `now`, in an application that ended at
+/// `app_end`: 0 without cores or an add time. A dead executor whose removal time no source gave
+/// ends when the model saw it dead.
+pub fn core_ms(ex: &ExecutorState, app_end: Option<EpochMs>, now: EpochMs) -> u64 {
+    let (Some(cores), Some(add)) = (ex.cores.filter(|c| *c > 0), ex.add_ms) else {
+        return 0;
+    };
+    let dead = if ex.active { None } else { ex.dead_seen_ms };
+    let mut end = ex.remove_ms.or(dead).or(app_end).unwrap_or(now);
+    if let Some(e) = app_end {
+        end = end.min(e);
+    }
+    u64::try_from(end.saturating_sub(add))
+        .unwrap_or(0)
+        .saturating_mul(cores)
+}
+
+/// Core-milliseconds allocated to `app` up to `now`: the retired executors' and the held ones'.
+pub fn allocated_core_ms(app: &AppState, now: EpochMs) -> u64 {
+    app.executors
+        .values()
+        .map(|e| core_ms(e, app.end_ms, now))
+        .fold(app.cost.retired_core_ms, u64::saturating_add)
+}
+
+/// Drop `app`'s executors dead for `keep_ms` or more at `now`, their core-milliseconds kept.
+pub(super) fn expire_executors(app: &mut AppState, now: EpochMs, keep_ms: EpochMs) {
+    let end = app.end_ms;
+    let cost = &mut app.cost;
+    app.executors.retain(|id, e| {
+        let keep = e.dead_seen_ms.is_none_or(|d| now - d < keep_ms);
+        if !keep {
+            cost.retire(id, e, end, now);
+        }
+        keep
+    });
+}
+
+/// Every executor of `app` leaves the model (its summary), their core-milliseconds kept.
+pub(super) fn retire_all(app: &mut AppState, now: EpochMs) {
+    let end = app.end_ms;
+    for (id, e) in &app.executors {
+        app.cost.retire(id, e, end, now);
+    }
+}
+
+/// Name mode: ended run `app` adds its allocation to its name's state `acc` (only a run that
+/// counts, see `names.rs`); the name's tasks are read with the largest `spark.task.cpus` of its
+/// runs.
+pub(super) fn fold(acc: &mut AppState, app: &AppState, counts: bool) {
+    if let Some(c) = app.cost.task_cpus {
+        acc.cost.task_cpus = Some(acc.cost.task_cpus.map_or(c, |x| x.max(c)));
+    }
+    if counts {
+        let end = app.end_ms.unwrap_or(0);
+        acc.cost.retired_core_ms = acc
+            .cost
+            .retired_core_ms
+            .saturating_add(allocated_core_ms(app, end));
+    }
+}
+
+impl State {
+    /// The application's properties (`spark.task.cpus`): the last said wins.
+    pub(super) fn set_app_props(&mut self, app_id: &str, obs: &AppPropsObs) {
+        let app = self.app(app_id);
+        if let Some(c) = obs.task_cpus.filter(|c| *c > 0) {
+            app.cost.task_cpus = Some(c);
+        }
+    }
+}
