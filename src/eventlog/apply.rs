@@ -157,7 +157,11 @@ impl LogApp {
             _ => {}
         }
         let app_id = self.app_id().to_string();
-        let app = app_id.as_str();
+        self.apply_to(&app_id, ev, obs);
+    }
+
+    /// Apply one event of application `app`, whose id is settled.
+    fn apply_to(&mut self, app: &str, ev: Event, obs: &dyn Observer) {
         match ev {
             Event::AppStart { .. } | Event::LogStart { .. } => {}
             Event::AppEnd { end_ms, exit_code } => self.upsert_app(
@@ -191,9 +195,7 @@ impl LogApp {
             }
             Event::StageSubmitted(s, rdds) => {
                 obs.upsert_stage(app, &s);
-                for r in &rdds {
-                    obs.rdd_persisted(app, r);
-                }
+                rdds.iter().for_each(|r| obs.rdd_persisted(app, r));
                 self.stages
                     .insert((s.stage_id, s.attempt), (s.job_group, s.description));
             }
@@ -226,9 +228,9 @@ impl LogApp {
             }
             Event::StreamingProgress(p) => obs.streaming_progress(app, &p),
             Event::StreamingStarted(q) => obs.streaming_started(app, &q),
-            Event::AppProps(p) => obs.set_app_props(app, &p),
-            Event::BlockUpdated(b) => obs.block_updated(app, &b),
-            Event::RddUnpersisted { rdd_id } => obs.rdd_unpersisted(app, rdd_id),
+            ev @ (Event::AppProps(_) | Event::BlockUpdated(_) | Event::RddUnpersisted { .. }) => {
+                cost_cache(app, ev, obs)
+            }
         }
     }
 
@@ -296,6 +298,16 @@ impl LogApp {
             _ => None,
         };
         s
+    }
+}
+
+/// The events of the cost and cache metrics: application properties, RDD blocks, unpersists.
+fn cost_cache(app: &str, ev: Event, obs: &dyn Observer) {
+    match ev {
+        Event::AppProps(p) => obs.set_app_props(app, &p),
+        Event::BlockUpdated(b) => obs.block_updated(app, &b),
+        Event::RddUnpersisted { rdd_id } => obs.rdd_unpersisted(app, rdd_id),
+        _ => {}
     }
 }
 

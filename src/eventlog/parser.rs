@@ -293,24 +293,6 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
                 error: s.error.filter(|e| !e.is_empty()).map(Cow::into_owned),
             }
         }
-        "SparkListenerBlockUpdated" => {
-            // Most block updates are broadcast pieces: only RDD blocks are read.
-            if memchr::memmem::find(line, br#""Block ID":"rdd_"#).is_none() {
-                return Ok(None);
-            }
-            match block_updated(read!(json::BlockUpdated, "BlockUpdated")) {
-                Some(ev) => ev,
-                None => return Ok(None),
-            }
-        }
-        "SparkListenerEnvironmentUpdate" => {
-            let e = read!(json::EnvironmentUpdate, "EnvironmentUpdate");
-            let props = e.props.unwrap_or_default();
-            Event::AppProps(AppPropsObs::from_task_cpus(props.task_cpus.as_deref()))
-        }
-        "SparkListenerUnpersistRDD" => Event::RddUnpersisted {
-            rdd_id: read!(json::UnpersistRdd, "UnpersistRDD").rdd_id,
-        },
         QUERY_PROGRESS => progress(read!(json::ProgressEvent, "QueryProgressEvent")),
         QUERY_STARTED => {
             let q = read!(json::QueryStarted, "QueryStartedEvent");
@@ -321,7 +303,7 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
             })
         }
         n if n.starts_with("SparkListener") || n.starts_with("org.apache.spark.") => {
-            return Ok(None)
+            return cost_cache_event(n, line)
         }
         n => return Err(ParseError::UnknownEvent(n.to_string())),
     };
@@ -667,6 +649,37 @@ fn progress(p: json::ProgressEvent) -> Event {
                 processed_rows_per_second: s.processed_rate.0,
             })
             .collect(),
+    })
+}
+
+/// The events of the cost and cache metrics (application properties, RDD blocks, unpersists);
+/// `Ok(None)` for Spark's other events, which the exporter does not use.
+fn cost_cache_event(name: &str, line: &[u8]) -> Result<Option<Event>, ParseError> {
+    fn read<'a, T: serde::Deserialize<'a>>(
+        line: &'a [u8],
+        event: &'static str,
+    ) -> Result<T, ParseError> {
+        serde_json::from_slice(line).map_err(|source| ParseError::Json { event, source })
+    }
+    Ok(match name {
+        "SparkListenerBlockUpdated" => {
+            // Most block updates are broadcast pieces: only RDD blocks are read.
+            if memchr::memmem::find(line, br#""Block ID":"rdd_"#).is_none() {
+                return Ok(None);
+            }
+            block_updated(read(line, "BlockUpdated")?)
+        }
+        "SparkListenerEnvironmentUpdate" => {
+            let e: json::EnvironmentUpdate = read(line, "EnvironmentUpdate")?;
+            let props = e.props.unwrap_or_default();
+            Some(Event::AppProps(AppPropsObs::from_task_cpus(
+                props.task_cpus.as_deref(),
+            )))
+        }
+        "SparkListenerUnpersistRDD" => Some(Event::RddUnpersisted {
+            rdd_id: read::<json::UnpersistRdd>(line, "UnpersistRDD")?.rdd_id,
+        }),
+        _ => None,
     })
 }
 
