@@ -14,6 +14,10 @@ import sys
 
 # The default GROUPING_LABELS of scripts/alerts-generate.py: Alertmanager routes by them.
 ROUTING_LABELS = ("cluster", "namespace", "pod")
+# Alerts that compare the runs of one application name drop the labels that name one run
+# (RUN_LABELS of scripts/alerts-generate.py: `pod`, a sidecar's driver pod).
+CROSS_RUN = {"SparkJoinStrategyChanged": ("cluster", "namespace"),
+             "SparkPlanChanged": ("cluster", "namespace")}
 
 
 def alerts_in(rules_path):
@@ -21,11 +25,12 @@ def alerts_in(rules_path):
         return re.findall(r"^\s*-\s*alert:\s*(\S+)\s*$", f.read(), re.M)
 
 
-def routed(lines):
-    """True if the alerts expected in `lines` (one case's exp_alerts) all carry ROUTING_LABELS."""
+def routed(lines, alert=None):
+    """True if the alerts expected in `lines` (one case's exp_alerts) all carry ROUTING_LABELS
+    (for a CROSS_RUN alert, its own list)."""
     expected = [line for line in lines if re.match(r"^\s*-\s*exp_labels:", line)]
     return bool(expected) and all(re.search(rf"[{{,]\s*{label}:", line) for line in expected
-                                  for label in ROUTING_LABELS)
+                                  for label in CROSS_RUN.get(alert, ROUTING_LABELS))
 
 
 def cases_in(test_paths):
@@ -49,7 +54,7 @@ def cases_in(test_paths):
                         # This case's lines: up to the next case (eval_time) or test (interval).
                         end = next((j for j in range(i + 1, len(lines))
                                     if re.match(r"^\s*-\s*(eval_time|interval):", lines[j])), len(lines))
-                        c["routed"] += routed(lines[i + 1:end])
+                        c["routed"] += routed(lines[i + 1:end], m.group(1))
                     break
                 if re.match(r"^\s*-\s*eval_time:", nxt):
                     raise SystemExit(f"{path}:{i + 1}: alertname {m.group(1)} without exp_alerts")

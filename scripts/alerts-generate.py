@@ -52,6 +52,10 @@ SETTINGS = {
     # the series in a global ruler (Thanos, Mimir); a Prometheus adds its external labels (often
     # `cluster`) to every alert it sends anyway.
     "GROUPING_LABELS": ["cluster", "namespace", "pod"],
+    # Grouping labels that name one run rather than a place: in the sidecar deployment `pod` is
+    # the driver pod of the run. Rules that compare runs of one application name (CROSS_RUN
+    # below) leave these out of their `by (...)`, so two runs are one series.
+    "RUN_LABELS": ["pod"],
     # Where docs/runbook.md is served; each alert links to its section (#<alert name lowercased>).
     "RUNBOOK_BASE_URL": "https://github.com/spark-exporter/spark-exporter/blob/main/docs/runbook.md",
     # Labels added to every alert, e.g. {"team": "data-platform"} for routing. `severity` is set
@@ -154,6 +158,41 @@ THRESHOLDS = {
     "STREAMING_WATERMARK_LAG_GROWTH_SECONDS": 60,
     "STREAMING_WATERMARK_WINDOW": "15m",
     "STREAMING_WATERMARK_FOR": "15m",
+    # --- Diagnosis (issue 18): conditions the Spark UI's top-down reading finds. ---
+    # SparkJobGroupHighGCRatio: JVM GC time / task run time of one job group over 5m (the
+    # spark_job_group:gc_ratio:rate5m rule). Same line as GC_RATIO, per group rather than per
+    # executor, so it names the job to fix; only for groups busy at least GC_GROUP_MIN_BUSY_SLOTS
+    # task-seconds per second over the 5m.
+    "GC_GROUP_MIN_BUSY_SLOTS": 0.1,
+    "GC_GROUP_FOR": "10m",
+    # SparkSkewedStages: finished stages of one job group whose longest task ran more than
+    # SKEW_RATIO times the median (spark_stage_skew_ratio; SKEW_RATIO must be one of its bucket
+    # bounds) within SKEWED_STAGES_WINDOW, more than SKEWED_STAGES of them, in a group whose tasks
+    # ran at least SKEWED_STAGES_MIN_TASK_SECONDS in the window (skew in a 2-second job costs
+    # nothing; the first tasks of an application, which start Python workers and JIT, are often
+    # skewed and short).
+    "SKEWED_STAGES": 0,
+    "SKEWED_STAGES_WINDOW": "1h",
+    "SKEWED_STAGES_MIN_TASK_SECONDS": 300,
+    # SparkJoinStrategyChanged: a description that ran a BroadcastHashJoin within
+    # JOIN_HISTORY_WINDOW (any run of the same application name) now runs a shuffle join (SortMergeJoin,
+    # ShuffledHashJoin) or a nested-loop join: the classic "10 minutes became an hour" regression,
+    # usually a table that grew past spark.sql.autoBroadcastJoinThreshold or lost its statistics.
+    "JOIN_SHUFFLE_STRATEGIES": "SortMergeJoin|ShuffledHashJoin|BroadcastNestedLoopJoin|CartesianProduct",
+    "JOIN_WINDOW": "1h",
+    "JOIN_HISTORY_WINDOW": "8d",
+    # SparkPlanChanged: the physical plan fingerprint of a description (same application name)
+    # changed within PLAN_CHANGE_WINDOW, across runs too (the fingerprint has no app_id). 26h
+    # covers a daily job's previous run.
+    "PLAN_CHANGE_WINDOW": "26h",
+    # SparkLowCoreUtilization: task core-seconds used / executor core-seconds allocated over an
+    # application's life so far below UTILIZATION_RATIO, once it has been allocated at least
+    # UTILIZATION_MIN_CORE_SECONDS (one core-hour: a short application's start-up and shut-down
+    # weigh too much), for UTILIZATION_FOR. What a platform pays for and nobody used: fewer or
+    # smaller executors, or dynamic allocation, would cost less.
+    "UTILIZATION_RATIO": 0.5,
+    "UTILIZATION_MIN_CORE_SECONDS": 3600,
+    "UTILIZATION_FOR": "30m",
 }
 
 DEFAULTS = {**SETTINGS, **THRESHOLDS}
@@ -177,6 +216,11 @@ SEVERITIES = {
     "SparkStreamingQueryFallingBehind": "warning",
     "SparkStreamingProcessingBelowInput": "warning",
     "SparkStreamingWatermarkLagGrowing": "warning",
+    "SparkJobGroupHighGCRatio": "warning",
+    "SparkSkewedStages": "info",
+    "SparkJoinStrategyChanged": "warning",
+    "SparkPlanChanged": "info",
+    "SparkLowCoreUtilization": "info",
 }
 
 APP = "app_id, app_name"
@@ -481,6 +525,101 @@ def alerting_rules(c):
     ]
 
 
+# Rules that compare the runs of one application name: they keep the grouping labels except
+# RUN_LABELS (see `cross_run`), and their alerts carry only those.
+CROSS_RUN = {"spark_sql_description:plan_fingerprint", "SparkJoinStrategyChanged", "SparkPlanChanged"}
+
+
+def cross_run(c, *parts):
+    """`by(c, *parts)` without the RUN_LABELS: a label list that spans runs."""
+    return by(dict(c, GROUPING_LABELS=[x for x in c["GROUPING_LABELS"] if x not in c["RUN_LABELS"]]), *parts)
+
+
+def diagnosis_rules(c):
+    """Per application: task core-seconds used over executor core-seconds allocated, over its
+    life so far (cumulative on purpose: the question is what the whole run used of what it was
+    given)."""
+    app = by(c, APP)
+    desc = cross_run(c, "app_name, job_group, description")
+    return [
+        {"record": "spark_sql_description:plan_fingerprint",
+         "expr": f"max by ({desc}) (spark_sql_plan_fingerprint)"},
+        {"record": "spark_app:core_utilization:ratio",
+         "expr": (f"sum by ({app}) (spark_task_core_seconds_used_total)\n/\n"
+                  f"(sum by ({app}) (spark_executor_core_seconds_allocated_total) > 0)")},
+    ]
+
+
+def diagnosis_alerts(c):
+    group = by(c, APP, "job_group")
+    desc = cross_run(c, "app_name, description")
+    app = by(c, APP)
+    sw = c["SKEWED_STAGES_WINDOW"]
+    le = num(c["SKEW_RATIO"])
+    below = 'spark_stage_skew_ratio_bucket{le="%s"}' % le
+    skewed = (f"(\n{indent(sum_events(c, APP + ', job_group', 'spark_stage_skew_ratio_count', sw))}\n"
+              f"  -\n{indent(sum_events(c, APP + ', job_group', below, sw))}\n)")
+    shuffle_joins = 'spark_sql_joins_total{strategy=~"%s"}' % c["JOIN_SHUFFLE_STRATEGIES"]
+    return [
+        alert(
+            c, "SparkJobGroupHighGCRatio",
+            f"spark_job_group:gc_ratio:rate5m > {num(c['GC_RATIO'])}\n"
+            f"and on ({group})\n"
+            f"sum by ({group}) (rate(spark_task_run_time_seconds_total[5m])) > {num(c['GC_GROUP_MIN_BUSY_SLOTS'])}",
+            "Job group '{{ $labels.job_group }}' of {{ $labels.app_name }} spends "
+            "{{ $value | humanizePercentage }} of task time in GC",
+            "Tasks of job group '{{ $labels.job_group }}' in application {{ $labels.app_name }} "
+            "({{ $labels.app_id }}) spent {{ $value | humanizePercentage }} of their run time in JVM "
+            f"garbage collection over 5m (threshold {num(c['GC_RATIO'] * 100)}%): their executors "
+            "are short of heap for what these tasks hold.",
+            for_=c["GC_GROUP_FOR"],
+        ),
+        alert(
+            c, "SparkSkewedStages",
+            f"{skewed}\n> {num(c['SKEWED_STAGES'])}\n"
+            f"and on ({group})\n"
+            f"sum by ({group}) (increase(spark_task_run_time_seconds_total[{sw}]))"
+            f" > {num(c['SKEWED_STAGES_MIN_TASK_SECONDS'])}",
+            "Skewed stages in job group '{{ $labels.job_group }}' of {{ $labels.app_name }}",
+            "{{ $value | printf \"%.0f\" }} finished stage(s) of job group '{{ $labels.job_group }}' "
+            "in application {{ $labels.app_name }} ({{ $labels.app_id }}) had a task running more "
+            f"than {le} times the median task in the last {sw}: a few partitions hold most of the data.",
+        ),
+        alert(
+            c, "SparkJoinStrategyChanged",
+            f"sum by ({desc}) (\n{indent(events(shuffle_joins, dict(c, EVENT_WINDOW=c['JOIN_WINDOW'])))}\n) > 0\n"
+            f"and on ({desc})\n"
+            f"sum by ({desc}) (max_over_time(spark_sql_joins_total{{strategy=\"BroadcastHashJoin\"}}[{c['JOIN_HISTORY_WINDOW']}])) > 0",
+            "A broadcast join of '{{ $labels.description }}' in {{ $labels.app_name }} became a shuffle join",
+            "SQL description '{{ $labels.description }}' of application {{ $labels.app_name }} ran "
+            "{{ $value | printf \"%.0f\" }} shuffle or nested-loop join(s) in the last "
+            f"{c['JOIN_WINDOW']}, where it ran a BroadcastHashJoin within {c['JOIN_HISTORY_WINDOW']}: a "
+            "table grew past spark.sql.autoBroadcastJoinThreshold or lost its statistics.",
+        ),
+        alert(
+            c, "SparkPlanChanged",
+            f"changes(spark_sql_description:plan_fingerprint[{c['PLAN_CHANGE_WINDOW']}]) > 0",
+            "The plan of '{{ $labels.description }}' in {{ $labels.app_name }} changed",
+            "The physical plan of SQL description '{{ $labels.description }}' (job group "
+            "'{{ $labels.job_group }}') of application {{ $labels.app_name }} changed "
+            f"{{{{ $value }}}} time(s) in the last {c['PLAN_CHANGE_WINDOW']}. If it got slower, "
+            "compare the plans in the SQL tab of the two runs.",
+        ),
+        alert(
+            c, "SparkLowCoreUtilization",
+            f"spark_app:core_utilization:ratio < {num(c['UTILIZATION_RATIO'])}\n"
+            f"and on ({app})\n"
+            f"sum by ({app}) (spark_executor_core_seconds_allocated_total) >= {num(c['UTILIZATION_MIN_CORE_SECONDS'])}",
+            "{{ $labels.app_name }} uses {{ $value | humanizePercentage }} of its executor cores",
+            "Tasks of application {{ $labels.app_name }} ({{ $labels.app_id }}) used "
+            "{{ $value | humanizePercentage }} of the executor core-seconds it was allocated over "
+            f"its life so far (threshold {num(c['UTILIZATION_RATIO'] * 100)}%): executors idle "
+            "while the platform pays for them.",
+            for_=c["UTILIZATION_FOR"],
+        ),
+    ]
+
+
 def groups(c):
     return [
         {"name": "spark-exporter.recording", "rules": recording_rules(c)},
@@ -488,6 +627,7 @@ def groups(c):
         {"name": "spark-exporter.runs", "rules": run_rules(c)},
         {"name": "spark-exporter.streaming", "rules": streaming_rules(c)},
         {"name": "spark-exporter.alerts", "rules": alerting_rules(c)},
+        {"name": "spark-exporter.diagnosis", "rules": diagnosis_rules(c) + diagnosis_alerts(c)},
     ]
 
 
@@ -715,9 +855,11 @@ def lint(c):
                 kept = {x.strip() for x in labels.split(",")}
                 if clause in ("without", "ignoring"):
                     problems.append(f"{name}: use by/on, not {clause}, so the kept labels are explicit")
-                elif not set(c["GROUPING_LABELS"]) <= kept:
+                    continue
+                want = set(c["GROUPING_LABELS"]) - (set(c["RUN_LABELS"]) if name in CROSS_RUN else set())
+                if not want <= kept:
                     problems.append(f"{name}: `{clause} ({labels})` drops grouping labels "
-                                    f"{', '.join(sorted(set(c['GROUPING_LABELS']) - kept))}")
+                                    f"{', '.join(sorted(want - kept))}")
             if "alert" not in r:
                 continue
             names.add(r["alert"])

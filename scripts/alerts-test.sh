@@ -61,7 +61,9 @@ for mutation in STUCK_MINUTES=20 GC_RATIO=0.25 GC_MIN_BUSY_SLOTS=0.01 EVENT_WIND
                 TASK_FAILURE_RATIO=0.2 TARGET_DOWN_FOR=10m 'EXPORTER_SELECTOR=job=~".*"' \
                 EVENTLOG_LAG_SECONDS=600 LOST_EXECUTOR_REASONS=.+ STAGE_FAILURES=5 EVENTLOG_IGNORED_KINDS=none \
                 STREAMING_BATCH_TRIGGER_RATIO=2.5 STREAMING_BEHIND_FOR=20m STREAMING_PROCESSED_INPUT_RATIO=0.5 \
-                STREAMING_WATERMARK_LAG_GROWTH_SECONDS=200; do
+                STREAMING_WATERMARK_LAG_GROWTH_SECONDS=200 GC_GROUP_MIN_BUSY_SLOTS=2 SKEWED_STAGES_MIN_TASK_SECONDS=10 \
+                SKEWED_STAGES=100 PLAN_CHANGE_WINDOW=1m UTILIZATION_RATIO=0.2 UTILIZATION_MIN_CORE_SECONDS=1 \
+                JOIN_HISTORY_WINDOW=1m; do
   mdir=$(mktemp -d -p "$tmp")
   python3 scripts/alerts-generate.py --out-dir "$mdir" --set "$mutation" > /dev/null
   expect_failure "$mutation" "$mdir/spark-exporter.rules.yml"
@@ -98,14 +100,17 @@ expect_failures_of "GROUPING_LABELS empty" "$mdir/spark-exporter.rules.yml" \
   "spark_app_job_group:job_duration_seconds:sum" "spark_app_job_group:job_duration_seconds:count" \
   "spark_app_job_group:job_duration_seconds:mean" "alertname: SparkStreamingQueryFallingBehind," \
   "spark_streaming_query:batch_duration_seconds:mean5m" "spark_streaming_query:trigger_interval_seconds" \
-  "spark_streaming_query:batch_trigger_ratio:mean5m"
+  "spark_streaming_query:batch_trigger_ratio:mean5m" "alertname: SparkJobGroupHighGCRatio," \
+  "alertname: SparkSkewedStages," "alertname: SparkJoinStrategyChanged," "alertname: SparkPlanChanged," \
+  "alertname: SparkLowCoreUtilization," "spark_app:core_utilization:ratio"
 # The grouping labels kept by the aggregations but not by the joins (`and on (...)`).
-sed 's/ on (cluster, namespace, pod, / on (/' alerts/spark-exporter.rules.yml > "$tmp/on.rules.yml"
-[[ $(grep -c ' on (' alerts/spark-exporter.rules.yml) -eq 3 && $(grep -c ' on (cluster' "$tmp/on.rules.yml") -eq 0 ]] \
-  || { echo "expected three joins (SparkStageTaskSkew, SparkExporterEventLogLag, the streaming ratio) to mutate" >&2; exit 1; }
+sed 's/ on (cluster, namespace, \(pod, \)\?/ on (/' alerts/spark-exporter.rules.yml > "$tmp/on.rules.yml"
+[[ $(grep -c ' on (' alerts/spark-exporter.rules.yml) -eq 7 && $(grep -c ' on (cluster' "$tmp/on.rules.yml") -eq 0 ]] \
+  || { echo "expected seven joins (SparkStageTaskSkew, SparkExporterEventLogLag, the streaming ratio and four diagnosis alerts) to mutate" >&2; exit 1; }
 expect_failures_of "joins on (...) without the grouping labels" "$tmp/on.rules.yml" \
   "alertname: SparkStageTaskSkew," "alertname: SparkExporterEventLogLag," \
-  "spark_streaming_query:batch_trigger_ratio:mean5m"
+  "spark_streaming_query:batch_trigger_ratio:mean5m" "alertname: SparkJobGroupHighGCRatio," \
+  "alertname: SparkSkewedStages," "alertname: SparkJoinStrategyChanged," "alertname: SparkLowCoreUtilization,"
 
 echo "== 6. configuration"
 example="$tmp/example"
