@@ -1,9 +1,11 @@
 //! Cost and cached data on a real PySpark 4.1.1 `local-cluster[2,1,1024]` run
-//! (`tests/data/diagnosis-4.1.1`, written by `scripts/diagnosis-fixture.sh`): two applications,
-//! `diagnosis` (whose `idle_executor` group runs one long task while the other executor idles,
-//! and whose `cache` group caches a table with `cacheTable` and a DataFrame with `persist()`,
-//! both still cached at the end) and its busy twin `diagnosis-busy`; event logs with
-//! `spark.eventLog.logBlockUpdates.enabled`, and the REST answers the live drivers served.
+//! (`tests/data/diagnosis-4.1.1`, written by `scripts/diagnosis-fixture.sh`): three applications,
+//! `diagnosis` (whose `cache` group caches a table with `cacheTable` and a DataFrame with
+//! `persist()`, both still cached at the end), `diagnosis-idle` (one long task while the other
+//! executor idles, then the driver alone) and its busy twin `diagnosis-busy` (both executors
+//! busy); event logs with `spark.eventLog.logBlockUpdates.enabled`, and the REST answers the live
+//! drivers served before they stopped. The driver of `local-cluster` runs no task (REST lists it
+//! with 0 cores, the event log never adds it): only the two executors count.
 //!
 //! Each number is checked against Spark's own output, read here independently of the exporter:
 //! - core-seconds allocated = Σ (removal, else the application's end, − add) × cores, from
@@ -40,11 +42,17 @@ fn read_json(p: &Path) -> Value {
     serde_json::from_str(&s).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-/// The application ids of `diagnosis` and `diagnosis-busy` (`meta.json`).
-fn apps() -> (String, String) {
+/// The application id of `name` (`meta.json`).
+fn app_id(name: &str) -> String {
     let m = read_json(&fixture().join("meta.json"));
-    let id = |n: &str| m["apps"][n].as_str().expect("app id").to_string();
-    (id("diagnosis"), id("diagnosis-busy"))
+    m["apps"][name].as_str().expect("app id").to_string()
+}
+
+/// Every application of the fixture.
+fn apps() -> Vec<String> {
+    ["diagnosis", "diagnosis-idle", "diagnosis-busy"]
+        .map(app_id)
+        .to_vec()
 }
 
 /// REST answer `file` of application `app`.
@@ -122,9 +130,8 @@ fn dump_log() -> Vec<Sample> {
 /// The exporter polling the REST answers replayed, each application completed at its event
 /// log's end (the answers were taken from the live drivers just before they stopped).
 async fn dump_rest() -> Vec<Sample> {
-    let (main, busy) = apps();
     let mut data = vec![];
-    for app in [&main, &busy] {
+    for app in &apps() {
         let dir = fixture().join("rest").join(app);
         let mut d = AppData::from_dir(dir.to_str().expect("utf-8"));
         let end = app_end(&events(app));
@@ -214,8 +221,7 @@ fn allocated_from_log(events: &[Value]) -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn core_seconds_allocated_equal_spark_executor_lifetimes_from_both_sources() {
     let (log, rest_got) = (dump_log(), dump_rest().await);
-    let (main, busy) = apps();
-    for app in [&main, &busy] {
+    for app in &apps() {
         let ev = events(app);
         let end = app_end(&ev);
         let from_rest = allocated_from_rest(app, end);
@@ -245,8 +251,7 @@ fn task_cpus(app: &str) -> f64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn core_seconds_used_per_group_equal_stage_run_time_times_task_cpus() {
     let (log, rest_got) = (dump_log(), dump_rest().await);
-    let (main, busy) = apps();
-    for app in [&main, &busy] {
+    for app in &apps() {
         // Spark's numbers: each stage's executorRunTime under its job's group.
         let mut group_of: BTreeMap<u64, String> = BTreeMap::new();
         for j in rest(app, "jobs.json").as_array().expect("jobs") {
@@ -384,7 +389,7 @@ fn storage_from_log(events: &[Value]) -> BTreeMap<String, (f64, f64, f64)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cached_datasets_equal_spark_storage_from_both_sources() {
     let (log, rest_got) = (dump_log(), dump_rest().await);
-    let (main, _) = apps();
+    let main = app_id("diagnosis");
     let want = storage(&main);
     assert!(
         want.values()
@@ -443,7 +448,7 @@ async fn cached_datasets_equal_spark_storage_from_both_sources() {
 #[test]
 fn the_app_with_an_idle_executor_uses_a_much_smaller_share_of_its_cores() {
     let got = dump_log();
-    let (main, busy) = apps();
+    let (idle, busy) = (app_id("diagnosis-idle"), app_id("diagnosis-busy"));
     let share = |app: &str| {
         let used: f64 = by(&got, "spark_task_core_seconds_used_total", app, "app_id")
             .values()
@@ -457,8 +462,44 @@ fn the_app_with_an_idle_executor_uses_a_much_smaller_share_of_its_cores() {
         .unwrap();
         used / alloc
     };
-    let (m, b) = (share(&main), share(&busy));
-    eprintln!("core utilisation: {main} (diagnosis) {m:.3}, {busy} (diagnosis-busy) {b:.3}");
-    assert!(m > 0.0 && b <= 1.0, "{m} {b}");
-    assert!(m < 0.6 * b, "diagnosis {m:.3} vs diagnosis-busy {b:.3}");
+    let (i, b) = (share(&idle), share(&busy));
+    eprintln!("core utilisation: diagnosis-idle {i:.3}, diagnosis-busy {b:.3}");
+    assert!(i > 0.0 && b <= 1.0, "{i} {b}");
+    assert!(
+        i < 0.6 * b,
+        "diagnosis-idle {i:.3} vs diagnosis-busy {b:.3}"
+    );
+}
+
+/// Without `spark.eventLog.logBlockUpdates.enabled` the log says which RDDs are persisted but
+/// not what is cached: no dataset shows from it (the README says so), while the cost is the same.
+#[test]
+fn without_block_updates_the_event_log_shows_no_cached_data() {
+    let main = app_id("diagnosis");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut text = String::new();
+    for e in events(&main) {
+        if e["Event"] != "SparkListenerBlockUpdated" {
+            text.push_str(&e.to_string());
+            text.push('\n');
+        }
+    }
+    std::fs::write(dir.path().join(&main), text).expect("write the log");
+    let got = run_dump(&[
+        "--spark.url=",
+        "--event-log",
+        dir.path().to_str().expect("utf-8"),
+    ]);
+    assert!(
+        !got.iter().any(|s| s.name.starts_with("spark_rdd_")),
+        "no cached data without block updates"
+    );
+    let alloc = one(
+        &got,
+        "spark_executor_core_seconds_allocated_total",
+        &main,
+        &[],
+    );
+    let want = allocated_from_log(&events(&main)) as f64 / 1000.0;
+    assert!(alloc.is_some_and(|a| close(a, want)), "{alloc:?} != {want}");
 }

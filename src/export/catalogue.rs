@@ -487,13 +487,13 @@ pub const CATALOGUE: &[Metric] = &[
         |c, o| per_executor_by(c, o, "type", |e| e.peak_memory.iter().map(|(k, v)| (k.as_str(), *v))))
         .labels(&[l("type", &[])])
         .doc("Peak memory per `peakMemoryMetrics` key that is a memory size (`JVMHeapMemory`, `OnHeapStorageMemory`, …)."),
-    Metric::new("spark_executor_core_seconds_allocated", Counter, App, "Core-seconds held by the application's executors: each executor's lifetime (added to removed, else to the application's end, else to now) times its cores.", "spark.executor.core.allocated_time", "s", C,
-        |c, o| per_app(c, o, |a| Some((a.base.clone(), Value::Float(a.app.cost(c.now).allocated_core_seconds)))))
+    Metric::new("spark_executor_core_seconds_allocated", Counter, App, "Core-seconds held by the application's executors: each executor's lifetime (added to removed, else to the application's end, else to the latest time the application is known to run) times its cores.", "spark.executor.core.allocated_time", "s", C,
+        |c, o| per_app(c, o, |a| Some((a.base.clone(), Value::Float(a.app.cost().allocated_core_seconds())))))
         .clock()
-        .doc("Core-seconds the application's executors held: Σ over executors of (removal time, else the application's end, else now − add time) × cores, from REST `/allexecutors` (`addTime`, `removeTime`, `totalCores`) or the event log (`SparkListenerExecutorAdded` `Total Cores`, `SparkListenerExecutorRemoved`). Grows with the wall clock while executors live. Executors without cores do not count: a cluster-mode driver runs no task (Spark reports 0 cores for it); in local mode the driver is the executor and counts with its cores. See *Cost*.")
+        .doc("Core-seconds the application's executors held: Σ over executors of (removal time, else the application's end, else the application's clock − add time) × cores, from REST `/allexecutors` (`addTime`, `removeTime`, `totalCores`) or the event log (`SparkListenerExecutorAdded` `Total Cores`, `SparkListenerExecutorRemoved`). The application's clock is the latest time it is known to run: each REST poll that lists it running, the newest event read from its log; so it grows with the wall clock while executors live, and never goes back. Executors without cores do not count: a cluster-mode driver runs no task (Spark reports 0 cores for it); in local mode the driver is the executor and counts with its cores. See *Cost*.")
         .experimental("0.2.0"),
     Metric::new("spark_executor_idle_core_seconds", Gauge, App, "Core-seconds allocated but not used by tasks: allocated minus tasks' executor run time times spark.task.cpus, at least 0.", "spark.executor.core.idle_time", "s", G,
-        |c, o| per_app(c, o, |a| Some((a.base.clone(), Value::Float(a.app.cost(c.now).idle_core_seconds())))))
+        |c, o| per_app(c, o, |a| Some((a.base.clone(), Value::Float(a.app.cost().idle_core_seconds())))))
         .clock()
         .doc("`spark_executor_core_seconds_allocated_total` minus the sum of `spark_task_core_seconds_used_total` over the application's job groups, at least 0: cores held (and paid for) while no task ran on them. A gauge: a running task's time counts only when it ends, so the value can drop. See *Cost*.")
         .experimental("0.2.0"),

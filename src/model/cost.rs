@@ -1,7 +1,13 @@
 //! What an application's executors cost, in core-seconds:
 //! - **Allocated**: every executor's lifetime × its cores. The lifetime runs from its add time
-//!   to its removal, else to the application's end, else (both still going on) to now, so the
-//!   value follows the wall clock while executors live. Only executors with cores count: a
+//!   to its removal, else to the application's end, else (both still going on) to the
+//!   application's clock: the latest time it is known to have run, that is the newest event time
+//!   read from its log and the wall clock of every REST poll that lists it running. So the value
+//!   follows the wall clock while executors live (at each poll, or as the log's events arrive),
+//!   and it never goes back: an application read from an old log counts to its last event, not
+//!   to today, and its end (Spark's clock) is never before the times already counted (a removal
+//!   or an end that Spark dates before a REST poll that still saw the executor or the
+//!   application alive, a clock skew, counts to that poll). Only executors with cores count: a
 //!   cluster-mode driver runs no task, and Spark reports it so (REST `totalCores` 0, no
 //!   `SparkListenerExecutorAdded` in the event log); in local mode the driver *is* the executor,
 //!   and both sources report it with its cores (`local[N]`: N), so it counts.
@@ -19,7 +25,7 @@ use std::collections::HashSet;
 use super::app::AppState;
 use super::executor::ExecutorState;
 use super::idset::IdSet;
-use super::obs::{AppPropsObs, EpochMs};
+use super::obs::{AppPropsObs, EpochMs, ExecutorObs};
 use super::state::State;
 
 /// Non-numeric executor ids remembered as retired, at most (Spark's executor ids are numbers,
@@ -31,6 +37,9 @@ const MAX_RETIRED_NAMED: usize = 1024;
 pub struct Cost {
     /// `spark.task.cpus`, once a source said; in name mode the largest of the runs.
     pub task_cpus: Option<u64>,
+    /// The application's clock: the latest time it is known to have run (event times of its
+    /// log, the wall clock of REST polls listing it running); frozen once it ended.
+    pub seen_ms: EpochMs,
     /// Core-milliseconds of executors that left the model (and, in name mode, of the runs
     /// folded into the name).
     pub retired_core_ms: u64,
@@ -54,14 +63,20 @@ impl Cost {
         }
     }
 
-    /// Executor `id` leaves the model at `now`, in an application that ended at `app_end`.
-    fn retire(&mut self, id: &str, ex: &ExecutorState, app_end: Option<EpochMs>, now: EpochMs) {
+    /// Executor `id` leaves the model, in an application that ended at `app_end`. A dead
+    /// executor of a running application counts to its removal, whatever the clock says.
+    fn retire(&mut self, id: &str, ex: &ExecutorState, app_end: Option<EpochMs>) {
         if self.is_retired(id) {
             return;
         }
+        let seen = if app_end.is_some() {
+            self.seen_ms
+        } else {
+            EpochMs::MAX
+        };
         self.retired_core_ms = self
             .retired_core_ms
-            .saturating_add(core_ms(ex, app_end, now));
+            .saturating_add(core_ms(ex, app_end, seen));
         match id.parse::<u64>() {
             Ok(n) => {
                 self.retired_ids.insert(n);
@@ -74,28 +89,34 @@ impl Cost {
     }
 }
 
-/// Core-milliseconds executor `ex` held up to `now`, in an application that ended at
-/// `app_end`: 0 without cores or an add time. A dead executor whose removal time no source gave
-/// ends when the model saw it dead.
-pub fn core_ms(ex: &ExecutorState, app_end: Option<EpochMs>, now: EpochMs) -> u64 {
+/// Core-milliseconds executor `ex` held, in an application that ended at `app_end`, whose clock
+/// says `seen`: 0 without cores or an add time. A live executor runs to the application's end,
+/// else to `seen`; a dead one to its removal, but not before the clock it was still seen alive
+/// at, and not past the application's end.
+pub fn core_ms(ex: &ExecutorState, app_end: Option<EpochMs>, seen: EpochMs) -> u64 {
     let (Some(cores), Some(add)) = (ex.cores.filter(|c| *c > 0), ex.add_ms) else {
         return 0;
     };
-    let dead = if ex.active { None } else { ex.dead_seen_ms };
-    let mut end = ex.remove_ms.or(dead).or(app_end).unwrap_or(now);
-    if let Some(e) = app_end {
-        end = end.min(e);
-    }
+    let live_end = app_end.map_or(seen, |e| e.max(seen));
+    let end = if ex.active {
+        live_end
+    } else {
+        let removed = ex
+            .remove_ms
+            .unwrap_or(0)
+            .max(ex.alive_until_ms.unwrap_or(0));
+        removed.min(live_end)
+    };
     u64::try_from(end.saturating_sub(add))
         .unwrap_or(0)
         .saturating_mul(cores)
 }
 
-/// Core-milliseconds allocated to `app` up to `now`: the retired executors' and the held ones'.
-pub fn allocated_core_ms(app: &AppState, now: EpochMs) -> u64 {
+/// Core-milliseconds allocated to `app` so far: the retired executors' and the held ones'.
+pub fn allocated_core_ms(app: &AppState) -> u64 {
     app.executors
         .values()
-        .map(|e| core_ms(e, app.end_ms, now))
+        .map(|e| core_ms(e, app.end_ms, app.cost.seen_ms))
         .fold(app.cost.retired_core_ms, u64::saturating_add)
 }
 
@@ -106,17 +127,17 @@ pub(super) fn expire_executors(app: &mut AppState, now: EpochMs, keep_ms: EpochM
     app.executors.retain(|id, e| {
         let keep = e.dead_seen_ms.is_none_or(|d| now - d < keep_ms);
         if !keep {
-            cost.retire(id, e, end, now);
+            cost.retire(id, e, end);
         }
         keep
     });
 }
 
 /// Every executor of `app` leaves the model (its summary), their core-milliseconds kept.
-pub(super) fn retire_all(app: &mut AppState, now: EpochMs) {
+pub(super) fn retire_all(app: &mut AppState) {
     let end = app.end_ms;
     for (id, e) in &app.executors {
-        app.cost.retire(id, e, end, now);
+        app.cost.retire(id, e, end);
     }
 }
 
@@ -128,15 +149,57 @@ pub(super) fn fold(acc: &mut AppState, app: &AppState, counts: bool) {
         acc.cost.task_cpus = Some(acc.cost.task_cpus.map_or(c, |x| x.max(c)));
     }
     if counts {
-        let end = app.end_ms.unwrap_or(0);
         acc.cost.retired_core_ms = acc
             .cost
             .retired_core_ms
-            .saturating_add(allocated_core_ms(app, end));
+            .saturating_add(allocated_core_ms(app));
     }
 }
 
 impl State {
+    /// Application `app_id` ran at least until `t` (see [`Cost::seen_ms`]); nothing once it
+    /// ended.
+    pub(super) fn app_ran_until(&mut self, app_id: &str, t: Option<EpochMs>) {
+        let (Some(t), Some(app)) = (t, self.apps.get_mut(app_id)) else {
+            return;
+        };
+        if app.end_ms.is_none() && t > app.cost.seen_ms {
+            app.cost.seen_ms = t;
+        }
+    }
+
+    /// Before an observation of executor `id`: the application's clock if the executor is
+    /// counted as live (so its allocation already ran to that clock), else `None`.
+    pub(super) fn live_executor_clock(&self, app_id: &str, id: &str) -> Option<EpochMs> {
+        let app = self.apps.get(app_id)?;
+        app.executors
+            .get(id)
+            .filter(|e| e.active)
+            .map(|_| app.cost.seen_ms)
+    }
+
+    /// After executor `obs` was applied: if it was counted live until `before` (see
+    /// [`Self::live_executor_clock`]) and is now dead, its removal counts at least to that clock;
+    /// and its times move the application's clock.
+    pub(super) fn executor_seen(
+        &mut self,
+        app_id: &str,
+        obs: &ExecutorObs,
+        before: Option<EpochMs>,
+    ) {
+        if let Some(ex) = self
+            .apps
+            .get_mut(app_id)
+            .and_then(|a| a.executors.get_mut(&obs.executor_id))
+        {
+            if !ex.active && ex.alive_until_ms.is_none() {
+                ex.alive_until_ms = before;
+            }
+        }
+        self.app_ran_until(app_id, obs.add_ms);
+        self.app_ran_until(app_id, obs.remove_ms);
+    }
+
     /// The application's properties (`spark.task.cpus`): the last said wins.
     pub(super) fn set_app_props(&mut self, app_id: &str, obs: &AppPropsObs) {
         let app = self.app(app_id);

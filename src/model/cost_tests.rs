@@ -86,16 +86,77 @@ fn allocated_is_lifetime_times_cores_counted_once_from_both_sources() {
         o.upsert_executor(APP, &exec("1", 2, T0 - 90_000, Some(T0 - 80_000)));
         o.upsert_executor(APP, &exec("2", 1, T0 - 90_000, None));
     }
-    // Executor 1: 10 s × 2 cores; executor 2: 90 s so far × 1 core.
+    // Executor 1: 10 s × 2 cores; executor 2: 90 s so far (REST listed the application
+    // running at T0) × 1 core.
     assert_eq!(allocated(&m), 20.0 + 90.0);
-    // While it lives, executor 2 follows the wall clock...
-    clock.store(T0 + 10_000, Ordering::SeqCst);
-    assert_eq!(allocated(&m), 20.0 + 100.0);
+    // While it lives, executor 2 follows the wall clock of the polls...
+    clock.store(T0 + 4_000, Ordering::SeqCst);
+    assert_eq!(allocated(&m), 20.0 + 90.0, "between polls");
+    m.observer(Source::Rest).upsert_app(&app(None));
+    assert_eq!(allocated(&m), 20.0 + 94.0);
     // ...until the application ends.
     m.observer(Source::EventLog)
         .upsert_app(&app(Some(T0 + 5_000)));
     clock.store(T0 + 60_000, Ordering::SeqCst);
+    m.observer(Source::Rest).upsert_app(&app(None));
     assert_eq!(allocated(&m), 20.0 + 95.0);
+}
+
+#[test]
+fn the_allocation_never_goes_back() {
+    // An old event log, read today: the executor counts to the log's newest event, not to now,
+    // and the end (later than every event) only adds.
+    let (m, _) = model();
+    let old = T0 - 86_400_000;
+    let o = m.observer(Source::EventLog);
+    o.upsert_app(&AppObs {
+        start_ms: Some(old),
+        ..app(None)
+    });
+    o.upsert_executor(APP, &exec("1", 2, old + 1_000, None));
+    let mut last = 0.0;
+    for finish in [old + 3_000, old + 8_000] {
+        o.task_end(
+            APP,
+            &TaskEndObs {
+                stage_id: 0,
+                attempt: 0,
+                task_id: finish as u64,
+                executor_id: "1".into(),
+                outcome: TaskOutcome::Succeeded,
+                launch_ms: old + 2_000,
+                finish_ms: finish,
+                metrics: TaskTotals::default(),
+            },
+        );
+        let a = allocated(&m);
+        assert!(a >= last, "{a} after {last}");
+        last = a;
+    }
+    assert_eq!(last, 14.0, "to the newest event, 7 s × 2 cores");
+    o.upsert_app(&AppObs {
+        end_ms: Some(old + 9_000),
+        ..app(None)
+    });
+    assert_eq!(allocated(&m), 16.0);
+
+    // REST saw the application (and its executor) alive at a time Spark's clock later dates
+    // after the removal or the end (a clock skew): what was counted stays.
+    let (m, clock) = model();
+    let r = m.observer(Source::Rest);
+    r.upsert_app(&app(None));
+    r.upsert_executor(APP, &exec("1", 1, T0 - 10_000, None));
+    r.upsert_executor(APP, &exec("2", 1, T0 - 10_000, None));
+    assert_eq!(allocated(&m), 20.0);
+    clock.store(T0 + 5_000, Ordering::SeqCst);
+    r.upsert_app(&app(None));
+    assert_eq!(allocated(&m), 30.0);
+    r.upsert_executor(APP, &exec("1", 1, T0 - 10_000, Some(T0 + 1_000)));
+    r.upsert_app(&app(Some(T0 + 2_000)));
+    assert_eq!(allocated(&m), 30.0, "15 s each, as already counted");
+    // A dead executor REST lists for the first time counts to its removal only.
+    r.upsert_executor(APP, &exec("3", 1, T0 - 10_000, Some(T0 - 9_000)));
+    assert_eq!(allocated(&m), 31.0);
 }
 
 #[test]

@@ -73,6 +73,9 @@ pub struct ExecutorState {
     pub add_ms: Option<EpochMs>,
     /// When it was removed (Spark's clock).
     pub remove_ms: Option<EpochMs>,
+    /// The application's clock when its removal was first seen, if it was counted live until
+    /// then (see `cost.rs`): its allocation never goes back below that.
+    pub alive_until_ms: Option<EpochMs>,
 }
 
 impl ExecutorState {

@@ -95,9 +95,15 @@ impl ModelObserver {
 
 impl Observer for ModelObserver {
     fn upsert_app(&self, obs: &AppObs) {
+        let rest = self.source == Source::Rest;
         self.model.write(|s, t, now| {
             if s.takes(&obs.app_id, false) {
                 s.upsert_app(obs, now);
+                // The application's clock (`cost.rs`): REST lists it running now.
+                s.app_ran_until(&obs.app_id, obs.start_ms);
+                if rest && obs.end_ms.is_none() {
+                    s.app_ran_until(&obs.app_id, Some(now));
+                }
                 s.review(&obs.app_id, t, now);
             }
         })
@@ -112,11 +118,15 @@ impl Observer for ModelObserver {
     }
     fn upsert_job(&self, app_id: &str, obs: &JobObs) {
         let src = self.source;
-        self.detail(app_id, |s, t, now| s.upsert_job(src, app_id, obs, t, now))
+        self.detail(app_id, |s, t, now| {
+            s.upsert_job(src, app_id, obs, t, now);
+            s.app_ran_until(app_id, obs.submission_ms.max(obs.completion_ms));
+        })
     }
     fn upsert_stage(&self, app_id: &str, obs: &StageObs) {
         self.detail(app_id, |s, t, now| {
-            s.upsert_stage(app_id, obs, t, now, false)
+            s.upsert_stage(app_id, obs, t, now, false);
+            s.app_ran_until(app_id, obs.submission_ms.max(obs.completion_ms));
         })
     }
     fn set_task_summary(&self, app_id: &str, stage_id: u64, attempt: u32, sum: TaskSummaryObs) {
@@ -128,13 +138,23 @@ impl Observer for ModelObserver {
         self.detail(app_id, |s, _, _| s.task_start(app_id, obs))
     }
     fn task_end(&self, app_id: &str, obs: &TaskEndObs) {
-        self.detail(app_id, |s, t, _| s.task_end(app_id, obs, t))
+        self.detail(app_id, |s, t, _| {
+            s.task_end(app_id, obs, t);
+            s.app_ran_until(app_id, Some(obs.finish_ms));
+        })
     }
     fn upsert_executor(&self, app_id: &str, obs: &ExecutorObs) {
-        self.detail(app_id, |s, _, now| s.upsert_executor(app_id, obs, now))
+        self.detail(app_id, |s, _, now| {
+            let before = s.live_executor_clock(app_id, &obs.executor_id);
+            s.upsert_executor(app_id, obs, now);
+            s.executor_seen(app_id, obs, before);
+        })
     }
     fn upsert_sql(&self, app_id: &str, obs: &SqlObs) {
-        self.detail(app_id, |s, t, _| s.upsert_sql(app_id, obs, t))
+        self.detail(app_id, |s, t, _| {
+            s.upsert_sql(app_id, obs, t);
+            s.app_ran_until(app_id, obs.submission_ms);
+        })
     }
     fn streaming_progress(&self, app_id: &str, obs: &StreamingProgressObs) {
         self.detail(app_id, |s, t, _| s.streaming_progress(app_id, obs, t))

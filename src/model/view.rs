@@ -486,20 +486,28 @@ impl<'a> AppView<'a> {
 }
 
 /// What an application's executors cost, in core-seconds (`cost.rs`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CostView {
-    /// Executors' lifetimes × their cores, up to now (or the application's end).
-    pub allocated_core_seconds: f64,
-    /// Tasks' executor run time × `spark.task.cpus`, every job group.
-    pub used_core_seconds: f64,
+    /// Executors' lifetimes × their cores, up to now (or the application's end), core-ms.
+    pub allocated_core_ms: u64,
+    /// Tasks' executor run time × `spark.task.cpus`, every job group, core-ms.
+    pub used_core_ms: u64,
     /// `spark.task.cpus` (1 until a source says).
     pub task_cpus: u64,
 }
 
 impl CostView {
-    /// Allocated but not used, at least 0.
+    /// Allocated core-seconds.
+    pub fn allocated_core_seconds(&self) -> f64 {
+        self.allocated_core_ms as f64 / 1000.0
+    }
+    /// Used core-seconds.
+    pub fn used_core_seconds(&self) -> f64 {
+        self.used_core_ms as f64 / 1000.0
+    }
+    /// Allocated but not used, at least 0, core-seconds (exact to the millisecond).
     pub fn idle_core_seconds(&self) -> f64 {
-        (self.allocated_core_seconds - self.used_core_seconds).max(0.0)
+        self.allocated_core_ms.saturating_sub(self.used_core_ms) as f64 / 1000.0
     }
 }
 
@@ -524,16 +532,16 @@ impl<'a> AppView<'a> {
         self.app.cost.cpus()
     }
 
-    /// Core-seconds allocated and used at `now` (see `cost.rs`).
-    pub fn cost(&self, now: EpochMs) -> CostView {
+    /// Core-seconds allocated and used so far (see `cost.rs`).
+    pub fn cost(&self) -> CostView {
         let cpus = self.task_cpus();
         let run_ms = self
             .all_groups()
             .iter()
             .fold(0u64, |n, g| n.saturating_add(g.totals.run_time_ms));
         CostView {
-            allocated_core_seconds: super::cost::allocated_core_ms(self.app, now) as f64 / 1000.0,
-            used_core_seconds: run_ms.saturating_mul(cpus) as f64 / 1000.0,
+            allocated_core_ms: super::cost::allocated_core_ms(self.app),
+            used_core_ms: run_ms.saturating_mul(cpus),
             task_cpus: cpus,
         }
     }
