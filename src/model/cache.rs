@@ -25,7 +25,6 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use super::obs::{BlockObs, RddInfoObs, RddObs};
-use super::state::State;
 use crate::telemetry::Telemetry;
 
 /// Datasets per application and source, at most.
@@ -148,7 +147,12 @@ impl CacheState {
     }
 
     /// REST: the application's cached datasets now (the largest [`MAX_DATASETS`]).
-    fn set_rest(&mut self, rdds: &[RddObs], t: &Telemetry, mut name: impl FnMut(&str) -> Arc<str>) {
+    pub(super) fn set_rest(
+        &mut self,
+        rdds: &[RddObs],
+        t: &Telemetry,
+        mut name: impl FnMut(&str) -> Arc<str>,
+    ) {
         let mut cached: Vec<&RddObs> = rdds.iter().filter(|r| r.cached_partitions > 0).collect();
         if cached.len() > MAX_DATASETS {
             cached.sort_by_key(|r| std::cmp::Reverse(r.memory_bytes.saturating_add(r.disk_bytes)));
@@ -175,7 +179,12 @@ impl CacheState {
     }
 
     /// Event log: a stage computes persisted RDD `obs` (the first report makes it known).
-    fn persisted(&mut self, obs: &RddInfoObs, t: &Telemetry, name: impl FnOnce(&str) -> Arc<str>) {
+    pub(super) fn persisted(
+        &mut self,
+        obs: &RddInfoObs,
+        t: &Telemetry,
+        name: impl FnOnce(&str) -> Arc<str>,
+    ) {
         if self.log.contains_key(&obs.rdd_id) {
             return;
         }
@@ -211,7 +220,7 @@ impl CacheState {
 
     /// Event log: a block of a tracked RDD changed (blocks of other RDDs are ignored, as Spark
     /// ignores them).
-    fn block(&mut self, obs: &BlockObs, t: &Telemetry) {
+    pub(super) fn block(&mut self, obs: &BlockObs, t: &Telemetry) {
         let Some(rdd) = self.log.get_mut(&obs.rdd_id) else {
             return;
         };
@@ -235,7 +244,7 @@ impl CacheState {
     }
 
     /// Event log: RDD `rdd_id` was unpersisted.
-    fn unpersisted(&mut self, rdd_id: u64) {
+    pub(super) fn unpersisted(&mut self, rdd_id: u64) {
         if let Some(r) = self.log.remove(&rdd_id) {
             self.blocks = self.blocks.saturating_sub(r.blocks.len());
         }
@@ -262,39 +271,11 @@ impl CacheState {
 }
 
 /// A dataset's name as a label value: its first line, trimmed.
-fn first_line(name: &str) -> &str {
+pub(super) fn first_line(name: &str) -> &str {
     name.lines()
         .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or("")
 }
 
-impl State {
-    /// REST `/storage/rdd` of `app_id`.
-    pub(super) fn set_rdds(&mut self, app_id: &str, rdds: &[RddObs], t: &Telemetry) {
-        let (app, labeler) = self.app_and_labeler(app_id);
-        let sets = &mut app.label_sets;
-        app.cache.set_rest(rdds, t, |n| {
-            labeler.value_verbatim(sets, t, "rdd_name", first_line(n))
-        });
-    }
-
-    /// Event log: a stage computes a persisted RDD.
-    pub(super) fn rdd_persisted(&mut self, app_id: &str, obs: &RddInfoObs, t: &Telemetry) {
-        let (app, labeler) = self.app_and_labeler(app_id);
-        let sets = &mut app.label_sets;
-        app.cache.persisted(obs, t, |n| {
-            labeler.value_verbatim(sets, t, "rdd_name", first_line(n))
-        });
-    }
-
-    /// Event log: a block of a persisted RDD changed.
-    pub(super) fn block_updated(&mut self, app_id: &str, obs: &BlockObs, t: &Telemetry) {
-        self.app(app_id).cache.block(obs, t);
-    }
-
-    /// Event log: an RDD was unpersisted.
-    pub(super) fn rdd_unpersisted(&mut self, app_id: &str, rdd_id: u64) {
-        self.app(app_id).cache.unpersisted(rdd_id);
-    }
-}
+// How observations reach this state (`impl State`) is in `cost_rules.rs`.

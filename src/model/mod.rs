@@ -11,6 +11,7 @@ mod app;
 pub mod attribution;
 mod cache;
 mod cost;
+mod cost_rules;
 mod executor;
 pub mod hist;
 mod idset;

@@ -114,7 +114,7 @@ fn fold(
     }
     acc.created_ms = acc.created_ms.min(app.created_ms);
     acc.from_log |= app.from_log;
-    super::cost::fold(acc, app, counts);
+    super::cost_rules::fold(acc, app, counts);
     for g in AppView::of(app).all_groups() {
         let key: GroupKey = (
             labeler.keep(&mut acc.label_sets, "job_group", &g.key.0),

@@ -122,7 +122,7 @@ impl State {
             }
         }
         app.executors_seen = app.executors.len() as u64;
-        super::cost::retire_all(app);
+        super::cost_rules::retire_all(app);
         app.cache = Default::default();
         app.stages = HashMap::new();
         app.stage_groups = HashMap::new();

@@ -694,7 +694,7 @@ impl State {
             for k in old {
                 retire_stage(app, k, &bounds);
             }
-            super::cost::expire_executors(app, now, ms(r.dead_executor_retention));
+            super::cost_rules::expire_executors(app, now, ms(r.dead_executor_retention));
             shrink(&mut app.stages);
             shrink(&mut app.stage_groups);
             shrink(&mut app.running_jobs);

@@ -540,7 +540,7 @@ impl<'a> AppView<'a> {
             .iter()
             .fold(0u64, |n, g| n.saturating_add(g.totals.run_time_ms));
         CostView {
-            allocated_core_ms: super::cost::allocated_core_ms(self.app),
+            allocated_core_ms: super::cost_rules::allocated_core_ms(self.app),
             used_core_ms: run_ms.saturating_mul(cpus),
             task_cpus: cpus,
         }
