@@ -31,8 +31,9 @@ executors idle (low core utilisation over the application's life, about a third)
 `diagnosis-busy` (job group busy, its healthy twin): two tasks sleeping --long-seconds, which
 keep both executors busy.
 
-With --rest-out DIR, each application's REST answers are written to DIR/<app-id>/ once every job
-has ended (see scripts/diagnosis-fixture.sh for the files). --meta-out gets the application ids.
+Each application ends with one SQL execution described as SENTINEL, without a job group. With
+--rest-out DIR, each application's REST answers are written to DIR/<app-id>/ once every job
+has ended and the sentinel is listed (see scripts/diagnosis-fixture.sh for the files). --meta-out gets the application ids.
 --hold FILE: after the busy application, wait (at most --hold-seconds) until FILE exists before
 exiting (the end-to-end test scrapes meanwhile).
 """
@@ -100,13 +101,20 @@ def settled(api, app_id):
     return (jobs, stages, sql)
 
 
+SENTINEL = "sentinel: every earlier SQL execution is in REST"
+
+
 def write_rest(api, app_id, out):
-    """Wait until REST shows everything ended (twice the same), then write its answers."""
+    """Wait until REST shows everything ended (twice the same) and lists the sentinel execution,
+    then write its answers. The SQL listener has its own event queue, which may lag the jobs'
+    one: the sentinel, the application's last SQL execution, shows in /sql only once every
+    earlier execution has."""
     deadline = time.time() + 120
     prev = None
     while True:
         cur = settled(api, app_id)
-        if cur is not None and cur == prev:
+        if (cur is not None and cur == prev
+                and any(x.get("description") == SENTINEL for x in cur[2])):
             break
         if time.time() > deadline:
             raise SystemExit("REST never settled")
@@ -312,6 +320,8 @@ for name, body, own_group in APPS:
     log(f"Application {name}: {app_id}, UI port {a.ui_port}")
     meta["apps"][name] = app_id
     body(spark)
+    sparkwork.set_group(sc, None, SENTINEL)
+    spark.range(1).collect()
     if a.rest_out:
         write_rest(api, app_id, a.rest_out)
     spark.stop()

@@ -15,7 +15,8 @@ use spark_exporter::eventlog::codec::{Codec, CodecError, Decoder};
 use spark_exporter::eventlog::{parse_line, Event};
 use spark_exporter::model::{JobStatus, StageStatus, TaskOutcome};
 use spark_exporter::spark::api::{
-    ApplicationInfo, ExecutionData, ExecutorSummary, JobData, StageData, TaskMetricDistributions,
+    ApplicationInfo, ExecutionData, ExecutionPlan, ExecutorSummary, JobData, StageData,
+    TaskMetricDistributions,
 };
 use spark_exporter::spark::convert;
 
@@ -32,6 +33,12 @@ fn damaged_line() -> impl Strategy<Value = Vec<u8>> {
         ),
         Just(
             r#"{"Event":"SparkListenerStageCompleted","Stage Info":{"Stage ID":4,"Stage Attempt ID":1,"Stage Name":"n","Number of Tasks":3,"Submission Time":1,"Completion Time":2,"Failure Reason":"x"}}"#
+        ),
+        Just(
+            r#"{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLAdaptiveExecutionUpdate","executionId":2,"physicalPlanDescription":"p","sparkPlanInfo":{"nodeName":"AdaptiveSparkPlan","simpleString":"AdaptiveSparkPlan isFinalPlan=true","children":[{"nodeName":"WholeStageCodegen (1)","simpleString":"w","children":[{"nodeName":"SortMergeJoin(skew=true)","simpleString":"s","children":[{"nodeName":"AQEShuffleRead","simpleString":"r","children":[{"nodeName":"ShuffleQueryStage","simpleString":"q","children":[{"nodeName":"Exchange","simpleString":"e","children":[],"metadata":{},"metrics":[]}],"metadata":{},"metrics":[]}],"metadata":{},"metrics":[{"name":"number of coalesced partitions","accumulatorId":7,"metricType":"sum"}]},{"nodeName":"ReusedExchange","simpleString":"x","children":[{"nodeName":"Exchange","simpleString":"e","children":[],"metadata":{},"metrics":[]}],"metadata":{},"metrics":[]}],"metadata":{},"metrics":[]}],"metadata":{},"metrics":[]}],"metadata":{},"metrics":[]}}"#
+        ),
+        Just(
+            r#"{"Event":"org.apache.spark.sql.execution.ui.SparkListenerDriverAccumUpdates","executionId":2,"accumUpdates":[[7,2],[8,-1]]}"#
         ),
         Just(
             r#"{"Event":"org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent","progress":{"id":"q","name":null,"batchId":3,"numInputRows":5,"inputRowsPerSecond":"NaN","durationMs":{"triggerExecution":7},"sources":[{"numInputRows":5,"inputRowsPerSecond":1.5}]}}"#
@@ -441,6 +448,8 @@ const KEYS: &[&str] = &[
     "maxMemory",
     "diskUsed",
     "peakMemoryMetrics",
+    "nodes",
+    "edges",
     "duration",
     "quantiles",
 ];
@@ -462,6 +471,9 @@ proptest! {
         let _ = serde_json::from_slice::<Vec<ExecutorSummary>>(&body);
         let _ = serde_json::from_slice::<Vec<ExecutionData>>(&body);
         let _ = serde_json::from_slice::<TaskMetricDistributions>(&body);
+        if let Ok(p) = serde_json::from_slice::<ExecutionPlan>(&body) {
+            let _ = convert::sql_plan_obs(&p);
+        }
         let _ = convert::parse_time(&String::from_utf8_lossy(&body));
     }
 
@@ -481,6 +493,8 @@ proptest! {
         let _ = convert::executor_obs(&execs[0]);
         let _ = convert::sql_obs(&sql[0]);
         let _ = convert::task_summary_obs(&dist);
+        let plan: ExecutionPlan = serde_json::from_value(obj.clone()).expect("ExecutionPlan");
+        let _ = convert::sql_plan_obs(&plan);
         if let Ok(apps) = serde_json::from_slice::<Vec<ApplicationInfo>>(&body) {
             let _ = convert::app_obs(&apps[0]);
         }

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::fmt::Display;
 
 use crate::model::attribution::is_plan_dump;
-use crate::model::{AppObs, JobObs, JobStatus, Observer, SqlObs, SqlStatus};
+use crate::model::{AppObs, JobObs, JobStatus, Observer, SqlObs, SqlPlanObs, SqlStatus};
 use crate::telemetry::Telemetry;
 
 use super::parser::{parse_line, Event, ParseError};
@@ -58,6 +58,8 @@ pub struct LogApp {
     sql: HashMap<u64, SqlObs>,
     /// Spark Connect operations by job tag, in arrival order.
     connect_ops: connect_ops::Ops,
+    /// Plans of the SQL executions not ended yet.
+    plans: open_plans::Plans,
 }
 
 impl LogApp {
@@ -72,6 +74,7 @@ impl LogApp {
             stages: HashMap::new(),
             sql: HashMap::new(),
             connect_ops: connect_ops::Ops::default(),
+            plans: open_plans::Plans::default(),
         }
     }
 
@@ -209,15 +212,39 @@ impl LogApp {
             Event::TaskStart(t) => obs.task_start(app, &t),
             Event::TaskEnd(t) => obs.task_end(app, &t),
             Event::Executor(e) => obs.upsert_executor(app, &e),
+            ev @ (Event::SqlStart { .. }
+            | Event::SqlEnd { .. }
+            | Event::SqlPlanUpdate { .. }
+            | Event::SqlDriverAccums { .. }) => self.apply_sql(ev, app, obs),
+            Event::StreamingProgress(p) => obs.streaming_progress(app, &p),
+            Event::StreamingStarted(q) => obs.streaming_started(app, &q),
+            ev @ (Event::AppProps(_) | Event::BlockUpdated(_) | Event::RddUnpersisted { .. }) => {
+                cost_cache(app, ev, obs)
+            }
+        }
+    }
+
+    /// A SQL execution's start or end, a new plan of it, or its driver's accumulator values.
+    fn apply_sql(&mut self, ev: Event, app: &str, obs: &dyn Observer) {
+        match ev {
             Event::SqlStart {
                 execution_id,
                 mut description,
                 time_ms,
                 tags,
+                plan,
             } => {
                 self.connect_description(&tags, &mut description);
                 self.sql_started(app, obs, execution_id, description, time_ms);
+                self.plans.started(execution_id, plan);
             }
+            Event::SqlPlanUpdate { execution_id, plan } => {
+                self.plans.updated(execution_id, plan);
+            }
+            Event::SqlDriverAccums {
+                execution_id,
+                updates,
+            } => self.plans.accums(execution_id, &updates),
             Event::SqlEnd {
                 execution_id,
                 time_ms,
@@ -225,12 +252,12 @@ impl LogApp {
             } => {
                 let s = self.sql_ended(execution_id, time_ms, error.is_some());
                 obs.upsert_sql(app, &s);
+                // After its end, so the plan counts under the execution's final labels.
+                if let Some(plan) = self.plans.ended(execution_id) {
+                    obs.sql_plan(app, &SqlPlanObs { execution_id, plan });
+                }
             }
-            Event::StreamingProgress(p) => obs.streaming_progress(app, &p),
-            Event::StreamingStarted(q) => obs.streaming_started(app, &q),
-            ev @ (Event::AppProps(_) | Event::BlockUpdated(_) | Event::RddUnpersisted { .. }) => {
-                cost_cache(app, ev, obs)
-            }
+            _ => {}
         }
     }
 
@@ -434,6 +461,88 @@ mod connect_ops {
         /// The operation one of `tags` names.
         pub(super) fn find(&self, tags: &[String]) -> Option<&ConnectOp> {
             tags.iter().find_map(|t| self.by_tag.get(t))
+        }
+    }
+}
+
+/// The plans of one log's SQL executions not ended yet: the latest plan (an adaptive update
+/// replaces the start's; once a final plan is seen, only another final one does) and the
+/// driver's accumulator values, summed per accumulator as Spark's status store sums them, from
+/// which adaptive execution's numbers are read when the execution ends. Bounded: past
+/// [`MAX_OPEN_PLANS`] executions the oldest are dropped; an execution keeps the values of the
+/// accumulators its plans name for adaptive execution, and at most [`MAX_OTHER_ACCUMS`] others
+/// (a value that arrives before the plan naming it, which Spark does not do in practice).
+mod open_plans {
+    use std::collections::{BTreeMap, HashMap, HashSet};
+
+    use crate::eventlog::sqlplan::LogPlan;
+    use crate::model::plan::PlanSummary;
+
+    /// Most SQL executions open at once whose plan is kept.
+    pub(super) const MAX_OPEN_PLANS: usize = 1024;
+    /// Most values kept per execution of accumulators its plans do not name.
+    pub(super) const MAX_OTHER_ACCUMS: usize = 256;
+
+    #[derive(Debug, Default)]
+    struct Open {
+        plan: Option<Box<LogPlan>>,
+        /// Accumulators the plans seen name for adaptive execution.
+        named: HashSet<u64>,
+        accums: HashMap<u64, u64>,
+    }
+
+    impl Open {
+        fn set(&mut self, plan: Box<LogPlan>) {
+            self.named.extend(plan.aqe.iter().map(|(_, a)| *a));
+            self.plan = Some(plan);
+        }
+    }
+
+    #[derive(Debug, Default)]
+    pub(super) struct Plans {
+        open: BTreeMap<u64, Open>,
+    }
+
+    impl Plans {
+        fn open(&mut self, id: u64) -> &mut Open {
+            if !self.open.contains_key(&id) && self.open.len() >= MAX_OPEN_PLANS {
+                self.open.pop_first();
+            }
+            self.open.entry(id).or_default()
+        }
+
+        pub(super) fn started(&mut self, id: u64, plan: Option<Box<LogPlan>>) {
+            let o = self.open(id);
+            if let Some(p) = plan {
+                o.set(p);
+            }
+        }
+
+        pub(super) fn updated(&mut self, id: u64, plan: Box<LogPlan>) {
+            let o = self.open(id);
+            if plan.is_final || !o.plan.as_ref().is_some_and(|p| p.is_final) {
+                o.set(plan);
+            }
+        }
+
+        pub(super) fn accums(&mut self, id: u64, updates: &[(u64, u64)]) {
+            let Some(o) = self.open.get_mut(&id) else {
+                return;
+            };
+            for &(a, v) in updates {
+                let other = o.accums.len().saturating_sub(o.named.len());
+                if o.named.contains(&a) || o.accums.contains_key(&a) || other < MAX_OTHER_ACCUMS {
+                    let n = o.accums.entry(a).or_default();
+                    *n = n.saturating_add(v);
+                }
+            }
+        }
+
+        /// The execution's final plan with adaptive execution's numbers; it is forgotten.
+        pub(super) fn ended(&mut self, id: u64) -> Option<PlanSummary> {
+            let o = self.open.remove(&id)?;
+            let plan = o.plan?;
+            Some(plan.resolve(|a| o.accums.get(&a).copied()))
         }
     }
 }

@@ -8,6 +8,8 @@
 //!   lines, truncation.
 //! - [`parser`], [`json`] and [`scan`]: one JSON line to one [`parser::Event`], reading only the
 //!   events and fields the exporter uses (task ends with a structural scanner, the rest with serde).
+//!   [`sqlplan`]: SQL plans (deep trees, read with the scanner into the graph Spark's SQL tab
+//!   draws) and driver accumulator updates.
 //! - [`apply`]: completes events with what the log said before and feeds the model
 //!   ([`crate::model::Source::EventLog`]).
 //! - [`engine`]: the set of followed logs, polled in turn; [`pool`]: one engine per core, read
@@ -34,6 +36,7 @@ pub mod objfs;
 pub mod parser;
 pub mod pool;
 pub mod scan;
+pub mod sqlplan;
 pub mod tailer;
 
 use std::sync::Arc;

@@ -15,6 +15,7 @@ use crate::model::{
 
 use super::json;
 use super::scan::{self, boolean, count, int, members, ScanError};
+use super::sqlplan::{self, LogPlan};
 
 /// Prefix of every line Spark writes.
 const PREFIX: &[u8] = br#"{"Event":""#;
@@ -25,6 +26,9 @@ const CONNECT_OP_STARTED: &str =
 const CONNECT_OP_CLOSED: &str =
     "org.apache.spark.sql.connect.service.SparkListenerConnectOperationClosed";
 const SQL_END: &str = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd";
+const SQL_AQE_UPDATE: &str =
+    "org.apache.spark.sql.execution.ui.SparkListenerSQLAdaptiveExecutionUpdate";
+const SQL_DRIVER_ACCUMS: &str = "org.apache.spark.sql.execution.ui.SparkListenerDriverAccumUpdates";
 const QUERY_PROGRESS: &str =
     "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent";
 const QUERY_STARTED: &str =
@@ -86,6 +90,23 @@ pub enum Event {
         time_ms: Option<EpochMs>,
         /// Job tags (Spark 4.x).
         tags: Vec<String>,
+        /// Its plan (`None` when the line has none, or it could not be read).
+        plan: Option<Box<LogPlan>>,
+    },
+    /// `SparkListenerSQLAdaptiveExecutionUpdate`: adaptive execution changed the plan.
+    SqlPlanUpdate {
+        /// Execution id.
+        execution_id: u64,
+        /// The new plan.
+        plan: Box<LogPlan>,
+    },
+    /// `SparkListenerDriverAccumUpdates`: values of an execution's driver-side metrics
+    /// (adaptive execution's among them), `(accumulator id, value)`.
+    SqlDriverAccums {
+        /// Execution id.
+        execution_id: u64,
+        /// The values, in Spark's order (an accumulator may repeat).
+        updates: Vec<(u64, u64)>,
     },
     /// `SparkListenerConnectOperationStarted`: a Spark Connect operation, whose jobs carry its
     /// job tag.
@@ -147,6 +168,8 @@ impl Event {
             | Event::AppProps(_)
             | Event::BlockUpdated(_)
             | Event::RddUnpersisted { .. }
+            | Event::SqlPlanUpdate { .. }
+            | Event::SqlDriverAccums { .. }
             | Event::TaskStart(_) => None,
         }
     }
@@ -272,27 +295,11 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
             let added = name.as_ref() == "SparkListenerExecutorAdded";
             executor(read!(json::ExecutorEvent, "Executor"), added)
         }
-        SQL_START => {
-            let s = read!(json::SqlEvent, "SQLExecutionStart");
-            Event::SqlStart {
-                execution_id: s.execution_id,
-                description: s.description.map(Cow::into_owned),
-                time_ms: s.time,
-                tags: s.job_tags.unwrap_or_default(),
-            }
-        }
+        SQL_START | SQL_END | SQL_AQE_UPDATE | SQL_DRIVER_ACCUMS => return sql_event(&name, line),
         CONNECT_OP_STARTED | CONNECT_OP_CLOSED => connect_op(
             read!(json::ConnectOperation, "ConnectOperation"),
             name == CONNECT_OP_STARTED,
         ),
-        SQL_END => {
-            let s = read!(json::SqlEvent, "SQLExecutionEnd");
-            Event::SqlEnd {
-                execution_id: s.execution_id,
-                time_ms: s.time,
-                error: s.error.filter(|e| !e.is_empty()).map(Cow::into_owned),
-            }
-        }
         QUERY_PROGRESS => progress(read!(json::ProgressEvent, "QueryProgressEvent")),
         QUERY_STARTED => {
             let q = read!(json::QueryStarted, "QueryStartedEvent");
@@ -308,6 +315,56 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
         n => return Err(ParseError::UnknownEvent(n.to_string())),
     };
     Ok(Some(ev))
+}
+
+/// A SQL execution's start (with its plan) or end, an adaptive plan update, or the driver's
+/// accumulator updates. Plans are read with the scanner ([`sqlplan`]); a start whose plan cannot
+/// be read still starts the execution.
+fn sql_event(name: &str, line: &[u8]) -> Result<Option<Event>, ParseError> {
+    let serde = |event: &'static str| move |source| ParseError::Json { event, source };
+    let scan = |event: &'static str| move |source| ParseError::Scan { event, source };
+    Ok(Some(match name {
+        SQL_START => {
+            let s: json::SqlEvent =
+                serde_json::from_slice(line).map_err(serde("SQLExecutionStart"))?;
+            Event::SqlStart {
+                execution_id: s.execution_id,
+                description: s.description.map(Cow::into_owned),
+                time_ms: s.time,
+                tags: s.job_tags.unwrap_or_default(),
+                plan: sqlplan::plan_line(line)
+                    .ok()
+                    .and_then(|(_, p)| p)
+                    .map(Box::new),
+            }
+        }
+        SQL_END => {
+            let s: json::SqlEvent =
+                serde_json::from_slice(line).map_err(serde("SQLExecutionEnd"))?;
+            Event::SqlEnd {
+                execution_id: s.execution_id,
+                time_ms: s.time,
+                error: s.error.filter(|e| !e.is_empty()).map(Cow::into_owned),
+            }
+        }
+        SQL_AQE_UPDATE => {
+            match sqlplan::plan_line(line).map_err(scan("SQLAdaptiveExecutionUpdate"))? {
+                (execution_id, Some(plan)) => Event::SqlPlanUpdate {
+                    execution_id,
+                    plan: Box::new(plan),
+                },
+                (_, None) => return Ok(None),
+            }
+        }
+        _ => {
+            let (execution_id, updates) =
+                sqlplan::accum_line(line).map_err(scan("DriverAccumUpdates"))?;
+            Event::SqlDriverAccums {
+                execution_id,
+                updates,
+            }
+        }
+    }))
 }
 
 /// `SparkListenerTaskStart`, read with the structural scanner: ids only.

@@ -291,7 +291,7 @@ fn ignored_unknown_and_broken_lines() {
         (4, 1, 17, "2")
     );
     assert!(parse_line(
-        br#"{"Event":"org.apache.spark.sql.execution.ui.SparkListenerDriverAccumUpdates"}"#
+        br#"{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLAdaptiveSQLMetricUpdates"}"#
     )
     .unwrap()
     .is_none());

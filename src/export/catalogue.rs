@@ -100,6 +100,9 @@ pub enum Scope {
     Executor,
     /// Application and `description` (SQL).
     Sql,
+    /// `app_name` and the SQL labels, without `app_id`: one series across an application's
+    /// runs (plan fingerprints).
+    SqlName,
     /// Application and `query` (streaming).
     Query,
     /// `target` (a REST URL).
@@ -128,6 +131,7 @@ impl Scope {
             ],
             Scope::Executor => &["app_id", "app_name", "executor_id"],
             Scope::Sql => &["app_id", "app_name", "job_group", "description"],
+            Scope::SqlName => &["app_name", "job_group", "description"],
             Scope::Query => &["app_id", "app_name", "query"],
             Scope::Target => &["target"],
             Scope::Store => &["store"],
@@ -304,6 +308,7 @@ pub const ATTRIBUTES: &[(&str, &str, AttrType)] = &[
         AttrType::Str,
     ),
     ("query", "spark.streaming.query", AttrType::Str),
+    ("strategy", "spark.sql.join.strategy", AttrType::Str),
     ("operator", "spark.streaming.operator", AttrType::Str),
     ("phase", "spark.streaming.phase", AttrType::Str),
     ("source", "spark.streaming.source", AttrType::Str),
@@ -338,9 +343,10 @@ const ANY_STATUS: &[Label] = &[l("status", &[])];
 const SQL_STATUS: &[Label] = &[l("status", &["completed", "failed"])];
 const RDD: &[Label] = &[l("rdd_id", &[]), l("rdd_name", &[])];
 
+use crate::model::plan::{AQE, EXCHANGES, STRATEGIES};
 use Instrument::{Counter as C, Gauge as G, Histogram as H, UpDownCounter as U};
 use Kind::{Counter, Gauge, Histogram, Info};
-use Scope::{App, Executor, Group, Process, Query, Sql, Stage, Store, Target};
+use Scope::{App, Executor, Group, Process, Query, Sql, SqlName, Stage, Store, Target};
 
 /// Every family, in the order of the exposition. One entry a family: name, type, scope, help,
 /// OTLP name, unit and instrument, reader; then labels, documentation and OTLP details.
@@ -525,6 +531,33 @@ pub const CATALOGUE: &[Metric] = &[
     Metric::new("spark_sql_execution_duration_seconds", Histogram, Sql, "SQL execution duration.", "spark.sql.execution.duration", "s", H,
         per_sql_hists)
         .labels(ANY_STATUS),
+    Metric::new("spark_sql_plans", Counter, Sql, "SQL executions ended whose final plan was read.", "spark.sql.plans", "{execution}", C,
+        |c, o| per_sql_plan(c, o, |p| p.plans))
+        .doc("SQL executions ended whose final plan was read (REST `/sql/{id}?details=true`, or the event log's last plan): the count behind the plan families below (see *SQL plans*).")
+        .experimental("0.2.0"),
+    Metric::new("spark_sql_joins", Counter, Sql, "Join nodes in the final plans of ended SQL executions, by strategy.", "spark.sql.joins", "{join}", C,
+        |c, o| per_sql_plan_by(c, o, "strategy", &STRATEGIES, |p| p.joins))
+        .labels(&[l("strategy", &STRATEGIES)])
+        .doc("Join nodes in the final plans of ended SQL executions, by strategy; `other`: any other node whose name ends in `Join` (Photon, RAPIDS, Gluten, streaming joins). Each node once, suffixes such as `(skew=true)` stripped (see *SQL plans*).")
+        .experimental("0.2.0"),
+    Metric::new("spark_sql_skew_joins", Counter, Sql, "Join nodes adaptive execution split for skew (skew=true) in the final plans of ended SQL executions.", "spark.sql.joins.skew", "{join}", C,
+        |c, o| per_sql_plan(c, o, |p| p.skew_joins))
+        .doc("Join nodes adaptive execution split for skew (`SortMergeJoin(skew=true)`) in final plans; they count in `spark_sql_joins_total` too.")
+        .experimental("0.2.0"),
+    Metric::new("spark_sql_exchanges", Counter, Sql, "Exchange nodes in the final plans of ended SQL executions, by type (shuffle, broadcast).", "spark.sql.exchanges", "{exchange}", C,
+        |c, o| per_sql_plan_by(c, o, "type", &EXCHANGES, |p| p.exchanges))
+        .labels(&[l("type", &EXCHANGES)])
+        .doc("Exchange nodes in final plans: `shuffle` (`Exchange`), `broadcast` (`BroadcastExchange`). A reused exchange is one node (`ReusedExchange` does not count).")
+        .experimental("0.2.0"),
+    Metric::new("spark_sql_aqe_partitions", Counter, Sql, "Partitions adaptive execution changed in ended SQL executions, by type (coalesced, skewed, skew_splits).", "spark.sql.aqe.partitions", "{partition}", C,
+        |c, o| per_sql_plan_by(c, o, "type", &AQE, |p| p.aqe))
+        .labels(&[l("type", &AQE)])
+        .doc("What adaptive execution did, from the final plans' `AQEShuffleRead` metrics: `coalesced` (`number of coalesced partitions`: partitions read as one of several shuffle partitions), `skewed` (`number of skewed partitions`), `skew_splits` (`number of skewed partition splits`).")
+        .experimental("0.2.0"),
+    Metric::new("spark_sql_plan_fingerprint", Gauge, SqlName, "48-bit hash of the shape of the latest ended execution's final plan, per application name, job group and description.", "spark.sql.plan.fingerprint", "1", G,
+        per_sql_fingerprint)
+        .doc("Hash of the shape of the final plan of the latest ended execution with these labels, over every run of the application name the exporter holds; no `app_id`, so `changes()` spans runs and a plan change between runs shows. Equal from REST and event logs (see *SQL plans*).")
+        .experimental("0.2.0"),
     Metric::new("spark_streaming_batches", Counter, Query, "Structured-streaming micro-batches completed.", "spark.streaming.batches", "{batch}", C,
         |c, o| per_stream(c, o, |s| Value::Int(s.batches)))
         .doc("Structured-streaming micro-batches (event logs)."),

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::rows::{AppRows, Ctx, StageRow};
 use super::sample::{plus, plus1, Labels, Sample, Value};
 use crate::model::hist::Hist;
+use crate::model::plan::PlanAgg;
 use crate::model::view::{ExecutorView, GroupView, RddView, SqlView};
 use crate::model::StreamAgg;
 
@@ -231,6 +232,76 @@ pub fn per_sql_hists(c: &Ctx, out: &mut Vec<Sample>) {
                 push(out, a.app.created_ms(), plus1(l, "status", status), hist(h));
             }
         }
+    }
+}
+
+/// One count per SQL job group and description with counters (the keys of
+/// [`per_sql_status`]), from its final plans: at zero until a plan counts.
+pub fn per_sql_plan(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&PlanAgg) -> u64) {
+    for a in &c.apps {
+        for (l, q) in &a.sql {
+            if let Some(p) = q.plans {
+                push(out, a.app.created_ms(), l.clone(), Value::Int(f(p)));
+            }
+        }
+    }
+}
+
+/// Like [`per_sql_plan`], one count per value of `label` (`names[i]` gets `f(..)[i]`).
+pub fn per_sql_plan_by<const N: usize>(
+    c: &Ctx,
+    out: &mut Vec<Sample>,
+    label: &'static str,
+    names: &'static [&'static str; N],
+    f: impl Fn(&PlanAgg) -> [u64; N],
+) {
+    for a in &c.apps {
+        for (l, q) in &a.sql {
+            if let Some(p) = q.plans {
+                for (name, n) in names.iter().zip(f(p)) {
+                    push(
+                        out,
+                        a.app.created_ms(),
+                        plus1(l, label, name),
+                        Value::Int(n),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The plan fingerprint of the latest ended execution per application name, job group and
+/// description, across the applications read (the runs of one name in a fleet, or a name's
+/// state across runs): exactly one sample per label set, without `app_id`, so `changes()` spans
+/// runs. Latest by end time, then application id, then execution id.
+pub fn per_sql_fingerprint(c: &Ctx, out: &mut Vec<Sample>) {
+    /// `app_name`, `job_group`, `description`.
+    type Key = (Arc<str>, Arc<str>, Arc<str>);
+    /// End time, application id, execution id: the latest is the greatest.
+    type Rank<'a> = (Option<i64>, &'a str, u64);
+    /// The latest execution's rank, fingerprint, and its application's `_created`.
+    type Best<'a> = (Rank<'a>, u64, i64);
+    let mut best: BTreeMap<Key, Best> = BTreeMap::new();
+    for a in &c.apps {
+        for (group, desc, l) in a.app.plan_fingerprints() {
+            let key = (a.app.name().clone(), Arc::from(group), desc.clone());
+            let rank = (l.end_ms, &**a.app.id(), l.execution_id);
+            let e = best
+                .entry(key)
+                .or_insert((rank, l.fingerprint, a.app.created_ms()));
+            if rank > e.0 {
+                *e = (rank, l.fingerprint, a.app.created_ms());
+            }
+        }
+    }
+    for ((name, group, desc), (_, fp, created)) in best {
+        let labels: Labels = Arc::new([
+            ("app_name", name),
+            ("job_group", group),
+            ("description", desc),
+        ]);
+        push(out, created, labels, Value::Int(fp));
     }
 }
 

@@ -197,6 +197,11 @@ pub struct AppState {
     pub sql: HashMap<SqlKey, SqlAgg>,
     /// Job groups learnt from jobs for their SQL executions.
     pub sql_groups: SqlGroups,
+    /// Which SQL executions' plans are counted, and the ended ones waiting for theirs.
+    pub sql_plans: super::plan::PlanState,
+    /// A name's state only (`names.rs`): the latest plan fingerprint per job group and
+    /// description over the runs the model holds (a run keeps them in `sql`).
+    pub plan_latest: BTreeMap<(Arc<str>, Arc<str>), super::plan::Latest>,
     /// Spark Connect jobs ended, by client application and user: `[succeeded, failed]`.
     pub connect_jobs: BTreeMap<(Arc<str>, Arc<str>), [u64; 2]>,
     /// Job ids counted in `connect_jobs`.
@@ -261,6 +266,8 @@ impl AppState {
             counted_sql: IdSet::default(),
             sql: HashMap::new(),
             sql_groups: SqlGroups::default(),
+            sql_plans: Default::default(),
+            plan_latest: BTreeMap::new(),
             connect_jobs: BTreeMap::new(),
             connect_counted: IdSet::default(),
             streaming: BTreeMap::new(),

@@ -19,6 +19,7 @@ mod labels;
 mod names;
 pub mod obs;
 pub mod observer;
+pub mod plan;
 mod sql;
 mod state;
 mod store;

@@ -115,6 +115,7 @@ fn fold(
     acc.created_ms = acc.created_ms.min(app.created_ms);
     acc.from_log |= app.from_log;
     super::cost_rules::fold(acc, app, counts);
+    fold_plans(acc, app, labeler);
     for g in AppView::of(app).all_groups() {
         let key: GroupKey = (
             labeler.keep(&mut acc.label_sets, "job_group", &g.key.0),
@@ -155,6 +156,24 @@ fn fold(
     }
     if let (Some(h), Some(s), Some(e)) = (acc.run_duration.as_mut(), app.start_ms, app.end_ms) {
         h.observe((e - s) as f64 / 1000.0);
+    }
+}
+
+/// The latest plan fingerprint per job group and description of run `app` into its name's
+/// state, whether the run counts or not: a gauge of the latest plan, not a count.
+fn fold_plans(acc: &mut AppState, app: &AppState, labeler: &Labeler) {
+    for ((g, d), agg) in &app.sql {
+        let Some(l) = agg.plans.latest else {
+            continue;
+        };
+        let key = (
+            labeler.keep(&mut acc.label_sets, "job_group", g),
+            labeler.keep(&mut acc.label_sets, "description", d),
+        );
+        let e = acc.plan_latest.entry(key).or_insert(l);
+        if (l.end_ms, l.execution_id) > (e.end_ms, e.execution_id) {
+            *e = l;
+        }
     }
 }
 

@@ -387,6 +387,16 @@ pub struct SqlObs {
     pub job_ids: Vec<u64>,
 }
 
+/// The final plan of a SQL execution (event log: its last plan; REST: `/sql/{id}?details=true`),
+/// summarised (see `plan.rs`). Counts once per execution, whichever source tells first.
+#[derive(Debug, Clone)]
+pub struct SqlPlanObs {
+    /// Execution id.
+    pub execution_id: u64,
+    /// What its plan adds to the execution's SQL aggregate.
+    pub plan: super::plan::PlanSummary,
+}
+
 /// A structured-streaming query started (`QueryStartedEvent`).
 #[derive(Debug, Clone)]
 pub struct StreamingStartObs {

@@ -31,6 +31,11 @@ pub trait Observer: Send + Sync {
     fn upsert_executor(&self, app_id: &str, obs: &ExecutorObs);
     /// Add or update a SQL execution.
     fn upsert_sql(&self, app_id: &str, obs: &SqlObs);
+    /// A SQL execution's final plan: counted once, into its SQL aggregate, once the execution
+    /// has ended (a plan told earlier waits for the end).
+    fn sql_plan(&self, app_id: &str, obs: &SqlPlanObs) {
+        let _ = (app_id, obs);
+    }
     /// A streaming micro-batch finished (event log).
     fn streaming_progress(&self, app_id: &str, obs: &StreamingProgressObs);
     /// A streaming query started (event log): its series exist from now, at zero.
@@ -155,6 +160,9 @@ impl Observer for ModelObserver {
             s.upsert_sql(app_id, obs, t);
             s.app_ran_until(app_id, obs.submission_ms);
         })
+    }
+    fn sql_plan(&self, app_id: &str, obs: &SqlPlanObs) {
+        self.detail(app_id, |s, _, _| s.sql_plan(app_id, obs))
     }
     fn streaming_progress(&self, app_id: &str, obs: &StreamingProgressObs) {
         self.detail(app_id, |s, t, _| s.streaming_progress(app_id, obs, t))

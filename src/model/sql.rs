@@ -77,6 +77,8 @@ pub struct SqlState {
     pub description: Arc<str>,
     /// Submission time.
     pub submission_ms: Option<EpochMs>,
+    /// Its final plan, when a source told it before the execution ended.
+    pub plan: Option<super::plan::PlanSummary>,
 }
 
 /// Aggregates of one SQL description.
@@ -86,6 +88,8 @@ pub struct SqlAgg {
     pub ended: BTreeMap<&'static str, u64>,
     /// Durations by status label.
     pub duration: BTreeMap<&'static str, Hist>,
+    /// The final plans of its ended executions (`plan.rs`).
+    pub plans: super::plan::PlanAgg,
 }
 
 impl SqlAgg {
@@ -99,6 +103,7 @@ impl SqlAgg {
                 .into_iter()
                 .map(|s| (s.label(), Hist::new(bounds.clone())))
                 .collect(),
+            plans: Default::default(),
         }
     }
 }

@@ -132,6 +132,7 @@ impl State {
         app.running_sql = HashMap::new();
         app.sql = HashMap::new();
         app.sql_groups = Default::default();
+        app.sql_plans = Default::default();
         app.streaming = BTreeMap::new();
         app.started_tasks = IdSet::default();
         app.label_sets = Default::default();

@@ -525,6 +525,7 @@ impl State {
         }
         let prev = app.running_sql.remove(&obs.execution_id);
         let prev_group = prev.as_ref().and_then(|p| p.group.clone());
+        let prev_plan = prev.as_ref().and_then(|p| p.plan);
         // A streaming micro-batch's description names its query (streaming_labels.rs): read
         // until the execution has a group, not at every poll of a running one.
         let streaming = match prev_group {
@@ -566,17 +567,20 @@ impl State {
                     group,
                     description,
                     submission_ms: obs.submission_ms.or(prev.and_then(|p| p.submission_ms)),
+                    plan: prev_plan,
                 },
             );
             return;
         }
+        let submission_ms = obs.submission_ms.or(prev.and_then(|p| p.submission_ms));
         let group =
             group.unwrap_or_else(|| labeler.value(&mut app.label_sets, t, "job_group", None));
         app.counted_sql.insert(obs.execution_id);
         app.sql_groups.ended(obs.execution_id);
+        let key = (group, description);
         let agg = app
             .sql
-            .entry((group, description))
+            .entry(key.clone())
             .or_insert_with(|| SqlAgg::new(&bounds));
         let status = obs.status.label();
         *agg.ended.entry(status).or_default() += 1;
@@ -586,6 +590,40 @@ impl State {
             .or_insert_with(|| Hist::new(bounds.clone()));
         if let Some(d) = obs.duration_ms {
             h.observe(d as f64 / 1000.0);
+        }
+        // Its plan counts now if a source told it already, else when it arrives.
+        let end_ms = submission_ms
+            .zip(obs.duration_ms)
+            .map(|(s, d)| s.saturating_add(i64::try_from(d).unwrap_or(i64::MAX)));
+        let id = obs.execution_id;
+        match prev_plan {
+            Some(p) if app.sql_plans.count(id) => agg.plans.add(&p, id, end_ms),
+            Some(_) => {}
+            None => app.sql_plans.wait(id, super::plan::Ended { key, end_ms }),
+        }
+    }
+
+    /// A SQL execution's final plan: counted into its aggregate if the execution has ended,
+    /// kept with it if it is running, once either way (see `plan.rs`).
+    pub(super) fn sql_plan(&mut self, app_id: &str, obs: &SqlPlanObs) {
+        let bounds = self.duration_bounds.clone();
+        let Some(app) = self.apps.get_mut(app_id) else {
+            return;
+        };
+        let id = obs.execution_id;
+        if app.sql_plans.counted(id) {
+            return;
+        }
+        if let Some(q) = app.running_sql.get_mut(&id) {
+            q.plan = Some(obs.plan);
+            return;
+        }
+        if let Some(e) = app.sql_plans.take(id) {
+            app.sql
+                .entry(e.key)
+                .or_insert_with(|| SqlAgg::new(&bounds))
+                .plans
+                .add(&obs.plan, id, e.end_ms);
         }
     }
 

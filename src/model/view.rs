@@ -169,6 +169,8 @@ pub struct SqlView<'a> {
     /// Durations by status; `None` for a key with only running executions whose group is not
     /// known yet (no counter or histogram series of its own).
     pub duration: Option<&'a BTreeMap<&'static str, Hist>>,
+    /// The final plans of its ended executions; `None` exactly when `duration` is.
+    pub plans: Option<&'a super::plan::PlanAgg>,
 }
 
 /// Per-group values summed over the stages the model still holds.
@@ -474,9 +476,31 @@ impl<'a> AppView<'a> {
                     ended: [n("completed"), n("failed")],
                     running,
                     duration: agg.map(|a| &a.duration),
+                    plans: agg.map(|a| &a.plans),
                 }
             })
             .collect()
+    }
+
+    /// The latest plan fingerprint per job group and description: of this run's ended
+    /// executions, or (a name's state across runs) of its runs' (see `plan.rs`).
+    pub fn plan_fingerprints(&self) -> Vec<(&'a str, &'a Arc<str>, super::plan::Latest)> {
+        if self.app.by_name {
+            return self
+                .app
+                .plan_latest
+                .iter()
+                .map(|((g, d), l)| (&**g, d, *l))
+                .collect();
+        }
+        let mut v: Vec<_> = self
+            .app
+            .sql
+            .iter()
+            .filter_map(|((g, d), a)| a.plans.latest.map(|l| (&**g, d, l)))
+            .collect();
+        v.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        v
     }
 
     /// Streaming queries in label order.

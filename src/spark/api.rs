@@ -220,6 +220,61 @@ pub struct ExecutionData {
     pub failed_job_ids: Vec<u64>,
 }
 
+/// A SQL execution's plan graph: `ExecutionData` fetched with
+/// `details=true&planDescription=false` (`nodes` and `edges` of Spark's `SparkPlanGraph`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ExecutionPlan {
+    /// Execution id.
+    #[serde(deserialize_with = "lenient::u64")]
+    pub id: u64,
+    /// The graph's nodes, `WholeStageCodegen` clusters included (they have no edges).
+    #[serde(deserialize_with = "lenient::items")]
+    pub nodes: Vec<PlanNodeData>,
+    /// The graph's edges, child to parent.
+    #[serde(deserialize_with = "lenient::items")]
+    pub edges: Vec<PlanEdgeData>,
+}
+
+/// A plan node (`Node`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PlanNodeData {
+    /// Node id within the graph.
+    #[serde(deserialize_with = "lenient::u64")]
+    pub node_id: u64,
+    /// Spark's node name (`SortMergeJoin(skew=true)`, `Exchange`, ...).
+    #[serde(deserialize_with = "lenient::or_default")]
+    pub node_name: String,
+    /// The metrics that have a value, formatted (`1,234`, `12 ms`, ...).
+    #[serde(deserialize_with = "lenient::items")]
+    pub metrics: Vec<PlanMetricData>,
+}
+
+/// A plan node's metric (`Metric`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct PlanMetricData {
+    /// Metric name.
+    #[serde(deserialize_with = "lenient::or_default")]
+    pub name: String,
+    /// Value as Spark formats it.
+    #[serde(deserialize_with = "lenient::or_default")]
+    pub value: String,
+}
+
+/// A plan edge (`SparkPlanGraphEdge`): `fromId` is the child, `toId` the parent.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PlanEdgeData {
+    /// Child node id.
+    #[serde(deserialize_with = "lenient::u64")]
+    pub from_id: u64,
+    /// Parent node id.
+    #[serde(deserialize_with = "lenient::u64")]
+    pub to_id: u64,
+}
+
 /// Quantiles of a stage attempt's task metrics (`TaskMetricDistributions`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]

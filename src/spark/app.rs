@@ -9,6 +9,9 @@
 //! - task summaries (`taskSummary?quantiles=0.5,1.0`) of active stages, and once for each stage
 //!   that just ended.
 //! - SQL: running executions re-fetched one by one, new ids probed (`/sql` has no status filter).
+//! - SQL plans (`/sql/{id}?details=true&planDescription=false`): once per execution the poller
+//!   first sees ended (on the first read, those that ended within the task-summary window), a
+//!   slice of the backlog per poll, never per poll of a running one.
 //! - executors: `/allexecutors` (small, and shows dead executors).
 //! - `/environment` once, and `/storage/rdd` (small: cached datasets only), see
 //!   [`super::cost_cache`].
@@ -22,7 +25,9 @@ use serde::de::DeserializeOwned;
 
 use crate::model::obs::{EpochMs, JobStatus, StageStatus};
 
-use super::api::{ExecutionData, ExecutorSummary, JobData, StageData, TaskMetricDistributions};
+use super::api::{
+    ExecutionData, ExecutionPlan, ExecutorSummary, JobData, StageData, TaskMetricDistributions,
+};
 use super::client::{Client, ClientError};
 use super::convert::{self, job_obs, sql_obs, stage_obs};
 use super::tracker::{IdTracker, PROBE_CAP, PROBE_LOOKAHEAD};
@@ -33,6 +38,12 @@ use crate::model::Observer;
 const SQL_QUERY: &str = "details=false&planDescription=false";
 /// Most task summaries of ended stages fetched per poll (active stages are always fetched).
 const SUMMARY_BACKLOG_PER_POLL: usize = 32;
+/// An ended execution's plan graph, without the plan text.
+const SQL_PLAN_QUERY: &str = "details=true&planDescription=false";
+/// Most SQL plans fetched per poll (a backlog is worked off a slice per poll).
+pub const PLANS_PER_POLL: usize = 32;
+/// Most ended executions waiting for their plan fetch; past this the oldest are dropped.
+const MAX_PLANS_DUE: usize = 4096;
 
 /// What the poller remembers about one application between polls.
 #[derive(Debug)]
@@ -53,6 +64,8 @@ pub struct PolledApp {
     summary_due: BTreeSet<(u64, u32)>,
     sql: IdTracker,
     running_sql: BTreeSet<u64>,
+    /// Executions first seen ended, waiting for their plan (fetched once each).
+    plans_due: BTreeSet<u64>,
     /// `/environment` and `/storage/rdd` ([`super::cost_cache`]).
     extras: super::cost_cache::Extras,
 }
@@ -65,6 +78,11 @@ pub struct PollCtx {
     /// Stages that ended before `now_ms - summary_window_ms` get no task summary on a full read
     /// (their per-stage series would already have expired).
     pub summary_window_ms: i64,
+    /// Most SQL plans fetched in this poll ([`PLANS_PER_POLL`]; unbounded for a one-shot read).
+    pub plans_per_poll: usize,
+    /// On the first read of an application, only executions that ended at or after this time
+    /// get their plan read (`None`: all, for a one-shot read), as with task summaries.
+    pub plans_since_ms: Option<EpochMs>,
 }
 
 impl PolledApp {
@@ -88,6 +106,7 @@ impl PolledApp {
             summary_due: BTreeSet::new(),
             sql: IdTracker::new(),
             running_sql: BTreeSet::new(),
+            plans_due: BTreeSet::new(),
             extras: Default::default(),
         }
     }
@@ -126,7 +145,8 @@ impl PolledApp {
         self.poll_jobs(c, observer).await?;
         self.poll_stages(c, observer, ctx).await?;
         self.poll_summaries(c, observer).await?;
-        self.poll_sql(c, observer).await?;
+        self.poll_sql(c, observer, ctx).await?;
+        self.poll_plans(c, observer, ctx).await?;
         let execs: Vec<ExecutorSummary> = c.get(&format!("{}/allexecutors", self.base)).await?;
         for e in &execs {
             observer.upsert_executor(&self.app_id, &convert::executor_obs(e));
@@ -325,35 +345,123 @@ impl PolledApp {
         Ok(())
     }
 
-    async fn poll_sql(&mut self, c: &Client, observer: &dyn Observer) -> Result<(), ClientError> {
-        let app = self.app_id.as_str();
+    async fn poll_sql(
+        &mut self,
+        c: &Client,
+        observer: &dyn Observer,
+        ctx: PollCtx,
+    ) -> Result<(), ClientError> {
+        let app_id = self.app_id.clone();
+        let app = app_id.as_str();
         let base = self.base.clone();
+        // Executions first seen ended (running before, or new to the poller): plans due.
+        let mut ended = vec![];
         if !self.sql.needs_full() {
             for id in self.running_sql.clone() {
                 let path = format!("{base}/sql/{id}?{SQL_QUERY}");
                 match c.get_opt::<ExecutionData>(&path).await? {
-                    Some(e) => track_sql(&mut self.running_sql, observer, app, &e),
+                    Some(e) => {
+                        if track_sql(&mut self.running_sql, observer, app, &e).is_some() {
+                            ended.push(e.id);
+                        }
+                    }
                     None => {
                         self.running_sql.remove(&id);
                     }
                 }
             }
             let (tracker, running) = (&mut self.sql, &mut self.running_sql);
-            discover(
+            let found = discover(
                 c,
                 tracker,
                 |id| format!("{base}/sql/{id}?{SQL_QUERY}"),
-                |e| track_sql(running, observer, app, &e),
+                |e: ExecutionData| {
+                    if track_sql(running, observer, app, &e).is_some() {
+                        ended.push(e.id);
+                    }
+                },
             )
-            .await?;
+            .await;
+            self.queue_plans(std::mem::take(&mut ended));
+            found?;
         }
         if self.sql.needs_full() {
             let all: Vec<ExecutionData> = c.get(&format!("{base}/sql?{SQL_QUERY}")).await?;
-            self.running_sql.clear();
+            let known = self.sql.max();
+            let was_running = std::mem::take(&mut self.running_sql);
             for e in &all {
-                track_sql(&mut self.running_sql, observer, app, e);
+                let Some(end) = track_sql(&mut self.running_sql, observer, app, e) else {
+                    continue;
+                };
+                let new = was_running.contains(&e.id) || known.is_none_or(|m| e.id > m);
+                // A first read of a long history reads only the recent plans.
+                let recent = known.is_some()
+                    || ctx
+                        .plans_since_ms
+                        .is_none_or(|since| end.is_some_and(|t| t >= since));
+                if new && recent {
+                    ended.push(e.id);
+                }
             }
             self.sql.reset_from_full(all.iter().map(|e| e.id));
+        }
+        self.queue_plans(ended);
+        Ok(())
+    }
+
+    /// Remember executions whose plan is due (bounded: the oldest go first).
+    fn queue_plans(&mut self, ids: Vec<u64>) {
+        self.plans_due.extend(ids);
+        while self.plans_due.len() > MAX_PLANS_DUE {
+            self.plans_due.pop_first();
+        }
+    }
+
+    /// Fetch the plans of executions that ended, once each, oldest first, at most
+    /// `ctx.plans_per_poll`. An execution Spark no longer has (404) or whose answer is not a
+    /// plan is logged, counted in `spark_exporter_scrape_errors_total` and skipped; a target
+    /// that does not answer fails the poll, and the plan is asked for again next time.
+    async fn poll_plans(
+        &mut self,
+        c: &Client,
+        observer: &dyn Observer,
+        ctx: PollCtx,
+    ) -> Result<(), ClientError> {
+        let due: Vec<u64> = self
+            .plans_due
+            .iter()
+            .copied()
+            .take(ctx.plans_per_poll)
+            .collect();
+        for id in due {
+            let path = format!("{}/sql/{id}?{SQL_PLAN_QUERY}", self.base);
+            let app_id = self.app_id.as_str();
+            match c.get_opt::<ExecutionPlan>(&path).await {
+                Ok(Some(mut p)) => {
+                    p.id = id;
+                    if let Some(obs) = convert::sql_plan_obs(&p) {
+                        observer.sql_plan(app_id, &obs);
+                    }
+                }
+                Ok(None) => {
+                    c.count_error("http_status");
+                    tracing::debug!(
+                        app_id,
+                        execution_id = id,
+                        "SQL execution gone before its plan was read."
+                    );
+                }
+                Err(
+                    e @ (ClientError::Decode { .. }
+                    | ClientError::Body { .. }
+                    | ClientError::HttpStatus { .. }),
+                ) => {
+                    c.count_error(e.kind());
+                    tracing::warn!(app_id, execution_id = id, error = %e, "Skipped a SQL plan Spark did not give.");
+                }
+                Err(e) => return Err(e),
+            }
+            self.plans_due.remove(&id);
         }
         Ok(())
     }
@@ -381,19 +489,32 @@ fn track_job(running: &mut BTreeSet<u64>, observer: &dyn Observer, app: &str, j:
     }
 }
 
-/// Upsert a SQL execution; keep it in `running` while it runs.
-fn track_sql(running: &mut BTreeSet<u64>, observer: &dyn Observer, app: &str, e: &ExecutionData) {
+/// Upsert a SQL execution; keep it in `running` while it runs. `Some(end time, if known)` if
+/// it has ended.
+fn track_sql(
+    running: &mut BTreeSet<u64>,
+    observer: &dyn Observer,
+    app: &str,
+    e: &ExecutionData,
+) -> Option<Option<EpochMs>> {
     match sql_obs(e) {
         Some(obs) if !obs.status.is_terminal() => {
             observer.upsert_sql(app, &obs);
             running.insert(e.id);
+            None
         }
         Some(obs) => {
             observer.upsert_sql(app, &obs);
             running.remove(&e.id);
+            let end = obs
+                .submission_ms
+                .zip(obs.duration_ms)
+                .map(|(s, d)| s.saturating_add(i64::try_from(d).unwrap_or(i64::MAX)));
+            Some(end)
         }
         None => {
             running.remove(&e.id);
+            None
         }
     }
 }

@@ -197,10 +197,10 @@ impl Client {
         &self.target
     }
 
-    /// Count a failed request that does not fail the poll (an optional endpoint) in
-    /// `spark_exporter_scrape_errors_total`.
-    pub fn count_error(&self, e: &ClientError) {
-        self.telemetry.scrape_error(&self.target, e.kind());
+    /// Count a failed request that does not fail the poll (one SQL plan Spark could not give,
+    /// an optional endpoint): `spark_exporter_scrape_errors_total{kind}`.
+    pub fn count_error(&self, kind: &'static str) {
+        self.telemetry.scrape_error(&self.target, kind);
     }
 
     /// Body bytes and responses read since this client was made.

@@ -4,13 +4,14 @@
 //! tested without a server.
 
 use crate::model::obs::{
-    AppObs, AppPropsObs, EpochMs, ExecutorObs, JobObs, JobStatus, RddObs, SqlObs, SqlStatus,
-    StageObs, StageStatus, TaskCounts, TaskSummaryObs, TaskTotals,
+    AppObs, AppPropsObs, EpochMs, ExecutorObs, JobObs, JobStatus, RddObs, SqlObs, SqlPlanObs,
+    SqlStatus, StageObs, StageStatus, TaskCounts, TaskSummaryObs, TaskTotals,
 };
+use crate::model::plan::{AqeMetric, PlanGraph, PlanNode};
 
 use super::api::{
-    ApplicationEnvironmentInfo, ApplicationInfo, ExecutionData, ExecutorSummary, JobData,
-    RddStorageInfo, StageData, TaskMetricDistributions,
+    ApplicationEnvironmentInfo, ApplicationInfo, ExecutionData, ExecutionPlan, ExecutorSummary,
+    JobData, RddStorageInfo, StageData, TaskMetricDistributions,
 };
 
 /// Parses Spark's REST time format, `2026-11-29T19:39:20.198GMT`, into epoch milliseconds.
@@ -256,6 +257,57 @@ pub fn sql_obs(e: &ExecutionData) -> Option<SqlObs> {
             .chain(&e.failed_job_ids)
             .copied()
             .collect(),
+    })
+}
+
+/// The plan graph REST serves for an execution, as the model reads it: the nodes without
+/// `WholeStageCodegen` clusters (REST lists them as nodes with no edges), children from the
+/// edges (`fromId` child, `toId` parent; edges to unknown nodes dropped), and adaptive
+/// execution's metrics with their values (`1,234` reads as 1234).
+pub fn plan_graph(p: &ExecutionPlan) -> PlanGraph {
+    let mut index: std::collections::HashMap<u64, u32> = std::collections::HashMap::new();
+    let mut g = PlanGraph::default();
+    for n in &p.nodes {
+        if n.node_name.trim().starts_with("WholeStageCodegen") || index.contains_key(&n.node_id) {
+            continue;
+        }
+        index.insert(n.node_id, g.nodes.len() as u32);
+        g.nodes.push(PlanNode {
+            name: n.node_name.trim().to_string(),
+            children: vec![],
+            aqe: n
+                .metrics
+                .iter()
+                .filter_map(|m| {
+                    let which = AqeMetric::from_name(&m.name)?;
+                    let v: String = m.value.chars().filter(|c| *c != ',').collect();
+                    Some((which, v.trim().parse().ok()?))
+                })
+                .collect(),
+        });
+    }
+    for e in &p.edges {
+        if let (Some(&child), Some(&parent)) = (index.get(&e.from_id), index.get(&e.to_id)) {
+            g.nodes[parent as usize].children.push(child);
+        }
+    }
+    g
+}
+
+/// The final plan of an ended execution (`None` when the answer has no nodes: Spark sent
+/// no graph).
+pub fn sql_plan_obs(p: &ExecutionPlan) -> Option<SqlPlanObs> {
+    let g = plan_graph(p);
+    if g.nodes.is_empty() {
+        return None;
+    }
+    let (mut plan, aqe) = g.summarize();
+    for (m, v) in aqe {
+        plan.add_aqe(m, v);
+    }
+    Some(SqlPlanObs {
+        execution_id: p.id,
+        plan,
     })
 }
 

@@ -72,8 +72,8 @@ impl Extras {
             Ok(v) => Ok(Some(v)),
             Err(e @ (ClientError::Connect { .. } | ClientError::Timeout { .. })) => Err(e),
             Err(e) => {
-                c.count_error(&e);
                 let kind = e.kind();
+                c.count_error(kind);
                 if std::mem::replace(&mut self.warned, true) {
                     tracing::debug!(app_id, kind, error = %e, "Optional REST read failed again");
                 } else {

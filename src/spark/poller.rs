@@ -68,6 +68,8 @@ pub struct TargetPoller<O: Observer> {
     shard_by_name: bool,
     /// `model.app_name_filter` (the model drops the others; not polling them saves requests).
     model_name_filter: Option<Regex>,
+    /// A one-shot read (`dump`): backlogs (SQL plans) are read whole, not a slice per poll.
+    one_shot: bool,
 }
 
 /// After this many failed polls in a row, the target's unfinished applications are marked as
@@ -119,6 +121,7 @@ impl<O: Observer> TargetPoller<O> {
                 .app_name_filter
                 .as_deref()
                 .and_then(|p| Regex::new(p).ok()),
+            one_shot: false,
         })
     }
 
@@ -180,9 +183,16 @@ impl<O: Observer> TargetPoller<O> {
     }
 
     async fn poll_inner(&mut self) -> Result<usize, ClientError> {
+        let now = now_ms();
         let ctx = PollCtx {
-            now_ms: now_ms(),
+            now_ms: now,
             summary_window_ms: self.summary_window_ms,
+            plans_since_ms: (!self.one_shot).then(|| now.saturating_sub(self.summary_window_ms)),
+            plans_per_poll: if self.one_shot {
+                usize::MAX
+            } else {
+                super::app::PLANS_PER_POLL
+            },
         };
         let lookahead =
             if self.name_filter.is_some() || self.model_name_filter.is_some() || self.shard_by_name
@@ -365,7 +375,10 @@ pub async fn poll_once<O: Observer + 'static>(
         let telemetry = telemetry.clone();
         tasks.spawn(async move {
             let result = match TargetPoller::new(&url, &settings, observer, telemetry) {
-                Ok(mut p) => p.poll().await.map(|_| ()),
+                Ok(mut p) => {
+                    p.one_shot = true;
+                    p.poll().await.map(|_| ())
+                }
                 Err(e) => Err(e),
             };
             (url, result)

@@ -23,6 +23,8 @@ pub struct Calls {
     pub summaries: BTreeMap<(String, u64, u32), TaskSummaryObs>,
     pub executors: BTreeMap<(String, String), ExecutorObs>,
     pub sql: BTreeMap<(String, u64), SqlObs>,
+    /// SQL plans, every one reported (a plan reported twice shows twice).
+    pub plans: Vec<(String, SqlPlanObs)>,
     pub upserts: usize,
 }
 
@@ -88,6 +90,9 @@ impl Observer for Recorder {
     }
     fn upsert_sql(&self, app: &str, o: &SqlObs) {
         self.rec(|c| drop(c.sql.insert((app.into(), o.execution_id), o.clone())));
+    }
+    fn sql_plan(&self, app: &str, o: &SqlPlanObs) {
+        self.rec(|c| c.plans.push((app.into(), o.clone())));
     }
 }
 
