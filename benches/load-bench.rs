@@ -303,6 +303,7 @@ fn totals(tasks: u64, k: u64) -> TaskTotals {
         shuffle_write_bytes: (tasks * 16) << 20,
         memory_spilled_bytes: (k % 7) << 20,
         disk_spilled_bytes: (k % 5) << 20,
+        ..Default::default()
     }
 }
 
@@ -390,6 +391,7 @@ impl Filler {
                 launch_ms: now - 5_000 - (i as i64 * 37) % 4_000,
                 finish_ms: now,
                 metrics: totals(1, i),
+                locality: None,
             };
             self.model.observer(Source::EventLog).task_end(APP_ID, &t);
             self.next_task += 1;
@@ -414,6 +416,8 @@ impl Filler {
                     TaskSummaryObs {
                         median_ms: 900.0,
                         max_ms: 900.0 + (*s % 40) as f64 * 100.0,
+                        ended: true,
+                        of_duration: true,
                     },
                 );
             }

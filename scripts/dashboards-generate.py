@@ -790,6 +790,122 @@ def fleet():
     ], by_job=True)
 
 
+def diagnosis():
+    """The Spark UI's top-down reading (issue 18), one row per step: bottleneck stages, skew and
+    spill, GC and lost executors, joins and plans, cached data, task overheads, cost."""
+    grp = "{{app_name}} {{job_group}}"
+    by_grp = "app_name, app_id, job_group"
+    rate_grp = lambda m, extra="": f"sum by ({by_grp}{extra}) (rate({m}{{{JOB}}}[{RI}]))"
+    inc_grp = lambda m, extra="": f"sum by ({by_grp}{extra}) (increase({m}{{{JOB}}}[$__range]))"
+    sql = "{{app_name}} {{description}}"
+    return dashboard("spark-exporter-diagnosis", "Spark / Diagnosis",
+                     "Why is this job slow? The Spark UI's top-down reading as panels: bottleneck stages, skew "
+                     "and spill, GC and lost executors, join strategies and plan changes, cached data, task "
+                     "overheads and locality, and what the cores cost. Each row names the alert and the runbook "
+                     "section with the remedies.", [
+        row("1. Bottleneck: where the time goes"),
+        table("Job groups by task time", "Task run time, stage time, shuffle and spill per job group over the "
+              "dashboard's range: the group at the top is where to look first.", "s",
+              [target(inc_grp("spark_task_run_time_seconds_total"), instant=True, table=True),
+               target(f"sum by ({by_grp}) (increase(spark_stage_duration_seconds_sum{{{JOB}}}[$__range]))",
+                      instant=True, table=True),
+               target(inc_grp("spark_task_shuffle_read_bytes_total"), instant=True, table=True),
+               target(inc_grp("spark_task_disk_spilled_bytes_total"), instant=True, table=True)],
+              merge=True, sort_by="task time", hide=("cluster", "namespace", "pod"),
+              rename={"Value #A": "task time", "Value #B": "stage time", "Value #C": "shuffle read",
+                      "Value #D": "spilled to disk"},
+              units={"shuffle read": "bytes", "spilled to disk": "bytes"}),
+        ts("Task time by job group", "Task-seconds per second per job group: busy cores.", "short",
+           [target(rate_grp("spark_task_run_time_seconds_total"), grp)], w=12),
+        ts("Shuffle by job group", "Shuffle bytes read and written per second per job group.", "Bps",
+           [target(rate_grp("spark_task_shuffle_read_bytes_total"), "read " + grp),
+            target(rate_grp("spark_task_shuffle_write_bytes_total"), "write " + grp)], w=12),
+        row("2. Skew and spill (SparkSkewedStages, SparkHighSpill)"),
+        ts("Stages by skew ratio", "Finished stages per job group, by their longest task / median task "
+           "(spark_stage_skew_ratio): above 5 one partition holds most of the data.", "short",
+           [target(f"sum by ({by_grp}) (increase(spark_stage_skew_ratio_count{{{JOB}}}[$__range])) - "
+                   f"sum by ({by_grp}) (increase(spark_stage_skew_ratio_bucket{{{JOB}, le=\"5\"}}[$__range]))",
+                   "skewed (> 5) " + grp),
+            target(f"sum by ({by_grp}) (increase(spark_stage_skew_ratio_count{{{JOB}}}[$__range]))", "all " + grp)],
+           w=8, sparse=True),
+        ts("Worst skew ratio", "Highest max/median task duration of the finished stages of each job group, "
+           "from the histogram (its upper bucket bound).", "short",
+           [target(f"histogram_quantile(1, sum by ({by_grp}, le) (increase(spark_stage_skew_ratio_bucket{{{JOB}}}[$__range])))",
+                   grp)], w=8, sparse=True),
+        ts("Spill by job group", "Bytes spilled to disk and from memory per second: partitions that do not fit "
+           "execution memory.", "Bps",
+           [target(rate_grp("spark_task_disk_spilled_bytes_total"), "disk " + grp),
+            target(rate_grp("spark_task_memory_spilled_bytes_total"), "memory " + grp)], w=8),
+        row("3. Executors: GC and losses (SparkJobGroupHighGCRatio, SparkExecutorsLost)"),
+        ts("GC share of task time by job group", "JVM GC time / task run time over 5m per job group "
+           "(spark_job_group:gc_ratio:rate5m); the red line is the GC_RATIO threshold.", "percentunit",
+           [target(f"spark_job_group:gc_ratio:rate5m{{{JOB}}}", grp)], threshold_line=GC_RATIO),
+        ts("Executors removed by reason", "Executor removals by normalised reason.", "short",
+           [target(f"sum by (app_name, reason) (spark_executor_removed_total{{{APP}}})", "{{app_name}} {{reason}}")]),
+        row("4. SQL: joins, exchanges, adaptive execution, plan changes (SparkJoinStrategyChanged, SparkPlanChanged)"),
+        table("Joins by strategy", "Join nodes of the final plans of finished SQL executions, per description and "
+              "strategy (a SortMergeJoin where a broadcast would do is the classic regression).", "short",
+              [target(f"sum by (app_name, job_group, description, strategy) (spark_sql_joins_total{{{JOB}}})",
+                      instant=True, table=True)],
+              w=12, hide=("cluster", "namespace", "pod"), rename={"Value": "joins"}),
+        table("Exchanges by type", "Shuffle and broadcast exchanges of the final plans, per description (a "
+              "reused exchange is not counted again).", "short",
+              [target(f"sum by (app_name, job_group, description, type) (spark_sql_exchanges_total{{{JOB}}})",
+                      instant=True, table=True)],
+              w=12, hide=("cluster", "namespace", "pod"), rename={"Value": "exchanges"}),
+        ts("Plan fingerprint by description", "Hash of each description's final physical plan (no app_id: "
+           "runs of one application name share the series); a step is a plan change.", "short",
+           [target(f'spark_sql_plan_fingerprint{{{SCOPE}, app_name=~"$app_name", job_group=~"$job_group"}}', sql)],
+           w=12, sparse=True),
+        ts("Adaptive execution", "Shuffle partitions adaptive execution coalesced, skewed partitions it found "
+           "and the splits it made of them, per description (AQEShuffleRead of the final plans).", "short",
+           [target(f"sum by (app_name, description, type) (spark_sql_aqe_partitions_total{{{JOB}}})",
+                   "{{type}} {{app_name}} {{description}}")], w=12, sparse=True),
+        row("5. Storage: cached data"),
+        table("Cached datasets", "Cached RDDs and DataFrames: fraction of partitions cached, memory and disk.",
+              "bytes",
+              [target(f"spark_rdd_cached_fraction{{{APP}}}", instant=True, table=True),
+               target(f"spark_rdd_memory_bytes{{{APP}}}", instant=True, table=True),
+               target(f"spark_rdd_disk_bytes{{{APP}}}", instant=True, table=True)],
+              w=12, merge=True, hide=("cluster", "namespace", "pod"),
+              rename={"Value #A": "cached fraction", "Value #B": "memory", "Value #C": "disk"},
+              units={"cached fraction": "percentunit"}),
+        ts("Storage memory used / limit", "Memory held by cached blocks over the storage memory of the "
+           "executors: cache near the limit crowds out execution memory (spill, GC).", "percentunit",
+           [target(f"sum by (app_name) (spark_executor_storage_memory_used_bytes{{{APP}}}) / "
+                   f"sum by (app_name) (spark_executor_max_memory_bytes{{{APP}}})", "{{app_name}}")], w=12),
+        row("6. Task details: locality and overheads"),
+        ts("Task locality", "Share of tasks per locality level (event logs): ANY and RACK_LOCAL read their "
+           "input over the network.", "percentunit",
+           [target(f"sum by (app_name, locality) (increase(spark_task_locality_total{{{JOB}}}[$__range])) / "
+                   f"ignoring (locality) group_left sum by (app_name) (increase(spark_task_locality_total{{{JOB}}}[$__range]))",
+                   "{{app_name}} {{locality}}")], w=8, sparse=True),
+        ts("Task overheads by job group", "Per second of task run time: scheduler delay, deserialization and "
+           "shuffle fetch wait. High scheduler delay: too many small tasks or a busy driver.", "percentunit",
+           [target(f"{rate_grp('spark_task_scheduler_delay_seconds_total')} / {rate_grp('spark_task_run_time_seconds_total')}",
+                   "scheduler delay " + grp),
+            target(f"{rate_grp('spark_task_deserialize_time_seconds_total')} / {rate_grp('spark_task_run_time_seconds_total')}",
+                   "deserialization " + grp),
+            target(f"{rate_grp('spark_task_shuffle_fetch_wait_seconds_total')} / {rate_grp('spark_task_run_time_seconds_total')}",
+                   "fetch wait " + grp)], w=8, sparse=True),
+        ts("Peak execution memory by job group", "Sum of the tasks' peak execution memory per second, by job "
+           "group (divide by tasks for the mean task's peak).", "Bps",
+           [target(rate_grp("spark_task_peak_execution_memory_bytes_total"), grp)], w=8),
+        row("7. Cost: cores allocated and used (SparkLowCoreUtilization)"),
+        ts("Core utilisation over the application's life", "Task core-seconds used / executor core-seconds "
+           "allocated since the application started (spark_app:core_utilization:ratio).", "percentunit",
+           [target(f"spark_app:core_utilization:ratio{{{APP}}}", "{{app_name}} {{app_id}}")], w=8),
+        ts("Core-seconds allocated and used", "Executor core-seconds allocated and task core-seconds used per "
+           "second: the gap is what the platform pays for and nobody used.", "short",
+           [target(f"sum by (app_name) (rate(spark_executor_core_seconds_allocated_total{{{APP}}}[{RI}]))",
+                   "allocated {{app_name}}"),
+            target(f"sum by (app_name) (rate(spark_task_core_seconds_used_total{{{JOB}}}[{RI}]))",
+                   "used {{app_name}}")], w=8),
+        ts("Idle core-seconds", "Executor core-seconds allocated and not used by any task so far.", "s",
+           [target(f"spark_executor_idle_core_seconds{{{APP}}}", "{{app_name}} {{app_id}}")], w=8),
+    ])
+
+
 DASHBOARDS = {
     "spark-overview.json": overview,
     "spark-jobs.json": jobs,
@@ -797,6 +913,7 @@ DASHBOARDS = {
     "spark-executors.json": executors,
     "spark-sql-streaming.json": sql_streaming,
     "spark-fleet.json": fleet,
+    "spark-diagnosis.json": diagnosis,
 }
 
 

@@ -57,7 +57,7 @@ PENDING_RULES = ()
 HISTOGRAMS = {
     "spark_job_duration_seconds", "spark_stage_duration_seconds", "spark_task_duration_seconds",
     "spark_sql_execution_duration_seconds", "spark_streaming_batch_duration_seconds",
-    "spark_app_run_duration_seconds",
+    "spark_app_run_duration_seconds", "spark_stage_skew_ratio",
 }
 JOB_METRICS = {  # labels app_id, app_name, job_group, job_description
     "spark_jobs_total", "spark_jobs_active", "spark_job_duration_seconds",
@@ -68,6 +68,15 @@ JOB_METRICS = {  # labels app_id, app_name, job_group, job_description
     "spark_task_gc_time_seconds_total", "spark_task_input_bytes_total", "spark_task_output_bytes_total",
     "spark_task_shuffle_read_bytes_total", "spark_task_shuffle_write_bytes_total",
     "spark_task_memory_spilled_bytes_total", "spark_task_disk_spilled_bytes_total",
+    "spark_stage_skew_ratio", "spark_task_locality_total", "spark_task_scheduler_delay_seconds_total",
+    "spark_task_deserialize_time_seconds_total", "spark_task_shuffle_fetch_wait_seconds_total",
+    "spark_task_peak_execution_memory_bytes_total", "spark_task_core_seconds_used_total",
+    # SQL plans: SQL labels (app_id, app_name, job_group, description)
+    "spark_sql_plans_total", "spark_sql_joins_total", "spark_sql_skew_joins_total",
+    "spark_sql_exchanges_total", "spark_sql_aqe_partitions_total",
+}
+NAME_METRICS = {  # labels app_name, job_group (no app_id: they span the runs of an application name)
+    "spark_sql_plan_fingerprint",
 }
 APP_METRICS = {  # labels app_id, app_name (no job_group)
     "spark_app_info", "spark_app_start_time_seconds", "spark_app_end_time_seconds",
@@ -88,6 +97,8 @@ APP_METRICS = {  # labels app_id, app_name (no job_group)
     "spark_streaming_state_rows_dropped_by_watermark_total", "spark_streaming_source_input_rows_total",
     "spark_streaming_source_input_rows_per_second", "spark_streaming_source_processed_rows_per_second",
     "spark_streaming_trigger_interval_seconds",
+    "spark_executor_core_seconds_allocated_total", "spark_executor_idle_core_seconds",
+    "spark_rdd_cached_fraction", "spark_rdd_memory_bytes", "spark_rdd_disk_bytes",
 }
 SELF_METRICS = {  # the exporter's own health; not per application
     "spark_up", "spark_exporter_build_info", "spark_exporter_scrape_duration_seconds",
@@ -160,6 +171,8 @@ def check_query(expr, where, rules, problems, extra=()):
             needs = SCOPE_VARS + tuple(extra) + ("app_name", "app_id", "job_group")
         elif base in APP_METRICS:
             needs = SCOPE_VARS + tuple(extra) + ("app_name", "app_id")
+        elif base in NAME_METRICS:
+            needs = SCOPE_VARS + tuple(extra) + ("app_name", "job_group")
         elif base in SELF_METRICS or base in TARGET_METRICS:
             needs = SCOPE_VARS + tuple(extra)
         else:

@@ -382,7 +382,10 @@ scrape_configs:
     for p in panel_results:
         by_panel.setdefault((p["file"], p["panel"]), []).append(p)
     empty = sorted(k for k, ps in by_panel.items() if not any(p["finite_samples"] for p in ps))
-    unexpected = [k for k in empty if k not in EXPECTED_EMPTY]
+    # The Diagnosis dashboard needs conditions this workload does not provoke (joins, cached data,
+    # skew, executors of their own): tests/e2e_diagnosis.py checks that each of its queries
+    # returns data on a workload that does; here its queries must only run without error.
+    unexpected = [k for k in empty if k not in EXPECTED_EMPTY and k[0] != "spark-diagnosis.json"]
     res.add("every panel returns data (except the expected-empty ones)", not unexpected,
             f"{len(by_panel) - len(empty)}/{len(by_panel)} panels with data; no data: "
             + ("; ".join(f"{f} '{t}'" for f, t in unexpected) or "none unexpected"))

@@ -492,7 +492,7 @@ proptest! {
         let _ = convert::stage_obs(&stages[0]);
         let _ = convert::executor_obs(&execs[0]);
         let _ = convert::sql_obs(&sql[0]);
-        let _ = convert::task_summary_obs(&dist);
+        let _ = convert::task_summary_obs(&dist, true);
         let plan: ExecutionPlan = serde_json::from_value(obj.clone()).expect("ExecutionPlan");
         let _ = convert::sql_plan_obs(&plan);
         if let Ok(apps) = serde_json::from_slice::<Vec<ApplicationInfo>>(&body) {

@@ -347,3 +347,24 @@ async fn a_backlog_of_task_summaries_is_spread_over_polls() {
     let n = rec.with(|c| c.summaries.len());
     assert_eq!(n, 101, "every stage that ran, and the active one");
 }
+
+#[tokio::test]
+async fn a_completed_application_is_done_only_once_its_summaries_are_read() {
+    // As a History Server lists it: completed, 100 finished stages all "recent".
+    let mut app = AppData::generated("done", 100);
+    app.complete(2_000_000_000_000, 7);
+    let server = FakeSpark::start(vec![app]).await;
+    let rec = Arc::new(Recorder::default());
+    let mut s = settings(&[&server.url]);
+    s.model.stage_retention = std::time::Duration::from_secs(100 * 365 * 86_400);
+    let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone()).unwrap();
+    let mut per_poll = vec![];
+    for _ in 0..5 {
+        p.poll().await.unwrap();
+        let log = server.take_log();
+        per_poll.push(log.iter().filter(|l| l.contains("taskSummary")).count());
+    }
+    // The backlog is worked off before the application counts as read: then nothing more.
+    assert_eq!(per_poll, [33, 33, 33, 5, 0]);
+    assert_eq!(rec.with(|c| c.summaries.len()), 101);
+}

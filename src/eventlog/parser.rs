@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 
 use crate::model::{
-    AppObs, AppPropsObs, BlockObs, EpochMs, ExecutorObs, JobObs, JobStatus, RddInfoObs,
+    AppObs, AppPropsObs, BlockObs, EpochMs, ExecutorObs, JobObs, JobStatus, Locality, RddInfoObs,
     SourceProgressObs, StageObs, StageStatus, StateOperatorObs, StreamingProgressObs,
     StreamingStartObs, TaskEndObs, TaskOutcome, TaskStartObs, TaskTotals,
 };
@@ -408,6 +408,15 @@ struct TaskEndAcc {
     failed: bool,
     killed: bool,
     m: TaskTotals,
+    /// `Task Info`.`Locality`.
+    locality: Option<Locality>,
+    /// `Task Info`.`Getting Result Time`: when the driver started fetching the result (epoch
+    /// ms; 0 when it did not, the usual case).
+    getting_result: i64,
+    /// `Task Metrics`.`Result Serialization Time`, ms (for the scheduler delay).
+    result_ser_ms: u64,
+    /// The event had `Task Metrics` (the scheduler delay is computed only then, as Spark does).
+    has_metrics: bool,
 }
 
 impl TaskEndAcc {
@@ -423,10 +432,16 @@ impl TaskEndAcc {
                 Ok(())
             })?,
             b"Task Info" => members(v, |k, v| self.info(k, v))?,
-            b"Task Metrics" if v != b"null" => task_metrics(v, &mut self.m)?,
+            b"Task Metrics" if v != b"null" => self.metrics(v)?,
             _ => {}
         }
         Ok(())
+    }
+
+    /// `Task Metrics`.
+    fn metrics(&mut self, v: &[u8]) -> Result<(), ScanError> {
+        self.has_metrics = true;
+        task_metrics(v, &mut self.m, &mut self.result_ser_ms)
     }
 
     /// A member of `Task Info`.
@@ -438,6 +453,8 @@ impl TaskEndAcc {
             b"Finish Time" => self.finish = int("Finish Time", v)?,
             b"Failed" => self.failed = boolean("Failed", v)?,
             b"Killed" => self.killed = boolean("Killed", v)?,
+            b"Locality" => self.locality = Some(locality(v)),
+            b"Getting Result Time" => self.getting_result = int("Getting Result Time", v)?,
             _ => {}
         }
         Ok(())
@@ -468,14 +485,14 @@ impl TaskEndAcc {
         };
         let v = line[start..end].trim_ascii();
         if v != b"null" {
-            task_metrics(v, &mut self.m)?;
+            self.metrics(v)?;
         }
         Ok(true)
     }
 }
 
-/// `SparkListenerTaskEnd`, read with the structural scanner: only `Task Info`'s ids and times,
-/// the end reason and the nine metrics are looked at; `Accumulables` and executor metrics are
+/// `SparkListenerTaskEnd`, read with the structural scanner: only `Task Info`'s ids, times and
+/// locality, the end reason and the metrics of [`task_metrics`] are looked at; `Accumulables` and executor metrics are
 /// jumped over (see [`TaskEndAcc::fast`]) or, for lines shaped otherwise, skipped by their
 /// brackets.
 fn task_end(line: &[u8]) -> Result<Event, ScanError> {
@@ -492,6 +509,12 @@ fn task_end(line: &[u8]) -> Result<Event, ScanError> {
     } else {
         TaskOutcome::Succeeded
     };
+    let finish_ms = a.finish.max(a.launch);
+    let mut metrics = a.m;
+    if a.has_metrics {
+        metrics.scheduler_delay_ms =
+            scheduler_delay(a.launch, finish_ms, a.getting_result, &a.m, a.result_ser_ms);
+    }
     Ok(Event::TaskEnd(TaskEndObs {
         stage_id: a.stage_id.ok_or(ScanError::Missing("Stage ID"))?,
         attempt: a.attempt,
@@ -499,15 +522,59 @@ fn task_end(line: &[u8]) -> Result<Event, ScanError> {
         executor_id: a.executor_id.ok_or(ScanError::Missing("Executor ID"))?,
         outcome,
         launch_ms: a.launch,
-        finish_ms: a.finish.max(a.launch),
-        metrics: a.m,
+        finish_ms,
+        metrics,
+        locality: a.locality,
     }))
 }
 
-fn task_metrics(v: &[u8], m: &mut TaskTotals) -> Result<(), ScanError> {
+/// A task's scheduler delay as the Spark UI computes it (`AppStatusUtils.schedulerDelay`): its
+/// duration less executor run time, deserialization, result serialization and the time the
+/// driver spent getting its result (finish minus `Getting Result Time`, when that is set), at
+/// least 0.
+fn scheduler_delay(
+    launch: i64,
+    finish: i64,
+    fetch_start: i64,
+    m: &TaskTotals,
+    result_ser_ms: u64,
+) -> u64 {
+    let duration = finish.saturating_sub(launch);
+    let getting_result = if fetch_start > 0 {
+        finish.saturating_sub(fetch_start)
+    } else {
+        0
+    };
+    let ms = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    duration
+        .saturating_sub(ms(m.run_time_ms))
+        .saturating_sub(ms(m.deserialize_ms))
+        .saturating_sub(ms(result_ser_ms))
+        .saturating_sub(getting_result)
+        .max(0) as u64
+}
+
+/// A `Locality` value (a JSON string) without allocating: Spark's names, else `Other`.
+fn locality(v: &[u8]) -> Locality {
+    match v {
+        [b'"', name @ .., b'"'] => Locality::from_spark(name),
+        _ => Locality::Other,
+    }
+}
+
+/// The members of `Task Metrics` the model sums; `result_ser_ms` gets `Result Serialization
+/// Time` (only the scheduler delay needs it).
+fn task_metrics(v: &[u8], m: &mut TaskTotals, result_ser_ms: &mut u64) -> Result<(), ScanError> {
     members(v, |k, v| {
         match k {
             b"Executor Run Time" => m.run_time_ms = count("Executor Run Time", v)?,
+            b"Executor Deserialize Time" => {
+                m.deserialize_ms = count("Executor Deserialize Time", v)?
+            }
+            b"Result Serialization Time" => *result_ser_ms = count("Result Serialization Time", v)?,
+            b"Peak Execution Memory" => {
+                m.peak_execution_memory_bytes = count("Peak Execution Memory", v)?
+            }
             b"Executor CPU Time" => m.cpu_time_ns = count("Executor CPU Time", v)?,
             b"JVM GC Time" => m.gc_time_ms = count("JVM GC Time", v)?,
             b"Memory Bytes Spilled" => m.memory_spilled_bytes = count("Memory Bytes Spilled", v)?,
@@ -517,16 +584,30 @@ fn task_metrics(v: &[u8], m: &mut TaskTotals) -> Result<(), ScanError> {
             b"Shuffle Write Metrics" => {
                 one(v, b"Shuffle Bytes Written", &mut m.shuffle_write_bytes)?
             }
-            b"Shuffle Read Metrics" => {
-                let (mut remote, mut local) = (0, 0);
-                one(v, b"Remote Bytes Read", &mut remote)?;
-                one(v, b"Local Bytes Read", &mut local)?;
-                m.shuffle_read_bytes = remote.saturating_add(local);
-            }
+            b"Shuffle Read Metrics" => shuffle_read(v, m)?,
             _ => {}
         }
         Ok(())
     })
+}
+
+/// `Shuffle Read Metrics`, in one pass: bytes read (remote + local) and fetch wait time.
+fn shuffle_read(v: &[u8], m: &mut TaskTotals) -> Result<(), ScanError> {
+    if v == b"null" {
+        return Ok(());
+    }
+    let (mut remote, mut local) = (0u64, 0u64);
+    members(v, |k, v| {
+        match k {
+            b"Remote Bytes Read" => remote = count("metric", v)?,
+            b"Local Bytes Read" => local = count("metric", v)?,
+            b"Fetch Wait Time" => m.fetch_wait_ms = count("Fetch Wait Time", v)?,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    m.shuffle_read_bytes = remote.saturating_add(local);
+    Ok(())
 }
 
 /// Read member `key` of the object `v` (absent or null object: unchanged).

@@ -360,6 +360,83 @@ fn task_end_fast_path_and_full_scan_agree_on_odd_shapes() {
     assert!(parse_line(&spark[..200]).is_err());
 }
 
+/// A task end with what a diagnosis reads: locality, getting-result time, deserialization,
+/// result serialization, fetch wait and peak execution memory (Spark 4.1.1's member order).
+const TASK_END_DIAG: &str = r#"{"Event":"SparkListenerTaskEnd","Stage ID":4,"Stage Attempt ID":0,"Task Type":"ResultTask","Task End Reason":{"Reason":"Success"},"Task Info":{"Task ID":31,"Index":0,"Attempt":0,"Partition ID":0,"Launch Time":1000,"Executor ID":"1","Host":"192.0.2.3","Locality":"NODE_LOCAL","Speculative":false,"Getting Result Time":1363,"Finish Time":1383,"Failed":false,"Killed":false,"Accumulables":[{"ID":1,"Name":"x","Update":"\"Locality\":\"ANY\"","Value":"1"}]},"Task Executor Metrics":{"JVMHeapMemory":1},"Task Metrics":{"Executor Deserialize Time":178,"Executor Deserialize CPU Time":1,"Executor Run Time":124,"Executor CPU Time":2,"Peak Execution Memory":65536,"Peak On Heap Execution Memory":65536,"Result Size":5712,"JVM GC Time":0,"Result Serialization Time":9,"Memory Bytes Spilled":0,"Disk Bytes Spilled":0,"Shuffle Read Metrics":{"Remote Blocks Fetched":2,"Local Blocks Fetched":1,"Fetch Wait Time":31,"Remote Bytes Read":100,"Local Bytes Read":23,"Push Based Shuffle":{"Merged Remote Bytes Read":0}},"Shuffle Write Metrics":{"Shuffle Bytes Written":0,"Shuffle Write Time":0,"Shuffle Records Written":0},"Input Metrics":{"Bytes Read":0,"Records Read":0},"Output Metrics":{"Bytes Written":0,"Records Written":0},"Updated Blocks":[]}}"#;
+
+#[test]
+fn task_end_reads_locality_and_diagnosis_metrics() {
+    // Task Metrics first: only the full scan reads it; both must agree.
+    let (head, metrics) =
+        TASK_END_DIAG.split_at(TASK_END_DIAG.find(r#","Task Executor Metrics""#).unwrap());
+    let reordered = format!(
+        r#"{{"Event":"SparkListenerTaskEnd",{},{}}}"#,
+        &metrics[1..metrics.len() - 1],
+        &head[r#"{"Event":"SparkListenerTaskEnd","#.len()..]
+    );
+    for line in [TASK_END_DIAG, reordered.as_str()] {
+        let Event::TaskEnd(t) = one(line) else {
+            panic!()
+        };
+        assert_eq!(
+            t.locality,
+            Some(Locality::NodeLocal),
+            "not the decoy in a string"
+        );
+        let m = t.metrics;
+        assert_eq!((m.deserialize_ms, m.fetch_wait_ms), (178, 31));
+        assert_eq!(m.peak_execution_memory_bytes, 65536);
+        assert_eq!(m.shuffle_read_bytes, 123);
+        // Spark UI: duration 383 - run 124 - deserialize 178 - result serialization 9 -
+        // getting result (1383 - 1363 = 20).
+        assert_eq!(m.scheduler_delay_ms, 52);
+    }
+}
+
+#[test]
+fn locality_values_and_scheduler_delay_edges() {
+    let with = |locality: &str| TASK_END_DIAG.replace(r#""NODE_LOCAL""#, locality);
+    for (v, want) in [
+        ("PROCESS_LOCAL", Locality::ProcessLocal),
+        ("RACK_LOCAL", Locality::RackLocal),
+        ("NO_PREF", Locality::NoPref),
+        ("ANY", Locality::Any),
+        ("SOMEWHERE_NEW", Locality::Other),
+    ] {
+        let Event::TaskEnd(t) = one(&with(&format!("\"{v}\""))) else {
+            panic!()
+        };
+        assert_eq!(t.locality, Some(want), "{v}");
+    }
+    // No locality member: none counted.
+    let Event::TaskEnd(t) = one(&TASK_END_DIAG.replace(r#""Locality":"NODE_LOCAL","#, "")) else {
+        panic!()
+    };
+    assert_eq!(t.locality, None);
+    // Not getting a result (Getting Result Time 0): the whole rest is delay.
+    let Event::TaskEnd(t) = one(&TASK_END_DIAG.replace(
+        r#""Getting Result Time":1363"#,
+        r#""Getting Result Time":0"#,
+    )) else {
+        panic!()
+    };
+    assert_eq!(t.metrics.scheduler_delay_ms, 72);
+    // Parts larger than the duration: 0, never negative.
+    let Event::TaskEnd(t) =
+        one(&TASK_END_DIAG.replace(r#""Executor Run Time":124"#, r#""Executor Run Time":999"#))
+    else {
+        panic!()
+    };
+    assert_eq!(t.metrics.scheduler_delay_ms, 0);
+    // A task end without metrics has no scheduler delay (the Spark UI shows 0).
+    let bare = r#"{"Event":"SparkListenerTaskEnd","Stage ID":2,"Stage Attempt ID":0,"Task End Reason":{"Reason":"ExecutorLostFailure"},"Task Info":{"Task ID":10,"Executor ID":"1","Launch Time":100,"Locality":"ANY","Finish Time":350,"Failed":true,"Killed":false,"Accumulables":[]},"Task Metrics":null}"#;
+    let Event::TaskEnd(t) = one(bare) else {
+        panic!()
+    };
+    assert_eq!(t.metrics, TaskTotals::default());
+    assert_eq!(t.locality, Some(Locality::Any));
+}
+
 // --- Cost and cached data (lines shaped as Spark 4.1.1 writes them, shortened) ---
 
 #[test]

@@ -400,7 +400,11 @@ pub const CATALOGUE: &[Metric] = &[
         .doc("Running tasks, for active stages only: a finished stage's series ends with it (finished stages count in `spark_tasks_total` and `spark_stages_total`)."),
     Metric::new("spark_stage_task_skew_ratio", Gauge, Stage, "Longest task duration divided by the median task duration of this stage attempt (active stages, and finished ones worth a look).", "spark.stage.task.skew", "1", G,
         |c, o| per_stage(c, o, |s| s.stage.skew_ratio.map(|r| (s.labels.clone(), Value::Float(r)))))
-        .doc("Longest task duration / median (REST task summary, fetched only for active and just-finished stages), for active stages and, within `model.stage_retention`, finished ones worth a look: failed; skewed (ratio at least `model.stage_skew_ratio`, 5, and the longest task at least `model.stage_skew_min_duration`, 10 s); or among the application's `model.max_finished_stages` (20) longest. At most `model.max_finished_stages` finished stages per application keep their per-stage series, failed first, then skewed, then longest; the others count only in their job group's series."),
+        .doc("Longest task duration / median (REST task summary, fetched only for active and just-finished stages), for active stages and, within `model.stage_retention`, finished ones worth a look: failed; skewed (ratio at least `model.stage_skew_ratio`, 5, and the longest task at least `model.stage_skew_min_duration`, 10 s); or among the application's `model.max_finished_stages` (20) longest. At most `model.max_finished_stages` finished stages per application keep their per-stage series, failed first, then skewed, then longest; the others count only in their job group's series. To count skewed stages over time, use the `spark_stage_skew_ratio` histogram (every complete stage, both sources)."),
+    Metric::new("spark_stage_skew_ratio", Histogram, Group, "Longest task duration divided by the median task duration of each complete stage attempt, observed once per attempt.", "spark.stage.skew_ratio", "1", H,
+        |c, o| per_group_opt(c, o, |g| g.skew_ratio.map(hist)))
+        .doc("Per job group, one observation per complete stage attempt: its longest successful task's duration over its median one, with the quantiles of Spark's own `taskSummary` (successful tasks' durations sorted, the value at index `min(floor(q × n), n − 1)`: the median of 4 tasks is the 3rd). From the event log (exact, from the attempt's task ends; at most 200,000 tasks per attempt) or from REST (the attempt's final `taskSummary?quantiles=0.5,1.0`), whichever gives it first; an attempt counts once. Buckets 1, 1.25, 1.5, 2, 3, 5, 10, 20, 50. Failed attempts, and attempts whose median task took 0 ms, are not observed. Unlike `spark_stage_task_skew_ratio` (a gauge per stage attempt, for active stages and a few finished ones worth a look, gone after `model.stage_retention`), this keeps every finished stage in a few series per group: `increase(spark_stage_skew_ratio_count[…]) - increase(spark_stage_skew_ratio_bucket{le=\"5.0\"}[…])` is how many stages of a group were skewed more than 5x (bounds are written `1.0`, `5.0`, …, as Prometheus 3 stores them). REST gives it for the stages the exporter sees end and, on a first read, those that ended within `model.stage_retention`; read a History Server's older applications from their event logs.")
+        .experimental("0.2.0"),
     Metric::new("spark_tasks", Counter, Group, "Tasks ended, by status (succeeded, failed, killed).", "spark.task.result", "{task}", C,
         |c, o| per_group_status(c, o, |g| [("succeeded", g.tasks.succeeded), ("failed", g.tasks.failed), ("killed", g.tasks.killed)]))
         .labels(TASK_STATUS)
@@ -439,6 +443,27 @@ pub const CATALOGUE: &[Metric] = &[
     Metric::new("spark_task_disk_spilled_bytes", Counter, Group, "Bytes spilled to disk by tasks.", "spark.task.disk.spilled", "By", C,
         |c, o| per_group(c, o, |g| Value::Int(g.totals.disk_spilled_bytes)))
         .doc("Bytes spilled to disk."),
+    Metric::new("spark_task_locality", Counter, Group, "Tasks ended, by locality level (PROCESS_LOCAL, NODE_LOCAL, RACK_LOCAL, NO_PREF, ANY, other; from event logs).", "spark.task.locality", "{task}", C,
+        |c, o| per_group_by(c, o, "locality", |g| g.locality.into_iter().flat_map(|l| crate::model::Locality::ALL.iter().zip(l).map(|(k, n)| (k.label(), n)))))
+        .labels(&[l("locality", &["PROCESS_LOCAL", "NODE_LOCAL", "RACK_LOCAL", "NO_PREF", "ANY", "other"])])
+        .doc("Tasks ended (any outcome), by the locality level Spark's scheduler launched them at (`Task Info`.`Locality`; an unknown level counts as `other`). Event logs only: REST gives per-task locality only in task lists, which the exporter never reads. Many `ANY` or `RACK_LOCAL` tasks where `PROCESS_LOCAL`/`NODE_LOCAL` is expected: data read over the network (see `spark.locality.wait`).")
+        .experimental("0.2.0"),
+    Metric::new("spark_task_scheduler_delay_seconds", Counter, Group, "Scheduler delay of tasks as the Spark UI computes it, summed per job group (from event logs).", "spark.task.scheduler_delay", "s", C,
+        |c, o| per_group_opt(c, o, |g| (g.from_log || g.totals.scheduler_delay_ms > 0).then(|| secs(g.totals.scheduler_delay_ms))))
+        .doc("Scheduler delay, summed over tasks (any outcome with metrics): per task, as the Spark UI's `AppStatusUtils.schedulerDelay`, its duration less executor run time, deserialization, result serialization and the time spent getting its result, at least 0. Event logs only (REST has no stage total of it); no series for applications only REST reports on.")
+        .experimental("0.2.0"),
+    Metric::new("spark_task_deserialize_time_seconds", Counter, Group, "Executor deserialization time of tasks, summed per job group.", "spark.task.deserialize_time", "s", C,
+        |c, o| per_group(c, o, |g| secs(g.totals.deserialize_ms)))
+        .doc("Time executors spent deserializing tasks (`Executor Deserialize Time`; REST `executorDeserializeTime`).")
+        .experimental("0.2.0"),
+    Metric::new("spark_task_shuffle_fetch_wait_seconds", Counter, Group, "Time tasks waited for shuffle blocks, summed per job group.", "spark.task.shuffle.fetch_wait_time", "s", C,
+        |c, o| per_group(c, o, |g| secs(g.totals.fetch_wait_ms)))
+        .doc("Time tasks blocked waiting for remote shuffle blocks (`Fetch Wait Time`; REST `shuffleFetchWaitTime`).")
+        .experimental("0.2.0"),
+    Metric::new("spark_task_peak_execution_memory_bytes", Counter, Group, "Peak execution memory of tasks, summed over tasks per job group.", "spark.task.peak_execution_memory", "By", C,
+        |c, o| per_group(c, o, |g| Value::Int(g.totals.peak_execution_memory_bytes)))
+        .doc("The sum over tasks of each task's peak execution memory (`Peak Execution Memory`: memory of shuffles, aggregations and joins), which is what Spark's REST stage `peakExecutionMemory` reports too. Not a peak itself: divide by `spark_tasks_total` for the mean peak per task.")
+        .experimental("0.2.0"),
     Metric::new("spark_executors", Gauge, App, "Executors by state (active, dead), the driver included.", "spark.executor.count", "{executor}", U,
         |c, o| per_app_by(c, o, "state", |a| a.app.executor_states().into_iter().flatten()))
         .labels(&[l("state", &["active", "dead"])])

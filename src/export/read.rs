@@ -363,3 +363,30 @@ pub fn per_key<'m, K: AsRef<str> + 'm, V: Copy + 'm>(
 pub fn single(c: &Ctx, out: &mut Vec<Sample>, value: Value) {
     push(out, c.tele.started_ms, Arc::new([]), value);
 }
+
+/// One sample per job group where `f` gives a value.
+pub fn per_group_opt(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&GroupView) -> Option<Value>) {
+    for a in &c.apps {
+        for (l, g) in &a.groups {
+            if let Some(v) = f(g) {
+                push(out, a.app.created_ms(), l.clone(), v);
+            }
+        }
+    }
+}
+
+/// One count per job group and key, with the key under `label`.
+pub fn per_group_by<I: IntoIterator<Item = (&'static str, u64)>>(
+    c: &Ctx,
+    out: &mut Vec<Sample>,
+    label: &'static str,
+    f: impl Fn(&GroupView) -> I,
+) {
+    for a in &c.apps {
+        for (l, g) in &a.groups {
+            for (k, n) in f(g) {
+                push(out, a.app.created_ms(), plus1(l, label, k), Value::Int(n));
+            }
+        }
+    }
+}

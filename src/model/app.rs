@@ -43,6 +43,11 @@ pub struct GroupAgg {
     pub retired_totals: TaskTotals,
     /// Exact task durations (event log).
     pub task_duration: Hist,
+    /// Skew ratios of complete stage attempts, one observation each (see `tasks.rs`); `None`
+    /// once a summarised application drops it.
+    pub skew_ratio: Option<Hist>,
+    /// Task ends by locality, in [`Locality::ALL`] order (event log).
+    pub locality: [u64; 6],
 }
 
 /// A stage attempt the model still holds (active, pending, or finished within retention).
@@ -82,6 +87,8 @@ pub struct StageState {
     pub last_task_end_ms: Option<EpochMs>,
     /// Task duration summary (REST).
     pub summary: Option<TaskSummaryObs>,
+    /// Skew-ratio bookkeeping (see `tasks.rs`).
+    pub skew: super::skew::StageSkew,
 }
 
 impl StageState {
@@ -105,6 +112,7 @@ impl StageState {
             log_totals: TaskTotals::default(),
             last_task_end_ms: None,
             summary: None,
+            skew: Default::default(),
         }
     }
     /// Running tasks: REST's count when REST reports the stage, else the event log's.

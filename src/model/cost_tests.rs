@@ -127,6 +127,7 @@ fn the_allocation_never_goes_back() {
                 launch_ms: old + 2_000,
                 finish_ms: finish,
                 metrics: TaskTotals::default(),
+                locality: None,
             },
         );
         let a = allocated(&m);
@@ -223,6 +224,7 @@ fn used_is_run_time_times_task_cpus_and_idle_the_rest() {
                 run_time_ms: run,
                 ..Default::default()
             },
+            locality: None,
         };
         o.task_end(APP, &t);
         o.task_end(APP, &t);

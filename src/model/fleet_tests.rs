@@ -114,6 +114,7 @@ fn run(m: &Arc<Model>, id: &str, name: &str, start: i64, end: Option<i64>) {
                         run_time_ms: 1000,
                         ..Default::default()
                     },
+                    locality: None,
                 },
             );
         }
@@ -128,6 +129,8 @@ fn run(m: &Arc<Model>, id: &str, name: &str, start: i64, end: Option<i64>) {
             TaskSummaryObs {
                 median_ms: 1000.0,
                 max_ms: 1000.0,
+                ended: true,
+                of_duration: true,
             },
         );
         job.status = JobStatus::Succeeded;
@@ -207,6 +210,7 @@ fn an_ended_app_keeps_its_groups_and_drops_its_detail_after_summary_after() {
     for f in [
         "spark_stage_duration_seconds",
         "spark_task_duration_seconds",
+        "spark_stage_skew_ratio",
     ] {
         assert!(!samples(&full, f, &[("job_group", "g")]).is_empty(), "{f}");
         assert!(
@@ -233,6 +237,7 @@ fn an_ended_app_keeps_its_groups_and_drops_its_detail_after_summary_after() {
             launch_ms: 0,
             finish_ms: 1,
             metrics: TaskTotals::default(),
+            locality: None,
         },
     );
     let again = collect(&m);
@@ -349,6 +354,11 @@ fn name_mode_counts_the_runs_that_end_after_the_start_once_each() {
     assert_eq!(val(&f, "spark_jobs", &[name[0], G[0], G[1]]), Some(2.0));
     assert_eq!(val(&f, "spark_tasks", &[name[0], G[0], G[1]]), Some(4.0));
     assert_eq!(
+        val(&f, "spark_stage_skew_ratio", &[name[0], G[0]]),
+        Some(2.0),
+        "each stage once, though both sources report it"
+    );
+    assert_eq!(
         val(&f, "spark_app_runs", &[name[0], ("status", "succeeded")]),
         Some(1.0)
     );
@@ -369,6 +379,10 @@ fn name_mode_counts_the_runs_that_end_after_the_start_once_each() {
     run(&m, "r3", "daily", t - 5_000, Some(t));
     let f = collect(&m);
     assert_eq!(val(&f, "spark_jobs", &[name[0], G[0], G[1]]), Some(4.0));
+    assert_eq!(
+        val(&f, "spark_stage_skew_ratio", &[name[0], G[0]]),
+        Some(4.0)
+    );
     assert_eq!(
         val(&f, "spark_app_runs", &[name[0], ("status", "succeeded")]),
         Some(2.0)

@@ -20,12 +20,14 @@ mod names;
 pub mod obs;
 pub mod observer;
 pub mod plan;
+pub mod skew;
 mod sql;
 mod state;
 mod store;
 mod streaming;
 mod streaming_labels;
 mod summary;
+mod tasks;
 mod update;
 pub mod view;
 

@@ -141,6 +141,7 @@ fn fold(
         if let Some(h) = g.task_duration {
             a.task_duration.merge(h);
         }
+        fold_tasks(a, &g);
     }
     if !counts {
         return;
@@ -156,6 +157,18 @@ fn fold(
     }
     if let (Some(h), Some(s), Some(e)) = (acc.run_duration.as_mut(), app.start_ms, app.end_ms) {
         h.observe((e - s) as f64 / 1000.0);
+    }
+}
+
+/// The skew ratios and locality counts of a run's group, added to its name's (`tasks.rs`).
+fn fold_tasks(a: &mut GroupAgg, g: &super::view::GroupView<'_>) {
+    if let (Some(into), Some(h)) = (a.skew_ratio.as_mut(), g.skew_ratio) {
+        into.merge(h);
+    }
+    if let Some(l) = g.locality {
+        for (n, m) in a.locality.iter_mut().zip(l) {
+            *n += m;
+        }
     }
 }
 
@@ -207,5 +220,7 @@ pub(super) fn zero_group(dur: &Arc<[f64]>, task: &Arc<[f64]>) -> GroupAgg {
         retired_counts: Default::default(),
         retired_totals: Default::default(),
         task_duration: Hist::new(task.clone()),
+        skew_ratio: Some(super::skew::skew_hist()),
+        locality: [0; 6],
     }
 }

@@ -148,6 +148,18 @@ pub struct TaskTotals {
     pub memory_spilled_bytes: u64,
     /// Bytes spilled to disk.
     pub disk_spilled_bytes: u64,
+    /// Executor deserialization time (`Executor Deserialize Time`, REST
+    /// `executorDeserializeTime`), milliseconds.
+    pub deserialize_ms: u64,
+    /// Time tasks waited for remote shuffle blocks (`Fetch Wait Time`, REST
+    /// `shuffleFetchWaitTime`), milliseconds.
+    pub fetch_wait_ms: u64,
+    /// Sum of the tasks' peak execution memory (`Peak Execution Memory`, REST
+    /// `peakExecutionMemory`, which is this sum too), bytes.
+    pub peak_execution_memory_bytes: u64,
+    /// Scheduler delay as the Spark UI computes it per task (`AppStatusUtils.schedulerDelay`),
+    /// milliseconds. Event logs only: REST has no stage total of it (always 0 from REST).
+    pub scheduler_delay_ms: u64,
 }
 
 impl TaskTotals {
@@ -163,6 +175,12 @@ impl TaskTotals {
             shuffle_write_bytes: self.shuffle_write_bytes.max(o.shuffle_write_bytes),
             memory_spilled_bytes: self.memory_spilled_bytes.max(o.memory_spilled_bytes),
             disk_spilled_bytes: self.disk_spilled_bytes.max(o.disk_spilled_bytes),
+            deserialize_ms: self.deserialize_ms.max(o.deserialize_ms),
+            fetch_wait_ms: self.fetch_wait_ms.max(o.fetch_wait_ms),
+            peak_execution_memory_bytes: self
+                .peak_execution_memory_bytes
+                .max(o.peak_execution_memory_bytes),
+            scheduler_delay_ms: self.scheduler_delay_ms.max(o.scheduler_delay_ms),
         }
     }
     /// Field-wise sum (saturating).
@@ -180,6 +198,12 @@ impl TaskTotals {
             .memory_spilled_bytes
             .saturating_add(o.memory_spilled_bytes);
         self.disk_spilled_bytes = self.disk_spilled_bytes.saturating_add(o.disk_spilled_bytes);
+        self.deserialize_ms = self.deserialize_ms.saturating_add(o.deserialize_ms);
+        self.fetch_wait_ms = self.fetch_wait_ms.saturating_add(o.fetch_wait_ms);
+        self.peak_execution_memory_bytes = self
+            .peak_execution_memory_bytes
+            .saturating_add(o.peak_execution_memory_bytes);
+        self.scheduler_delay_ms = self.scheduler_delay_ms.saturating_add(o.scheduler_delay_ms);
     }
 }
 
@@ -252,6 +276,12 @@ pub struct TaskSummaryObs {
     pub median_ms: f64,
     /// Longest task duration, milliseconds.
     pub max_ms: f64,
+    /// Fetched after the stage attempt ended: its final summary, which the
+    /// `spark_stage_skew_ratio` histogram takes (an active stage's is partial).
+    pub ended: bool,
+    /// From task durations (`duration`, Spark 3.1+), not the executor-run-time fallback of
+    /// older Sparks: only these go into the histogram, so both sources measure the same thing.
+    pub of_duration: bool,
 }
 
 /// Outcome of one task.
@@ -298,6 +328,59 @@ pub struct TaskEndObs {
     pub finish_ms: EpochMs,
     /// Metrics (zero when the event had none, e.g. some failures).
     pub metrics: TaskTotals,
+    /// `Task Info`.`Locality`, when the event has one.
+    pub locality: Option<Locality>,
+}
+
+/// Where a task ran relative to its data (`Task Info`.`Locality`: Spark's `TaskLocality`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Locality {
+    /// `PROCESS_LOCAL`: data in the executor's own JVM (cached).
+    ProcessLocal,
+    /// `NODE_LOCAL`: data on the same node.
+    NodeLocal,
+    /// `RACK_LOCAL`: data in the same rack.
+    RackLocal,
+    /// `NO_PREF`: the task has no locality preference.
+    NoPref,
+    /// `ANY`: data elsewhere (fetched over the network).
+    Any,
+    /// Any other value (a newer Spark's).
+    Other,
+}
+
+impl Locality {
+    /// Every value, in `label` order as exported.
+    pub const ALL: [Locality; 6] = [
+        Locality::ProcessLocal,
+        Locality::NodeLocal,
+        Locality::RackLocal,
+        Locality::NoPref,
+        Locality::Any,
+        Locality::Other,
+    ];
+    /// The `locality` label value: Spark's name, or `other`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Locality::ProcessLocal => "PROCESS_LOCAL",
+            Locality::NodeLocal => "NODE_LOCAL",
+            Locality::RackLocal => "RACK_LOCAL",
+            Locality::NoPref => "NO_PREF",
+            Locality::Any => "ANY",
+            Locality::Other => "other",
+        }
+    }
+    /// Spark's name (`PROCESS_LOCAL`, ...) to the value; anything else is `Other`.
+    pub fn from_spark(name: &[u8]) -> Locality {
+        match name {
+            b"PROCESS_LOCAL" => Locality::ProcessLocal,
+            b"NODE_LOCAL" => Locality::NodeLocal,
+            b"RACK_LOCAL" => Locality::RackLocal,
+            b"NO_PREF" => Locality::NoPref,
+            b"ANY" => Locality::Any,
+            _ => Locality::Other,
+        }
+    }
 }
 
 /// An executor.

@@ -129,9 +129,14 @@ impl Observer for ModelObserver {
         })
     }
     fn upsert_stage(&self, app_id: &str, obs: &StageObs) {
+        let from_log = self.source == Source::EventLog;
         self.detail(app_id, |s, t, now| {
             s.upsert_stage(app_id, obs, t, now, false);
             s.app_ran_until(app_id, obs.submission_ms.max(obs.completion_ms));
+            // The log's own submission and completion bound its task durations (`tasks.rs`).
+            if from_log {
+                s.log_stage(app_id, obs);
+            }
         })
     }
     fn set_task_summary(&self, app_id: &str, stage_id: u64, attempt: u32, sum: TaskSummaryObs) {

@@ -127,7 +127,17 @@ fn finish(m: &Arc<Model>, mut st: StageObs, end: End) {
     });
     o.upsert_stage(APP, &st);
     if let Some((median_ms, max_ms)) = end.summary {
-        o.set_task_summary(APP, st.stage_id, 0, TaskSummaryObs { median_ms, max_ms });
+        o.set_task_summary(
+            APP,
+            st.stage_id,
+            0,
+            TaskSummaryObs {
+                median_ms,
+                max_ms,
+                ended: true,
+                of_duration: true,
+            },
+        );
     }
     let status = if end.status == StageStatus::Failed {
         JobStatus::Failed

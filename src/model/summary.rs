@@ -120,6 +120,10 @@ impl State {
             if per_run {
                 g.task_duration = super::hist::Hist::new(bounds.1.clone());
             }
+            // Stage skew ratios go as stage durations do.
+            if per_run || g.skew_ratio.as_ref().is_some_and(|h| h.count == 0) {
+                g.skew_ratio = None;
+            }
         }
         app.executors_seen = app.executors.len() as u64;
         super::cost_rules::retire_all(app);

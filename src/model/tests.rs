@@ -88,6 +88,7 @@ fn task(id: u64, stage_id: u64, ms: u64) -> TaskEndObs {
             gc_time_ms: 10,
             ..Default::default()
         },
+        locality: None,
     }
 }
 

@@ -200,6 +200,10 @@ impl State {
         let connect_user = self.connect_user;
         let (app, labeler) = self.app_and_labeler(app_id);
         count_connect_job(app, labeler, t, obs, connect_user);
+        // Whether REST counted the job first or not, the log reports on the application.
+        if src == Source::EventLog {
+            app.from_log = true;
+        }
         if app.counted_jobs.contains(obs.job_id) {
             return vec![];
         }
@@ -234,9 +238,6 @@ impl State {
         let submission_ms = obs
             .submission_ms
             .or(prev.as_ref().and_then(|j| j.submission_ms));
-        if src == Source::EventLog {
-            app.from_log = true;
-        }
         // The group's series exist from its first job's start, at zero.
         group_agg(app, &group, (&dur_bounds, &task_bounds));
         if !obs.status.is_terminal() {
@@ -412,6 +413,7 @@ impl State {
         {
             st.summary = Some(sum);
         }
+        self.rest_skew(app_id, (stage_id, attempt), &sum);
     }
 
     pub(super) fn task_start(&mut self, app_id: &str, obs: &TaskStartObs) {
@@ -448,6 +450,7 @@ impl State {
                     st.last_task_end_ms
                         .map_or(obs.finish_ms, |l| l.max(obs.finish_ms)),
                 );
+                super::tasks::note_task(st, obs);
                 st.group.clone()
             }
             None => {
@@ -468,9 +471,11 @@ impl State {
             }
         };
         let dur_ms = obs.finish_ms.saturating_sub(obs.launch_ms).max(0) as u64;
-        group_agg(app, &group, (&dur_bounds, &task_bounds))
-            .task_duration
-            .observe(dur_ms as f64 / 1000.0);
+        let agg = group_agg(app, &group, (&dur_bounds, &task_bounds));
+        agg.task_duration.observe(dur_ms as f64 / 1000.0);
+        if let Some(l) = obs.locality {
+            agg.locality[super::skew::locality_index(l)] += 1;
+        }
         let ex = app.executor(&obs.executor_id);
         if was_running {
             ex.log_running = ex.log_running.saturating_sub(1);

@@ -114,6 +114,14 @@ pub struct GroupView<'a> {
     pub stage_duration: Option<&'a BTreeMap<&'static str, Hist>>,
     /// Task durations: when the event log reports on the application, or a task was observed.
     pub task_duration: Option<&'a Hist>,
+    /// Skew ratios of complete stage attempts (both sources; see `tasks.rs`).
+    pub skew_ratio: Option<&'a Hist>,
+    /// Task ends by locality, in [`super::obs::Locality::ALL`] order: when the event log
+    /// reports on the application (REST cannot tell), or a task was counted.
+    pub locality: Option<[u64; 6]>,
+    /// Whether the event log reports on the application: the totals' event-log-only field
+    /// (`scheduler_delay_ms`) means something only then.
+    pub from_log: bool,
 }
 
 /// A stage attempt the model still holds.
@@ -373,7 +381,12 @@ impl<'a> AppView<'a> {
             .map(|key| {
                 // A summarised application's empty task histogram never fills.
                 let task_hist = app.from_log && app.summary.is_none();
-                group_view(key, app.groups.get(key), live.get(key), task_hist)
+                let mut g = group_view(key, app.groups.get(key), live.get(key), task_hist);
+                g.from_log = app.from_log;
+                g.locality = g
+                    .locality
+                    .filter(|l| app.from_log || l.iter().any(|n| *n > 0));
+                g
             })
             .collect()
     }
@@ -616,5 +629,8 @@ fn group_view<'a>(
         task_duration: agg
             .map(|a| &a.task_duration)
             .filter(|h| from_log || h.count > 0),
+        skew_ratio: agg.and_then(|a| a.skew_ratio.as_ref()),
+        locality: Some(agg.map(|a| a.locality).unwrap_or_default()),
+        from_log,
     }
 }

@@ -131,6 +131,15 @@ pub struct StageData {
     pub memory_bytes_spilled: u64,
     #[serde(deserialize_with = "lenient::u64")]
     pub disk_bytes_spilled: u64,
+    /// Milliseconds, summed over tasks.
+    #[serde(deserialize_with = "lenient::u64")]
+    pub executor_deserialize_time: u64,
+    /// Milliseconds, summed over tasks.
+    #[serde(deserialize_with = "lenient::u64")]
+    pub shuffle_fetch_wait_time: u64,
+    /// Bytes: the tasks' peak execution memory, summed over tasks.
+    #[serde(deserialize_with = "lenient::u64")]
+    pub peak_execution_memory: u64,
     /// Call site, e.g. `count at job.py:12`.
     #[serde(deserialize_with = "lenient::or_default")]
     pub name: Option<String>,

@@ -154,7 +154,9 @@ impl PolledApp {
         self.extras
             .poll(c, &self.base, &self.app_id, observer)
             .await?;
-        self.done = completed;
+        // A completed application is done once its ended stages' summaries are all read (a
+        // first read of a busy one works them off over several polls).
+        self.done = completed && self.summary_due.is_empty();
         self.last_updated = last_updated;
         Ok(())
     }
@@ -337,10 +339,14 @@ impl PolledApp {
             );
             // 404: no task has reported metrics yet.
             let summary = c.get_opt::<TaskMetricDistributions>(&path).await?;
-            if let Some(s) = summary.as_ref().and_then(convert::task_summary_obs) {
+            // An attempt waiting in `summary_due` has ended: this is its final summary.
+            let ended = self.summary_due.remove(&(id, attempt));
+            if let Some(s) = summary
+                .as_ref()
+                .and_then(|s| convert::task_summary_obs(s, ended))
+            {
                 observer.set_task_summary(&self.app_id, id, attempt, s);
             }
-            self.summary_due.remove(&(id, attempt));
         }
         Ok(())
     }

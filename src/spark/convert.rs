@@ -182,6 +182,11 @@ pub fn stage_obs(s: &StageData) -> Option<StageObs> {
             shuffle_write_bytes: s.shuffle_write_bytes,
             memory_spilled_bytes: s.memory_bytes_spilled,
             disk_spilled_bytes: s.disk_bytes_spilled,
+            deserialize_ms: s.executor_deserialize_time,
+            fetch_wait_ms: s.shuffle_fetch_wait_time,
+            peak_execution_memory_bytes: s.peak_execution_memory,
+            // REST has no stage total of it: event logs only.
+            scheduler_delay_ms: 0,
         }),
     })
 }
@@ -311,11 +316,12 @@ pub fn sql_plan_obs(p: &ExecutionPlan) -> Option<SqlPlanObs> {
     })
 }
 
-/// Median and maximum task duration from a summary fetched with `quantiles=0.5,1.0`. Falls back
-/// to executor run time where `duration` is missing (Spark before 3.1); `None` if neither is
-/// usable.
-pub fn task_summary_obs(t: &TaskMetricDistributions) -> Option<TaskSummaryObs> {
-    let series = if t.duration.len() == t.quantiles.len() && !t.duration.is_empty() {
+/// Median and maximum task duration from a summary fetched with `quantiles=0.5,1.0`, taken
+/// after the stage attempt `ended` or not. Falls back to executor run time where `duration` is
+/// missing (Spark before 3.1); `None` if neither is usable.
+pub fn task_summary_obs(t: &TaskMetricDistributions, ended: bool) -> Option<TaskSummaryObs> {
+    let of_duration = t.duration.len() == t.quantiles.len() && !t.duration.is_empty();
+    let series = if of_duration {
         &t.duration
     } else {
         &t.executor_run_time
@@ -330,6 +336,8 @@ pub fn task_summary_obs(t: &TaskMetricDistributions) -> Option<TaskSummaryObs> {
     Some(TaskSummaryObs {
         median_ms: at(0.5)?,
         max_ms: at(1.0)?,
+        ended,
+        of_duration,
     })
 }
 
@@ -477,16 +485,21 @@ mod tests {
             r#"{"quantiles":[0.5,1.0],"duration":[120.0,900.0],"executorRunTime":[1.0,2.0]}"#,
         )
         .unwrap();
-        let s = task_summary_obs(&t).unwrap();
+        let s = task_summary_obs(&t, true).unwrap();
         assert_eq!((s.median_ms, s.max_ms), (120.0, 900.0));
+        assert!(s.ended && s.of_duration);
         let old: TaskMetricDistributions =
             serde_json::from_str(r#"{"quantiles":[0.5,1.0],"executorRunTime":[10.0,20.0]}"#)
                 .unwrap();
-        let s = task_summary_obs(&old).unwrap();
+        let s = task_summary_obs(&old, false).unwrap();
         assert_eq!((s.median_ms, s.max_ms), (10.0, 20.0));
+        assert!(
+            !s.ended && !s.of_duration,
+            "the fallback never feeds the histogram"
+        );
         let wrong: TaskMetricDistributions =
             serde_json::from_str(r#"{"quantiles":[0.25],"duration":[1.0]}"#).unwrap();
-        assert!(task_summary_obs(&wrong).is_none());
+        assert!(task_summary_obs(&wrong, true).is_none());
     }
 }
 

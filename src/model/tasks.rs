@@ -1,0 +1,108 @@
+//! Tasks and stages for a diagnosis: the skew ratio of every finished stage attempt, as a
+//! histogram per job group, and task locality counts per job group.
+//!
+//! **Skew ratio** of a stage attempt: its longest successful task's duration over its median
+//! one, with the quantiles Spark's own `taskSummary` takes (`AppStatusStore.taskSummary`, live
+//! UI): the durations (finish − launch) of the attempt's successful tasks, sorted, and the value
+//! at index `min(floor(q × n), n − 1)`; so the median of 4 tasks is the 3rd shortest, the
+//! maximum the longest. Each complete stage attempt is observed once, into its job group's
+//! histogram, by whichever source gives its ratio first:
+//! - the event log, when it reports the attempt complete, from the durations of its successful
+//!   tasks, kept from the log's `StageSubmitted` of the attempt to its `StageCompleted` (at most
+//!   [`super::skew::MAX_DURATIONS`]; an attempt with more, or whose submission the log did not show, gets no
+//!   ratio from the log);
+//! - REST, from the attempt's final `taskSummary?quantiles=0.5,1.0` (fetched once it ended).
+//!
+//! Failed attempts are not observed (their task set is incomplete), nor is an attempt whose
+//! median task took 0 ms (no ratio). Durations are kept as `u32` milliseconds (49 days), freed
+//! when the log reports the attempt ended, or when the model lets the attempt go.
+//!
+//! **Locality**: every task end the event log reports counts under its `Task Info`.`Locality`
+//! (REST has no per-task locality without task lists, which the poller never reads).
+
+use super::app::{AppState, StageState};
+use super::obs::{StageObs, StageStatus, TaskEndObs, TaskOutcome, TaskSummaryObs};
+use super::skew::{skew_ratio, summary_ratio};
+use super::state::State;
+
+/// Count a task end of the attempt `st` (held by the model) towards its skew ratio.
+pub(super) fn note_task(st: &mut StageState, obs: &TaskEndObs) {
+    if obs.outcome == TaskOutcome::Succeeded {
+        let ms = obs.finish_ms.saturating_sub(obs.launch_ms).max(0) as u64;
+        st.skew.push(ms);
+    }
+}
+
+impl State {
+    /// The event log reported stage attempt `obs` (after the model applied it): its submission
+    /// opens the attempt's duration list; its completion observes the ratio (if no source did
+    /// yet) and frees the list.
+    pub(super) fn log_stage(&mut self, app_id: &str, obs: &StageObs) {
+        let Some(app) = self.apps.get_mut(app_id) else {
+            return;
+        };
+        let Some(st) = app.stages.get_mut(&(obs.stage_id, obs.attempt)) else {
+            return;
+        };
+        match obs.status {
+            StageStatus::Active if !st.skew.observed && st.skew.durations.is_none() => {
+                st.skew.durations = Some(Vec::new());
+            }
+            s if s.is_terminal() => {
+                let durations = st.skew.durations.take();
+                if s != StageStatus::Complete || st.status != StageStatus::Complete {
+                    return;
+                }
+                if let Some(mut d) = durations.filter(|d| !d.is_empty()) {
+                    let ratio = skew_ratio(&mut d);
+                    observe(app, (obs.stage_id, obs.attempt), ratio);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A REST task summary of a held stage attempt: its final one, for a complete attempt not
+    /// observed yet, gives the ratio.
+    pub(super) fn rest_skew(&mut self, app_id: &str, key: (u64, u32), sum: &TaskSummaryObs) {
+        if !(sum.ended && sum.of_duration) {
+            return;
+        }
+        let Some(app) = self.apps.get_mut(app_id) else {
+            return;
+        };
+        if app
+            .stages
+            .get(&key)
+            .is_some_and(|st| st.status == StageStatus::Complete)
+        {
+            observe(app, key, summary_ratio(sum));
+        }
+    }
+}
+
+/// Observe the ratio of the held attempt `key` once; a `None` ratio (median 0) settles it too.
+fn observe(app: &mut AppState, key: (u64, u32), ratio: Option<f64>) {
+    let Some(st) = app.stages.get_mut(&key) else {
+        return;
+    };
+    if st.skew.observed {
+        return;
+    }
+    st.skew.observed = true;
+    st.skew.durations = None;
+    let Some(r) = ratio else {
+        return;
+    };
+    if let Some(h) = app
+        .groups
+        .get_mut(&st.group)
+        .and_then(|g| g.skew_ratio.as_mut())
+    {
+        h.observe(r);
+    }
+}
+
+#[cfg(test)]
+#[path = "tasks_tests.rs"]
+mod model_tests;
