@@ -449,6 +449,7 @@ impl Filler {
                 add_ms: Some(now - 3_600_000),
                 remove_ms: dead.then_some(now - 60_000),
                 max_tasks: Some(4),
+                total_cores: Some(4),
                 active_tasks: Some(if dead { 0 } else { 3 }),
                 completed_tasks: Some(1_000 + churn),
                 failed_tasks: Some(e % 4),

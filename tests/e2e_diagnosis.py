@@ -185,7 +185,7 @@ scrape_configs:
         res.add(f"{alert} never fired for {label}={twin}", not ever, f"{ever}")
 
     # Cached data: the cached table, under its readable name, fully cached.
-    cached = result(prom, 'spark_rdd_cached_fraction{name="In-memory table cached_orders"}')
+    cached = result(prom, 'spark_rdd_cached_fraction{rdd_name="In-memory table cached_orders"}')
     res.add("the cached table is exported, fully cached", len(cached) == 1 and float(cached[0]["value"][1]) == 1.0,
             f"{[(s['metric'], s['value'][1]) for s in cached]}")
     joins = {(s["metric"].get("job_group"), s["metric"]["strategy"]): float(s["value"][1])

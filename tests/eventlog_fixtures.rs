@@ -223,7 +223,7 @@ fn observations_show_the_workload() {
                 Event::JobEnd {
                     succeeded: false, ..
                 } => failed_jobs += 1,
-                Event::StageSubmitted(s) => drop(submitted.insert(s.stage_id)),
+                Event::StageSubmitted(s, _) => drop(submitted.insert(s.stage_id)),
                 Event::SqlEnd { error: Some(_), .. } => failed_sql += 1,
                 Event::StreamingProgress(p) => {
                     assert_eq!(p.name.as_deref(), Some("rate_fixture"), "{what}");

@@ -163,7 +163,7 @@ proptest! {
         let line = json!({"Event": event, "Stage Info": info,
                           "Properties": {"spark.job.description": desc}});
         let s = match parse_line(line.to_string().as_bytes()) {
-            Ok(Some(Event::StageSubmitted(s))) if submitted => s,
+            Ok(Some(Event::StageSubmitted(s, _))) if submitted => s,
             Ok(Some(Event::StageCompleted(s))) if !submitted => s,
             other => panic!("{line} gave {other:?}"),
         };

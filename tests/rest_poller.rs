@@ -56,6 +56,9 @@ async fn replaying_recorded_snapshots_tracks_every_change_incrementally() {
     let count = |p: &str| log.iter().filter(|l| *l == p).count();
     assert_eq!(count(&format!("{base}/jobs")), 1, "{log:#?}");
     assert_eq!(count(&format!("{base}/stages?details=false")), 1);
+    // `/environment` once per application, even when the server has none (404).
+    assert_eq!(count(&format!("{base}/environment")), 1);
+    assert_eq!(count(&format!("{base}/storage/rdd")), 10);
     assert_eq!(
         count(&format!("{base}/sql?details=false&planDescription=false")),
         1
@@ -129,7 +132,9 @@ async fn idle_poll_cost_does_not_grow_with_history() {
         idle_big.abs_diff(*idle_small) <= 64,
         "{idle_small} vs {idle_big}"
     );
-    // Exactly these: the listings, one request per unfinished entity, two probes per kind.
+    // Exactly these: the listings, one request per unfinished entity, two probes per kind, and
+    // the cached datasets (`/storage/rdd`: small, read at every poll of a running application;
+    // `/environment` was read once, at the first poll).
     let b = "/api/v1/applications/app-gen";
     let q = "details=false&planDescription=false";
     let want = [
@@ -146,6 +151,7 @@ async fn idle_poll_cost_does_not_grow_with_history() {
         format!("{b}/sql/1001?{q}"),
         format!("{b}/sql/1002?{q}"),
         format!("{b}/allexecutors"),
+        format!("{b}/storage/rdd"),
     ];
     assert_eq!(log_big, &want);
 }

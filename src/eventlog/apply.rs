@@ -160,7 +160,11 @@ impl LogApp {
             _ => {}
         }
         let app_id = self.app_id().to_string();
-        let app = app_id.as_str();
+        self.apply_to(&app_id, ev, obs);
+    }
+
+    /// Apply one event of application `app`, whose id is settled.
+    fn apply_to(&mut self, app: &str, ev: Event, obs: &dyn Observer) {
         match ev {
             Event::AppStart { .. } | Event::LogStart { .. } => {}
             Event::AppEnd { end_ms, exit_code } => self.upsert_app(
@@ -192,8 +196,9 @@ impl LogApp {
                 let job = self.job_ended(job_id, completion_ms, succeeded);
                 obs.upsert_job(app, &job);
             }
-            Event::StageSubmitted(s) => {
+            Event::StageSubmitted(s, rdds) => {
                 obs.upsert_stage(app, &s);
+                rdds.iter().for_each(|r| obs.rdd_persisted(app, r));
                 self.stages
                     .insert((s.stage_id, s.attempt), (s.job_group, s.description));
             }
@@ -213,6 +218,9 @@ impl LogApp {
             | Event::SqlDriverAccums { .. }) => self.apply_sql(ev, app, obs),
             Event::StreamingProgress(p) => obs.streaming_progress(app, &p),
             Event::StreamingStarted(q) => obs.streaming_started(app, &q),
+            ev @ (Event::AppProps(_) | Event::BlockUpdated(_) | Event::RddUnpersisted { .. }) => {
+                cost_cache(app, ev, obs)
+            }
         }
     }
 
@@ -317,6 +325,16 @@ impl LogApp {
             _ => None,
         };
         s
+    }
+}
+
+/// The events of the cost and cache metrics: application properties, RDD blocks, unpersists.
+fn cost_cache(app: &str, ev: Event, obs: &dyn Observer) {
+    match ev {
+        Event::AppProps(p) => obs.set_app_props(app, &p),
+        Event::BlockUpdated(b) => obs.block_updated(app, &b),
+        Event::RddUnpersisted { rdd_id } => obs.rdd_unpersisted(app, rdd_id),
+        _ => {}
     }
 }
 

@@ -179,6 +179,9 @@ pub struct StageInfo<'a> {
     pub completion: Option<i64>,
     #[serde(rename = "Failure Reason", borrow, default)]
     pub failure: Option<Cow<'a, str>>,
+    /// The RDDs the stage computes (read for the persisted ones).
+    #[serde(rename = "RDD Info", borrow, default)]
+    pub rdd_info: Option<Vec<RddInfo<'a>>>,
 }
 
 /// `SparkListenerStageSubmitted` / `SparkListenerStageCompleted`.
@@ -321,4 +324,87 @@ pub struct ConnectOperation<'a> {
     /// The session's tags as the user wrote them (`spark.addTag`, 4.x).
     #[serde(rename = "sparkSessionTags", default)]
     pub session_tags: Option<Vec<String>>,
+}
+
+// --- Application properties and cached data (issue 18: cost and cache) ---
+
+/// `Storage Level` (`JsonProtocol.storageLevelToJson`).
+#[derive(Deserialize, Default, Clone, Copy)]
+pub struct StorageLevel {
+    #[serde(rename = "Use Disk", default)]
+    pub use_disk: bool,
+    #[serde(rename = "Use Memory", default)]
+    pub use_memory: bool,
+    #[serde(rename = "Replication", default)]
+    pub replication: Option<u64>,
+}
+
+impl StorageLevel {
+    /// Spark's `StorageLevel.isValid`: stored somewhere (off-heap also says `Use Memory`).
+    pub fn valid(&self) -> bool {
+        (self.use_memory || self.use_disk) && self.replication.unwrap_or(1) > 0
+    }
+}
+
+/// One entry of a stage's `RDD Info`.
+#[derive(Deserialize)]
+pub struct RddInfo<'a> {
+    #[serde(rename = "RDD ID", default)]
+    pub id: Option<u64>,
+    #[serde(rename = "Name", borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(rename = "Storage Level", default)]
+    pub level: Option<StorageLevel>,
+    #[serde(rename = "Number of Partitions", default)]
+    pub partitions: Option<u64>,
+}
+
+/// `SparkListenerEnvironmentUpdate`: only `Spark Properties`.
+#[derive(Deserialize)]
+pub struct EnvironmentUpdate<'a> {
+    #[serde(rename = "Spark Properties", borrow, default)]
+    pub props: Option<SparkProps<'a>>,
+}
+
+/// The Spark properties the exporter reads.
+#[derive(Deserialize, Default)]
+pub struct SparkProps<'a> {
+    #[serde(rename = "spark.task.cpus", borrow, default)]
+    pub task_cpus: Option<Cow<'a, str>>,
+}
+
+/// `Block Manager ID`.
+#[derive(Deserialize)]
+pub struct BlockManagerId<'a> {
+    #[serde(rename = "Executor ID", borrow)]
+    pub executor_id: Cow<'a, str>,
+}
+
+/// `Block Updated Info`.
+#[derive(Deserialize)]
+pub struct BlockUpdatedInfo<'a> {
+    #[serde(rename = "Block Manager ID", borrow)]
+    pub manager: BlockManagerId<'a>,
+    #[serde(rename = "Block ID", borrow)]
+    pub block_id: Cow<'a, str>,
+    #[serde(rename = "Storage Level", default)]
+    pub level: StorageLevel,
+    #[serde(rename = "Memory Size", default)]
+    pub memory: Count,
+    #[serde(rename = "Disk Size", default)]
+    pub disk: Count,
+}
+
+/// `SparkListenerBlockUpdated`.
+#[derive(Deserialize)]
+pub struct BlockUpdated<'a> {
+    #[serde(rename = "Block Updated Info", borrow)]
+    pub info: BlockUpdatedInfo<'a>,
+}
+
+/// `SparkListenerUnpersistRDD`.
+#[derive(Deserialize)]
+pub struct UnpersistRdd {
+    #[serde(rename = "RDD ID")]
+    pub rdd_id: u64,
 }

@@ -8,9 +8,9 @@
 use std::borrow::Cow;
 
 use crate::model::{
-    AppObs, EpochMs, ExecutorObs, JobObs, JobStatus, Locality, SourceProgressObs, StageObs,
-    StageStatus, StateOperatorObs, StreamingProgressObs, StreamingStartObs, TaskEndObs,
-    TaskOutcome, TaskStartObs, TaskTotals,
+    AppObs, AppPropsObs, BlockObs, EpochMs, ExecutorObs, JobObs, JobStatus, Locality, RddInfoObs,
+    SourceProgressObs, StageObs, StageStatus, StateOperatorObs, StreamingProgressObs,
+    StreamingStartObs, TaskEndObs, TaskOutcome, TaskStartObs, TaskTotals,
 };
 
 use super::json;
@@ -70,8 +70,8 @@ pub enum Event {
         /// `JobSucceeded` (else `JobFailed`).
         succeeded: bool,
     },
-    /// `SparkListenerStageSubmitted` (status `Active`).
-    StageSubmitted(StageObs),
+    /// `SparkListenerStageSubmitted` (status `Active`), with the persisted RDDs it computes.
+    StageSubmitted(StageObs, Vec<RddInfoObs>),
     /// `SparkListenerStageCompleted` (status `Complete`, or `Failed` with a failure reason).
     StageCompleted(StageObs),
     /// `SparkListenerTaskStart`.
@@ -136,6 +136,15 @@ pub enum Event {
     StreamingProgress(StreamingProgressObs),
     /// `QueryStartedEvent`.
     StreamingStarted(StreamingStartObs),
+    /// `SparkListenerEnvironmentUpdate`: the application's properties.
+    AppProps(AppPropsObs),
+    /// `SparkListenerBlockUpdated` of an RDD block (`rdd_<rdd>_<partition>`).
+    BlockUpdated(BlockObs),
+    /// `SparkListenerUnpersistRDD`.
+    RddUnpersisted {
+        /// RDD id.
+        rdd_id: u64,
+    },
 }
 
 impl Event {
@@ -146,7 +155,7 @@ impl Event {
             Event::AppEnd { end_ms, .. } => Some(*end_ms),
             Event::JobStart { job, .. } => job.submission_ms,
             Event::JobEnd { completion_ms, .. } => *completion_ms,
-            Event::StageSubmitted(s) => s.submission_ms,
+            Event::StageSubmitted(s, _) => s.submission_ms,
             Event::StageCompleted(s) => s.completion_ms,
             Event::TaskEnd(t) => Some(t.finish_ms),
             Event::Executor(e) => e.remove_ms.or(e.add_ms),
@@ -156,6 +165,9 @@ impl Event {
             | Event::ConnectOperationClosed { .. }
             | Event::StreamingProgress(_)
             | Event::StreamingStarted(_)
+            | Event::AppProps(_)
+            | Event::BlockUpdated(_)
+            | Event::RddUnpersisted { .. }
             | Event::SqlPlanUpdate { .. }
             | Event::SqlDriverAccums { .. }
             | Event::TaskStart(_) => None,
@@ -298,7 +310,7 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
             })
         }
         n if n.starts_with("SparkListener") || n.starts_with("org.apache.spark.") => {
-            return Ok(None)
+            return cost_cache_event(n, line)
         }
         n => return Err(ParseError::UnknownEvent(n.to_string())),
     };
@@ -617,7 +629,11 @@ fn owned(s: Option<Cow<'_, str>>) -> Option<String> {
 
 fn stage(s: json::StageEvent, submitted: bool) -> Event {
     let props = s.props.unwrap_or_default();
-    let i = s.info;
+    let mut i = s.info;
+    let rdds = match (submitted, i.rdd_info.take()) {
+        (true, Some(infos)) => persisted_rdds(infos),
+        _ => Vec::new(),
+    };
     let status = match (submitted, &i.failure) {
         (true, _) => StageStatus::Active,
         (false, Some(_)) => StageStatus::Failed,
@@ -638,7 +654,7 @@ fn stage(s: json::StageEvent, submitted: bool) -> Event {
         totals: None,
     };
     if submitted {
-        Event::StageSubmitted(obs)
+        Event::StageSubmitted(obs, rdds)
     } else {
         Event::StageCompleted(obs)
     }
@@ -704,13 +720,15 @@ fn job_start(j: json::JobStart) -> Event {
 }
 
 fn executor(e: json::ExecutorEvent, added: bool) -> Event {
+    let cores = e.info.as_ref().and_then(|i| i.cores);
     Event::Executor(ExecutorObs {
+        total_cores: cores,
         executor_id: e.executor_id.into_owned(),
         active: Some(added),
         remove_reason: if added { None } else { owned(e.reason) },
         add_ms: if added { e.time } else { None },
         remove_ms: if added { None } else { e.time },
-        max_tasks: e.info.and_then(|i| i.cores),
+        max_tasks: cores,
         ..ExecutorObs::default()
     })
 }
@@ -770,6 +788,69 @@ fn progress(p: json::ProgressEvent) -> Event {
             })
             .collect(),
     })
+}
+
+/// The events of the cost and cache metrics (application properties, RDD blocks, unpersists);
+/// `Ok(None)` for Spark's other events, which the exporter does not use.
+fn cost_cache_event(name: &str, line: &[u8]) -> Result<Option<Event>, ParseError> {
+    fn read<'a, T: serde::Deserialize<'a>>(
+        line: &'a [u8],
+        event: &'static str,
+    ) -> Result<T, ParseError> {
+        serde_json::from_slice(line).map_err(|source| ParseError::Json { event, source })
+    }
+    Ok(match name {
+        "SparkListenerBlockUpdated" => {
+            // Most block updates are broadcast pieces: only RDD blocks are read.
+            if memchr::memmem::find(line, br#""Block ID":"rdd_"#).is_none() {
+                return Ok(None);
+            }
+            block_updated(read(line, "BlockUpdated")?)
+        }
+        "SparkListenerEnvironmentUpdate" => {
+            let e: json::EnvironmentUpdate = read(line, "EnvironmentUpdate")?;
+            let props = e.props.unwrap_or_default();
+            Some(Event::AppProps(AppPropsObs::from_task_cpus(
+                props.task_cpus.as_deref(),
+            )))
+        }
+        "SparkListenerUnpersistRDD" => Some(Event::RddUnpersisted {
+            rdd_id: read::<json::UnpersistRdd>(line, "UnpersistRDD")?.rdd_id,
+        }),
+        _ => None,
+    })
+}
+
+/// The RDDs of a stage's `RDD Info` whose storage level uses memory or disk (Spark tracks
+/// those in its Storage tab).
+fn persisted_rdds(infos: Vec<json::RddInfo<'_>>) -> Vec<RddInfoObs> {
+    infos
+        .into_iter()
+        .filter(|r| r.level.is_some_and(|l| l.valid()))
+        .filter_map(|r| {
+            Some(RddInfoObs {
+                rdd_id: r.id?,
+                name: owned(r.name).unwrap_or_default(),
+                partitions: r.partitions.unwrap_or(0),
+            })
+        })
+        .collect()
+}
+
+/// An RDD block's update (`rdd_<rdd>_<partition>`); `None` for other blocks. Sizes count only
+/// where the level stores them, as in Spark's status store.
+fn block_updated(b: json::BlockUpdated<'_>) -> Option<Event> {
+    let i = b.info;
+    let (rdd, part) = i.block_id.strip_prefix("rdd_")?.split_once('_')?;
+    let level = i.level;
+    Some(Event::BlockUpdated(BlockObs {
+        rdd_id: rdd.parse().ok()?,
+        partition: part.parse().ok()?,
+        executor_id: i.manager.executor_id.into_owned(),
+        memory_bytes: if level.use_memory { i.memory.0 } else { 0 },
+        disk_bytes: if level.use_disk { i.disk.0 } else { 0 },
+        stored: level.valid(),
+    }))
 }
 
 /// An ISO-8601 instant as Spark's progress JSON writes it (`2026-12-01T01:03:37.000Z`), in

@@ -95,7 +95,7 @@ fn job_start_and_end() {
 #[test]
 fn stages_submitted_completed_failed() {
     let sub = r#"{"Event":"SparkListenerStageSubmitted","Stage Info":{"Stage ID":2,"Stage Attempt ID":0,"Stage Name":"collect at x.py:1","Number of Tasks":4,"RDD Info":[{"RDD ID":1}],"Parent IDs":[1],"Details":"","Submission Time":100,"Accumulables":[],"Resource Profile Id":0},"Properties":{"spark.jobGroup.id":"g","spark.job.description":"d"}}"#;
-    let Event::StageSubmitted(s) = one(sub) else {
+    let Event::StageSubmitted(s, rdds) = one(sub) else {
         panic!()
     };
     assert_eq!(
@@ -108,6 +108,7 @@ fn stages_submitted_completed_failed() {
         (Some("g"), Some("d"))
     );
     assert_eq!(s.name.as_deref(), Some("collect at x.py:1"));
+    assert!(rdds.is_empty(), "no storage level: not persisted");
     let done = r#"{"Event":"SparkListenerStageCompleted","Stage Info":{"Stage ID":2,"Stage Attempt ID":0,"Number of Tasks":4,"Submission Time":100,"Completion Time":150,"Accumulables":[]}}"#;
     let Event::StageCompleted(s) = one(done) else {
         panic!()
@@ -434,4 +435,73 @@ fn locality_values_and_scheduler_delay_edges() {
     };
     assert_eq!(t.metrics, TaskTotals::default());
     assert_eq!(t.locality, Some(Locality::Any));
+}
+
+// --- Cost and cached data (lines shaped as Spark 4.1.1 writes them, shortened) ---
+
+#[test]
+fn executor_cores_and_task_cpus() {
+    let added = r#"{"Event":"SparkListenerExecutorAdded","Timestamp":1795981136581,"Executor ID":"1","Executor Info":{"Host":"192.0.2.2","Total Cores":4,"Log Urls":{},"Attributes":{},"Resources":{},"Resource Profile Id":0}}"#;
+    let Event::Executor(e) = one(added) else {
+        panic!()
+    };
+    assert_eq!((e.total_cores, e.add_ms), (Some(4), Some(1795981136581)));
+    let env = r#"{"Event":"SparkListenerEnvironmentUpdate","JVM Information":{"Java Version":"17"},"Spark Properties":{"spark.master":"local-cluster[2,1,1024]","spark.task.cpus":"2","spark.app.name":"x"},"Hadoop Properties":{},"System Properties":{},"Metrics Properties":{},"Classpath Entries":{"/a.jar":"System Classpath"}}"#;
+    let Event::AppProps(p) = one(env) else {
+        panic!()
+    };
+    assert_eq!(p.task_cpus, Some(2));
+    let unset = r#"{"Event":"SparkListenerEnvironmentUpdate","Spark Properties":{"spark.master":"local[2]"}}"#;
+    assert!(matches!(
+        one(unset),
+        Event::AppProps(AppPropsObs { task_cpus: None })
+    ));
+}
+
+#[test]
+fn persisted_rdds_blocks_and_unpersist() {
+    let sub = r#"{"Event":"SparkListenerStageSubmitted","Stage Info":{"Stage ID":4,"Stage Attempt ID":0,"Stage Name":"count at <stdin>:1","Number of Tasks":2,"RDD Info":[{"RDD ID":12,"Name":"In-memory table t","Scope":"{\"id\":\"3\",\"name\":\"InMemoryTableScan\"}","Callsite":"count at <stdin>:1","Parent IDs":[11],"Storage Level":{"Use Disk":true,"Use Memory":true,"Use Off Heap":false,"Deserialized":true,"Replication":1},"Barrier":false,"DeterministicLevel":"DETERMINATE","Number of Partitions":2,"Number of Cached Partitions":0,"Memory Size":0,"Disk Size":0},{"RDD ID":11,"Name":"MapPartitionsRDD","Callsite":"x","Parent IDs":[],"Storage Level":{"Use Disk":false,"Use Memory":false,"Use Off Heap":false,"Deserialized":false,"Replication":1},"Barrier":false,"Number of Partitions":2,"Number of Cached Partitions":0,"Memory Size":0,"Disk Size":0}],"Parent IDs":[],"Details":"","Submission Time":100,"Accumulables":[],"Resource Profile Id":0},"Properties":{}}"#;
+    let Event::StageSubmitted(_, rdds) = one(sub) else {
+        panic!()
+    };
+    assert_eq!(
+        rdds,
+        [RddInfoObs {
+            rdd_id: 12,
+            name: "In-memory table t".into(),
+            partitions: 2
+        }],
+        "only the RDD stored somewhere"
+    );
+    let block = r#"{"Event":"SparkListenerBlockUpdated","Block Updated Info":{"Block Manager ID":{"Executor ID":"0","Host":"192.0.2.2","Port":40453},"Block ID":"rdd_12_1","Storage Level":{"Use Disk":false,"Use Memory":true,"Use Off Heap":false,"Deserialized":true,"Replication":1},"Memory Size":4328,"Disk Size":0}}"#;
+    let Event::BlockUpdated(b) = one(block) else {
+        panic!()
+    };
+    assert_eq!(
+        b,
+        BlockObs {
+            rdd_id: 12,
+            partition: 1,
+            executor_id: "0".into(),
+            memory_bytes: 4328,
+            disk_bytes: 0,
+            stored: true
+        }
+    );
+    // Removed: a level with neither memory nor disk, the old sizes kept for Spark's deltas.
+    let removed = block.replace(r#""Use Memory":true"#, r#""Use Memory":false"#);
+    let Event::BlockUpdated(b) = one(&removed) else {
+        panic!()
+    };
+    assert_eq!((b.stored, b.memory_bytes, b.disk_bytes), (false, 0, 0));
+    // Broadcast pieces are not RDD blocks.
+    let broadcast = block.replace("rdd_12_1", "broadcast_3_piece0");
+    assert!(parse_line(broadcast.as_bytes()).unwrap().is_none());
+    let odd = block.replace("rdd_12_1", "rdd_x_1");
+    assert!(parse_line(odd.as_bytes()).unwrap().is_none());
+    let unpersist = r#"{"Event":"SparkListenerUnpersistRDD","RDD ID":12}"#;
+    assert!(matches!(
+        one(unpersist),
+        Event::RddUnpersisted { rdd_id: 12 }
+    ));
 }

@@ -317,6 +317,8 @@ pub const ATTRIBUTES: &[(&str, &str, AttrType)] = &[
     ("kind", "error.type", AttrType::Str),
     ("store", "spark_exporter.store", AttrType::Str),
     ("op", "spark_exporter.store.operation", AttrType::Str),
+    ("rdd_id", "spark.rdd.id", AttrType::Int),
+    ("rdd_name", "spark.rdd.name", AttrType::Str),
 ];
 
 /// The OTLP name and type of a label.
@@ -339,6 +341,7 @@ const STAGE_STATUS: &[Label] = &[l("status", &["complete", "failed", "skipped"])
 const TASK_STATUS: &[Label] = &[l("status", &["succeeded", "failed", "killed"])];
 const ANY_STATUS: &[Label] = &[l("status", &[])];
 const SQL_STATUS: &[Label] = &[l("status", &["completed", "failed"])];
+const RDD: &[Label] = &[l("rdd_id", &[]), l("rdd_name", &[])];
 
 use crate::model::plan::{AQE, EXCHANGES, STRATEGIES};
 use Instrument::{Counter as C, Gauge as G, Histogram as H, UpDownCounter as U};
@@ -515,6 +518,35 @@ pub const CATALOGUE: &[Metric] = &[
         |c, o| per_executor_by(c, o, "type", |e| e.peak_memory.iter().map(|(k, v)| (k.as_str(), *v))))
         .labels(&[l("type", &[])])
         .doc("Peak memory per `peakMemoryMetrics` key that is a memory size (`JVMHeapMemory`, `OnHeapStorageMemory`, …)."),
+    Metric::new("spark_executor_core_seconds_allocated", Counter, App, "Core-seconds held by the application's executors: each executor's lifetime (added to removed, else to the application's end, else to the latest time the application is known to run) times its cores.", "spark.executor.core.allocated_time", "s", C,
+        |c, o| per_app(c, o, |a| Some((a.base.clone(), Value::Float(a.app.cost().allocated_core_seconds())))))
+        .clock()
+        .doc("Core-seconds the application's executors held: Σ over executors of (removal time, else the application's end, else the application's clock − add time) × cores, from REST `/allexecutors` (`addTime`, `removeTime`, `totalCores`) or the event log (`SparkListenerExecutorAdded` `Total Cores`, `SparkListenerExecutorRemoved`). The application's clock is the latest time it is known to run: each REST poll that lists it running, the newest event read from its log; so it grows with the wall clock while executors live, and never goes back. Executors without cores do not count: a cluster-mode driver runs no task (Spark reports 0 cores for it); in local mode the driver is the executor and counts with its cores. See *Cost*.")
+        .experimental("0.2.0"),
+    Metric::new("spark_executor_idle_core_seconds", Gauge, App, "Core-seconds allocated but not used by tasks: allocated minus tasks' executor run time times spark.task.cpus, at least 0.", "spark.executor.core.idle_time", "s", G,
+        |c, o| per_app(c, o, |a| Some((a.base.clone(), Value::Float(a.app.cost().idle_core_seconds())))))
+        .clock()
+        .doc("`spark_executor_core_seconds_allocated_total` minus the sum of `spark_task_core_seconds_used_total` over the application's job groups, at least 0: cores held (and paid for) while no task ran on them. A gauge: a running task's time counts only when it ends, so the value can drop. See *Cost*.")
+        .experimental("0.2.0"),
+    Metric::new("spark_task_core_seconds_used", Counter, Group, "Core-seconds tasks used: executor run time of tasks times spark.task.cpus, summed per job group.", "spark.task.core.used_time", "s", C,
+        |c, o| per_group_app(c, o, |a, g| Value::Float(g.totals.run_time_ms.saturating_mul(a.app.task_cpus()) as f64 / 1000.0)))
+        .doc("`spark_task_run_time_seconds_total` × `spark.task.cpus` (1 unless set; event log `SparkListenerEnvironmentUpdate`, REST `/environment`, read once). Stage-level resource profiles are not considered. See *Cost*.")
+        .experimental("0.2.0"),
+    Metric::new("spark_rdd_cached_fraction", Gauge, App, "Fraction of a cached dataset's partitions that are cached (numCachedPartitions / numPartitions).", "spark.rdd.cached.fraction", "1", G,
+        |c, o| per_rdd(c, o, |r| Value::Float(r.cached_fraction)))
+        .labels(RDD)
+        .doc("Cached partitions / partitions of each dataset with at least one cached partition: REST `/storage/rdd`, or the event log's block updates (`spark.eventLog.logBlockUpdates.enabled`). `rdd_name` is the first line of Spark's RDD name (`In-memory table t` for `cacheTable`, the plan's first line for `df.cache()`), length-capped. An unpersisted dataset's series go. See *Cached data*.")
+        .experimental("0.2.0"),
+    Metric::new("spark_rdd_memory_bytes", Gauge, App, "Bytes of a cached dataset in memory (every replica).", "spark.rdd.memory.usage", "By", U,
+        |c, o| per_rdd(c, o, |r| Value::Int(r.memory_bytes)))
+        .labels(RDD)
+        .doc("Bytes of the dataset cached in memory (on and off heap), every replica (`memoryUsed`).")
+        .experimental("0.2.0"),
+    Metric::new("spark_rdd_disk_bytes", Gauge, App, "Bytes of a cached dataset on disk (every replica).", "spark.rdd.disk.usage", "By", U,
+        |c, o| per_rdd(c, o, |r| Value::Int(r.disk_bytes)))
+        .labels(RDD)
+        .doc("Bytes of the dataset cached on disk, every replica (`diskUsed`).")
+        .experimental("0.2.0"),
     Metric::new("spark_sql_executions", Counter, Sql, "SQL executions ended, by description and status.", "spark.sql.execution.result", "{execution}", C,
         per_sql_status)
         .labels(SQL_STATUS)

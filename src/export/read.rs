@@ -10,7 +10,7 @@ use super::rows::{AppRows, Ctx, StageRow};
 use super::sample::{plus, plus1, Labels, Sample, Value};
 use crate::model::hist::Hist;
 use crate::model::plan::PlanAgg;
-use crate::model::view::{ExecutorView, GroupView, SqlView};
+use crate::model::view::{ExecutorView, GroupView, RddView, SqlView};
 use crate::model::StreamAgg;
 
 /// How a catalogue entry reads its samples.
@@ -86,6 +86,32 @@ pub fn per_group(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&GroupView) -> Value
     for a in &c.apps {
         for (l, g) in &a.groups {
             push(out, a.app.created_ms(), l.clone(), f(g));
+        }
+    }
+}
+
+/// One sample per job group, read with its application's row.
+pub fn per_group_app<'a>(
+    c: &Ctx<'a>,
+    out: &mut Vec<Sample>,
+    f: impl Fn(&AppRows<'a>, &GroupView) -> Value,
+) {
+    for a in &c.apps {
+        for (l, g) in &a.groups {
+            push(out, a.app.created_ms(), l.clone(), f(a, g));
+        }
+    }
+}
+
+/// One sample per cached dataset (`rdd_id`, `rdd_name`).
+pub fn per_rdd(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&RddView) -> Value) {
+    for a in &c.apps {
+        for r in a.app.cached_datasets() {
+            let ids = [
+                ("rdd_id", Arc::from(r.rdd_id.to_string())),
+                ("rdd_name", r.name.clone()),
+            ];
+            push(out, a.app.created_ms(), plus(&a.base, &ids), f(&r));
         }
     }
 }

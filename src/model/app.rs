@@ -232,6 +232,10 @@ pub struct AppState {
     pub runs: [u64; 3],
     /// Run durations (name aggregates only).
     pub run_duration: Option<Hist>,
+    /// Core-seconds allocated and `spark.task.cpus` (`cost.rs`).
+    pub cost: super::cost::Cost,
+    /// Cached datasets (`cache.rs`).
+    pub cache: super::cache::CacheState,
 }
 
 /// How a run ended: exit code 0, another exit code, or not said (Spark before 4.0, REST, a
@@ -283,6 +287,8 @@ impl AppState {
             by_name: false,
             runs: [0; 3],
             run_duration: None,
+            cost: Default::default(),
+            cache: Default::default(),
         }
     }
 

@@ -66,6 +66,16 @@ pub struct ExecutorState {
     pub log: ExecutorTotals,
     /// Peak memory by type (max ever seen).
     pub peak_memory: BTreeMap<String, u64>,
+    /// Cores, when a source said (the largest said: a cluster-mode driver's REST 0 never hides
+    /// another source's count).
+    pub cores: Option<u64>,
+    /// When it was added (Spark's clock).
+    pub add_ms: Option<EpochMs>,
+    /// When it was removed (Spark's clock).
+    pub remove_ms: Option<EpochMs>,
+    /// The application's clock when its removal was first seen, if it was counted live until
+    /// then (see `cost.rs`): its allocation never goes back below that.
+    pub alive_until_ms: Option<EpochMs>,
 }
 
 impl ExecutorState {
@@ -98,12 +108,29 @@ impl ExecutorState {
         up(&mut r.input_bytes, o.input_bytes);
         up(&mut r.shuffle_read_bytes, o.shuffle_read_bytes);
         up(&mut r.shuffle_write_bytes, o.shuffle_write_bytes);
+        self.merge_lifetime(o);
         for (k, v) in &o.peak_memory {
             // Only memory sizes: peakMemoryMetrics also holds GC counts and times.
             if k.ends_with("Memory") {
                 let e = self.peak_memory.entry(k.clone()).or_default();
                 *e = (*e).max(*v);
             }
+        }
+    }
+}
+
+impl ExecutorState {
+    /// Cores and lifetime (the cost rules, `cost.rs`): both sources report the same times, so
+    /// the earliest add and the latest removal are kept, whatever the order of the reports.
+    fn merge_lifetime(&mut self, o: &ExecutorObs) {
+        if let Some(c) = o.total_cores {
+            self.cores = Some(self.cores.map_or(c, |x| x.max(c)));
+        }
+        if let Some(a) = o.add_ms.filter(|a| *a > 0) {
+            self.add_ms = Some(self.add_ms.map_or(a, |x| x.min(a)));
+        }
+        if let Some(r) = o.remove_ms.filter(|r| *r > 0) {
+            self.remove_ms = Some(self.remove_ms.map_or(r, |x| x.max(r)));
         }
     }
 }

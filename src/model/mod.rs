@@ -9,6 +9,9 @@
 
 mod app;
 pub mod attribution;
+mod cache;
+mod cost;
+mod cost_rules;
 mod executor;
 pub mod hist;
 mod idset;
@@ -37,6 +40,8 @@ pub use streaming::{OperatorAgg, SourceAgg, StreamAgg, TriggerInterval};
 
 pub use crate::clock::{system_now_ms, Clock};
 
+#[cfg(test)]
+mod cost_tests;
 #[cfg(test)]
 mod fleet_tests;
 #[cfg(test)]

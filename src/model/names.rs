@@ -114,6 +114,7 @@ fn fold(
     }
     acc.created_ms = acc.created_ms.min(app.created_ms);
     acc.from_log |= app.from_log;
+    super::cost_rules::fold(acc, app, counts);
     fold_plans(acc, app, labeler);
     for g in AppView::of(app).all_groups() {
         let key: GroupKey = (

@@ -398,6 +398,9 @@ pub struct ExecutorObs {
     pub remove_ms: Option<EpochMs>,
     /// Task slots.
     pub max_tasks: Option<u64>,
+    /// Cores (REST `totalCores`, event log `Total Cores`): 0 for a cluster-mode driver, which
+    /// runs no task.
+    pub total_cores: Option<u64>,
     /// Tasks running now.
     pub active_tasks: Option<u64>,
     /// Cumulative completed tasks.
@@ -544,4 +547,74 @@ pub struct SourceProgressObs {
     pub input_rows_per_second: Option<f64>,
     /// Its processing rate, when Spark computed one.
     pub processed_rows_per_second: Option<f64>,
+}
+
+// --- Application properties and cached data (issue 18: cost and cache) ---
+
+/// The application's properties that change how its numbers read (event log
+/// `SparkListenerEnvironmentUpdate` `Spark Properties`, REST `/environment` `sparkProperties`),
+/// read once per application.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AppPropsObs {
+    /// `spark.task.cpus`: cores each task holds (Spark's default: 1).
+    pub task_cpus: Option<u64>,
+}
+
+impl AppPropsObs {
+    /// The properties from the raw `spark.task.cpus` value, read as Spark reads it: a positive
+    /// integer (anything else: not said).
+    pub fn from_task_cpus(raw: Option<&str>) -> AppPropsObs {
+        AppPropsObs {
+            task_cpus: raw
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|c| *c > 0),
+        }
+    }
+}
+
+/// A cached dataset as REST `/storage/rdd` lists it (`RDDStorageInfo`): Spark's own totals.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RddObs {
+    /// RDD id.
+    pub rdd_id: u64,
+    /// RDD name: for a cached DataFrame its whole physical plan text.
+    pub name: String,
+    /// Partitions of the RDD.
+    pub partitions: u64,
+    /// Partitions with at least one cached block.
+    pub cached_partitions: u64,
+    /// Bytes cached in memory (on and off heap), every replica.
+    pub memory_bytes: u64,
+    /// Bytes cached on disk, every replica.
+    pub disk_bytes: u64,
+}
+
+/// A persisted RDD a stage computes (event log `SparkListenerStageSubmitted` `RDD Info` whose
+/// `Storage Level` uses memory or disk): from then on its blocks are tracked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RddInfoObs {
+    /// RDD id.
+    pub rdd_id: u64,
+    /// RDD name.
+    pub name: String,
+    /// Partitions of the RDD.
+    pub partitions: u64,
+}
+
+/// One RDD block's new state on one executor (event log `SparkListenerBlockUpdated` of a block
+/// `rdd_<rdd>_<partition>`, logged with `spark.eventLog.logBlockUpdates.enabled`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BlockObs {
+    /// RDD id.
+    pub rdd_id: u64,
+    /// Partition index.
+    pub partition: u64,
+    /// The block manager's executor.
+    pub executor_id: String,
+    /// Bytes in memory, when the level uses memory (0 otherwise).
+    pub memory_bytes: u64,
+    /// Bytes on disk, when the level uses disk (0 otherwise).
+    pub disk_bytes: u64,
+    /// False when the level uses neither memory nor disk: the block was removed.
+    pub stored: bool,
 }

@@ -42,6 +42,27 @@ pub trait Observer: Send + Sync {
     fn streaming_started(&self, app_id: &str, obs: &StreamingStartObs) {
         let _ = (app_id, obs);
     }
+    /// The application's properties (`spark.task.cpus`), read once per application.
+    fn set_app_props(&self, app_id: &str, obs: &AppPropsObs) {
+        let _ = (app_id, obs);
+    }
+    /// REST `/storage/rdd`: every cached dataset of the application now (replaces the last
+    /// list).
+    fn set_rdds(&self, app_id: &str, rdds: &[RddObs]) {
+        let _ = (app_id, rdds);
+    }
+    /// Event log: a stage computes a persisted RDD; its blocks are tracked from now.
+    fn rdd_persisted(&self, app_id: &str, obs: &RddInfoObs) {
+        let _ = (app_id, obs);
+    }
+    /// Event log: a block of a persisted RDD changed on one executor.
+    fn block_updated(&self, app_id: &str, obs: &BlockObs) {
+        let _ = (app_id, obs);
+    }
+    /// Event log: an RDD was unpersisted.
+    fn rdd_unpersisted(&self, app_id: &str, rdd_id: u64) {
+        let _ = (app_id, rdd_id);
+    }
 }
 
 impl Model {
@@ -79,9 +100,15 @@ impl ModelObserver {
 
 impl Observer for ModelObserver {
     fn upsert_app(&self, obs: &AppObs) {
+        let rest = self.source == Source::Rest;
         self.model.write(|s, t, now| {
             if s.takes(&obs.app_id, false) {
                 s.upsert_app(obs, now);
+                // The application's clock (`cost.rs`): REST lists it running now.
+                s.app_ran_until(&obs.app_id, obs.start_ms);
+                if rest && obs.end_ms.is_none() {
+                    s.app_ran_until(&obs.app_id, Some(now));
+                }
                 s.review(&obs.app_id, t, now);
             }
         })
@@ -96,12 +123,16 @@ impl Observer for ModelObserver {
     }
     fn upsert_job(&self, app_id: &str, obs: &JobObs) {
         let src = self.source;
-        self.detail(app_id, |s, t, now| s.upsert_job(src, app_id, obs, t, now))
+        self.detail(app_id, |s, t, now| {
+            s.upsert_job(src, app_id, obs, t, now);
+            s.app_ran_until(app_id, obs.submission_ms.max(obs.completion_ms));
+        })
     }
     fn upsert_stage(&self, app_id: &str, obs: &StageObs) {
         let from_log = self.source == Source::EventLog;
         self.detail(app_id, |s, t, now| {
             s.upsert_stage(app_id, obs, t, now, false);
+            s.app_ran_until(app_id, obs.submission_ms.max(obs.completion_ms));
             // The log's own submission and completion bound its task durations (`tasks.rs`).
             if from_log {
                 s.log_stage(app_id, obs);
@@ -117,13 +148,23 @@ impl Observer for ModelObserver {
         self.detail(app_id, |s, _, _| s.task_start(app_id, obs))
     }
     fn task_end(&self, app_id: &str, obs: &TaskEndObs) {
-        self.detail(app_id, |s, t, _| s.task_end(app_id, obs, t))
+        self.detail(app_id, |s, t, _| {
+            s.task_end(app_id, obs, t);
+            s.app_ran_until(app_id, Some(obs.finish_ms));
+        })
     }
     fn upsert_executor(&self, app_id: &str, obs: &ExecutorObs) {
-        self.detail(app_id, |s, _, now| s.upsert_executor(app_id, obs, now))
+        self.detail(app_id, |s, _, now| {
+            let before = s.live_executor_clock(app_id, &obs.executor_id);
+            s.upsert_executor(app_id, obs, now);
+            s.executor_seen(app_id, obs, before);
+        })
     }
     fn upsert_sql(&self, app_id: &str, obs: &SqlObs) {
-        self.detail(app_id, |s, t, _| s.upsert_sql(app_id, obs, t))
+        self.detail(app_id, |s, t, _| {
+            s.upsert_sql(app_id, obs, t);
+            s.app_ran_until(app_id, obs.submission_ms);
+        })
     }
     fn sql_plan(&self, app_id: &str, obs: &SqlPlanObs) {
         self.detail(app_id, |s, _, _| s.sql_plan(app_id, obs))
@@ -133,5 +174,20 @@ impl Observer for ModelObserver {
     }
     fn streaming_started(&self, app_id: &str, obs: &StreamingStartObs) {
         self.detail(app_id, |s, t, _| s.streaming_started(app_id, obs, t))
+    }
+    fn set_app_props(&self, app_id: &str, obs: &AppPropsObs) {
+        self.detail(app_id, |s, _, _| s.set_app_props(app_id, obs))
+    }
+    fn set_rdds(&self, app_id: &str, rdds: &[RddObs]) {
+        self.detail(app_id, |s, t, _| s.set_rdds(app_id, rdds, t))
+    }
+    fn rdd_persisted(&self, app_id: &str, obs: &RddInfoObs) {
+        self.detail(app_id, |s, t, _| s.rdd_persisted(app_id, obs, t))
+    }
+    fn block_updated(&self, app_id: &str, obs: &BlockObs) {
+        self.detail(app_id, |s, t, _| s.block_updated(app_id, obs, t))
+    }
+    fn rdd_unpersisted(&self, app_id: &str, rdd_id: u64) {
+        self.detail(app_id, |s, _, _| s.rdd_unpersisted(app_id, rdd_id))
     }
 }

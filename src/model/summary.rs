@@ -126,6 +126,8 @@ impl State {
             }
         }
         app.executors_seen = app.executors.len() as u64;
+        super::cost_rules::retire_all(app);
+        app.cache = Default::default();
         app.stages = HashMap::new();
         app.stage_groups = HashMap::new();
         app.orphans = HashMap::new();

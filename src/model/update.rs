@@ -116,12 +116,12 @@ fn count_connect_job(
 }
 
 impl State {
-    fn app(&mut self, app_id: &str) -> &mut AppState {
+    pub(super) fn app(&mut self, app_id: &str) -> &mut AppState {
         self.app_and_labeler(app_id).0
     }
 
     /// The application (created on first sight) and the labeler, borrowed together.
-    fn app_and_labeler(&mut self, app_id: &str) -> (&mut AppState, &Labeler) {
+    pub(super) fn app_and_labeler(&mut self, app_id: &str) -> (&mut AppState, &Labeler) {
         let now = self.now_ms;
         let app = self
             .apps
@@ -499,6 +499,10 @@ impl State {
 
     pub(super) fn upsert_executor(&mut self, app_id: &str, obs: &ExecutorObs, now: EpochMs) {
         let app = self.app(app_id);
+        // An executor that left the model stays gone (`cost.rs`): REST lists dead ones a while.
+        if app.cost.is_retired(&obs.executor_id) {
+            return;
+        }
         let is_new = !app.executors.contains_key(&obs.executor_id);
         let ex = app.executor(&obs.executor_id);
         ex.merge(obs);
@@ -510,6 +514,7 @@ impl State {
             ex.remove_reason = Some(reason);
             ex.dead_seen_ms = Some(now);
             ex.active_tasks = Some(0);
+            app.cache.executor_removed(&obs.executor_id);
             // The driver "executor" only goes away with the application.
             if obs.executor_id != "driver" {
                 *app.executors_removed.entry(reason).or_default() += 1;
@@ -732,10 +737,7 @@ impl State {
             for k in old {
                 retire_stage(app, k, &bounds);
             }
-            app.executors.retain(|_, e| {
-                e.dead_seen_ms
-                    .is_none_or(|d| now - d < ms(r.dead_executor_retention))
-            });
+            super::cost_rules::expire_executors(app, now, ms(r.dead_executor_retention));
             shrink(&mut app.stages);
             shrink(&mut app.stage_groups);
             shrink(&mut app.running_jobs);

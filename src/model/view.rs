@@ -522,6 +522,84 @@ impl<'a> AppView<'a> {
     }
 }
 
+/// What an application's executors cost, in core-seconds (`cost.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CostView {
+    /// Executors' lifetimes × their cores, up to now (or the application's end), core-ms.
+    pub allocated_core_ms: u64,
+    /// Tasks' executor run time × `spark.task.cpus`, every job group, core-ms.
+    pub used_core_ms: u64,
+    /// `spark.task.cpus` (1 until a source says).
+    pub task_cpus: u64,
+}
+
+impl CostView {
+    /// Allocated core-seconds.
+    pub fn allocated_core_seconds(&self) -> f64 {
+        self.allocated_core_ms as f64 / 1000.0
+    }
+    /// Used core-seconds.
+    pub fn used_core_seconds(&self) -> f64 {
+        self.used_core_ms as f64 / 1000.0
+    }
+    /// Allocated but not used, at least 0, core-seconds (exact to the millisecond).
+    pub fn idle_core_seconds(&self) -> f64 {
+        self.allocated_core_ms.saturating_sub(self.used_core_ms) as f64 / 1000.0
+    }
+}
+
+/// A cached dataset (`cache.rs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RddView {
+    /// RDD id.
+    pub rdd_id: u64,
+    /// Name label value: the first line of Spark's RDD name, capped.
+    pub name: Arc<str>,
+    /// Cached partitions / partitions.
+    pub cached_fraction: f64,
+    /// Bytes cached in memory, every replica.
+    pub memory_bytes: u64,
+    /// Bytes cached on disk, every replica.
+    pub disk_bytes: u64,
+}
+
+impl<'a> AppView<'a> {
+    /// `spark.task.cpus` of the application (1 until a source says).
+    pub fn task_cpus(&self) -> u64 {
+        self.app.cost.cpus()
+    }
+
+    /// Core-seconds allocated and used so far (see `cost.rs`).
+    pub fn cost(&self) -> CostView {
+        let cpus = self.task_cpus();
+        let run_ms = self
+            .all_groups()
+            .iter()
+            .fold(0u64, |n, g| n.saturating_add(g.totals.run_time_ms));
+        CostView {
+            allocated_core_ms: super::cost_rules::allocated_core_ms(self.app),
+            used_core_ms: run_ms.saturating_mul(cpus),
+            task_cpus: cpus,
+        }
+    }
+
+    /// Cached datasets with at least one partition cached, by RDD id (see `cache.rs`).
+    pub fn cached_datasets(&self) -> Vec<RddView> {
+        self.app
+            .cache
+            .datasets()
+            .into_iter()
+            .map(|(rdd_id, d)| RddView {
+                rdd_id,
+                cached_fraction: d.cached_fraction(),
+                name: d.name,
+                memory_bytes: d.memory_bytes,
+                disk_bytes: d.disk_bytes,
+            })
+            .collect()
+    }
+}
+
 fn group_view<'a>(
     key: &'a GroupKey,
     agg: Option<&'a GroupAgg>,

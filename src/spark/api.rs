@@ -165,6 +165,9 @@ pub struct ExecutorSummary {
     pub remove_time: Option<String>,
     #[serde(deserialize_with = "lenient::u64")]
     pub max_tasks: u64,
+    /// Cores; absent before Spark 2.x's `totalCores`, 0 for a cluster-mode driver.
+    #[serde(deserialize_with = "lenient::or_default")]
+    pub total_cores: Option<u64>,
     #[serde(deserialize_with = "lenient::u64")]
     pub active_tasks: u64,
     #[serde(deserialize_with = "lenient::u64")]
@@ -294,6 +297,37 @@ pub struct TaskMetricDistributions {
     /// Executor run times (ms) at those quantiles; the fallback for older Sparks.
     #[serde(deserialize_with = "lenient::f64_vec")]
     pub executor_run_time: Vec<f64>,
+}
+
+/// A cached dataset of `/storage/rdd` (`RDDStorageInfo`, listed without distributions).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+#[allow(missing_docs)] // Field names are Spark's own.
+pub struct RddStorageInfo {
+    #[serde(deserialize_with = "lenient::u64")]
+    pub id: u64,
+    #[serde(deserialize_with = "lenient::or_default")]
+    pub name: String,
+    #[serde(deserialize_with = "lenient::u64")]
+    pub num_partitions: u64,
+    #[serde(deserialize_with = "lenient::u64")]
+    pub num_cached_partitions: u64,
+    /// Bytes in memory.
+    #[serde(deserialize_with = "lenient::u64")]
+    pub memory_used: u64,
+    /// Bytes on disk.
+    #[serde(deserialize_with = "lenient::u64")]
+    pub disk_used: u64,
+}
+
+/// `/environment` (`ApplicationEnvironmentInfo`): only the Spark properties, `[key, value]`
+/// pairs; a pair of another shape is dropped.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ApplicationEnvironmentInfo {
+    /// `sparkProperties`.
+    #[serde(deserialize_with = "lenient::items")]
+    pub spark_properties: Vec<(String, String)>,
 }
 
 /// Deserializers that take whatever JSON is there and keep what makes sense.

@@ -13,6 +13,8 @@
 //!   first sees ended (on the first read, those that ended within the task-summary window), a
 //!   slice of the backlog per poll, never per poll of a running one.
 //! - executors: `/allexecutors` (small, and shows dead executors).
+//! - `/environment` once, and `/storage/rdd` (small: cached datasets only), see
+//!   [`super::cost_cache`].
 //!
 //! Idle, that is O(running jobs + unfinished stages + running SQL + executors) bytes, whatever the
 //! history. Task lists are never fetched, and stage requests always say `details=false`.
@@ -64,6 +66,8 @@ pub struct PolledApp {
     running_sql: BTreeSet<u64>,
     /// Executions first seen ended, waiting for their plan (fetched once each).
     plans_due: BTreeSet<u64>,
+    /// `/environment` and `/storage/rdd` ([`super::cost_cache`]).
+    extras: super::cost_cache::Extras,
 }
 
 /// Per-poll inputs shared by every application of a target.
@@ -103,6 +107,7 @@ impl PolledApp {
             sql: IdTracker::new(),
             running_sql: BTreeSet::new(),
             plans_due: BTreeSet::new(),
+            extras: Default::default(),
         }
     }
 
@@ -146,6 +151,9 @@ impl PolledApp {
         for e in &execs {
             observer.upsert_executor(&self.app_id, &convert::executor_obs(e));
         }
+        self.extras
+            .poll(c, &self.base, &self.app_id, observer)
+            .await?;
         // A completed application is done once its ended stages' summaries are all read (a
         // first read of a busy one works them off over several polls).
         self.done = completed && self.summary_due.is_empty();

@@ -197,8 +197,8 @@ impl Client {
         &self.target
     }
 
-    /// Count a failed request that does not fail the poll (one SQL plan Spark could not give):
-    /// `spark_exporter_scrape_errors_total{kind}`.
+    /// Count a failed request that does not fail the poll (one SQL plan Spark could not give,
+    /// an optional endpoint): `spark_exporter_scrape_errors_total{kind}`.
     pub fn count_error(&self, kind: &'static str) {
         self.telemetry.scrape_error(&self.target, kind);
     }

@@ -4,14 +4,14 @@
 //! tested without a server.
 
 use crate::model::obs::{
-    AppObs, EpochMs, ExecutorObs, JobObs, JobStatus, SqlObs, SqlPlanObs, SqlStatus, StageObs,
-    StageStatus, TaskCounts, TaskSummaryObs, TaskTotals,
+    AppObs, AppPropsObs, EpochMs, ExecutorObs, JobObs, JobStatus, RddObs, SqlObs, SqlPlanObs,
+    SqlStatus, StageObs, StageStatus, TaskCounts, TaskSummaryObs, TaskTotals,
 };
 use crate::model::plan::{AqeMetric, PlanGraph, PlanNode};
 
 use super::api::{
-    ApplicationInfo, ExecutionData, ExecutionPlan, ExecutorSummary, JobData, StageData,
-    TaskMetricDistributions,
+    ApplicationEnvironmentInfo, ApplicationInfo, ExecutionData, ExecutionPlan, ExecutorSummary,
+    JobData, RddStorageInfo, StageData, TaskMetricDistributions,
 };
 
 /// Parses Spark's REST time format, `2026-11-29T19:39:20.198GMT`, into epoch milliseconds.
@@ -200,6 +200,7 @@ pub fn executor_obs(e: &ExecutorSummary) -> ExecutorObs {
         add_ms: time(&e.add_time),
         remove_ms: time(&e.remove_time),
         max_tasks: Some(e.max_tasks),
+        total_cores: e.total_cores,
         active_tasks: Some(e.active_tasks),
         completed_tasks: Some(e.completed_tasks),
         failed_tasks: Some(e.failed_tasks),
@@ -217,6 +218,31 @@ pub fn executor_obs(e: &ExecutorSummary) -> ExecutorObs {
             .map(|(k, v)| (k.clone(), *v))
             .collect(),
     }
+}
+
+/// The cached datasets of `/storage/rdd`.
+pub fn rdd_obs(list: &[RddStorageInfo]) -> Vec<RddObs> {
+    list.iter()
+        .map(|r| RddObs {
+            rdd_id: r.id,
+            name: r.name.clone(),
+            partitions: r.num_partitions,
+            cached_partitions: r.num_cached_partitions,
+            memory_bytes: r.memory_used,
+            disk_bytes: r.disk_used,
+        })
+        .collect()
+}
+
+/// The application properties the model uses, from `/environment`: `spark.task.cpus` when it
+/// is a positive integer.
+pub fn app_props_obs(env: &ApplicationEnvironmentInfo) -> AppPropsObs {
+    AppPropsObs::from_task_cpus(
+        env.spark_properties
+            .iter()
+            .find(|(k, _)| k == "spark.task.cpus")
+            .map(|(_, v)| v.as_str()),
+    )
 }
 
 /// A SQL execution observation; `None` for an unknown status. A running execution's `duration`
