@@ -840,8 +840,12 @@ def diagnosis():
         ts("GC share of task time by job group", "JVM GC time / task run time over 5m per job group "
            "(spark_job_group:gc_ratio:rate5m); the red line is the GC_RATIO threshold.", "percentunit",
            [target(f"spark_job_group:gc_ratio:rate5m{{{JOB}}}", grp)], threshold_line=GC_RATIO),
-        ts("Executors removed by reason", "Executor removals by normalised reason.", "short",
-           [target(f"sum by (app_name, reason) (spark_executor_removed_total{{{APP}}})", "{{app_name}} {{reason}}")]),
+        ts("Executors by state, removals by reason", "Active and dead executors, and executor removals by "
+           "normalised reason (killed_by_driver and decommissioned are routine; the rest are lost "
+           "executors: their tasks and cached and shuffle blocks are recomputed).", "short",
+           [target(f"sum by (app_name, state) (spark_executors{{{APP}}})", "{{app_name}} {{state}}"),
+            target(f"sum by (app_name, reason) (spark_executor_removed_total{{{APP}}})",
+                   "{{app_name}} removed: {{reason}}")]),
         row("4. SQL: joins, exchanges, adaptive execution, plan changes (SparkJoinStrategyChanged, SparkPlanChanged)"),
         table("Joins by strategy", "Join nodes of the final plans of finished SQL executions, per description and "
               "strategy (a SortMergeJoin where a broadcast would do is the classic regression).", "short",
@@ -870,10 +874,12 @@ def diagnosis():
               w=12, merge=True, hide=("cluster", "namespace", "pod"),
               rename={"Value #A": "cached fraction", "Value #B": "memory", "Value #C": "disk"},
               units={"cached fraction": "percentunit"}),
-        ts("Storage memory used / limit", "Memory held by cached blocks over the storage memory of the "
-           "executors: cache near the limit crowds out execution memory (spill, GC).", "percentunit",
-           [target(f"sum by (app_name) (spark_executor_storage_memory_used_bytes{{{APP}}}) / "
-                   f"sum by (app_name) (spark_executor_max_memory_bytes{{{APP}}})", "{{app_name}}")], w=12),
+        ts("Cached data against storage memory", "Memory held by the cached datasets, and the executors' "
+           "storage memory limit (REST): cache near the limit crowds out execution memory (spill, GC).",
+           "bytes",
+           [target(f"sum by (app_name) (spark_rdd_memory_bytes{{{APP}}})", "cached {{app_name}}"),
+            target(f"sum by (app_name) (spark_executor_max_memory_bytes{{{APP}}})", "limit {{app_name}}")],
+           w=12),
         row("6. Task details: locality and overheads"),
         ts("Task locality", "Share of tasks per locality level (event logs): ANY and RACK_LOCAL read their "
            "input over the network.", "percentunit",

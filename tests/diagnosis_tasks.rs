@@ -335,9 +335,13 @@ fn basic_event_log_skew_locality_and_sums_match_an_independent_parse() {
     assert!(skewed.1.iter().any(|r| *r > 10.0), "{skewed:?}");
 }
 
-/// The diagnosis fixture (`scripts/diagnosis-fixture.sh`).
+/// The diagnosis fixture (`scripts/diagnosis-fixture.sh`), or `DIAGNOSIS_FIXTURE=DIR`: another
+/// run of the script (the end-to-end test passes its own).
 fn diagnosis() -> PathBuf {
-    let d = root().join("tests/data/diagnosis-4.1.1");
+    let d = match std::env::var_os("DIAGNOSIS_FIXTURE") {
+        Some(d) => PathBuf::from(d),
+        None => root().join("tests/data/diagnosis-4.1.1"),
+    };
     assert!(d.exists(), "{} missing", d.display());
     d
 }

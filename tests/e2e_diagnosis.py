@@ -17,7 +17,7 @@ Asserts, for each condition, that its alert fires and that it never fires for th
   SparkSkewedStages                            skewed / balanced
   SparkJobGroupHighGCRatio                     gc_pressure / gc_light
   SparkLowCoreUtilization                      diagnosis-idle / diagnosis-busy
-and that the cached table is exported, that every query of the Diagnosis dashboard returns data,
+and that the cached table is exported, that every panel of the Diagnosis dashboard returns data,
 and (unless --no-cargo) that the exactness tests (tests/diagnosis_*.rs, which compare the exporter
 with Spark's own REST answers and event log) pass on this run's output (DIAGNOSIS_FIXTURE).
 Prints one line per assertion; exit 1 if any failed, 2 if a prerequisite is missing.
@@ -199,7 +199,7 @@ scrape_configs:
     lint = load_lint()
     t_end = time.time()
     live = {"app_name": list(apps), "app_id": list(apps.values())}
-    empty, errors, n = [], [], 0
+    with_data, errors, n = {}, [], 0
     for q in lint.queries(os.path.join(ROOT, "dashboards", DASHBOARD)):
         if q["kind"] != "panel":
             continue
@@ -208,10 +208,13 @@ scrape_configs:
         r = prom.query_range(expr, began, t_end, INTERVAL)
         if r.get("status") != "success":
             errors.append(f"'{q['panel']}' {q['refId']}: {r.get('error')}")
-        elif not finite_values(r["data"]["result"]):
-            empty.append(f"'{q['panel']}' {q['refId']}")
+        has = r.get("status") == "success" and bool(finite_values(r["data"]["result"]))
+        with_data[q["panel"]] = with_data.get(q["panel"], False) or has
+    empty = [p for p, has in with_data.items() if not has]
     res.add(f"every query of the Diagnosis dashboard runs without error ({n})", not errors, "; ".join(errors))
-    res.add("every query of the Diagnosis dashboard returns data", not empty, "; ".join(empty))
+    # A panel has data when any of its queries has (some chart a REST-only value next to an
+    # event-log one, and the exporter here reads only the event logs).
+    res.add(f"every panel of the Diagnosis dashboard returns data ({len(with_data)})", not empty, "; ".join(empty))
 
     if not a.no_cargo:
         env = dict(os.environ, DIAGNOSIS_FIXTURE=fixture)
