@@ -127,6 +127,15 @@ fn sum_of(p: &Prom, name: &str) -> f64 {
         .sum()
 }
 
+/// Core-seconds of live executors count to each REST poll's clock: a poll between the scrape
+/// and the export adds the poll interval times the cores. Compared loosely.
+const COST_CLOCK: [&str; 2] = [
+    "spark_executor_core_seconds_allocated_total",
+    "spark_executor_idle_core_seconds",
+];
+/// At most this many core-seconds more in the export than in the scrape before it.
+const COST_SLACK_S: f64 = 30.0;
+
 /// Families whose values move with the live driver's clock or with every poll (see the module
 /// comment); compared loosely.
 fn loose(name: &str, labels: &BTreeMap<String, String>) -> bool {
@@ -134,6 +143,7 @@ fn loose(name: &str, labels: &BTreeMap<String, String>) -> bool {
         || name == "spark_executor_gc_time_seconds_total")
         && labels.get("executor_id").map(String::as_str) == Some("driver");
     driver_time
+        || COST_CLOCK.contains(&name)
         || name.starts_with("spark_exporter_rest_")
         || name.starts_with("spark_exporter_scrape_")
 }
@@ -178,7 +188,19 @@ fn compare_live(prom: &Prom, pts: &[Point]) -> Vec<String> {
         } else {
             *value
         };
-        if name.starts_with("spark_executor_") {
+        if COST_CLOCK.contains(&name.as_str()) {
+            // Idle also drops when a task ends in between (its run time becomes used).
+            let low = if name.contains("idle") {
+                want - COST_SLACK_S
+            } else {
+                want
+            };
+            if !(got >= low && got - want <= COST_SLACK_S) {
+                errors.push(format!(
+                    "{name}{labels:?} (clock, loose): OTLP {got} not within [{low}, {want} + {COST_SLACK_S}]"
+                ));
+            }
+        } else if name.starts_with("spark_executor_") {
             if !(got >= want && got - want <= DRIVER_SLACK_MS) {
                 errors.push(format!(
                     "{name}{labels:?} (driver, loose): OTLP {got} ms not within [{want}, {want} + {DRIVER_SLACK_MS}]"
