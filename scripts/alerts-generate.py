@@ -579,7 +579,8 @@ def diagnosis_alerts(c):
             c, "SparkSkewedStages",
             f"{skewed}\n> {num(c['SKEWED_STAGES'])}\n"
             f"and on ({group})\n"
-            f"sum by ({group}) (increase(spark_task_run_time_seconds_total[{sw}]))"
+            # Task time counted like the stages: a group new in the window counts in full.
+            f"{sum_events(c, APP + ', job_group', 'spark_task_run_time_seconds_total', sw)}"
             f" > {num(c['SKEWED_STAGES_MIN_TASK_SECONDS'])}",
             "Skewed stages in job group '{{ $labels.job_group }}' of {{ $labels.app_name }}",
             "{{ $value | printf \"%.0f\" }} finished stage(s) of job group '{{ $labels.job_group }}' "
