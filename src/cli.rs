@@ -143,6 +143,32 @@ pub enum Command {
         #[arg(long)]
         openmetrics: bool,
     },
+    /// Diagnose one application the way the Spark UI teaches (bottleneck stages, skew, spill,
+    /// GC, lost executors, joins and plan changes, cached data, locality and scheduler delay,
+    /// streaming batches against their trigger, idle cores), most costly finding first. Reads
+    /// `--event-log` paths, else the `--spark.url` driver or History Server. Exit 0 with a
+    /// report, 1 when the application cannot be read or found, 3 when a finding of a
+    /// `--fail-on` kind was made, 64 for bad flags or configuration.
+    Diagnose {
+        /// Event-log files or folders (paths, file://, s3://, s3a://, gs://, az://, abfs://,
+        /// abfss://); repeatable. Without it, `--spark.url` is read.
+        #[arg(long = "event-log", num_args = 1..)]
+        event_log: Vec<String>,
+        /// The application to diagnose (required for a History Server or several logs'
+        /// worth of applications if only one is wanted).
+        #[arg(long = "app-id")]
+        app_id: Option<String>,
+        /// Output: text or json (the versioned schema in schemas/) [default: text].
+        #[arg(long, default_value = "text")]
+        format: String,
+        /// A History Server that serves these event logs: findings link to its pages.
+        #[arg(long = "ui-url")]
+        ui_url: Option<String>,
+        /// Exit 3 when any finding is of one of these kinds (comma-separated, e.g.
+        /// `join_strategy,plan_change`): a CI gate.
+        #[arg(long = "fail-on", value_delimiter = ',')]
+        fail_on: Vec<String>,
+    },
 }
 
 impl Cli {

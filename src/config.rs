@@ -15,6 +15,10 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
+#[path = "config_diagnose.rs"]
+pub mod diagnose;
+pub use diagnose::{DiagnoseConfig, Thresholds};
+
 /// Default listen address for `/metrics`.
 pub const DEFAULT_LISTEN_ADDRESS: &str = "0.0.0.0:9809";
 /// Default metrics path.
@@ -424,6 +428,8 @@ pub struct Settings {
     pub shard: crate::shard::Shard,
     /// Structured Streaming.
     pub streaming: StreamingConfig,
+    /// What `spark-exporter diagnose` reports.
+    pub diagnose: DiagnoseConfig,
 }
 
 /// Structured Streaming queries.
@@ -537,6 +543,7 @@ impl Default for Settings {
             },
             shard: crate::shard::Shard::default(),
             streaming: StreamingConfig::default(),
+            diagnose: DiagnoseConfig::default(),
         }
     }
 }
@@ -643,6 +650,7 @@ pub fn from_value(v: &Value) -> Result<Settings, ConfigError> {
         lifecycle: read_lifecycle(&mut r, d.lifecycle),
         shard: read_shard(&mut r),
         streaming: read_streaming(&mut r),
+        diagnose: diagnose::read(&mut r),
     };
     r.unknown_keys(v, "");
     check_auth(&s.spark.auth, &mut r.errors);

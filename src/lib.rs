@@ -21,6 +21,9 @@
 //! - [`lifecycle`]: the exporter's end: the drain after SIGTERM (last reads, the final state
 //!   served until scraped or exported, bounded by a grace period) and, in classic mode, the
 //!   end of the followed application.
+//! - [`diagnose`]: `spark-exporter diagnose`: the model filled once from event logs or REST,
+//!   read through the view step by step (the Spark UI's top-down procedure), findings ranked by
+//!   the time they explain, printed as text or versioned JSON.
 //! - [`shard`]: which applications this exporter exports when several share one store.
 //! - [`server`]: HTTP: `/metrics` (format and gzip negotiated per scrape), `/healthz`,
 //!   `/readyz`, the landing page.
@@ -31,6 +34,7 @@ pub mod alloc;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod diagnose;
 pub mod eventlog;
 pub mod export;
 pub mod lifecycle;

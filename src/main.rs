@@ -15,7 +15,7 @@ use spark_exporter::lifecycle::{ending, Lifecycle};
 use spark_exporter::model::{Model, Source};
 use spark_exporter::telemetry::Telemetry;
 use spark_exporter::webconfig::{self, WebSecurity};
-use spark_exporter::{eventlog, server, spark};
+use spark_exporter::{diagnose, eventlog, server, spark};
 
 use tokio_util::sync::CancellationToken;
 
@@ -78,6 +78,34 @@ fn main() -> ExitCode {
             event_log,
             openmetrics,
         }) => rt.block_on(dump(settings, &cli.spark_url, event_log, openmetrics)),
+        Some(Command::Diagnose {
+            event_log,
+            app_id,
+            format,
+            ui_url,
+            fail_on,
+        }) => {
+            let args = DiagnoseArgs {
+                format,
+                fail_on,
+                request: diagnose::Request {
+                    event_logs: event_log,
+                    spark_url: settings.spark.urls.first().cloned(),
+                    app_id,
+                    ui_url,
+                },
+            };
+            match args.validate(&settings) {
+                Ok(()) => rt.block_on(run_diagnose(settings, args)),
+                Err(problems) => {
+                    eprintln!("spark-exporter diagnose: invalid flags:");
+                    for p in problems {
+                        eprintln!("  - {p}");
+                    }
+                    ExitCode::from(EXIT_CONFIG as u8)
+                }
+            }
+        }
         Some(Command::Run) | None => {
             let code = rt.block_on(run(settings, security));
             // The drain bounded every wait; do not wait again for work left behind (a source's
@@ -231,6 +259,73 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
     };
     drain.run(wait_for_signal()).await;
     ExitCode::SUCCESS
+}
+
+/// `diagnose`'s flags.
+struct DiagnoseArgs {
+    format: String,
+    fail_on: Vec<String>,
+    request: diagnose::Request,
+}
+
+impl DiagnoseArgs {
+    /// Every wrong flag at once.
+    fn validate(&self, settings: &Settings) -> Result<(), Vec<String>> {
+        let mut p = vec![];
+        if !matches!(self.format.as_str(), "text" | "json") {
+            p.push(format!("--format: {:?} must be text or json", self.format));
+        }
+        for k in &self.fail_on {
+            if diagnose::report::Kind::parse(k).is_none() {
+                p.push(format!(
+                    "--fail-on: {k:?} is not a finding kind ({})",
+                    diagnose::report::Kind::ALL.map(|k| k.as_str()).join(", ")
+                ));
+            }
+        }
+        if self.request.event_logs.is_empty() {
+            match settings.spark.urls.len() {
+                0 => p.push("--spark.url: give a driver or History Server, or --event-log".into()),
+                1 => {}
+                n => p.push(format!("--spark.url: diagnose reads one target, got {n}")),
+            }
+        }
+        if p.is_empty() {
+            Ok(())
+        } else {
+            Err(p)
+        }
+    }
+}
+
+/// Diagnose, print the report, and exit 1 when nothing could be diagnosed, 3 when a
+/// `--fail-on` kind was found.
+async fn run_diagnose(settings: Arc<Settings>, args: DiagnoseArgs) -> ExitCode {
+    let report = match diagnose::diagnose(&settings, &args.request).await {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("spark-exporter diagnose: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if args.format == "json" {
+        match serde_json::to_string_pretty(&report) {
+            Ok(s) => out(&format!("{s}\n")),
+            Err(_) => return ExitCode::FAILURE,
+        }
+    } else {
+        out(&diagnose::text::render(&report));
+    }
+    let gate = report
+        .applications
+        .iter()
+        .flat_map(|a| &a.findings)
+        .any(|f| args.fail_on.iter().any(|k| k == f.kind.as_str()));
+    if gate {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 /// Write to stdout; a reader that went away (`| head`) is no error worth a panic.

@@ -12,6 +12,7 @@ pub mod attribution;
 mod cache;
 mod cost;
 mod cost_rules;
+pub mod details;
 mod executor;
 pub mod hist;
 mod idset;

@@ -338,7 +338,13 @@ pub struct PlanAgg {
     pub aqe: [u64; 3],
     /// The latest ended execution's fingerprint (by end time, then execution id).
     pub latest: Option<Latest>,
+    /// Each distinct fingerprint counted, with the first execution that had it, in the order
+    /// counted; at most [`MAX_SHAPES`] (a diagnosis: did the plan change within the run).
+    pub shapes: Vec<(u64, u64)>,
 }
+
+/// Most distinct plan shapes kept per SQL aggregate.
+pub const MAX_SHAPES: usize = 16;
 
 fn add_all<const N: usize>(into: &mut [u64; N], from: &[u64; N]) {
     for (a, b) in into.iter_mut().zip(from) {
@@ -354,6 +360,9 @@ impl PlanAgg {
         self.skew_joins = self.skew_joins.saturating_add(s.skew_joins);
         add_all(&mut self.exchanges, &s.exchanges);
         add_all(&mut self.aqe, &s.aqe);
+        if self.shapes.len() < MAX_SHAPES && self.shapes.iter().all(|x| x.0 != s.fingerprint) {
+            self.shapes.push((s.fingerprint, execution_id));
+        }
         let l = Latest {
             end_ms,
             execution_id,

@@ -28,6 +28,9 @@ pub struct StageSkew {
     pub(super) durations: Option<Vec<u32>>,
     /// The attempt has been observed in its group's histogram (or decided to have no ratio).
     pub(super) observed: bool,
+    /// Longest and median successful task duration (ms) from the event log, once the attempt
+    /// completed (for a diagnosis; REST's is the stage's `summary`).
+    pub(super) longest_median_ms: Option<(u32, u32)>,
 }
 
 impl StageSkew {
@@ -46,12 +49,19 @@ impl StageSkew {
 /// Longest / median of `durations` with `taskSummary`'s quantiles (see `tasks.rs`);
 /// `None` without tasks or with a median of 0. Reorders `durations`.
 pub fn skew_ratio(durations: &mut [u32]) -> Option<f64> {
+    let (max, median) = longest_median(durations)?;
+    (median > 0).then(|| f64::from(max) / f64::from(median))
+}
+
+/// Longest and median of `durations` with `taskSummary`'s quantiles; `None` without tasks.
+/// Reorders `durations`.
+pub fn longest_median(durations: &mut [u32]) -> Option<(u32, u32)> {
     let n = durations.len();
     let max = *durations.iter().max()?;
     // `(0.5 * n).toLong` in Spark: floor(n / 2), at most n - 1.
     let at = (n / 2).min(n - 1);
     let (_, median, _) = durations.select_nth_unstable(at);
-    (*median > 0).then(|| f64::from(max) / f64::from(*median))
+    Some((max, *median))
 }
 
 /// Longest / median of a REST summary; `None` with a median of 0.

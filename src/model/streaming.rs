@@ -175,6 +175,11 @@ impl StreamAgg {
         }
     }
 
+    /// The durations (ms) of the recent batches (at most 32), oldest first.
+    pub fn recent_durations_ms(&self) -> impl Iterator<Item = u64> + '_ {
+        self.recent.iter().map(|(_, d)| *d)
+    }
+
     /// The trigger interval: configured, else inferred from the recent batch starts.
     ///
     /// A processing-time trigger starts a batch on its schedule (a multiple of the interval)

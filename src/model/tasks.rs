@@ -22,7 +22,7 @@
 
 use super::app::{AppState, StageState};
 use super::obs::{StageObs, StageStatus, TaskEndObs, TaskOutcome, TaskSummaryObs};
-use super::skew::{skew_ratio, summary_ratio};
+use super::skew::{longest_median, skew_ratio, summary_ratio};
 use super::state::State;
 
 /// Count a task end of the attempt `st` (held by the model) towards its skew ratio.
@@ -54,6 +54,7 @@ impl State {
                     return;
                 }
                 if let Some(mut d) = durations.filter(|d| !d.is_empty()) {
+                    st.skew.longest_median_ms = longest_median(&mut d);
                     let ratio = skew_ratio(&mut d);
                     observe(app, (obs.stage_id, obs.attempt), ratio);
                 }

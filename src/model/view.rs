@@ -199,6 +199,10 @@ impl<'a> AppView<'a> {
             keep: StageKeep::NONE,
         }
     }
+    /// The application's state (for the read views in sibling files).
+    pub(super) fn state(&self) -> &'a AppState {
+        self.app
+    }
     /// Application id.
     pub fn id(&self) -> &'a Arc<str> {
         &self.app.id

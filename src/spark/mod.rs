@@ -18,4 +18,4 @@ pub mod poller;
 pub mod tracker;
 
 pub use client::ClientError;
-pub use poller::{poll_once, run, PollError, PollStats, TargetPoller};
+pub use poller::{poll_once, poll_once_app, run, PollError, PollStats, TargetPoller};

@@ -69,7 +69,11 @@ pub struct TargetPoller<O: Observer> {
     /// `model.app_name_filter` (the model drops the others; not polling them saves requests).
     model_name_filter: Option<Regex>,
     /// A one-shot read (`dump`): backlogs (SQL plans) are read whole, not a slice per poll.
-    one_shot: bool,
+    pub one_shot: bool,
+    /// Read only this application (`diagnose --app-id`), asked for by id
+    /// (`/applications/{id}`), whatever the listing's limit; an unknown id fails the poll with
+    /// HTTP 404.
+    pub only_app: Option<String>,
 }
 
 /// After this many failed polls in a row, the target's unfinished applications are marked as
@@ -122,6 +126,7 @@ impl<O: Observer> TargetPoller<O> {
                 .as_deref()
                 .and_then(|p| Regex::new(p).ok()),
             one_shot: false,
+            only_app: None,
         })
     }
 
@@ -204,10 +209,20 @@ impl<O: Observer> TargetPoller<O> {
         // Running and completed apart: the History Server sorts by end time, so one `limit`ed
         // list could hide running applications behind recently completed ones.
         let c = &self.client;
-        let mut running: Vec<ApplicationInfo> =
-            c.get("/api/v1/applications?status=running").await?;
-        let path = format!("/api/v1/applications?status=completed&limit={lookahead}");
-        let mut completed: Vec<ApplicationInfo> = c.get(&path).await?;
+        let (mut running, mut completed): (Vec<ApplicationInfo>, Vec<ApplicationInfo>) =
+            match &self.only_app {
+                Some(id) => {
+                    let path = format!("/api/v1/applications/{}", encode_segment(id));
+                    (vec![c.get(&path).await?], vec![])
+                }
+                None => {
+                    let path = format!("/api/v1/applications?status=completed&limit={lookahead}");
+                    (
+                        c.get("/api/v1/applications?status=running").await?,
+                        c.get(&path).await?,
+                    )
+                }
+            };
 
         let listed: BTreeSet<String> = running
             .iter()
@@ -368,15 +383,28 @@ pub async fn poll_once<O: Observer + 'static>(
     observer: Arc<O>,
     telemetry: Arc<Telemetry>,
 ) -> Result<(), PollError> {
+    poll_once_app(settings, observer, telemetry, None).await
+}
+
+/// [`poll_once`], reading only application `only_app` when given (see
+/// [`TargetPoller::only_app`]).
+pub async fn poll_once_app<O: Observer + 'static>(
+    settings: Arc<Settings>,
+    observer: Arc<O>,
+    telemetry: Arc<Telemetry>,
+    only_app: Option<String>,
+) -> Result<(), PollError> {
     let mut tasks = JoinSet::new();
     for url in settings.spark.urls.clone() {
         let settings = settings.clone();
         let observer = observer.clone();
         let telemetry = telemetry.clone();
+        let only_app = only_app.clone();
         tasks.spawn(async move {
             let result = match TargetPoller::new(&url, &settings, observer, telemetry) {
                 Ok(mut p) => {
                     p.one_shot = true;
+                    p.only_app = only_app;
                     p.poll().await.map(|_| ())
                 }
                 Err(e) => Err(e),
@@ -395,4 +423,18 @@ pub async fn poll_once<O: Observer + 'static>(
     } else {
         Err(PollError { failures })
     }
+}
+
+/// `s` as one URL path segment: application ids are `[A-Za-z0-9_-]`, anything else is
+/// percent-encoded so a hostile id cannot change the path.
+fn encode_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.') && !s.starts_with('.') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }

@@ -1,0 +1,259 @@
+//! `spark-exporter diagnose`: the Spark UI's top-down reading of an application as a command.
+//!
+//! The same collectors as the exporter fill one model ([`read`]): the event-log reader (files,
+//! folders, object storage) or one one-shot REST read of a live driver or History Server. Then
+//! the procedure ([`rules`]) reads it through the model's view and ranks the findings by the time
+//! they explain; [`text`] prints them for a human, `--format json` as a [`report::Report`]
+//! (versioned, with a committed JSON Schema).
+//!
+//! - [`report`]: the report's types and schema version.
+//! - [`rules`]: the procedure's steps and each finding's cost formula.
+//! - [`links`]: Spark UI links of stages and SQL executions.
+//! - [`text`]: the human rendering.
+
+pub mod links;
+pub mod report;
+pub mod rules;
+pub mod text;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config::{Settings, SummaryLevel};
+use crate::model::{Model, Source};
+use crate::spark::api::ApplicationInfo;
+use crate::spark::client::{Client, ClientError, DEFAULT_MAX_BODY_BYTES};
+use crate::telemetry::Telemetry;
+
+use links::Links;
+use report::{Report, SourceInfo, SCHEMA_VERSION};
+
+/// What to diagnose.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// Event-log files, folders or object-store URLs; when empty, `spark_url` is read.
+    pub event_logs: Vec<String>,
+    /// The live driver or History Server (REST), when no event log is given.
+    pub spark_url: Option<String>,
+    /// The application; required for a REST target with more than one.
+    pub app_id: Option<String>,
+    /// A History Server whose pages the findings of event logs link to.
+    pub ui_url: Option<String>,
+}
+
+/// Why a diagnosis could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum DiagnoseError {
+    /// The application is not there.
+    #[error("no application {id:?} in {inputs}{}", known_list(.known))]
+    NotFound {
+        /// The id asked for.
+        id: String,
+        /// Where it was looked for.
+        inputs: String,
+        /// The applications that are there (at most 20).
+        known: Vec<String>,
+    },
+    /// Nothing to diagnose.
+    #[error("no application found in {0}")]
+    Empty(String),
+    /// A REST target with several applications and no `--app-id`.
+    #[error("{url} serves {n} applications; pick one with --app-id:{}", known_list(.ids))]
+    Ambiguous {
+        /// The target.
+        url: String,
+        /// How many it lists.
+        n: usize,
+        /// The newest ids (at most 20).
+        ids: Vec<String>,
+    },
+    /// The REST target failed.
+    #[error("{0}")]
+    Rest(#[from] ClientError),
+    /// The event logs could not be read.
+    #[error("reading the event logs failed: {0}")]
+    EventLog(String),
+}
+
+fn known_list(ids: &[String]) -> String {
+    if ids.is_empty() {
+        String::new()
+    } else {
+        format!("; found: {}", ids.join(", "))
+    }
+}
+
+/// Most application ids an error lists.
+const MAX_LISTED: usize = 20;
+
+/// The settings of a diagnosis' model: nothing retires, every stage's summary and every plan
+/// is read.
+fn model_settings(s: &Settings) -> Settings {
+    let mut s = s.clone();
+    // About 30 years: every ended stage is within the window, so REST reads its task summary.
+    s.model.stage_retention = Duration::from_secs(1 << 30);
+    s.model.app_retention = Duration::from_secs(1 << 30);
+    s.model.summary_after = Duration::from_secs(1 << 30);
+    s.model.summary_level = SummaryLevel::Full;
+    s
+}
+
+/// Read the inputs of `req` and diagnose the application(s): with event logs, every application
+/// they hold (or `req.app_id`); with REST, the one application of a live driver (or
+/// `req.app_id`).
+pub async fn diagnose(settings: &Settings, req: &Request) -> Result<Report, DiagnoseError> {
+    let settings = Arc::new(model_settings(settings));
+    let telemetry = Arc::new(Telemetry::default());
+    let model = Model::new(&settings, telemetry.clone());
+    let (source, inputs, links_of): (&str, Vec<String>, Box<dyn Fn(bool) -> Links>) =
+        if req.event_logs.is_empty() {
+            let url = req
+                .spark_url
+                .clone()
+                .ok_or_else(|| DiagnoseError::Empty("no --event-log or --spark.url".into()))?;
+            read_rest(&settings, &telemetry, &model, &url, req.app_id.as_deref()).await?;
+            let u = url.clone();
+            (
+                "rest",
+                vec![url],
+                Box::new(move |ended| Links::at(&u, ended)),
+            )
+        } else {
+            read_logs(&settings, &telemetry, &model, &req.event_logs).await?;
+            let ui = req.ui_url.clone();
+            (
+                "event_log",
+                req.event_logs.clone(),
+                Box::new(move |_| ui.as_deref().map_or_else(Links::none, |u| Links::at(u, true))),
+            )
+        };
+    model.flush_pending();
+    let cfg = &settings.diagnose;
+    let applications = model.view(|v| {
+        let ids: Vec<String> = v.apps().map(|a| a.id().to_string()).collect();
+        match &req.app_id {
+            Some(id) => match v.app(id) {
+                Some(a) => Ok(vec![rules::diagnose_app(&a, cfg, &links_of(a.ended()))]),
+                None => Err(DiagnoseError::NotFound {
+                    id: id.clone(),
+                    inputs: inputs.join(", "),
+                    known: ids.into_iter().take(MAX_LISTED).collect(),
+                }),
+            },
+            None if ids.is_empty() => Err(DiagnoseError::Empty(inputs.join(", "))),
+            None => Ok(v
+                .apps()
+                .map(|a| rules::diagnose_app(&a, cfg, &links_of(a.ended())))
+                .collect()),
+        }
+    })?;
+    Ok(Report {
+        schema_version: SCHEMA_VERSION,
+        generator: format!("spark-exporter {}", env!("CARGO_PKG_VERSION")),
+        source: SourceInfo {
+            kind: source.into(),
+            inputs,
+        },
+        applications,
+    })
+}
+
+/// Read the event logs to their end into `model` (on the blocking pool: object stores block
+/// on the runtime). A bad line or block is counted and skipped by the reader, as in the
+/// exporter; only a log that cannot be read at all fails.
+async fn read_logs(
+    settings: &Arc<Settings>,
+    telemetry: &Arc<Telemetry>,
+    model: &Arc<Model>,
+    paths: &[String],
+) -> Result<(), DiagnoseError> {
+    let (s, t, m, p) = (
+        settings.clone(),
+        telemetry.clone(),
+        model.clone(),
+        paths.to_vec(),
+    );
+    tokio::task::spawn_blocking(move || {
+        let observer = m.observer(Source::EventLog);
+        crate::eventlog::ingest_paths(&p, &s, &observer, &t)
+    })
+    .await
+    .map_err(|e| DiagnoseError::EventLog(e.to_string()))?
+    .map_err(|e| DiagnoseError::EventLog(e.to_string()))
+}
+
+/// Read application `app_id` of the REST target `url` once, whole; without an id, the target's
+/// only application.
+async fn read_rest(
+    settings: &Arc<Settings>,
+    telemetry: &Arc<Telemetry>,
+    model: &Arc<Model>,
+    url: &str,
+    app_id: Option<&str>,
+) -> Result<(), DiagnoseError> {
+    let id = match app_id {
+        Some(id) => id.to_string(),
+        None => only_app(settings, telemetry, url).await?,
+    };
+    let mut one = (**settings).clone();
+    one.spark.urls = vec![url.to_string()];
+    let observer = Arc::new(model.observer(Source::Rest));
+    match crate::spark::poll_once_app(
+        Arc::new(one),
+        observer,
+        telemetry.clone(),
+        Some(id.clone()),
+    )
+    .await
+    {
+        Ok(()) => Ok(()),
+        Err(mut e) => match e.failures.pop() {
+            Some((_, ClientError::HttpStatus { status: 404, .. })) => {
+                let known = list(settings, telemetry, url)
+                    .await
+                    .map(|l| l.into_iter().take(MAX_LISTED).map(|a| a.id).collect())
+                    .unwrap_or_default();
+                Err(DiagnoseError::NotFound {
+                    id,
+                    inputs: url.to_string(),
+                    known,
+                })
+            }
+            Some((_, c)) => Err(DiagnoseError::Rest(c)),
+            None => Ok(()),
+        },
+    }
+}
+
+async fn list(
+    settings: &Settings,
+    telemetry: &Arc<Telemetry>,
+    url: &str,
+) -> Result<Vec<ApplicationInfo>, ClientError> {
+    let c = Client::with_auth(
+        url,
+        settings.spark.timeout,
+        DEFAULT_MAX_BODY_BYTES,
+        telemetry.clone(),
+        &settings.spark.auth,
+    )?;
+    c.get("/api/v1/applications?limit=1000").await
+}
+
+/// The id of the target's only application (a live driver serves one).
+async fn only_app(
+    settings: &Settings,
+    telemetry: &Arc<Telemetry>,
+    url: &str,
+) -> Result<String, DiagnoseError> {
+    let apps = list(settings, telemetry, url).await?;
+    match apps.as_slice() {
+        [] => Err(DiagnoseError::Empty(url.to_string())),
+        [one] => Ok(one.id.clone()),
+        many => Err(DiagnoseError::Ambiguous {
+            url: url.to_string(),
+            n: many.len(),
+            ids: many.iter().take(MAX_LISTED).map(|a| a.id.clone()).collect(),
+        }),
+    }
+}
