@@ -15,6 +15,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 PYSPARK_VERSION=4.1.1
 PROMETHEUS_CLIENT_VERSION=0.26.0
+JSONSCHEMA_VERSION=4.23.0
 
 step() { printf '\n=== %s\n' "$*"; }
 
@@ -37,6 +38,9 @@ fi
 # A strict OpenMetrics parser for tests/openmetrics_strict.py.
 .venv/bin/python -c "import prometheus_client" 2>/dev/null \
     || .venv/bin/pip install -q "prometheus_client==$PROMETHEUS_CLIENT_VERSION"
+# The JSON Schema validator of the diagnose reports (tests/diagnose.rs, tests/e2e_diagnosis.py).
+.venv/bin/python -c "import jsonschema" 2>/dev/null \
+    || .venv/bin/pip install -q "jsonschema==$JSONSCHEMA_VERSION"
 export SPARK_E2E_PYTHON="$root/.venv/bin/python"
 export SPARK_E2E_REQUIRED=1
 

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 #[path = "config_diagnose.rs"]
 pub mod diagnose;
+use diagnose::scalar_string;
 pub use diagnose::{DiagnoseConfig, Thresholds};
 
 /// Default listen address for `/metrics`.
@@ -650,7 +651,7 @@ pub fn from_value(v: &Value) -> Result<Settings, ConfigError> {
         lifecycle: read_lifecycle(&mut r, d.lifecycle),
         shard: read_shard(&mut r),
         streaming: read_streaming(&mut r),
-        diagnose: diagnose::read(&mut r),
+        diagnose: read_diagnose(&mut r),
     };
     r.unknown_keys(v, "");
     check_auth(&s.spark.auth, &mut r.errors);
@@ -979,6 +980,14 @@ fn read_streaming(r: &mut Reader<'_>) -> StreamingConfig {
     StreamingConfig { trigger_intervals }
 }
 
+/// The `diagnose` section (`config_diagnose.rs`).
+fn read_diagnose(r: &mut Reader<'_>) -> DiagnoseConfig {
+    let mut errors = vec![];
+    let d = diagnose::read(&mut |k| r.get(k).cloned(), &mut errors);
+    r.errors.extend(errors);
+    d
+}
+
 /// The `lifecycle` section.
 fn read_lifecycle(r: &mut Reader<'_>, d: LifecycleConfig) -> LifecycleConfig {
     LifecycleConfig {
@@ -1076,15 +1085,6 @@ struct Reader<'a> {
     root: &'a Value,
     errors: Vec<String>,
     known: BTreeSet<String>,
-}
-
-fn scalar_string(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
 }
 
 impl Reader<'_> {

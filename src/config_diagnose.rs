@@ -1,6 +1,7 @@
 //! The `diagnose` section: what `spark-exporter diagnose` counts as a finding (skew, spill, GC,
 //! low utilisation, ...), with documented defaults, optionally overridden per job group under
-//! `diagnose.groups.<job group>`. A child of [`crate::config`], so it reads with its reader.
+//! `diagnose.groups.<job group>`. Read by [`crate::config`] through a getter, so this file
+//! depends on nothing of the configuration's.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -8,18 +9,16 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{parse_duration, scalar_string, Reader};
-
 /// Longest / median task duration from which a stage counts as skewed.
 pub const DEFAULT_SKEW_RATIO: f64 = 5.0;
 /// ... when its longest task ran at least this much longer than its median one.
-pub const DEFAULT_SKEW_MIN_EXCESS: Duration = Duration::from_secs(5);
+pub const DEFAULT_SKEW_MIN_EXCESS: Duration = Duration::from_secs(2);
 /// Bytes spilled to disk from which a stage counts as spilling.
 pub const DEFAULT_SPILL_MIN_BYTES: u64 = 1024 * 1024;
 /// GC time / task run time from which a stage counts as under GC pressure.
 pub const DEFAULT_GC_RATIO: f64 = 0.1;
 /// ... when its tasks spent at least this long in GC.
-pub const DEFAULT_GC_MIN: Duration = Duration::from_secs(5);
+pub const DEFAULT_GC_MIN: Duration = Duration::from_secs(1);
 /// A shuffled join whose smaller side wrote at most this much shuffle data could have been a
 /// broadcast (Spark's default `spark.sql.autoBroadcastJoinThreshold`, 10 MiB).
 pub const DEFAULT_BROADCAST_MAX_BYTES: u64 = 10 * 1024 * 1024;
@@ -163,59 +162,106 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         "KB" => 1e3,
         "MB" => 1e6,
         "GB" => 1e9,
-        u => return Err(format!("{u:?} is not a size unit (B, KiB, MiB, GiB, KB, MB, GB)")),
+        u => {
+            return Err(format!(
+                "{u:?} is not a size unit (B, KiB, MiB, GiB, KB, MB, GB)"
+            ))
+        }
     };
     Ok((n * mult).round() as u64)
 }
 
 fn duration(s: &str) -> Result<Duration, String> {
-    parse_duration(s)
+    humantime::parse_duration(s).map_err(|e| format!("{s:?} is not a duration ({e})"))
+}
+
+/// A scalar as a string: strings, numbers and booleans (what a file, env var or flag gives).
+pub fn scalar_string(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
 }
 
 const FIELDS: &[Field] = &[
     Field {
         key: "skew_ratio",
-        set: |t, s| Ok(t.skew_ratio = ratio(s, None)?),
+        set: |t, s| {
+            t.skew_ratio = ratio(s, None)?;
+            Ok(())
+        },
     },
     Field {
         key: "skew_min_excess",
-        set: |t, s| Ok(t.skew_min_excess = duration(s)?),
+        set: |t, s| {
+            t.skew_min_excess = duration(s)?;
+            Ok(())
+        },
     },
     Field {
         key: "spill_min_bytes",
-        set: |t, s| Ok(t.spill_min_bytes = parse_bytes(s)?),
+        set: |t, s| {
+            t.spill_min_bytes = parse_bytes(s)?;
+            Ok(())
+        },
     },
     Field {
         key: "gc_ratio",
-        set: |t, s| Ok(t.gc_ratio = ratio(s, Some(1.0))?),
+        set: |t, s| {
+            t.gc_ratio = ratio(s, Some(1.0))?;
+            Ok(())
+        },
     },
     Field {
         key: "gc_min",
-        set: |t, s| Ok(t.gc_min = duration(s)?),
+        set: |t, s| {
+            t.gc_min = duration(s)?;
+            Ok(())
+        },
     },
     Field {
         key: "broadcast_max_bytes",
-        set: |t, s| Ok(t.broadcast_max_bytes = parse_bytes(s)?),
+        set: |t, s| {
+            t.broadcast_max_bytes = parse_bytes(s)?;
+            Ok(())
+        },
     },
     Field {
         key: "min_core_utilization",
-        set: |t, s| Ok(t.min_core_utilization = ratio(s, Some(1.0))?),
+        set: |t, s| {
+            t.min_core_utilization = ratio(s, Some(1.0))?;
+            Ok(())
+        },
     },
     Field {
         key: "utilization_min_core_time",
-        set: |t, s| Ok(t.utilization_min_core_time = duration(s)?),
+        set: |t, s| {
+            t.utilization_min_core_time = duration(s)?;
+            Ok(())
+        },
     },
     Field {
         key: "scheduler_delay_ratio",
-        set: |t, s| Ok(t.scheduler_delay_ratio = ratio(s, None)?),
+        set: |t, s| {
+            t.scheduler_delay_ratio = ratio(s, None)?;
+            Ok(())
+        },
     },
     Field {
         key: "scheduler_delay_min",
-        set: |t, s| Ok(t.scheduler_delay_min = duration(s)?),
+        set: |t, s| {
+            t.scheduler_delay_min = duration(s)?;
+            Ok(())
+        },
     },
     Field {
         key: "locality_remote_ratio",
-        set: |t, s| Ok(t.locality_remote_ratio = ratio(s, Some(1.0))?),
+        set: |t, s| {
+            t.locality_remote_ratio = ratio(s, Some(1.0))?;
+            Ok(())
+        },
     },
     Field {
         key: "locality_min_tasks",
@@ -229,31 +275,45 @@ const FIELDS: &[Field] = &[
     },
     Field {
         key: "trigger_ratio",
-        set: |t, s| Ok(t.trigger_ratio = ratio(s, None)?),
+        set: |t, s| {
+            t.trigger_ratio = ratio(s, None)?;
+            Ok(())
+        },
     },
     Field {
         key: "trigger_over_fraction",
-        set: |t, s| Ok(t.trigger_over_fraction = ratio(s, Some(1.0))?),
+        set: |t, s| {
+            t.trigger_over_fraction = ratio(s, Some(1.0))?;
+            Ok(())
+        },
     },
     Field {
         key: "min_cost",
-        set: |t, s| Ok(t.min_cost = duration(s)?),
+        set: |t, s| {
+            t.min_cost = duration(s)?;
+            Ok(())
+        },
     },
 ];
 
-/// Read the `diagnose` section: the defaults, then each group's overrides on top of them.
-pub(super) fn read(r: &mut Reader<'_>) -> DiagnoseConfig {
+/// Read the `diagnose` section through `get` (the configuration's value at a dotted key, which
+/// also marks the key as known): the defaults, then each group's overrides on top of them.
+/// Problems go to `errors`, each naming its field.
+pub fn read(
+    get: &mut dyn FnMut(&str) -> Option<Value>,
+    errors: &mut Vec<String>,
+) -> DiagnoseConfig {
     let mut defaults = Thresholds::default();
     for f in FIELDS {
         let key = format!("diagnose.{}", f.key);
-        let Some(v) = r.get(&key).cloned() else {
+        let Some(v) = get(&key) else {
             continue;
         };
-        apply(f, &mut defaults, &v, &key, &mut r.errors);
+        apply(f, &mut defaults, &v, &key, errors);
     }
     let mut groups = BTreeMap::new();
     // Job group names may hold dots, so the groups are read from their table, not by key path.
-    match r.get("diagnose.groups").cloned() {
+    match get("diagnose.groups") {
         None => {}
         Some(Value::Object(m)) => {
             for (name, table) in m {
@@ -263,21 +323,19 @@ pub(super) fn read(r: &mut Reader<'_>) -> DiagnoseConfig {
                         for (k, v) in fields {
                             let key = format!("diagnose.groups.{name}.{k}");
                             match FIELDS.iter().find(|f| f.key == k) {
-                                Some(f) => apply(f, &mut t, &v, &key, &mut r.errors),
-                                None => r.errors.push(format!("{key}: unknown field")),
+                                Some(f) => apply(f, &mut t, &v, &key, errors),
+                                None => errors.push(format!("{key}: unknown field")),
                             }
                         }
                     }
-                    _ => r.errors.push(format!(
+                    _ => errors.push(format!(
                         "diagnose.groups.{name}: expected a table of thresholds"
                     )),
                 }
                 groups.insert(name, t);
             }
         }
-        Some(_) => r
-            .errors
-            .push("diagnose.groups: expected a table of job groups".into()),
+        Some(_) => errors.push("diagnose.groups: expected a table of job groups".into()),
     }
     DiagnoseConfig { defaults, groups }
 }

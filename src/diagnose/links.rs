@@ -45,6 +45,29 @@ impl Links {
     }
 }
 
+/// Which UI the applications of a diagnosis link to.
+#[derive(Debug, Clone)]
+pub enum Ui {
+    /// None known.
+    None,
+    /// The REST target read: a live driver for a running application, a History Server for
+    /// an ended one (a driver no longer serves once its application ended).
+    Target(String),
+    /// A History Server (`--ui-url` with event logs).
+    History(String),
+}
+
+impl Ui {
+    /// The links of an application, `ended` or not.
+    pub fn links(&self, ended: bool) -> Links {
+        match self {
+            Ui::None => Links::none(),
+            Ui::Target(u) => Links::at(u, ended),
+            Ui::History(u) => Links::at(u, true),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

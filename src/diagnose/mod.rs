@@ -25,7 +25,7 @@ use crate::spark::api::ApplicationInfo;
 use crate::spark::client::{Client, ClientError, DEFAULT_MAX_BODY_BYTES};
 use crate::telemetry::Telemetry;
 
-use links::Links;
+use links::Ui;
 use report::{Report, SourceInfo, SCHEMA_VERSION};
 
 /// What to diagnose.
@@ -105,35 +105,25 @@ pub async fn diagnose(settings: &Settings, req: &Request) -> Result<Report, Diag
     let settings = Arc::new(model_settings(settings));
     let telemetry = Arc::new(Telemetry::default());
     let model = Model::new(&settings, telemetry.clone());
-    let (source, inputs, links_of): (&str, Vec<String>, Box<dyn Fn(bool) -> Links>) =
-        if req.event_logs.is_empty() {
-            let url = req
-                .spark_url
-                .clone()
-                .ok_or_else(|| DiagnoseError::Empty("no --event-log or --spark.url".into()))?;
-            read_rest(&settings, &telemetry, &model, &url, req.app_id.as_deref()).await?;
-            let u = url.clone();
-            (
-                "rest",
-                vec![url],
-                Box::new(move |ended| Links::at(&u, ended)),
-            )
-        } else {
-            read_logs(&settings, &telemetry, &model, &req.event_logs).await?;
-            let ui = req.ui_url.clone();
-            (
-                "event_log",
-                req.event_logs.clone(),
-                Box::new(move |_| ui.as_deref().map_or_else(Links::none, |u| Links::at(u, true))),
-            )
-        };
+    let (source, inputs, ui) = if req.event_logs.is_empty() {
+        let url = req
+            .spark_url
+            .clone()
+            .ok_or_else(|| DiagnoseError::Empty("no --event-log or --spark.url".into()))?;
+        read_rest(&settings, &telemetry, &model, &url, req.app_id.as_deref()).await?;
+        ("rest", vec![url.clone()], Ui::Target(url))
+    } else {
+        read_logs(&settings, &telemetry, &model, &req.event_logs).await?;
+        let ui = req.ui_url.clone().map_or(Ui::None, Ui::History);
+        ("event_log", req.event_logs.clone(), ui)
+    };
     model.flush_pending();
     let cfg = &settings.diagnose;
     let applications = model.view(|v| {
         let ids: Vec<String> = v.apps().map(|a| a.id().to_string()).collect();
         match &req.app_id {
             Some(id) => match v.app(id) {
-                Some(a) => Ok(vec![rules::diagnose_app(&a, cfg, &links_of(a.ended()))]),
+                Some(a) => Ok(vec![rules::diagnose_app(&a, cfg, &ui.links(a.ended()))]),
                 None => Err(DiagnoseError::NotFound {
                     id: id.clone(),
                     inputs: inputs.join(", "),
@@ -143,7 +133,7 @@ pub async fn diagnose(settings: &Settings, req: &Request) -> Result<Report, Diag
             None if ids.is_empty() => Err(DiagnoseError::Empty(inputs.join(", "))),
             None => Ok(v
                 .apps()
-                .map(|a| rules::diagnose_app(&a, cfg, &links_of(a.ended())))
+                .map(|a| rules::diagnose_app(&a, cfg, &ui.links(a.ended())))
                 .collect()),
         }
     })?;
@@ -198,13 +188,8 @@ async fn read_rest(
     let mut one = (**settings).clone();
     one.spark.urls = vec![url.to_string()];
     let observer = Arc::new(model.observer(Source::Rest));
-    match crate::spark::poll_once_app(
-        Arc::new(one),
-        observer,
-        telemetry.clone(),
-        Some(id.clone()),
-    )
-    .await
+    match crate::spark::poll_once_app(Arc::new(one), observer, telemetry.clone(), Some(id.clone()))
+        .await
     {
         Ok(()) => Ok(()),
         Err(mut e) => match e.failures.pop() {

@@ -274,7 +274,10 @@ impl Step<'_, '_> {
                 ("gc_seconds", gc_s),
                 ("task_seconds", secs(x.run_time_ms)),
                 ("gc_ratio", ratio),
-                ("peak_execution_memory_bytes", x.peak_execution_memory_bytes as f64),
+                (
+                    "peak_execution_memory_bytes",
+                    x.peak_execution_memory_bytes as f64,
+                ),
             ]),
             "Hold less per task: more partitions, no huge collect_list/groupByKey values, \
              serialized caching; or give executors more heap (spark.executor.memory) and try \
@@ -541,10 +544,7 @@ impl Step<'_, '_> {
                 ("scheduler_delay_seconds", delay),
                 ("task_seconds", secs(g.totals.run_time_ms)),
                 ("ratio", ratio),
-                (
-                    "deserialize_seconds",
-                    secs(g.totals.deserialize_ms),
-                ),
+                ("deserialize_seconds", secs(g.totals.deserialize_ms)),
             ]),
             remedy: "Tasks too short for their overhead: fewer, larger partitions (coalesce, \
                      adaptive coalescing); smaller closures and broadcast variables; a driver \

@@ -94,7 +94,7 @@ mod tests {
     fn durations_are_capped() {
         let mut s = StageSkew {
             durations: Some(vec![1; MAX_DURATIONS - 1]),
-            observed: false,
+            ..Default::default()
         };
         s.push(5);
         assert_eq!(s.durations.as_ref().map(Vec::len), Some(MAX_DURATIONS));

@@ -37,7 +37,7 @@ use crate::model::Observer;
 /// most of the bytes and the exporter uses neither.
 const SQL_QUERY: &str = "details=false&planDescription=false";
 /// Most task summaries of ended stages fetched per poll (active stages are always fetched).
-const SUMMARY_BACKLOG_PER_POLL: usize = 32;
+pub const SUMMARY_BACKLOG_PER_POLL: usize = 32;
 /// An ended execution's plan graph, without the plan text.
 const SQL_PLAN_QUERY: &str = "details=true&planDescription=false";
 /// Most SQL plans fetched per poll (a backlog is worked off a slice per poll).
@@ -80,6 +80,9 @@ pub struct PollCtx {
     pub summary_window_ms: i64,
     /// Most SQL plans fetched in this poll ([`PLANS_PER_POLL`]; unbounded for a one-shot read).
     pub plans_per_poll: usize,
+    /// Most ended stages' task summaries fetched in this poll ([`SUMMARY_BACKLOG_PER_POLL`];
+    /// unbounded for a one-shot read, which has no next poll).
+    pub summaries_per_poll: usize,
     /// On the first read of an application, only executions that ended at or after this time
     /// get their plan read (`None`: all, for a one-shot read), as with task summaries.
     pub plans_since_ms: Option<EpochMs>,
@@ -144,7 +147,8 @@ impl PolledApp {
     ) -> Result<(), ClientError> {
         self.poll_jobs(c, observer).await?;
         self.poll_stages(c, observer, ctx).await?;
-        self.poll_summaries(c, observer).await?;
+        self.poll_summaries(c, observer, ctx.summaries_per_poll)
+            .await?;
         self.poll_sql(c, observer, ctx).await?;
         self.poll_plans(c, observer, ctx).await?;
         let execs: Vec<ExecutorSummary> = c.get(&format!("{}/allexecutors", self.base)).await?;
@@ -318,6 +322,7 @@ impl PolledApp {
         &mut self,
         c: &Client,
         observer: &dyn Observer,
+        backlog: usize,
     ) -> Result<(), ClientError> {
         let active = self
             .open_stages
@@ -326,11 +331,7 @@ impl PolledApp {
             .map(|(k, _)| *k);
         // Ended stages wait in `summary_due`; a backlog (first read of a busy application) is
         // worked off a slice per poll so no single poll hammers the driver.
-        let due = self
-            .summary_due
-            .iter()
-            .copied()
-            .take(SUMMARY_BACKLOG_PER_POLL);
+        let due = self.summary_due.iter().copied().take(backlog);
         let keys: BTreeSet<(u64, u32)> = active.chain(due).collect();
         for (id, attempt) in keys {
             let path = format!(

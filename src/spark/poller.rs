@@ -187,6 +187,25 @@ impl<O: Observer> TargetPoller<O> {
         }
     }
 
+    /// The running and the newest `lookahead` completed applications, apart (the History
+    /// Server sorts by end time, so one `limit`ed list could hide running applications behind
+    /// recently completed ones); with [`Self::only_app`], that one application.
+    async fn list_apps(
+        &self,
+        lookahead: usize,
+    ) -> Result<(Vec<ApplicationInfo>, Vec<ApplicationInfo>), ClientError> {
+        let c = &self.client;
+        if let Some(id) = &self.only_app {
+            let path = format!("/api/v1/applications/{}", encode_segment(id));
+            return Ok((vec![c.get(&path).await?], vec![]));
+        }
+        let path = format!("/api/v1/applications?status=completed&limit={lookahead}");
+        Ok((
+            c.get("/api/v1/applications?status=running").await?,
+            c.get(&path).await?,
+        ))
+    }
+
     async fn poll_inner(&mut self) -> Result<usize, ClientError> {
         let now = now_ms();
         let ctx = PollCtx {
@@ -198,6 +217,11 @@ impl<O: Observer> TargetPoller<O> {
             } else {
                 super::app::PLANS_PER_POLL
             },
+            summaries_per_poll: if self.one_shot {
+                usize::MAX
+            } else {
+                super::app::SUMMARY_BACKLOG_PER_POLL
+            },
         };
         let lookahead =
             if self.name_filter.is_some() || self.model_name_filter.is_some() || self.shard_by_name
@@ -206,23 +230,7 @@ impl<O: Observer> TargetPoller<O> {
             } else {
                 self.app_limit
             };
-        // Running and completed apart: the History Server sorts by end time, so one `limit`ed
-        // list could hide running applications behind recently completed ones.
-        let c = &self.client;
-        let (mut running, mut completed): (Vec<ApplicationInfo>, Vec<ApplicationInfo>) =
-            match &self.only_app {
-                Some(id) => {
-                    let path = format!("/api/v1/applications/{}", encode_segment(id));
-                    (vec![c.get(&path).await?], vec![])
-                }
-                None => {
-                    let path = format!("/api/v1/applications?status=completed&limit={lookahead}");
-                    (
-                        c.get("/api/v1/applications?status=running").await?,
-                        c.get(&path).await?,
-                    )
-                }
-            };
+        let (mut running, mut completed) = self.list_apps(lookahead).await?;
 
         let listed: BTreeSet<String> = running
             .iter()

@@ -5,6 +5,7 @@
 //!   drop; output to a log file or captured line by line), and waiting and signal helpers;
 //! - [`files`]: artefact folders under `target/tmp/`, log tails, free ports;
 //! - [`command`]: one-shot runs of the exporter binary (`dump`, `check-config`);
+//! - [`diagnosis`]: the diagnosis fixture (ids, event logs, REST answers, their replay);
 //! - [`http`]: a minimal HTTP/1.0 client (timings are the test's own, not a connection pool's);
 //! - [`exposition`]: the exposition-text parser and series views;
 //! - [`groups`]: the `job_group` of a job under the default rule, from Spark's own fields;
@@ -22,6 +23,7 @@
 #![allow(dead_code)]
 
 pub mod command;
+pub mod diagnosis;
 pub mod exposition;
 pub mod faults;
 pub mod files;
