@@ -34,14 +34,21 @@ keep both executors busy.
 Each application ends with one SQL execution described as SENTINEL, without a job group. With
 --rest-out DIR, each application's REST answers are written to DIR/<app-id>/ once every job
 has ended and the sentinel is listed (see scripts/diagnosis-fixture.sh for the files). --meta-out gets the application ids.
+--live-hook CMD: once each application's sentinel has run (and, with --rest-out, once its REST
+answers have settled and been written), and before spark.stop(), CMD runs through the shell with
+SPARK_APP_ID, SPARK_APP_NAME and SPARK_UI_URL (http://127.0.0.1:<UI port>) in its environment
+(the end-to-end test runs `spark-exporter diagnose` against the live driver); the workload waits
+for it (at most --live-hook-seconds), logs its exit status and carries on whatever it is.
 --hold FILE: after the busy application, wait (at most --hold-seconds) until FILE exists before
 exiting (the end-to-end test scrapes meanwhile).
 """
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "support"))
@@ -57,6 +64,9 @@ p.add_argument("--long-seconds", type=float, default=40,
 p.add_argument("--plan-pause", type=float, default=0,
                help="seconds between the two runs of plan_change and of plan_stable")
 p.add_argument("--only", help="comma-separated job groups to run (default: all)")
+p.add_argument("--live-hook", help="shell command run against each live application before it stops")
+p.add_argument("--live-hook-seconds", type=float, default=120,
+               help="how long --live-hook may run before it is killed")
 p.add_argument("--hold")
 p.add_argument("--hold-seconds", type=float, default=600)
 a = p.parse_args()
@@ -159,6 +169,21 @@ def write_rest(api, app_id, out):
             log(f"{key}: HTTP {e.code}")
     dump("raw.json", raw)
     log(f"REST of {app_id} written to {d}")
+
+
+def live_hook(cmd, app_id, name, ui_url):
+    """Run `cmd` through the shell against the live application, wait for it and log how it
+    ended; never raise (the caller judges its output)."""
+    env = dict(os.environ, SPARK_APP_ID=app_id, SPARK_APP_NAME=name, SPARK_UI_URL=ui_url)
+    began = time.time()
+    try:
+        rc = subprocess.run(cmd, shell=True, env=env, timeout=a.live_hook_seconds).returncode
+        how = f"exited {rc}"
+    except subprocess.TimeoutExpired:
+        how = f"killed after {a.live_hook_seconds:.0f} s"
+    except OSError as e:
+        how = f"could not run: {e}"
+    log(f"live hook of {name} ({app_id}) {how} after {time.time() - began:.1f} s")
 
 
 def wanted(group):
@@ -326,14 +351,19 @@ for name, body, own_group in APPS:
                               event_log_dir=a.event_log_dir, loopback=True)
     sc = spark.sparkContext
     app_id = sc.applicationId
-    api = f"http://127.0.0.1:{a.ui_port}/api/v1/applications"
-    log(f"Application {name}: {app_id}, UI port {a.ui_port}")
+    # The port the UI bound (Spark moves on from a taken spark.ui.port).
+    ui_port = urllib.parse.urlparse(sc.uiWebUrl or "").port or a.ui_port
+    ui_url = f"http://127.0.0.1:{ui_port}"
+    api = f"{ui_url}/api/v1/applications"
+    log(f"Application {name}: {app_id}, UI port {ui_port}")
     meta["apps"][name] = app_id
     body(spark)
     sparkwork.set_group(sc, None, SENTINEL)
     spark.range(1).collect()
     if a.rest_out:
         write_rest(api, app_id, a.rest_out)
+    if a.live_hook:
+        live_hook(a.live_hook, app_id, name, ui_url)
     spark.stop()
     log(f"{name} stopped")
     if a.meta_out:

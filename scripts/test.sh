@@ -73,4 +73,7 @@ done
 step "fleet bench, the CI case: 1,000 applications at the default level (scripts/bench-fleet.sh --check 1000)"
 scripts/bench-fleet.sh --check 1000
 
+step "diagnose bench: every committed event log within 5 ms + 0.5 s per 100 MB (BENCHMARKS.md)"
+"$(scripts/bench-bin.sh diagnose-bench)" check
+
 step "all tests passed"

@@ -20,12 +20,24 @@ Asserts, for each condition, that its alert fires and that it never fires for th
 and that the cached table is exported, that every panel of the Diagnosis dashboard returns data,
 and (unless --no-cargo) that the exactness tests (tests/diagnosis_*.rs, which compare the exporter
 with Spark's own REST answers and event log) pass on this run's output (DIAGNOSIS_FIXTURE).
+
+`spark-exporter diagnose` (issue 19) runs LIVE against each running driver (the workload's
+--live-hook, once its REST answers have settled, before it stops) and POST-MORTEM on each
+application's event log after the run. Asserts that every report validates against
+schemas/diagnose-report.v1.schema.json (jsonschema from --python); that both find, in
+`diagnosis`, the sort-merge join of join_smj (not join_broadcast), the spill of `spill` (not
+no_spill), the skewed stage of `skewed` (not balanced) and GC pressure in gc_pressure (not
+gc_light), each stage in its group by the driver's own jobs.json, and idle cores in
+diagnosis-idle (not diagnosis-busy); that both give the same findings (kind, job group,
+description, stage; not locality and scheduler delay, which only event logs have) at nearly the
+same cost (DIAGNOSE_COST_TOLERANCE); and that live stage findings link to the driver's stage page.
 Prints one line per assertion; exit 1 if any failed, 2 if a prerequisite is missing.
 """
 import argparse
 import importlib.util
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -62,6 +74,16 @@ PAIRS = [
     ("SparkJobGroupHighGCRatio", "job_group", "gc_pressure", "gc_light"),
     ("SparkLowCoreUtilization", "app_name", "diagnosis-idle", "diagnosis-busy"),
 ]
+SCHEMA = os.path.join(ROOT, "schemas", "diagnose-report.v1.schema.json")
+# Findings only event logs can make (REST has no task locality or scheduler delay).
+LOG_ONLY = {"locality", "scheduler_delay"}
+# How far a finding's cost may differ between live and post-mortem (relative). Stage findings
+# come from the same task metrics (REST's task summary is in ms as doubles): 2%, as
+# tests/diagnose.rs. Idle cores count the executors' core time up to the moment of reading:
+# live, the driver's REST answer, a few seconds before the application ends, where the event log
+# counts; those seconds times two cores are a few % of the idle applications' 90-130 core-seconds.
+DIAGNOSE_COST_TOLERANCE = {"idle_cores": 0.10}
+DIAGNOSE_COST_DEFAULT = 0.02
 
 
 def healthy(port):
@@ -98,6 +120,8 @@ def main():
         missing.append(f"{a.exporter} missing (cargo build)")
     if subprocess.run([a.python, "-c", "import pyspark"], capture_output=True).returncode != 0:
         missing.append(f"{a.python} cannot import pyspark (set SPARK_E2E_PYTHON)")
+    elif subprocess.run([a.python, "-c", "import jsonschema"], capture_output=True).returncode != 0:
+        missing.append(f"{a.python} cannot import jsonschema (pip install jsonschema)")
     if missing:
         print("e2e-diagnosis prerequisites missing:\n  " + "\n  ".join(missing), file=sys.stderr)
         return 2
@@ -154,11 +178,15 @@ scrape_configs:
     prom = Prom(f"http://127.0.0.1:{prom_port}")
     wait_for(lambda: prom.api("status/buildinfo").get("status") == "success", 30, "Prometheus")
 
+    diag = os.path.join(tmp, "diagnose")
+    os.makedirs(diag)
     began = time.time()
     # --plan-pause: a few scrapes see the first plan of each twin before its second run.
+    # --rest-out: the live hook runs once the driver's REST answers have settled.
     workload = Proc("workload", [a.python, WORKLOAD, "--event-log-dir", events, "--rest-out",
                                  os.path.join(fixture, "rest"), "--meta-out", os.path.join(fixture, "meta.json"),
-                                 "--plan-pause", str(4 * INTERVAL), "--ui-port", str(ui)], tmp)
+                                 "--plan-pause", str(4 * INTERVAL), "--ui-port", str(ui),
+                                 "--live-hook", live_hook(a.exporter, diag)], tmp)
     procs.append(workload)
     if workload.p.wait(900) != 0:
         raise RuntimeError(f"the workload failed:\n{workload.tail()}")
@@ -219,6 +247,8 @@ scrape_configs:
     # event-log one, and the exporter here reads only the event logs).
     res.add(f"every panel of the Diagnosis dashboard returns data ({len(with_data)})", not empty, "; ".join(empty))
 
+    check_diagnose(a, fixture, diag, apps, res)
+
     if not a.no_cargo:
         env = dict(os.environ, DIAGNOSIS_FIXTURE=fixture)
         tests = sorted(f[:-3] for f in os.listdir(os.path.join(ROOT, "tests")) if f.startswith("diagnosis_") and f.endswith(".rs"))
@@ -227,6 +257,161 @@ scrape_configs:
         res.add(f"the exactness tests pass on this run ({', '.join(tests)})", r.returncode == 0 and tests,
                 (r.stdout + r.stderr)[-3000:] if r.returncode else "")
     print(f"e2e-diagnosis: {time.time() - began:.0f}s since the workload started", flush=True)
+
+
+def live_hook(exporter, out):
+    """The workload's --live-hook: `diagnose` of the running driver into
+    out/live-<app name>.{json,stderr,rc}."""
+    base = shlex.quote(out) + '/live-"$SPARK_APP_NAME"'
+    return (f'{shlex.quote(exporter)} diagnose --spark.url "$SPARK_UI_URL" --app-id "$SPARK_APP_ID" '
+            f'--format json > {base}.json 2> {base}.stderr; echo $? > {base}.rc')
+
+
+def read_report(path):
+    """(report or None, what went wrong) of a diagnose run whose output is path.{json,rc,stderr}."""
+    def text(ext):
+        try:
+            with open(f"{path}.{ext}") as f:
+                return f.read().strip()
+        except OSError:
+            return None
+    rc, err = text("rc"), text("stderr") or ""
+    if rc != "0":
+        return None, f"{os.path.basename(path)}: exit {rc}: {err[-500:]}"
+    try:
+        return json.loads(text("json") or ""), ""
+    except ValueError as e:
+        return None, f"{os.path.basename(path)}: not JSON: {e}"
+
+
+def post_mortem(exporter, log, path):
+    """`diagnose` of the event log `log` into path.{json,stderr,rc}."""
+    with open(f"{path}.json", "w") as out, open(f"{path}.stderr", "w") as err:
+        rc = subprocess.run([exporter, "diagnose", "--event-log", log, "--format", "json"],
+                            stdout=out, stderr=err, timeout=120).returncode
+    with open(f"{path}.rc", "w") as f:
+        f.write(f"{rc}\n")
+
+
+def schema_errors(python, paths):
+    """Each report of `paths` that is not valid against SCHEMA (Draft 2020-12, Python's
+    jsonschema from the test venv), with why."""
+    code = ("import json, sys, jsonschema\n"
+            "s = json.load(open(sys.argv[1]))\n"
+            "jsonschema.Draft202012Validator.check_schema(s)\n"
+            "v = jsonschema.Draft202012Validator(s)\n"
+            "for p in sys.argv[2:]:\n"
+            "    for e in v.iter_errors(json.load(open(p))):\n"
+            "        print(f'{p}: {e.json_path}: {e.message[:200]}')\n")
+    r = subprocess.run([python, "-c", code, SCHEMA] + paths, capture_output=True, text=True)
+    return [x for x in (r.stdout + (r.stderr if r.returncode else "")).splitlines() if x]
+
+
+def key(f):
+    return (f["kind"], f.get("job_group"), f.get("description"), f.get("stage_id"))
+
+
+def check_diagnose(a, fixture, diag, apps, res):
+    """diagnose live (the workload's hook) and post-mortem (here, on each event log): valid
+    reports, each condition found and its twin not, the same findings from both."""
+    events = os.path.join(fixture, "eventlog")
+    reports, problems = {}, []
+    for name, app_id in apps.items():
+        pm = os.path.join(diag, f"post-mortem-{name}")
+        post_mortem(a.exporter, os.path.join(events, f"eventlog_v2_{app_id}"), pm)
+        for src, path in (("live", os.path.join(diag, f"live-{name}")), ("post-mortem", pm)):
+            r, why = read_report(path)
+            if r is None:
+                problems.append(f"{src}: {why}")
+                continue
+            one = [x for x in r.get("applications", []) if x.get("app_id") == app_id]
+            if len(one) != 1:
+                problems.append(f"{src} {name}: {len(one)} reports of {app_id}")
+                continue
+            reports[(src, name)] = (r, one[0], path + ".json")
+    res.add("diagnose ran live against each running driver and post-mortem on each event log",
+            not problems and len(reports) == 2 * len(apps), "; ".join(problems))
+    invalid = schema_errors(a.python, [p for _, _, p in reports.values()])
+    res.add(f"every diagnose report validates against {os.path.relpath(SCHEMA, ROOT)} ({len(reports)})",
+            reports and not invalid, "; ".join(invalid[:10]))
+
+    def group_of(app_id):
+        # The job group of each stage, by the live driver's own job list (--rest-out).
+        try:
+            with open(os.path.join(fixture, "rest", app_id, "jobs.json")) as f:
+                jobs = json.load(f)
+        except (OSError, ValueError):
+            return {}
+        return {sid: j.get("jobGroup") for j in jobs for sid in j.get("stageIds", [])}
+
+    groups = group_of(apps.get("diagnosis", ""))
+    for src in ("post-mortem", "live"):
+        m = reports.get((src, "diagnosis"), (None, {"findings": []}))[1]["findings"]
+
+        def of(kind, group):
+            return [f for f in m if f["kind"] == kind and f.get("job_group") == group]
+
+        def staged(kind, group, one):
+            """The findings of kind in group, each on a stage of group by Spark's jobs.json;
+            exactly one when `one`."""
+            fs = of(kind, group)
+            stages = [f.get("stage_id") for f in fs]
+            ok = bool(fs) and (len(fs) == 1 or not one) and all(
+                s is not None and groups.get(s) == group for s in stages)
+            return ok, f"stages {stages}, their groups {[groups.get(s) for s in stages]}"
+
+        smj, bc = of("join_strategy", "join_smj"), of("join_strategy", "join_broadcast")
+        res.add(f"diagnose {src}: join_strategy for join_smj (SortMergeJoin), none for join_broadcast",
+                len(smj) == 1 and smj[0].get("subject") == "SortMergeJoin" and not bc,
+                f"join_smj {[(f.get('subject'), f['numbers'].get('smallest_shuffle_write_bytes')) for f in smj]}, "
+                f"join_broadcast {len(bc)}")
+        for kind, cond, twin, one in (("spill", "spill", "no_spill", True), ("skew", "skewed", "balanced", True),
+                                      ("gc_pressure", "gc_pressure", "gc_light", False)):
+            ok, detail = staged(kind, cond, one)
+            res.add(f"diagnose {src}: {kind} for {cond} on {'a stage' if one else 'stages'} of {cond} "
+                    f"(Spark's jobs.json), none for {twin}", ok and not of(kind, twin),
+                    f"{detail}; {twin}: {[f.get('stage_id') for f in of(kind, twin)]}")
+        idle = [f for f in reports.get((src, "diagnosis-idle"), (None, {"findings": []}))[1]["findings"]
+                if f["kind"] == "idle_cores"]
+        busy = [f for f in reports.get((src, "diagnosis-busy"), (None, {"findings": []}))[1]["findings"]
+                if f["kind"] == "idle_cores"]
+        res.add(f"diagnose {src}: idle_cores in diagnosis-idle, none in diagnosis-busy",
+                len(idle) == 1 and (src, "diagnosis-busy") in reports and not busy,
+                f"idle {[round(f['numbers']['core_utilization'], 3) for f in idle]}, "
+                f"busy {[round(f['numbers']['core_utilization'], 3) for f in busy]}")
+
+    # The same findings from both sources, at nearly the same cost.
+    differ, costs, links, linked, compared = [], [], [], 0, 0
+    for name in apps:
+        if ("live", name) not in reports or ("post-mortem", name) not in reports:
+            differ.append(f"{name}: a report is missing")
+            continue
+        live = {key(f): f for f in reports[("live", name)][1]["findings"] if f["kind"] not in LOG_ONLY}
+        log = {key(f): f for f in reports[("post-mortem", name)][1]["findings"] if f["kind"] not in LOG_ONLY}
+        for k in sorted(set(live) ^ set(log), key=repr):
+            f = live.get(k) or log[k]
+            differ.append(f"{name}: only {'live' if k in live else 'post-mortem'}: {k} "
+                          f"cost {f['cost_seconds']:.3f} {f['numbers']}")
+        for k in sorted(set(live) & set(log), key=repr):
+            compared += 1
+            x, y = live[k]["cost_seconds"], log[k]["cost_seconds"]
+            tol = DIAGNOSE_COST_TOLERANCE.get(k[0], DIAGNOSE_COST_DEFAULT)
+            if abs(x - y) > tol * max(abs(x), abs(y), 1e-9):
+                costs.append(f"{name} {k}: live {x:.3f} post-mortem {y:.3f} "
+                             f"(live {live[k]['numbers']}, post-mortem {log[k]['numbers']})")
+        base = reports[("live", name)][0].get("source", {}).get("inputs", [""])[0].rstrip("/")
+        for f in live.values():
+            sid = f.get("stage_id")
+            linked += sid is not None
+            if sid is not None and not (f.get("url") or "").startswith(f"{base}/stages/stage/?id={sid}&"):
+                links.append(f"{name} {key(f)}: {f.get('url')}")
+    n = sum(len(reports[(s, x)][1]["findings"]) for s, x in reports)
+    res.add("diagnose: live and post-mortem give the same findings (kind, job group, description, stage; "
+            "not locality or scheduler_delay)", not differ, "; ".join(differ) or f"{n} findings in all")
+    res.add("diagnose: each finding costs the same live and post-mortem (2%; idle cores 10%)",
+            compared and not costs, "; ".join(costs) or f"{compared} findings compared")
+    res.add("diagnose live: each stage finding links to the driver's stage page (/stages/stage/?id=)",
+            linked and not links, "; ".join(links) or f"{linked} stage findings")
 
 
 if __name__ == "__main__":

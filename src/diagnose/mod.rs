@@ -102,8 +102,16 @@ fn model_settings(s: &Settings) -> Settings {
 /// they hold (or `req.app_id`); with REST, the one application of a live driver (or
 /// `req.app_id`).
 pub async fn diagnose(settings: &Settings, req: &Request) -> Result<Report, DiagnoseError> {
+    diagnose_counted(settings, req, Arc::new(Telemetry::default())).await
+}
+
+/// [`diagnose`], counting what it reads (bytes, events, requests, errors) in `telemetry`.
+pub async fn diagnose_counted(
+    settings: &Settings,
+    req: &Request,
+    telemetry: Arc<Telemetry>,
+) -> Result<Report, DiagnoseError> {
     let settings = Arc::new(model_settings(settings));
-    let telemetry = Arc::new(Telemetry::default());
     let model = Model::new(&settings, telemetry.clone());
     let (source, inputs, ui) = if req.event_logs.is_empty() {
         let url = req

@@ -1,0 +1,174 @@
+//! `diagnose` bench: how long a post-mortem diagnosis of an event log takes, against the target
+//! of at most 0.5 s per 100 MB of log (issue 19).
+//!
+//! For each log (by default every committed one: each file or `eventlog_v2_*` folder under
+//! `tests/data` named as Spark names logs, and the 51 MB benchmark log), the whole diagnosis
+//! runs in this process, as `spark-exporter diagnose --event-log LOG` does after its start-up
+//! (reading, the model, the procedure, the JSON report): once to warm the page cache, then
+//! `RUNS` times; the best time counts. Sizes are the log's bytes on disk and decoded.
+//!
+//! `diagnose-bench table|check [LOG...]`: a Markdown table; `check` also exits 1 unless every
+//! log's best time is within 0.5 s per 100 MB of its decoded size plus [`FIXED_MS`], the fixed
+//! cost of one diagnosis, which is all there is to measure for the many logs under 1 MB
+//! (BENCHMARKS.md).
+//!
+//! A `harness = false` bench target, not part of the shipped crate:
+//! `cargo bench --bench diagnose-bench -- check`, or the executable `scripts/bench-bin.sh
+//! diagnose-bench` names.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use spark_exporter::config::Settings;
+use spark_exporter::diagnose::{diagnose_counted, Request};
+use spark_exporter::telemetry::Telemetry;
+
+/// Timed runs per log (after one warm-up).
+const RUNS: usize = 5;
+/// Seconds per decoded byte allowed: 0.5 s per 100 MB (10^6 bytes).
+const TARGET_S_PER_BYTE: f64 = 0.5 / 100e6;
+/// Allowed on top of the target (ms): the fixed cost of one diagnosis (the model with its label
+/// rules, the reader pool, one report), which no log is too small to pay.
+const FIXED_MS: f64 = 5.0;
+
+/// Every committed event log (see the module docs).
+fn committed_logs(root: &Path) -> Vec<PathBuf> {
+    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(d) else { return };
+        let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for p in entries {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let log = ["local-", "app-", "application_", "eventlog_v2_"]
+                .iter()
+                .any(|x| name.starts_with(x))
+                || name == "eventlog-10k-tasks.json.zst";
+            if log && !name.ends_with(".json") {
+                out.push(p);
+            } else if p.is_dir() && name != "rest" && name != "rest-snapshots" {
+                walk(&p, out);
+            }
+        }
+    }
+    let mut out = vec![];
+    walk(&root.join("tests/data"), &mut out);
+    // The benchmark log is zstd under a name Spark does not write (`.json.zst`): read a copy
+    // named as Spark names zstd logs.
+    for p in &mut out {
+        if p.to_string_lossy().ends_with(".json.zst") {
+            let dir = root.join("target/diagnose-bench");
+            let copy = dir.join("local-10k-tasks.zstd");
+            std::fs::create_dir_all(&dir).expect("target/diagnose-bench");
+            std::fs::copy(&*p, &copy).expect("copy the benchmark log");
+            *p = copy;
+        }
+    }
+    out
+}
+
+fn disk_bytes(p: &Path) -> u64 {
+    if p.is_dir() {
+        std::fs::read_dir(p)
+            .map(|rd| rd.flatten().map(|e| disk_bytes(&e.path())).sum())
+            .unwrap_or(0)
+    } else {
+        std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
+    }
+}
+
+/// One diagnosis of `log`: (seconds, decoded bytes, findings).
+fn once(rt: &tokio::runtime::Runtime, settings: &Settings, log: &Path) -> (f64, u64, usize) {
+    let req = Request {
+        event_logs: vec![log.to_string_lossy().into_owned()],
+        ..Request::default()
+    };
+    let telemetry = Arc::new(Telemetry::default());
+    let t = Instant::now();
+    let report = rt
+        .block_on(diagnose_counted(settings, &req, telemetry.clone()))
+        .unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+    let json = serde_json::to_string(&report).expect("json");
+    let secs = t.elapsed().as_secs_f64();
+    std::hint::black_box(json);
+    let findings = report.applications.iter().map(|a| a.findings.len()).sum();
+    (secs, telemetry.snapshot().eventlog_bytes, findings)
+}
+
+fn main() {
+    let args = common::args_or_usage(
+        "usage: diagnose-bench table|check [LOG...]  (default: every committed event log)",
+    );
+    let check = match args[1].to_string_lossy().as_ref() {
+        "check" => true,
+        "table" => false,
+        other => {
+            eprintln!("diagnose-bench: unknown mode {other:?}: table or check");
+            std::process::exit(64);
+        }
+    };
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut logs: Vec<PathBuf> = args.iter().skip(2).map(PathBuf::from).collect();
+    if logs.is_empty() {
+        logs = committed_logs(&root);
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let settings = Settings::default();
+    println!("| log | on disk MB | decoded MB | findings | best ms | median ms | s per 100 MB | target ms |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    let (mut failed, mut total_s, mut total_b) = (vec![], 0.0, 0u64);
+    for log in &logs {
+        once(&rt, &settings, log);
+        let mut times = vec![];
+        let (mut bytes, mut findings) = (0, 0);
+        for _ in 0..RUNS {
+            let (s, b, f) = once(&rt, &settings, log);
+            times.push(s);
+            (bytes, findings) = (b, f);
+        }
+        times.sort_by(f64::total_cmp);
+        let best = times[0];
+        let median = times[RUNS / 2];
+        let target_ms = bytes as f64 * TARGET_S_PER_BYTE * 1000.0 + FIXED_MS;
+        total_s += best;
+        total_b += bytes;
+        let name = log.strip_prefix(&root).unwrap_or(log).display().to_string();
+        println!(
+            "| {name} | {:.2} | {:.2} | {findings} | {:.1} | {:.1} | {:.3} | {target_ms:.1} |",
+            disk_bytes(log) as f64 / 1e6,
+            bytes as f64 / 1e6,
+            best * 1000.0,
+            median * 1000.0,
+            best / (bytes.max(1) as f64 / 100e6),
+        );
+        if best * 1000.0 > target_ms {
+            failed.push(name);
+        }
+    }
+    println!(
+        "\nall {} logs: {:.1} MB decoded in {:.3} s (best runs): {:.3} s per 100 MB",
+        logs.len(),
+        total_b as f64 / 1e6,
+        total_s,
+        total_s / (total_b.max(1) as f64 / 100e6)
+    );
+    if check {
+        if failed.is_empty() {
+            println!(
+                "diagnose-bench check: met (every log within {FIXED_MS} ms + 0.5 s per 100 MB)"
+            );
+        } else {
+            eprintln!("diagnose-bench check: over target: {}", failed.join(", "));
+            std::process::exit(1);
+        }
+    }
+}
