@@ -24,7 +24,9 @@ Sections (--only picks some):
            samples of the spark_exporter_store_* families, which describe the transport and are
            counted only when a store was used. Also: the whole spark-events/ folder, the nested fixtures/ folder
            (discovery is one level deep, so both sides must agree on what they find),
-           s3a:// == s3://, abfs:// and abfss:// == az://, file:/// == the plain path
+           s3a:// == s3://, abfs:// and abfss:// == az://, file:/// == the plain path;
+           `spark-exporter diagnose --format json` of s3:// and az:// spark-events/ gives the
+           same report as of the local folder
   errors   a missing bucket or container and wrong credentials (S3: a moto that knows no
            access key; Azure: a wrong account key) make `dump` exit non-zero with one ERROR
            record that says what is wrong, on one line (no raw newline, say from the store's
@@ -263,6 +265,24 @@ class Exporter:
         except subprocess.TimeoutExpired as e:
             return None, e.stdout or "", f"dump did not finish within {timeout}s"
 
+    def diagnose(self, target, timeout=120):
+        """(exit code, report without its inputs, stderr) of `diagnose --format json` of one
+        event-log path or URL."""
+        argv = [self.path, "diagnose", "--format", "json", "--event-log", target]
+        try:
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                               env=self.env(), cwd=ROOT)
+        except subprocess.TimeoutExpired:
+            return None, None, f"diagnose did not finish within {timeout}s"
+        report = None
+        if r.returncode == 0:
+            try:
+                report = json.loads(r.stdout)
+                report["source"].pop("inputs", None)
+            except (ValueError, KeyError, TypeError) as e:
+                return r.returncode, None, f"not a report: {e}"
+        return r.returncode, report, r.stderr
+
 
 def mask(text):
     """The exposition with what legitimately differs between two runs masked (see the module
@@ -463,6 +483,19 @@ def section_dumps(ctx, res):
         apps = len(set(re.findall(r'app_id="([^"]+)"', out)))
         res.add(f"dumps: {url} == local {os.path.relpath(path, store)}/", a == b,
                 f"{apps} applications" if a == b else first_diff(a, b))
+
+    # `diagnose` reads object storage through the same reader: the same report as from disk.
+    rc_l, want, err_l = ex.diagnose(flat)
+    for scheme, url in (("s3", f"s3://{BUCKET}/spark-events/"), ("az", f"az://{CONTAINER}/spark-events/")):
+        if not ctx.supported[scheme] and not ctx.run_all:
+            continue
+        rc, got, err = ex.diagnose(url)
+        ok = rc == 0 and rc_l == 0 and got == want
+        n = len(want["applications"]) if want else 0
+        res.add(f"dumps: diagnose {url} == diagnose of the local spark-events/", ok,
+                f"{n} applications" if ok else
+                f"exit {rc} (local {rc_l}): {short(' '.join(error_line(err or err_l)))}"
+                + ("" if got is None or want is None else ": the reports differ"))
 
 
 # The start of a log record (logfmt): a line that does not start so continues the one before.
