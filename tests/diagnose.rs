@@ -585,3 +585,34 @@ async fn a_faulty_driver_gets_a_clear_error_not_a_crash() {
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stderr.contains("cannot connect"), "{}", o.stderr);
 }
+
+#[tokio::test]
+async fn a_live_driver_needs_no_app_id() {
+    // A live driver serves its one application: no --app-id needed.
+    let app = app_id("diagnosis-idle");
+    let dir = fixture().join("rest").join(&app);
+    let server = FakeSpark::start(vec![support::rest::AppData::from_dir(
+        dir.to_str().unwrap(),
+    )])
+    .await;
+    let req = Request {
+        spark_url: Some(server.url.clone()),
+        ..Request::default()
+    };
+    let r = diagnose(&settings(), &req).await.expect("diagnose");
+    assert_eq!(r.source.kind, "rest");
+    assert_eq!(r.applications.len(), 1);
+    let a = &r.applications[0];
+    assert_eq!(a.app_id, app);
+    // Still running as far as this driver says: links go to the driver's own pages.
+    assert!(
+        a.findings.iter().any(|f| f.url.is_some()),
+        "{:#?}",
+        a.findings
+    );
+    assert!(a
+        .findings
+        .iter()
+        .filter_map(|f| f.url.as_deref())
+        .all(|u| u.starts_with(&server.url) && !u.contains("/history/")));
+}
