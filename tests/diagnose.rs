@@ -344,6 +344,15 @@ async fn an_unknown_application_is_named_with_what_is_there() {
         }
         other => panic!("{other:?}"),
     }
+    // A known one, in a folder of three: only its log is read.
+    let req = Request {
+        event_logs: vec![log.to_string_lossy().into_owned()],
+        app_id: Some(app_id("diagnosis-idle")),
+        ..Request::default()
+    };
+    let r = diagnose(&settings(), &req).await.expect("diagnose");
+    assert_eq!(r.applications.len(), 1);
+    assert_eq!(r.applications[0].app_id, app_id("diagnosis-idle"));
     let server = replay().await;
     let req = Request {
         spark_url: Some(server.url.clone()),

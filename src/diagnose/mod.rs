@@ -121,7 +121,8 @@ pub async fn diagnose_counted(
         read_rest(&settings, &telemetry, &model, &url, req.app_id.as_deref()).await?;
         ("rest", vec![url.clone()], Ui::Target(url))
     } else {
-        read_logs(&settings, &telemetry, &model, &req.event_logs).await?;
+        let paths = narrow(&req.event_logs, req.app_id.as_deref());
+        read_logs(&settings, &telemetry, &model, &paths).await?;
         let ui = req.ui_url.clone().map_or(Ui::None, Ui::History);
         ("event_log", req.event_logs.clone(), ui)
     };
@@ -154,6 +155,34 @@ pub async fn diagnose_counted(
         },
         applications,
     })
+}
+
+/// With an application id, a local folder is narrowed to its logs of that application (a file
+/// or `eventlog_v2_` folder whose name holds the id, as Spark names them), so a whole
+/// `spark.eventLog.dir` is not read for one application; a folder without such a log, and any
+/// other path or URL, is read whole.
+fn narrow(paths: &[String], app_id: Option<&str>) -> Vec<String> {
+    let Some(id) = app_id.filter(|id| !id.is_empty()) else {
+        return paths.to_vec();
+    };
+    let mut out = vec![];
+    for p in paths {
+        let dir = std::path::Path::new(p);
+        let mine: Vec<String> = match std::fs::read_dir(dir) {
+            Ok(rd) if !p.contains("://") => rd
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().contains(id))
+                .map(|e| e.path().to_string_lossy().into_owned())
+                .collect(),
+            _ => vec![],
+        };
+        if mine.is_empty() {
+            out.push(p.clone());
+        } else {
+            out.extend(mine);
+        }
+    }
+    out
 }
 
 /// Read the event logs to their end into `model` (on the blocking pool: object stores block
