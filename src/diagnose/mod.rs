@@ -152,6 +152,7 @@ pub async fn diagnose_counted(
         source: SourceInfo {
             kind: source.into(),
             inputs,
+            read_errors: telemetry.snapshot().eventlog_errors.values().sum(),
         },
         applications,
     })

@@ -30,6 +30,10 @@ pub struct SourceInfo {
     pub kind: String,
     /// The URLs or paths read.
     pub inputs: Vec<String>,
+    /// Event-log lines, blocks or files that could not be read and were skipped (damaged or
+    /// unreadable input; the rest was diagnosed). 0 for REST.
+    #[serde(default)]
+    pub read_errors: u64,
 }
 
 /// One application's diagnosis.

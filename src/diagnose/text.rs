@@ -11,6 +11,14 @@ pub fn render(r: &Report) -> String {
     if r.applications.is_empty() {
         o.push_str("No application found.\n");
     }
+    if r.source.read_errors > 0 {
+        let _ = writeln!(
+            o,
+            "note: {} unreadable event-log line(s), block(s) or file(s) were skipped; the rest \
+             is diagnosed\n",
+            r.source.read_errors
+        );
+    }
     for a in &r.applications {
         app(&mut o, a);
     }
