@@ -648,3 +648,115 @@ async fn a_live_driver_needs_no_app_id() {
         .filter_map(|f| f.url.as_deref())
         .all(|u| u.starts_with(&server.url) && !u.contains("/history/")));
 }
+
+/// Batch durations (ms) per query name, in order, from the streaming fixture's event log
+/// (`QueryProgressEvent`'s `durationMs.triggerExecution`, the batch duration the exporter's
+/// `spark_streaming_batch_duration_seconds` counts), read here independently of the exporter.
+fn streaming_batches(dir: &Path) -> BTreeMap<String, Vec<f64>> {
+    let mut parts: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("events_")
+        })
+        .collect();
+    parts.sort_by_key(|p| {
+        let n = p.file_name().unwrap().to_string_lossy().into_owned();
+        n.split('_').nth(1).and_then(|x| x.parse::<u64>().ok())
+    });
+    let mut out: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for p in parts {
+        let bytes = std::fs::read(&p).unwrap();
+        let text = if p.extension().is_some_and(|e| e == "zstd") {
+            zstd::decode_all(&bytes[..]).unwrap()
+        } else {
+            bytes
+        };
+        for line in String::from_utf8(text).unwrap().lines() {
+            if !line.contains("QueryProgressEvent") {
+                continue;
+            }
+            let v: Value = serde_json::from_str(line).unwrap();
+            let pr = &v["progress"];
+            let d = pr["durationMs"]["triggerExecution"].as_f64();
+            if let (Some(name), Some(d)) = (pr["name"].as_str(), d) {
+                out.entry(name.to_string()).or_default().push(d);
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn streaming_batches_near_their_trigger_are_found_and_the_twin_is_not() {
+    // tests/data/streaming-4.1.1: slow_sink sleeps past its 1 s trigger, healthy_sink is its
+    // twin. A query always behind has no inferred interval, so the intervals are configured,
+    // as a user does (streaming.trigger_intervals).
+    let root =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/streaming-4.1.1/eventlog");
+    let log = std::fs::read_dir(&root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("eventlog_v2_")
+        })
+        .unwrap();
+    let mut s = settings();
+    for q in ["slow_sink", "healthy_sink", "windowed_counts"] {
+        s.streaming
+            .trigger_intervals
+            .insert(q.into(), Duration::from_secs(1));
+    }
+    let req = Request {
+        event_logs: vec![log.to_string_lossy().into_owned()],
+        ..Request::default()
+    };
+    let r = diagnose(&s, &req).await.expect("diagnose");
+    let a = &r.applications[0];
+    let found: BTreeMap<&str, &Finding> = a
+        .findings
+        .iter()
+        .filter(|f| f.kind == Kind::StreamingTrigger)
+        .map(|f| (f.at.query.as_deref().unwrap(), f))
+        .collect();
+    assert!(found.contains_key("slow_sink"), "{:#?}", a.findings);
+    assert!(!found.contains_key("healthy_sink"), "{:#?}", a.findings);
+    // Spark's own batch durations: the last 32, those over 80% of the 1 s trigger, and the
+    // time past 80% they add up to.
+    let batches = streaming_batches(&log);
+    for (q, f) in &found {
+        let all = &batches[*q];
+        let recent = &all[all.len().saturating_sub(32)..];
+        let near: Vec<f64> = recent.iter().copied().filter(|d| *d > 800.0).collect();
+        assert_eq!(f.numbers["recent_batches"], recent.len() as f64, "{q}");
+        assert_eq!(f.numbers["batches_near_trigger"], near.len() as f64, "{q}");
+        assert_eq!(f.numbers["batches"], all.len() as f64, "{q}");
+        let cost: f64 = near.iter().map(|d| (d - 800.0) / 1000.0).sum();
+        assert!(
+            close(f.cost_seconds, cost, 1e-9),
+            "{q}: {} vs {cost}",
+            f.cost_seconds
+        );
+    }
+    let healthy = &batches["healthy_sink"];
+    let recent = &healthy[healthy.len().saturating_sub(32)..];
+    let near = recent.iter().filter(|d| **d > 800.0).count() as f64;
+    assert!(
+        near / (recent.len() as f64) < 0.25,
+        "healthy_sink is near its trigger"
+    );
+    // Micro-batches plan differently at first: no plan change is reported for a query.
+    assert!(
+        a.findings.iter().all(|f| f.kind != Kind::PlanChange),
+        "{:#?}",
+        a.findings
+    );
+}
