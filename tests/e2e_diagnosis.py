@@ -80,9 +80,10 @@ LOG_ONLY = {"locality", "scheduler_delay"}
 # How far a finding's cost may differ between live and post-mortem (relative). Stage findings
 # come from the same task metrics (REST's task summary is in ms as doubles): 2%, as
 # tests/diagnose.rs. Idle cores count the executors' core time up to the moment of reading:
-# live, the driver's REST answer, a few seconds before the application ends, where the event log
-# counts; those seconds times two cores are a few % of the idle applications' 90-130 core-seconds.
-DIAGNOSE_COST_TOLERANCE = {"idle_cores": 0.10}
+# live, the driver's REST answer, about a second before spark.stop() (the hook itself), where
+# the event log counts to the executors' removal; in a run, 0.1 to 1 of 88 to 133 idle
+# core-seconds (under 1%); 5% leaves room for a slow stop on a loaded machine.
+DIAGNOSE_COST_TOLERANCE = {"idle_cores": 0.05}
 DIAGNOSE_COST_DEFAULT = 0.02
 
 
@@ -259,12 +260,30 @@ scrape_configs:
     print(f"e2e-diagnosis: {time.time() - began:.0f}s since the workload started", flush=True)
 
 
+# diagnose's thresholds for this short run: its stages last seconds, so the least excess of a
+# skewed stage's longest task and the least GC time of a stage are halved (2 s and 1 s by
+# default: the skewed stage's excess is 3 to 4 s and the GC stages' 1.2 to 2.7 s, close to the
+# defaults on a loaded machine). The twins stay far below the ratios (balanced: 1.4x against 5x;
+# gc_light: about 1% GC against 10%), so they still must not be found.
+DIAGNOSE_CONFIG = "diagnose:\n  skew_min_excess: 1s\n  gc_min: 500ms\n"
+
+
+def diagnose_config(out):
+    """The thresholds file of this run (DIAGNOSE_CONFIG), in out."""
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, "diagnose.yaml")
+    with open(path, "w") as f:
+        f.write(DIAGNOSE_CONFIG)
+    return path
+
+
 def live_hook(exporter, out):
     """The workload's --live-hook: `diagnose` of the running driver into
     out/live-<app name>.{json,stderr,rc}."""
     base = shlex.quote(out) + '/live-"$SPARK_APP_NAME"'
-    return (f'{shlex.quote(exporter)} diagnose --spark.url "$SPARK_UI_URL" --app-id "$SPARK_APP_ID" '
-            f'--format json > {base}.json 2> {base}.stderr; echo $? > {base}.rc')
+    cfg = shlex.quote(diagnose_config(out))
+    return (f'{shlex.quote(exporter)} diagnose --config.file {cfg} --spark.url "$SPARK_UI_URL" '
+            f'--app-id "$SPARK_APP_ID" --format json > {base}.json 2> {base}.stderr; echo $? > {base}.rc')
 
 
 def read_report(path):
@@ -287,8 +306,9 @@ def read_report(path):
 def post_mortem(exporter, log, path):
     """`diagnose` of the event log `log` into path.{json,stderr,rc}."""
     with open(f"{path}.json", "w") as out, open(f"{path}.stderr", "w") as err:
-        rc = subprocess.run([exporter, "diagnose", "--event-log", log, "--format", "json"],
-                            stdout=out, stderr=err, timeout=120).returncode
+        cfg = diagnose_config(os.path.dirname(path))
+        rc = subprocess.run([exporter, "diagnose", "--config.file", cfg, "--event-log", log,
+                             "--format", "json"], stdout=out, stderr=err, timeout=120).returncode
     with open(f"{path}.rc", "w") as f:
         f.write(f"{rc}\n")
 
@@ -408,7 +428,7 @@ def check_diagnose(a, fixture, diag, apps, res):
     n = sum(len(reports[(s, x)][1]["findings"]) for s, x in reports)
     res.add("diagnose: live and post-mortem give the same findings (kind, job group, description, stage; "
             "not locality or scheduler_delay)", not differ, "; ".join(differ) or f"{n} findings in all")
-    res.add("diagnose: each finding costs the same live and post-mortem (2%; idle cores 10%)",
+    res.add("diagnose: each finding costs the same live and post-mortem (2%; idle cores 5%)",
             compared and not costs, "; ".join(costs) or f"{compared} findings compared")
     res.add("diagnose live: each stage finding links to the driver's stage page (/stages/stage/?id=)",
             linked and not links, "; ".join(links) or f"{linked} stage findings")
