@@ -13,7 +13,9 @@
 //! - the job still finishes (Spark relaunches an executor and retries the task);
 //! - the `SparkExecutorsLost` expression, taken verbatim from the rules file, returns a series
 //!   for the application through Prometheus' `/api/v1/query`, and the alert is firing in
-//!   `/api/v1/alerts`.
+//!   `/api/v1/alerts`;
+//! - `spark-exporter diagnose`, live and from the event log, reports one `executor_loss` with
+//!   one executor lost and as many failed tasks as Spark's stages count.
 //!
 //! The Python interpreter is `$SPARK_E2E_PYTHON` (default `.venv/bin/python`). If it (or
 //! `prometheus`) is missing the test passes with a loud message, unless `SPARK_E2E_REQUIRED=1`,
@@ -196,6 +198,7 @@ fn lost_executor_is_counted_and_alert_fires() {
     );
     check_counted_once(&mut failures, prom_port, &app.id);
     check_alert_firing(&mut failures, prom_port, &app.id);
+    check_diagnose(&mut failures, &run, &app, &events);
 
     // Release the application; the guards clean up everything else.
     fs::write(run.join("release"), b"").unwrap();
@@ -607,6 +610,57 @@ fn check_alert_expr(
 }
 
 /// Counted once at every scrape, not only at the end: the highest value Prometheus ever saw.
+/// `spark-exporter diagnose`, live (the driver) and post-mortem (its event log so far): one
+/// `executor_loss` finding, one executor lost, and as many failed tasks as Spark's stages say.
+fn check_diagnose(failures: &mut Vec<String>, run: &Path, app: &App, events: &Path) {
+    let stages = get_url_json(&format!("{}/stages", app.api)).unwrap();
+    let failed: u64 = stages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["numFailedTasks"].as_u64().unwrap_or(0))
+        .sum();
+    let ev = events.to_string_lossy().into_owned();
+    for (what, args) in [
+        ("live", vec!["--spark.url", app.ui.as_str()]),
+        ("post-mortem", vec!["--event-log", ev.as_str()]),
+    ] {
+        let mut argv = vec!["diagnose", "--format", "json", "--app-id", app.id.as_str()];
+        argv.extend(args);
+        let out = Command::new(EXPORTER).args(&argv).output().unwrap();
+        fs::write(run.join(format!("diagnose-{what}.json")), &out.stdout).ok();
+        if !out.status.success() {
+            failures.push(format!(
+                "diagnose {what}: exit {:?}: {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+            continue;
+        }
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let loss: Vec<&Value> = r["applications"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["kind"] == "executor_loss")
+            .collect();
+        let got = loss.first().map(|f| {
+            (
+                f["numbers"]["executors_lost"].as_f64(),
+                f["numbers"]["failed_tasks"].as_f64(),
+            )
+        });
+        let want = Some((Some(1.0), Some(failed as f64)));
+        eprintln!("[e2e-lost] diagnose {what}: executor_loss {got:?}, Spark: 1 lost, {failed} failed tasks");
+        if loss.len() != 1 || got != want {
+            failures.push(format!(
+                "diagnose {what}: executor_loss {got:?} ({} findings), want {want:?}",
+                loss.len()
+            ));
+        }
+    }
+}
+
 fn check_counted_once(failures: &mut Vec<String>, prom_port: u16, app_id: &str) {
     let q = format!(
         "http://127.0.0.1:{prom_port}/api/v1/query?query={}",
