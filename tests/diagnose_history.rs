@@ -1,0 +1,179 @@
+//! `spark-exporter diagnose` against a real Spark History Server (PySpark 4.1.1's jars, Java 17)
+//! replaying the diagnosis fixture's event logs (`tests/data/diagnosis-4.1.1`): for each of its
+//! three applications, `--spark.url HS --app-id ID` gives the same findings as `--event-log`
+//! (locality and scheduler delay aside: REST has neither), with the same costs, and every link
+//! it prints is a page the History Server serves (HTTP 200).
+//!
+//! Needs `$SPARK_E2E_PYTHON` (default `.venv/bin/python`) with pyspark; without it the test
+//! passes with a loud message, unless `SPARK_E2E_REQUIRED=1`. Artefacts (the History Server's
+//! log) stay in `target/tmp/diagnose-hs-<pid>/`.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use spark_exporter::config::Settings;
+use spark_exporter::diagnose::report::{AppReport, Kind};
+use spark_exporter::diagnose::{diagnose, Request};
+use support::diagnosis::{apps, event_log, fixture};
+use support::files::{artefact_dir, free_port, tail_file};
+use support::http::{get_json, get_url};
+use support::proc::{wait_for, Guard};
+use support::spark;
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let p = e.path();
+        let dest = to.join(e.file_name());
+        if p.is_dir() {
+            copy_tree(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+type Key = (Kind, Option<String>, Option<String>, Option<u64>);
+
+fn keys(a: &AppReport) -> BTreeSet<Key> {
+    a.findings
+        .iter()
+        .filter(|f| !matches!(f.kind, Kind::Locality | Kind::SchedulerDelay))
+        .map(|f| {
+            (
+                f.kind,
+                f.at.job_group.clone(),
+                f.at.description.clone(),
+                f.at.stage_id,
+            )
+        })
+        .collect()
+}
+
+fn one(r: Result<spark_exporter::diagnose::report::Report, impl std::fmt::Debug>) -> AppReport {
+    let mut r = r.expect("diagnose");
+    assert_eq!(r.applications.len(), 1);
+    r.applications.pop().unwrap()
+}
+
+#[test]
+fn a_real_history_server_gives_the_findings_of_the_event_logs_and_serves_every_link() {
+    let Some(python) = spark::python("diagnose_history") else {
+        return;
+    };
+    let jars = Command::new(&python)
+        .args([
+            "-c",
+            "import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), 'jars'))",
+        ])
+        .output()
+        .expect("python");
+    let jars = String::from_utf8_lossy(&jars.stdout).trim().to_string();
+    if !Path::new(&jars).is_dir() {
+        spark::skip_unless_required("diagnose_history: no pyspark jars");
+        return;
+    }
+    let run = artefact_dir("diagnose-hs");
+    let logs = run.join("logs");
+    copy_tree(&fixture().join("eventlog"), &logs);
+    let port = free_port();
+    let mut cmd = Command::new("java");
+    cmd.args([
+        "-Xmx1g",
+        "-cp",
+        &format!("{jars}/*"),
+        &format!("-Dspark.history.fs.logDirectory=file:{}", logs.display()),
+        "-Dspark.history.fs.update.interval=1s",
+        &format!("-Dspark.history.ui.port={port}"),
+        "-Dspark.ui.retainedTasks=1000000",
+        "org.apache.spark.deploy.history.HistoryServer",
+    ]);
+    let hs_log = run.join("history-server.log");
+    let mut hs = Guard::spawn("history-server", cmd, &hs_log, true);
+    let addr = format!("127.0.0.1:{port}");
+    let listed = wait_for(Duration::from_secs(120), Duration::from_millis(500), || {
+        let v = get_json(&addr, "/api/v1/applications").ok()?;
+        (v.as_array()?.len() == 3).then_some(())
+    });
+    assert!(
+        listed.is_some() && hs.running(),
+        "the History Server did not list the three applications:\n{}",
+        tail_file(&hs_log, 40)
+    );
+    let url = format!("http://{addr}");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let settings = Settings::default();
+    let mut links = 0;
+    for app in apps() {
+        let log = one(rt.block_on(diagnose(
+            &settings,
+            &Request {
+                event_logs: vec![event_log(&app).to_string_lossy().into_owned()],
+                ..Request::default()
+            },
+        )));
+        let hs_report = one(rt.block_on(diagnose(
+            &settings,
+            &Request {
+                spark_url: Some(url.clone()),
+                app_id: Some(app.clone()),
+                ..Request::default()
+            },
+        )));
+        assert_eq!(keys(&hs_report), keys(&log), "{app}");
+        for f in &log.findings {
+            let Some(g) = hs_report.findings.iter().find(|g| {
+                (g.kind, &g.at.job_group, &g.at.description, g.at.stage_id)
+                    == (f.kind, &f.at.job_group, &f.at.description, f.at.stage_id)
+            }) else {
+                continue;
+            };
+            let d = (g.cost_seconds - f.cost_seconds).abs();
+            assert!(
+                d <= 0.02 * f.cost_seconds.abs().max(g.cost_seconds.abs()).max(1e-9),
+                "{app} {:?}: {} from the History Server, {} from the log",
+                f.kind,
+                g.cost_seconds,
+                f.cost_seconds
+            );
+        }
+        // Every link is a History Server page of this application.
+        for u in hs_report
+            .findings
+            .iter()
+            .filter_map(|f| f.url.as_deref())
+            .chain(
+                hs_report
+                    .bottlenecks
+                    .iter()
+                    .filter_map(|b| b.url.as_deref()),
+            )
+        {
+            assert!(u.starts_with(&format!("{url}/history/{app}/")), "{u}");
+            let (code, body) = get_url(u).unwrap_or((0, String::new()));
+            assert_eq!(code, 200, "{u}");
+            // A page with the stage's or the query's details: the UI answers 200 with "No
+            // information to display" for one it does not know.
+            assert!(!body.contains("No information to display"), "{u}");
+            if u.contains("stages/stage/?id=") {
+                assert!(body.contains("Total Time Across All Tasks"), "{u}");
+            }
+            if u.contains("SQL/execution/?id=") {
+                assert!(body.contains("Submitted Time"), "{u}");
+            }
+            links += 1;
+        }
+    }
+    assert!(links >= 10, "only {links} links");
+    // What a page of a stage or query the application does not have says.
+    for bogus in ["stages/stage/?id=9999&attempt=0", "SQL/execution/?id=9999"] {
+        let (_, body) =
+            get_url(&format!("{url}/history/{}/{bogus}", apps()[0])).unwrap_or((0, String::new()));
+        assert!(body.contains("No information to display"), "{bogus}");
+    }
+    hs.terminate(Duration::from_secs(5));
+}
