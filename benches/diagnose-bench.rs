@@ -16,6 +16,8 @@
 //! `cargo bench --bench diagnose-bench -- check`, or the executable `scripts/bench-bin.sh
 //! diagnose-bench` names.
 
+#[path = "../tests/support/committed_logs.rs"]
+mod committed_logs;
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -33,44 +35,6 @@ const TARGET_S_PER_BYTE: f64 = 0.5 / 100e6;
 /// Allowed on top of the target (ms): the fixed cost of one diagnosis (the model with its label
 /// rules, the reader pool, one report), which no log is too small to pay.
 const FIXED_MS: f64 = 5.0;
-
-/// Every committed event log (see the module docs).
-fn committed_logs(root: &Path) -> Vec<PathBuf> {
-    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(d) else { return };
-        let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
-        entries.sort();
-        for p in entries {
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let log = ["local-", "app-", "application_", "eventlog_v2_"]
-                .iter()
-                .any(|x| name.starts_with(x))
-                || name == "eventlog-10k-tasks.json.zst";
-            if log && !name.ends_with(".json") {
-                out.push(p);
-            } else if p.is_dir() && name != "rest" && name != "rest-snapshots" {
-                walk(&p, out);
-            }
-        }
-    }
-    let mut out = vec![];
-    walk(&root.join("tests/data"), &mut out);
-    // The benchmark log is zstd under a name Spark does not write (`.json.zst`): read a copy
-    // named as Spark names zstd logs.
-    for p in &mut out {
-        if p.to_string_lossy().ends_with(".json.zst") {
-            let dir = root.join("target/diagnose-bench");
-            let copy = dir.join("local-10k-tasks.zstd");
-            std::fs::create_dir_all(&dir).expect("target/diagnose-bench");
-            std::fs::copy(&*p, &copy).expect("copy the benchmark log");
-            *p = copy;
-        }
-    }
-    out
-}
 
 fn disk_bytes(p: &Path) -> u64 {
     if p.is_dir() {
@@ -115,7 +79,7 @@ fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut logs: Vec<PathBuf> = args.iter().skip(2).map(PathBuf::from).collect();
     if logs.is_empty() {
-        logs = committed_logs(&root);
+        logs = committed_logs::committed_event_logs(&root, &root.join("target/diagnose-bench"));
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -16,7 +16,7 @@
 
 mod support;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -26,7 +26,7 @@ use spark_exporter::config::Settings;
 use spark_exporter::diagnose::report::{AppReport, Finding, Kind, Report};
 use spark_exporter::diagnose::{diagnose, DiagnoseError, Request};
 use support::command::exporter_command;
-use support::diagnosis::{app_id, apps, event_log, fixture, replay, rest};
+use support::diagnosis::{app_id, apps, assert_same_findings, event_log, fixture, replay, rest};
 use support::rest::{FakeSpark, FaultKind};
 
 fn settings() -> Settings {
@@ -188,49 +188,15 @@ async fn each_condition_is_found_with_its_group_and_stage_and_its_twin_is_not() 
     assert!(busy.findings.iter().all(|f| f.kind != Kind::IdleCores));
 }
 
-/// What identifies a finding across sources.
-type Key = (Kind, Option<String>, Option<String>, Option<u64>);
-
-fn keys(a: &AppReport) -> BTreeSet<Key> {
-    a.findings
-        .iter()
-        // Event logs only: REST has no locality or scheduler delay.
-        .filter(|f| !matches!(f.kind, Kind::Locality | Kind::SchedulerDelay))
-        .map(|f| {
-            (
-                f.kind,
-                f.at.job_group.clone(),
-                f.at.description.clone(),
-                f.at.stage_id,
-            )
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn live_and_post_mortem_give_the_same_findings() {
     let server = replay().await;
     for app in apps() {
         let log = from_log(&app).await;
         let live = from_rest(&server, &app).await;
-        assert_eq!(keys(&live), keys(&log), "{app}");
         // The same numbers, within what the sources round (REST's task summary is in ms as
         // doubles; executors' lifetimes end at the REST answers' last update).
-        for f in &log.findings {
-            let Some(g) = live.findings.iter().find(|g| {
-                (g.kind, &g.at.job_group, &g.at.description, g.at.stage_id)
-                    == (f.kind, &f.at.job_group, &f.at.description, f.at.stage_id)
-            }) else {
-                continue;
-            };
-            assert!(
-                close(g.cost_seconds, f.cost_seconds, 0.02),
-                "{app} {:?}: {} vs {}",
-                f.kind,
-                g.cost_seconds,
-                f.cost_seconds
-            );
-        }
+        assert_same_findings(&live, &log, 0.02, &app);
         // A live read links to the driver's pages.
         assert!(live
             .findings
@@ -281,46 +247,13 @@ fn run(args: &[&str]) -> support::command::Output {
     exporter_command(&a, Duration::from_secs(120))
 }
 
-/// Every committed event log: each file or `eventlog_v2_*` folder under `tests/data` named as
-/// Spark names logs (`local-…`, `app-…`, `application_…`), and the benchmark log.
+/// Every committed event log (`tests/support/committed_logs.rs`).
 fn committed_event_logs() -> Vec<PathBuf> {
-    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(d)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .collect();
-        entries.sort();
-        for p in entries {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            let log = ["local-", "app-", "application_", "eventlog_v2_"]
-                .iter()
-                .any(|x| name.starts_with(x))
-                || name == "eventlog-10k-tasks.json.zst";
-            if log && !name.ends_with(".json") {
-                out.push(p);
-            } else if p.is_dir() && name != "rest" && name != "rest-snapshots" {
-                walk(&p, out);
-            }
-        }
-    }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut out = vec![];
-    walk(&root.join("tests/data"), &mut out);
-    // The benchmark log is zstd under a name Spark does not write (`.json.zst`): read a copy
-    // named as Spark names zstd logs.
-    for p in &mut out {
-        if p.to_string_lossy().ends_with(".json.zst") {
-            let dir = root
-                .join("target/tmp")
-                .join(format!("diagnose-bench-log-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            let copy = dir.join("local-10k-tasks.zstd");
-            std::fs::copy(&*p, &copy).unwrap();
-            *p = copy;
-        }
-    }
-    out
+    let copies = root
+        .join("target/tmp")
+        .join(format!("diagnose-logs-{}", std::process::id()));
+    support::committed_logs::committed_event_logs(&root, &copies)
 }
 
 #[test]
@@ -653,39 +586,12 @@ async fn a_live_driver_needs_no_app_id() {
 /// (`QueryProgressEvent`'s `durationMs.triggerExecution`, the batch duration the exporter's
 /// `spark_streaming_batch_duration_seconds` counts), read here independently of the exporter.
 fn streaming_batches(dir: &Path) -> BTreeMap<String, Vec<f64>> {
-    let mut parts: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("events_")
-        })
-        .collect();
-    parts.sort_by_key(|p| {
-        let n = p.file_name().unwrap().to_string_lossy().into_owned();
-        n.split('_').nth(1).and_then(|x| x.parse::<u64>().ok())
-    });
     let mut out: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for p in parts {
-        let bytes = std::fs::read(&p).unwrap();
-        let text = if p.extension().is_some_and(|e| e == "zstd") {
-            zstd::decode_all(&bytes[..]).unwrap()
-        } else {
-            bytes
-        };
-        for line in String::from_utf8(text).unwrap().lines() {
-            if !line.contains("QueryProgressEvent") {
-                continue;
-            }
-            let v: Value = serde_json::from_str(line).unwrap();
-            let pr = &v["progress"];
-            let d = pr["durationMs"]["triggerExecution"].as_f64();
-            if let (Some(name), Some(d)) = (pr["name"].as_str(), d) {
-                out.entry(name.to_string()).or_default().push(d);
-            }
+    for v in support::eventlog::rolling_events(dir) {
+        let pr = &v["progress"];
+        let d = pr["durationMs"]["triggerExecution"].as_f64();
+        if let (Some(name), Some(d)) = (pr["name"].as_str(), d) {
+            out.entry(name.to_string()).or_default().push(d);
         }
     }
     out

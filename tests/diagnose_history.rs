@@ -10,15 +10,14 @@
 
 mod support;
 
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use spark_exporter::config::Settings;
-use spark_exporter::diagnose::report::{AppReport, Kind};
+use spark_exporter::diagnose::report::AppReport;
 use spark_exporter::diagnose::{diagnose, Request};
-use support::diagnosis::{apps, event_log, fixture};
+use support::diagnosis::{apps, assert_same_findings, event_log, fixture};
 use support::files::{artefact_dir, free_port, tail_file};
 use support::http::{get_json, get_url};
 use support::proc::{wait_for, Guard};
@@ -35,23 +34,6 @@ fn copy_tree(from: &Path, to: &Path) {
             std::fs::copy(&p, &dest).unwrap();
         }
     }
-}
-
-type Key = (Kind, Option<String>, Option<String>, Option<u64>);
-
-fn keys(a: &AppReport) -> BTreeSet<Key> {
-    a.findings
-        .iter()
-        .filter(|f| !matches!(f.kind, Kind::Locality | Kind::SchedulerDelay))
-        .map(|f| {
-            (
-                f.kind,
-                f.at.job_group.clone(),
-                f.at.description.clone(),
-                f.at.stage_id,
-            )
-        })
-        .collect()
 }
 
 fn one(r: Result<spark_exporter::diagnose::report::Report, impl std::fmt::Debug>) -> AppReport {
@@ -124,23 +106,7 @@ fn a_real_history_server_gives_the_findings_of_the_event_logs_and_serves_every_l
                 ..Request::default()
             },
         )));
-        assert_eq!(keys(&hs_report), keys(&log), "{app}");
-        for f in &log.findings {
-            let Some(g) = hs_report.findings.iter().find(|g| {
-                (g.kind, &g.at.job_group, &g.at.description, g.at.stage_id)
-                    == (f.kind, &f.at.job_group, &f.at.description, f.at.stage_id)
-            }) else {
-                continue;
-            };
-            let d = (g.cost_seconds - f.cost_seconds).abs();
-            assert!(
-                d <= 0.02 * f.cost_seconds.abs().max(g.cost_seconds.abs()).max(1e-9),
-                "{app} {:?}: {} from the History Server, {} from the log",
-                f.kind,
-                g.cost_seconds,
-                f.cost_seconds
-            );
-        }
+        assert_same_findings(&hs_report, &log, 0.02, &app);
         // Every link is a History Server page of this application.
         for u in hs_report
             .findings

@@ -14,7 +14,6 @@
 mod support;
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -200,43 +199,7 @@ fn by_key(truth: &Truth) -> BTreeMap<Key, Counts> {
 /// Every event of the application's log (rolling `eventlog_v2_<id>` folder, any number of
 /// zstd parts), in order.
 fn events(fx: &Path, app: &str) -> Vec<Value> {
-    let dir = fx.join("eventlog").join(format!("eventlog_v2_{app}"));
-    let mut parts: Vec<(u64, PathBuf)> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().to_string();
-            let n = name
-                .strip_prefix("events_")?
-                .split('_')
-                .next()?
-                .parse()
-                .ok()?;
-            Some((n, e.path()))
-        })
-        .collect();
-    parts.sort();
-    let mut out = vec![];
-    for (_, p) in parts {
-        let mut text = String::new();
-        let f = std::fs::File::open(&p).expect("event log part");
-        if p.extension().is_some_and(|x| x == "zstd") {
-            zstd::stream::Decoder::new(f)
-                .expect("zstd")
-                .read_to_string(&mut text)
-                .expect("decode");
-        } else {
-            std::io::BufReader::new(f)
-                .read_to_string(&mut text)
-                .expect("read");
-        }
-        out.extend(
-            text.lines()
-                .filter(|l| !l.trim().is_empty())
-                .map(|l| serde_json::from_str::<Value>(l).expect("event JSON")),
-        );
-    }
-    out
+    support::eventlog::rolling_events(&fx.join("eventlog").join(format!("eventlog_v2_{app}")))
 }
 
 /// What `SparkPlanInfo.equals` compares: name, `simpleString`, children.

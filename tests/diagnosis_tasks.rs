@@ -67,42 +67,12 @@ fn events(dir: &Path) -> Vec<Value> {
     for e in std::fs::read_dir(dir).expect("event-log dir").flatten() {
         let p = e.path();
         if p.is_dir() {
-            let mut parts: Vec<(u64, PathBuf)> = std::fs::read_dir(&p)
-                .expect("rolling dir")
-                .flatten()
-                .map(|f| f.path())
-                .filter_map(|f| {
-                    let name = f.file_name()?.to_str()?.to_string();
-                    let n = name
-                        .strip_prefix("events_")?
-                        .split('_')
-                        .next()?
-                        .parse()
-                        .ok()?;
-                    Some((n, f))
-                })
-                .collect();
-            parts.sort();
-            files.extend(parts.into_iter().map(|(_, f)| f));
+            files.extend(support::eventlog::rolling_parts(&p));
         } else {
             files.push(p);
         }
     }
-    let mut out = vec![];
-    for f in files {
-        let bytes = std::fs::read(&f).expect("read log");
-        let text = match f.extension().and_then(|e| e.to_str()) {
-            Some("zstd") | Some("zst") => zstd::decode_all(&bytes[..]).expect("zstd"),
-            None | Some("inprogress") => bytes,
-            other => panic!("{}: codec {other:?} not read by this test", f.display()),
-        };
-        for line in String::from_utf8(text).expect("utf-8").lines() {
-            if !line.trim().is_empty() {
-                out.push(serde_json::from_str(line).expect("event json"));
-            }
-        }
-    }
-    out
+    support::eventlog::read_events(&files)
 }
 
 fn u(v: &Value) -> u64 {

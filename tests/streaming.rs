@@ -37,38 +37,7 @@ fn events() -> Vec<Value> {
         .map(|e| e.path())
         .find(|p| p.is_dir())
         .expect("an eventlog_v2_ folder");
-    let mut parts: Vec<(u64, PathBuf)> = std::fs::read_dir(&app_dir)
-        .expect("parts")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter_map(|p| {
-            let name = p.file_name()?.to_str()?.to_string();
-            let n = name
-                .strip_prefix("events_")?
-                .split('_')
-                .next()?
-                .parse()
-                .ok()?;
-            Some((n, p))
-        })
-        .collect();
-    parts.sort();
-    assert!(!parts.is_empty(), "no events_ parts in {app_dir:?}");
-    let mut out = vec![];
-    for (_, p) in parts {
-        let bytes = std::fs::read(&p).expect("read part");
-        let text = if p.extension().is_some_and(|e| e == "zstd") {
-            zstd::decode_all(&bytes[..]).expect("zstd")
-        } else {
-            bytes
-        };
-        for line in String::from_utf8(text).expect("utf-8").lines() {
-            if !line.trim().is_empty() {
-                out.push(serde_json::from_str(line).expect("json line"));
-            }
-        }
-    }
-    out
+    support::eventlog::rolling_events(&app_dir)
 }
 
 const STARTED: &str = "org.apache.spark.sql.streaming.StreamingQueryListener$QueryStartedEvent";

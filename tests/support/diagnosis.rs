@@ -3,9 +3,11 @@
 //! its application ids, event logs, recorded REST answers, and a fake driver replaying them.
 //! `DIAGNOSIS_FIXTURE=DIR` points every user at another run of the script.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use spark_exporter::diagnose::report::{AppReport, Kind};
 
 use super::rest::{AppData, FakeSpark};
 
@@ -55,39 +57,7 @@ pub fn raw(app: &str, key: &str) -> Value {
 
 /// Every event of application `app`'s rolling zstd log, in order.
 pub fn events(app: &str) -> Vec<Value> {
-    let dir = event_log(app);
-    let mut parts: Vec<(u64, PathBuf)> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter_map(|p| {
-            let name = p.file_name()?.to_str()?.to_string();
-            let n = name
-                .strip_prefix("events_")?
-                .split('_')
-                .next()?
-                .parse()
-                .ok()?;
-            Some((n, p))
-        })
-        .collect();
-    parts.sort();
-    assert!(!parts.is_empty(), "no events_ parts in {dir:?}");
-    let mut out = vec![];
-    for (_, p) in parts {
-        let bytes = std::fs::read(&p).expect("read part");
-        let text = if p.extension().is_some_and(|e| e == "zstd") {
-            zstd::decode_all(&bytes[..]).expect("zstd")
-        } else {
-            bytes
-        };
-        for line in String::from_utf8(text).expect("utf-8").lines() {
-            if !line.trim().is_empty() {
-                out.push(serde_json::from_str(line).expect("json line"));
-            }
-        }
-    }
-    out
+    super::eventlog::rolling_events(&event_log(app))
 }
 
 /// `SparkListenerApplicationEnd`'s time.
@@ -111,4 +81,46 @@ pub async fn replay() -> FakeSpark {
         data.push(d);
     }
     FakeSpark::start(data).await
+}
+
+/// What identifies a finding across sources: kind, job group, description, stage.
+pub type FindingKey = (Kind, Option<String>, Option<String>, Option<u64>);
+
+/// The findings of `a` REST can see too (locality and scheduler delay come from event logs
+/// only), by [`FindingKey`].
+pub fn finding_keys(a: &AppReport) -> BTreeSet<FindingKey> {
+    a.findings
+        .iter()
+        .filter(|f| !matches!(f.kind, Kind::Locality | Kind::SchedulerDelay))
+        .map(|f| {
+            (
+                f.kind,
+                f.at.job_group.clone(),
+                f.at.description.clone(),
+                f.at.stage_id,
+            )
+        })
+        .collect()
+}
+
+/// `got` (from one source) has the findings of `want` (from the other) with the same costs,
+/// within `rel` of the larger.
+pub fn assert_same_findings(got: &AppReport, want: &AppReport, rel: f64, what: &str) {
+    assert_eq!(finding_keys(got), finding_keys(want), "{what}");
+    for f in &want.findings {
+        let Some(g) = got.findings.iter().find(|g| {
+            (g.kind, &g.at.job_group, &g.at.description, g.at.stage_id)
+                == (f.kind, &f.at.job_group, &f.at.description, f.at.stage_id)
+        }) else {
+            continue;
+        };
+        let d = (g.cost_seconds - f.cost_seconds).abs();
+        assert!(
+            d <= rel * g.cost_seconds.abs().max(f.cost_seconds.abs()).max(1e-9),
+            "{what} {:?}: {} vs {}",
+            f.kind,
+            g.cost_seconds,
+            f.cost_seconds
+        );
+    }
 }

@@ -6,6 +6,8 @@
 //! - [`files`]: artefact folders under `target/tmp/`, log tails, free ports;
 //! - [`command`]: one-shot runs of the exporter binary (`dump`, `check-config`);
 //! - [`diagnosis`]: the diagnosis fixture (ids, event logs, REST answers, their replay);
+//! - [`eventlog`]: Spark's event logs read by the tests themselves; [`committed_logs`]: every
+//!   committed one;
 //! - [`http`]: a minimal HTTP/1.0 client (timings are the test's own, not a connection pool's);
 //! - [`exposition`]: the exposition-text parser and series views;
 //! - [`groups`]: the `job_group` of a job under the default rule, from Spark's own fields;
@@ -23,7 +25,9 @@
 #![allow(dead_code)]
 
 pub mod command;
+pub mod committed_logs;
 pub mod diagnosis;
+pub mod eventlog;
 pub mod exposition;
 pub mod faults;
 pub mod files;
