@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::config::{DiagnoseConfig, Thresholds};
 use crate::model::details::StageDetail;
-use crate::model::view::{AppView, GroupView};
+use crate::model::view::{AppView, GroupView, SqlView};
 use crate::model::{StageStatus, TriggerInterval};
 
 use super::links::Links;
@@ -32,8 +32,9 @@ pub fn diagnose_app(app: &AppView<'_>, cfg: &DiagnoseConfig, links: &Links) -> A
         findings.extend(step.gc(s, t));
     }
     findings.extend(step.executor_loss(&groups));
-    findings.extend(step.joins(&stages));
-    findings.extend(step.plan_changes());
+    let sql = app.sql();
+    findings.extend(step.joins(&sql, &stages));
+    findings.extend(step.plan_changes(&sql));
     findings.extend(step.cache());
     for g in &groups {
         let t = cfg.for_group(&g.key.0);
@@ -344,9 +345,9 @@ impl Step<'_, '_> {
     /// the smallest shuffle its stages wrote is at most `broadcast_max_bytes`: a broadcast join
     /// would have spared the shuffle of the large side and the sort. Cost: the task time of the
     /// description's stages (its job group and description), the most a broadcast could save.
-    fn joins(&self, stages: &[StageDetail<'_>]) -> Vec<Finding> {
+    fn joins(&self, sql: &[SqlView<'_>], stages: &[StageDetail<'_>]) -> Vec<Finding> {
         let mut out = vec![];
-        for q in self.app.sql() {
+        for q in sql {
             let Some(p) = q.plans else { continue };
             let (smj, shj) = (p.joins[1], p.joins[2]);
             if smj + shj == 0 {
@@ -414,10 +415,10 @@ impl Step<'_, '_> {
     /// (fingerprint). No cost: a signal to compare the plans. A streaming query's micro-batches
     /// (their job group is the query's name) are left out: their first batches plan differently
     /// from the rest (no data yet, state being set up) in every healthy query.
-    fn plan_changes(&self) -> Vec<Finding> {
+    fn plan_changes(&self, sql: &[SqlView<'_>]) -> Vec<Finding> {
         let queries: Vec<String> = self.app.streaming().map(|(n, _)| n.to_string()).collect();
         let mut out = vec![];
-        for q in self.app.sql() {
+        for q in sql {
             let Some(p) = q.plans else { continue };
             if p.shapes.len() < 2 || queries.iter().any(|n| n == q.job_group) {
                 continue;
@@ -630,7 +631,8 @@ impl Step<'_, '_> {
         {
             return None;
         }
-        let idle = self.app.cost().idle_core_seconds();
+        // Allocated − used, from the summary's reading of the cost (held ≥ used, at least 0).
+        let idle = (s.allocated_core_seconds - s.used_core_seconds).max(0.0);
         Some(Finding {
             kind: Kind::IdleCores,
             title: format!(
