@@ -201,6 +201,15 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
         CancellationToken::new(),
         CancellationToken::new(),
     );
+    // After a start, an application is served once every source has given its state for it.
+    let mut expected = vec![];
+    if !settings.spark.urls.is_empty() {
+        expected.push(Source::Rest);
+    }
+    if !settings.event_log.dirs.is_empty() {
+        expected.push(Source::EventLog);
+    }
+    model.expect_sources(&expected);
     let mut sources = tokio::task::JoinSet::new();
     if !settings.spark.urls.is_empty() {
         sources.spawn(spark::run(

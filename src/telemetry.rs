@@ -69,6 +69,12 @@ pub struct TelemetrySnapshot {
     pub store_errors: BTreeMap<(String, String), u64>,
     /// `spark_exporter_store_up{store}`: the last listing of the store succeeded.
     pub store_up: BTreeMap<String, bool>,
+    /// `spark_exporter_rest_apps_skipped{target}`: applications the last listing held that
+    /// `spark.app_limit` left out.
+    pub rest_apps_skipped: BTreeMap<String, u64>,
+    /// Some source the exporter runs has not finished its start-up read yet
+    /// (`spark_exporter_startup_complete` is its negation; `model/delivery.rs`).
+    pub startup_pending: bool,
 }
 
 impl Default for Telemetry {
@@ -113,6 +119,15 @@ impl Telemetry {
                 r.down_since_ms = Some(now);
             }
         });
+    }
+    /// Record how many applications the last listing of `target` left out
+    /// (`spark.app_limit`).
+    pub fn set_rest_apps_skipped(&self, target: &str, n: u64) {
+        self.with(|i| i.rest_apps_skipped.insert(target.to_string(), n));
+    }
+    /// Record whether some source has not finished its start-up read yet.
+    pub fn set_startup_pending(&self, pending: bool) {
+        self.with(|i| i.startup_pending = pending);
     }
     /// Record how long the last poll of `target` took.
     pub fn set_scrape_duration(&self, target: &str, secs: f64) {

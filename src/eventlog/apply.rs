@@ -102,6 +102,11 @@ impl LogApp {
         }
     }
 
+    /// True once the application id is known (its start read, or settled on the name's).
+    pub fn settled(&self) -> bool {
+        self.app_id.is_some()
+    }
+
     /// The application id events are recorded under (the name-implied one until settled).
     pub fn app_id(&self) -> &str {
         self.app_id.as_deref().unwrap_or(&self.name_id)
@@ -128,13 +133,17 @@ impl LogApp {
     /// Apply one event.
     pub fn apply(&mut self, ev: Event, obs: &dyn Observer) {
         match ev {
-            Event::AppStart { mut app, .. } => {
+            Event::AppStart {
+                mut app,
+                attempt_id,
+            } => {
                 if self.app_id.is_none() {
                     let id = std::mem::take(&mut app.app_id);
+                    // An attempt (YARN) is its own run: `{id}/{attempt}` in the model.
                     self.app_id = Some(if id.is_empty() {
                         self.name_id.clone()
                     } else {
-                        id
+                        crate::model::app_key(&id, attempt_id.as_deref())
                     });
                 }
                 self.upsert_app(obs, app);

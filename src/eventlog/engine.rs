@@ -57,6 +57,8 @@ struct Log {
     /// The rolling folder could not be listed last time (counted once until it can again).
     list_failing: bool,
     warnings: Warnings,
+    /// Read since the model was last told the log is delivered (`Observer::app_delivered`).
+    undelivered: bool,
 }
 
 /// Every followed log.
@@ -122,6 +124,7 @@ impl Engine {
                     gone: false,
                     list_failing: false,
                     warnings: Warnings::default(),
+                    undelivered: true,
                 });
                 log.path = path.clone();
                 log.gone = false;
@@ -144,6 +147,7 @@ impl Engine {
                     gone: false,
                     list_failing: false,
                     warnings: Warnings::default(),
+                    undelivered: true,
                 });
                 log.path = path;
                 log.gone = false;
@@ -187,7 +191,10 @@ impl Engine {
     /// Post-mortem: every log is as complete as it will get; settle application ids.
     pub fn settle_all(&mut self, out: Out<'_>) {
         for log in self.logs.values_mut() {
-            log.app.settle(out.observer);
+            if !log.app.settled() {
+                log.app.settle(out.observer);
+                out.observer.app_delivered(log.app.app_id());
+            }
         }
     }
 
@@ -363,14 +370,28 @@ impl Log {
     }
 
     /// Read what this log has; returns raw bytes read.
+    /// Read what is new, up to the budgets; once the log is at its end (its last part's last
+    /// complete line), tell the model the application is delivered.
     fn poll(&mut self, out: Out<'_>, stats: &mut ReadStats) -> u64 {
+        let (n, eof) = self.read(out, stats);
+        self.undelivered |= n > 0;
+        if eof && self.undelivered && self.app.settled() {
+            self.undelivered = false;
+            out.observer.app_delivered(self.app.app_id());
+        }
+        n
+    }
+
+    /// Bytes read, and whether every file of the log is at its end.
+    fn read(&mut self, out: Out<'_>, stats: &mut ReadStats) -> (u64, bool) {
         let Log {
             files, app, gone, ..
         } = self;
         match files {
             Files::Single { file, in_progress } => {
                 let complete = !*in_progress || *gone;
-                poll_one(file, complete, app, out, stats).0
+                let (n, _, eof) = poll_one(file, complete, app, out, stats);
+                (n, eof)
             }
             Files::Rolling { parts, finished } => {
                 let keys: Vec<(u64, bool)> = parts.keys().copied().collect();
@@ -383,6 +404,7 @@ impl Log {
                     .map(|(k, _)| k.0)
                     .min();
                 let mut total = 0;
+                let mut eof = true;
                 for (i, key) in keys.iter().enumerate() {
                     let later_exists = i + 1 < keys.len();
                     let Some(t) = parts.get_mut(key) else {
@@ -397,30 +419,31 @@ impl Log {
                     if t.tailer.state != TailState::Active {
                         continue;
                     }
-                    let (n, at_end) =
+                    let (n, at_end, part_eof) =
                         poll_one(t, later_exists || *finished || *gone, app, out, stats);
                     total += n;
                     if !at_end {
+                        eof = part_eof && !later_exists;
                         break;
                     }
                 }
-                total
+                (total, eof)
             }
         }
     }
 }
 
 /// Poll one file; a `complete` file is finished at its end. Returns (raw bytes, reached the end
-/// of a complete file or failed, so the next part may go).
+/// of a complete file or failed, so the next part may go, at the end of what the file holds).
 fn poll_one(
     t: &mut Tracked,
     complete: bool,
     app: &mut LogApp,
     out: Out<'_>,
     stats: &mut ReadStats,
-) -> (u64, bool) {
+) -> (u64, bool, bool) {
     if t.tailer.state != TailState::Active {
-        return (0, true);
+        return (0, true, true);
     }
     let file = t.tailer.display();
     let mut sink = Applier {
@@ -438,9 +461,9 @@ fn poll_one(
             }
             if p.eof && complete {
                 t.tailer.finish(&mut sink);
-                (p.raw_bytes, true)
+                (p.raw_bytes, true, true)
             } else {
-                (p.raw_bytes, false)
+                (p.raw_bytes, false, p.eof)
             }
         }
         Err(e) => {
@@ -453,7 +476,7 @@ fn poll_one(
             t.io_failing = io;
             t.tailer.state = TailState::Failed;
             t.tailer.close();
-            (0, true)
+            (0, true, true)
         }
     }
 }

@@ -115,6 +115,8 @@ pub async fn run<O: Observer + 'static>(
     // `Some(scanned)` once finishing: the last pass lists the folders once, then reads until
     // every log is at its end.
     let mut last_pass: Option<bool> = None;
+    // Told once every log present at the first listing is read to its last complete event.
+    let mut startup_told = false;
     tracing::info!(dirs = ?settings.event_log.dirs, "Following event logs.");
     loop {
         if last_pass.is_none() && finish.is_cancelled() {
@@ -155,6 +157,11 @@ pub async fn run<O: Observer + 'static>(
         };
         if scan_due {
             last_scan = Some(tokio::time::Instant::now());
+        }
+        if !startup_told && read == 0 {
+            startup_told = true;
+            tracing::info!("Every event log present at start is read.");
+            observer.startup_done();
         }
         if let Some(scanned) = &mut last_pass {
             *scanned = true;
@@ -222,5 +229,6 @@ pub fn ingest_paths<P: AsRef<std::ffi::OsStr>>(
     while engine.poll(out) > 0 {}
     engine.settle_all(out);
     engine.report(out);
+    observer.startup_done();
     Ok(())
 }

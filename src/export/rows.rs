@@ -80,8 +80,16 @@ impl<'a> Ctx<'a> {
 impl<'a> AppRows<'a> {
     fn new(app: AppView<'a>, now: EpochMs) -> AppRows<'a> {
         // A name's series across runs have no `app_id` (`model.aggregate_by: app_name`).
+        // Per run, `attempt_id` follows `app_id` whenever Spark reports an attempt (YARN gives
+        // `1` from the start, so the label is never added later).
         let base: Labels = if app.by_name() {
             Arc::new([("app_name", app.name().clone())])
+        } else if let Some(attempt) = app.attempt() {
+            Arc::new([
+                ("app_id", app.id().clone()),
+                ("attempt_id", attempt.clone()),
+                ("app_name", app.name().clone()),
+            ])
         } else {
             Arc::new([
                 ("app_id", app.id().clone()),

@@ -143,8 +143,10 @@ pub struct JobState {
 /// Everything known about one application.
 #[derive(Debug, Clone)]
 pub struct AppState {
-    /// Application id.
+    /// Application id (Spark's, without the attempt).
     pub id: Arc<str>,
+    /// Attempt id, when Spark reports one (YARN; `None` on local, standalone, Kubernetes).
+    pub attempt: Option<Arc<str>>,
     /// Application name.
     pub name: Arc<str>,
     /// Spark version.
@@ -236,6 +238,8 @@ pub struct AppState {
     pub cost: super::cost::Cost,
     /// Cached datasets (`cache.rs`).
     pub cache: super::cache::CacheState,
+    /// What each source has delivered of it (`delivery.rs`).
+    pub delivery: super::delivery::Delivery,
 }
 
 /// How a run ended: exit code 0, another exit code, or not said (Spark before 4.0, REST, a
@@ -243,11 +247,13 @@ pub struct AppState {
 pub const RUN_STATUSES: [&str; 3] = ["succeeded", "failed", "unknown"];
 
 impl AppState {
-    /// An application known only by id so far, first seen at `now`.
-    pub fn new(id: &str, now: EpochMs) -> AppState {
+    /// An application known only by its model key so far ([`app_key`]), first seen at `now`.
+    pub fn new(key: &str, now: EpochMs) -> AppState {
         let empty: Arc<str> = Arc::from("");
+        let (id, attempt) = split_key(key);
         AppState {
             id: Arc::from(id),
+            attempt: attempt.map(Arc::from),
             name: empty.clone(),
             spark_version: empty.clone(),
             user: empty,
@@ -289,6 +295,7 @@ impl AppState {
             run_duration: None,
             cost: Default::default(),
             cache: Default::default(),
+            delivery: Default::default(),
         }
     }
 
@@ -343,6 +350,24 @@ impl AppState {
     /// True once the application has ended.
     pub fn ended(&self) -> bool {
         self.end_ms.is_some()
+    }
+}
+
+/// The key an application attempt is known by in the model and to the collectors: Spark's
+/// application id, plus `/` and the attempt id when Spark reports one (as in the REST path
+/// `/applications/{id}/{attempt}`; no application id holds a `/`).
+pub fn app_key(app_id: &str, attempt: Option<&str>) -> String {
+    match attempt.filter(|a| !a.is_empty()) {
+        Some(a) => format!("{app_id}/{a}"),
+        None => app_id.to_string(),
+    }
+}
+
+/// The application id and attempt of a key made by [`app_key`].
+pub fn split_key(key: &str) -> (&str, Option<&str>) {
+    match key.split_once('/') {
+        Some((id, a)) if !a.is_empty() => (id, Some(a)),
+        _ => (key, None),
     }
 }
 

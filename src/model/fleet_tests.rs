@@ -140,6 +140,8 @@ fn run(m: &Arc<Model>, id: &str, name: &str, start: i64, end: Option<i64>) {
     if let Some(e) = end {
         end_run(m, id, e);
     }
+    // As the tailer does at the end of the log.
+    o.app_delivered(id);
 }
 
 fn end_run(m: &Arc<Model>, id: &str, end: i64) {
@@ -149,6 +151,7 @@ fn end_run(m: &Arc<Model>, id: &str, end: i64) {
         exit_code: Some(0),
         ..Default::default()
     });
+    m.observer(Source::EventLog).app_delivered(id);
 }
 
 const G: [(&str, &str); 2] = [("job_group", "g"), ("status", "succeeded")];
@@ -454,4 +457,102 @@ fn name_mode_shards_by_name() {
             .unwrap_or("");
         assert_eq!(crate::shard::shard_of(n, 3), *i);
     }
+}
+
+/// A History Server's order: the application with its end (long ago) first, then its jobs and
+/// stages. The summary waits for the end of the delivery, so the groups keep every count.
+#[test]
+fn rest_order_app_end_before_jobs_counts_every_job_at_the_groups_level() {
+    let clock = Arc::new(AtomicI64::new(T0));
+    let s = Settings::default();
+    assert_eq!(s.model.summary_level, SummaryLevel::Groups);
+    let m = model_at(&clock, &s);
+    let o = m.observer(Source::Rest);
+    o.upsert_app(&AppObs {
+        app_id: "hs".into(),
+        name: Some("etl".into()),
+        start_ms: Some(T0 - 7_200_000),
+        end_ms: Some(T0 - 3_600_000),
+        ..Default::default()
+    });
+    for j in 0..3u64 {
+        o.upsert_job(
+            "hs",
+            &JobObs {
+                job_id: j,
+                job_group: Some("g".into()),
+                description: Some("d".into()),
+                status: JobStatus::Succeeded,
+                submission_ms: Some(T0 - 7_000_000),
+                completion_ms: Some(T0 - 6_900_000),
+                stage_ids: vec![j],
+                sql_execution_id: None,
+                tags: vec![],
+                name: None,
+                client_app: None,
+            },
+        );
+    }
+    // A periodic pass in the middle of the delivery does not summarise it.
+    m.expire(m.now_ms());
+    assert_eq!(val(&collect(&m), "spark_jobs", &G), Some(3.0));
+    o.app_delivered("hs");
+    m.expire(m.now_ms());
+    assert_eq!(
+        val(&collect(&m), "spark_jobs", &G),
+        Some(3.0),
+        "kept by the summary"
+    );
+}
+
+/// Two attempts of one YARN application: two runs, each with its jobs (job 0 of both counts),
+/// under `attempt_id`; the first, whose log never ended, ends when the second starts.
+#[test]
+fn attempts_are_runs_of_their_own_with_an_attempt_label() {
+    let clock = Arc::new(AtomicI64::new(T0));
+    let mut s = Settings::default();
+    s.model.summary_level = SummaryLevel::Full;
+    let m = model_at(&clock, &s);
+    let id = "application_1_0001";
+    let k2 = app_key(id, Some("2"));
+    let k1 = app_key(id, Some("1"));
+    // The second attempt's log read first.
+    run(&m, &k2, "etl", T0 - 30_000, Some(T0 - 10_000));
+    run(&m, &k1, "etl", T0 - 60_000, None);
+    let f = collect(&m);
+    for a in ["1", "2"] {
+        assert_eq!(
+            val(
+                &f,
+                "spark_jobs",
+                &[("app_id", id), ("attempt_id", a), G[0], G[1]]
+            ),
+            Some(2.0),
+            "attempt {a}"
+        );
+    }
+    let end = |a: &str| {
+        val(
+            &f,
+            "spark_app_end_time_seconds",
+            &[("app_id", id), ("attempt_id", a)],
+        )
+    };
+    assert_eq!(
+        end("1"),
+        Some((T0 - 30_000) as f64 / 1000.0),
+        "ended by attempt 2"
+    );
+    assert_eq!(end("2"), Some((T0 - 10_000) as f64 / 1000.0));
+    // An application without attempts has no attempt label.
+    run(&m, "local-1", "etl", T0 - 60_000, Some(T0 - 1_000));
+    let f = collect(&m);
+    let labels = &samples(&f, "spark_jobs", &[("app_id", "local-1"), G[0], G[1]])[0].0;
+    assert!(
+        labels.iter().all(|l| !l.starts_with("attempt_id=")),
+        "{labels:?}"
+    );
+    assert!(m.view(|v| v
+        .app(id)
+        .is_some_and(|a| a.attempt().map(|x| &**x) == Some("2"))));
 }

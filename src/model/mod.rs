@@ -12,6 +12,7 @@ pub mod attribution;
 mod cache;
 mod cost;
 mod cost_rules;
+mod delivery;
 pub mod details;
 mod executor;
 pub mod hist;
@@ -32,7 +33,7 @@ mod tasks;
 mod update;
 pub mod view;
 
-pub use app::GroupKey;
+pub use app::{app_key, split_key, GroupKey};
 pub use labels::OTHER;
 pub use obs::*;
 pub use observer::{ModelObserver, Observer};

@@ -69,7 +69,11 @@ impl<'a> ModelView<'a> {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        for app in st.apps.values().filter(|a| !a.name.is_empty()) {
+        for app in st
+            .apps
+            .values()
+            .filter(|a| !a.name.is_empty() && st.serves(a))
+        {
             let acc = out
                 .entry(app.name.clone())
                 .or_insert_with(|| name_state(&app.name, app.created_ms, bounds.0.clone()));

@@ -63,6 +63,15 @@ pub trait Observer: Send + Sync {
     fn rdd_unpersisted(&self, app_id: &str, rdd_id: u64) {
         let _ = (app_id, rdd_id);
     }
+    /// This source has told everything it has of `app_id` for now: a REST poll of it is
+    /// complete, or its event log is read to its end (`delivery.rs`). Until then the model
+    /// does not summarise it.
+    fn app_delivered(&self, app_id: &str) {
+        let _ = app_id;
+    }
+    /// This source has finished its start-up read: a REST target's first poll, or every event
+    /// log present at start read to its last complete event (`delivery.rs`).
+    fn startup_done(&self) {}
 }
 
 impl Model {
@@ -90,9 +99,11 @@ impl ModelObserver {
         app_id: &str,
         f: impl FnOnce(&mut super::state::State, &crate::telemetry::Telemetry, EpochMs),
     ) {
+        let src = self.source;
         self.model.write(|s, t, now| {
             if s.takes(app_id, true) {
-                f(s, t, now)
+                f(s, t, now);
+                s.observed(app_id, src, now);
             }
         })
     }
@@ -104,6 +115,7 @@ impl Observer for ModelObserver {
         self.model.write(|s, t, now| {
             if s.takes(&obs.app_id, false) {
                 s.upsert_app(obs, now);
+                s.observed(&obs.app_id, self.source, now);
                 // The application's clock (`cost.rs`): REST lists it running now.
                 s.app_ran_until(&obs.app_id, obs.start_ms);
                 if rest && obs.end_ms.is_none() {
@@ -189,5 +201,23 @@ impl Observer for ModelObserver {
     }
     fn rdd_unpersisted(&self, app_id: &str, rdd_id: u64) {
         self.detail(app_id, |s, _, _| s.rdd_unpersisted(app_id, rdd_id))
+    }
+    fn app_delivered(&self, app_id: &str) {
+        let src = self.source;
+        self.model.write(|s, t, now| {
+            if let Some(a) = s.apps.get_mut(app_id) {
+                a.delivery.delivered(src);
+                let sources = s.sources.clone();
+                a.delivery.review(&sources);
+                s.review(app_id, t, now);
+            }
+        })
+    }
+    fn startup_done(&self) {
+        let src = self.source;
+        self.model.write(|s, t, _| {
+            s.sources.started(src);
+            t.set_startup_pending(!s.sources.complete());
+        })
     }
 }

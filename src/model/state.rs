@@ -42,6 +42,8 @@ pub(crate) struct State {
     pub(super) shard: crate::shard::Shard,
     /// `streaming.trigger_intervals`: seconds by query name (or stand-in).
     pub(super) trigger_intervals: BTreeMap<String, f64>,
+    /// The sources the exporter runs and their start-up reads (`delivery.rs`).
+    pub(super) sources: super::delivery::Sources,
 }
 
 /// What [`State::expire`] can change, counted: equal shapes before and after mean it changed
@@ -106,6 +108,12 @@ impl State {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.as_secs_f64()))
                 .collect(),
+            sources: Default::default(),
         }
+    }
+
+    /// Whether `app`'s series are served (`delivery.rs`).
+    pub(super) fn serves(&self, app: &AppState) -> bool {
+        app.delivery.served() || self.sources.complete()
     }
 }

@@ -44,6 +44,17 @@ impl Model {
         })
     }
 
+    /// The exporter runs `sources`: after a start, an application is served only once each has
+    /// given its start-up state for it (`delivery.rs`). Call before the collectors start.
+    pub fn expect_sources(&self, sources: &[super::obs::Source]) {
+        self.write(|s, t, _| {
+            for src in sources {
+                s.sources.expect(*src);
+            }
+            t.set_startup_pending(!s.sources.complete());
+        })
+    }
+
     /// The self-metrics sink.
     pub fn telemetry(&self) -> &Arc<Telemetry> {
         &self.telemetry

@@ -40,8 +40,15 @@ impl State {
         !detail || self.apps.get(app_id).is_none_or(|a| a.summary.is_none())
     }
 
+    /// `source` is in the middle of delivering `app_id` (`delivery.rs`).
+    pub(super) fn observed(&mut self, app_id: &str, source: super::obs::Source, now: EpochMs) {
+        if let Some(a) = self.apps.get_mut(app_id) {
+            a.delivery.observed(source, now);
+        }
+    }
+
     /// After an application update: drop it if a filter refuses it, summarise it if its end is
-    /// old enough.
+    /// old enough and no source is in the middle of delivering it.
     pub(super) fn review(&mut self, app_id: &str, t: &Telemetry, now: EpochMs) {
         let Some(app) = self.apps.get(app_id) else {
             return;
@@ -87,6 +94,7 @@ impl State {
         let after = i64::try_from(self.retention.summary_after.as_millis()).unwrap_or(i64::MAX);
         self.retention.summary_level != SummaryLevel::Full
             && app.summary.is_none()
+            && !app.delivery.in_progress(now)
             && app.end_ms.is_some_and(|e| e <= now.saturating_sub(after))
     }
 

@@ -131,6 +131,11 @@ impl State {
     }
 
     pub(super) fn upsert_app(&mut self, obs: &AppObs, now: EpochMs) {
+        self.upsert_app_inner(obs, now);
+        self.end_earlier_attempts(&obs.app_id, now);
+    }
+
+    fn upsert_app_inner(&mut self, obs: &AppObs, now: EpochMs) {
         let app = self.app(&obs.app_id);
         set_str(&mut app.name, &obs.name);
         set_str(&mut app.spark_version, &obs.spark_version);
@@ -154,6 +159,31 @@ impl State {
                 app.gone = false;
             }
             _ => {}
+        }
+    }
+
+    /// Once a later attempt of an application has started, an earlier attempt that never
+    /// said it ended (its driver died, its log has no `ApplicationEnd`) ended then. Whatever
+    /// order the attempts' logs are read in; a real end read later replaces this one.
+    fn end_earlier_attempts(&mut self, key: &str, now: EpochMs) {
+        let (id, Some(_)) = super::app::split_key(key) else {
+            return;
+        };
+        let prefix = format!("{id}/");
+        let mut starts: Vec<(EpochMs, String, bool)> = self
+            .apps
+            .range(prefix.clone()..)
+            .take_while(|(k, _)| k.starts_with(&prefix))
+            .filter_map(|(k, a)| a.start_ms.map(|s| (s, k.clone(), a.end_ms.is_none())))
+            .collect();
+        starts.sort();
+        let ends: Vec<(String, EpochMs)> = starts
+            .windows(2)
+            .filter(|w| w[0].2 && w[1].0 > w[0].0)
+            .map(|w| (w[0].1.clone(), w[1].0))
+            .collect();
+        for (k, at) in ends {
+            self.app_gone(&k, at, now);
         }
     }
 

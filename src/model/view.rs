@@ -33,19 +33,38 @@ pub struct ModelView<'a> {
 }
 
 impl<'a> ModelView<'a> {
-    /// Applications in id order.
+    /// Applications in id order: those served (after a start, each once every source has
+    /// given its start-up state for it, `delivery.rs`).
     pub fn apps(&self) -> impl Iterator<Item = AppView<'a>> + 'a {
         let keep = StageKeep::of(&self.state.retention);
-        self.state
+        let state = self.state;
+        state
             .apps
             .values()
+            .filter(move |app| state.serves(app))
             .map(move |app| AppView { app, keep })
     }
 
-    /// The application `id`, if the model holds it.
+    /// True once every source the exporter runs has finished its start-up read
+    /// (`spark_exporter_startup_complete`, `/readyz?complete`).
+    pub fn startup_complete(&self) -> bool {
+        self.state.sources.complete()
+    }
+
+    /// The application `id` (a model key, `{id}/{attempt}` for an attempt), if the model holds
+    /// it; an id without its attempt gives the latest attempt.
     pub fn app(&self, id: &str) -> Option<AppView<'a>> {
         let keep = StageKeep::of(&self.state.retention);
-        self.state.apps.get(id).map(|app| AppView { app, keep })
+        let apps = &self.state.apps;
+        let prefix = format!("{id}/");
+        apps.get(id)
+            .or_else(|| {
+                apps.range(prefix.clone()..)
+                    .take_while(|(k, _)| k.starts_with(&prefix))
+                    .max_by_key(|(_, a)| a.start_ms)
+                    .map(|(_, a)| a)
+            })
+            .map(|app| AppView { app, keep })
     }
 }
 
@@ -206,6 +225,10 @@ impl<'a> AppView<'a> {
     /// Application id.
     pub fn id(&self) -> &'a Arc<str> {
         &self.app.id
+    }
+    /// Attempt id, when Spark reports one (YARN): the `attempt_id` label of per-run series.
+    pub fn attempt(&self) -> Option<&'a Arc<str>> {
+        self.app.attempt.as_ref()
     }
     /// Application name.
     pub fn name(&self) -> &'a Arc<str> {

@@ -116,6 +116,33 @@ async fn answer(ctx: &Ctx, req: &Request<Incoming>) -> Response<Body> {
         "/healthz" => reply(StatusCode::OK, "text/plain", "ok\n"),
         // Not ready while draining: the exporter is on its way out.
         "/readyz" if draining => reply(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "draining\n"),
+        // `/readyz?complete`: also the start-up read (`spark_exporter_startup_complete`).
+        "/readyz"
+            if req
+                .uri()
+                .query()
+                .is_some_and(|q| q.split('&').any(|p| p == "complete")) =>
+        {
+            if !ready(&ctx.model, &ctx.settings) {
+                reply(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "text/plain",
+                    "waiting for the first poll\n",
+                )
+            } else if ctx.model.view(|v| v.startup_complete()) {
+                reply(
+                    StatusCode::OK,
+                    "text/plain",
+                    "ready, start-up read complete\n",
+                )
+            } else {
+                reply(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "text/plain",
+                    "reading the start-up state\n",
+                )
+            }
+        }
         "/readyz" => {
             if ready(&ctx.model, &ctx.settings) {
                 reply(StatusCode::OK, "text/plain", "ready\n")

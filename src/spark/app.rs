@@ -48,6 +48,7 @@ const MAX_PLANS_DUE: usize = 4096;
 /// What the poller remembers about one application between polls.
 #[derive(Debug)]
 pub struct PolledApp {
+    /// The model's key for the attempt (`{id}/{attempt}`, or the id).
     app_id: String,
     /// `/api/v1/applications/{id}[/{attempt}]`.
     base: String,
@@ -89,15 +90,16 @@ pub struct PollCtx {
 }
 
 impl PolledApp {
-    /// State for an application never read before; `attempt` is its newest attempt id, if any.
-    pub fn new(app_id: &str, attempt: Option<&str>) -> PolledApp {
+    /// State for an application attempt never read before: Spark's `app_id`, the model's
+    /// `key` for it ([`crate::model::app_key`]) and the `attempt` id, if any.
+    pub fn new(app_id: &str, key: &str, attempt: Option<&str>) -> PolledApp {
         let mut base = format!("/api/v1/applications/{}", encode(app_id));
         if let Some(a) = attempt.filter(|a| !a.is_empty()) {
             base.push('/');
             base.push_str(&encode(a));
         }
         PolledApp {
-            app_id: app_id.to_string(),
+            app_id: key.to_string(),
             base,
             last_updated: 0,
             done: false,
@@ -587,15 +589,16 @@ mod tests {
 
     #[test]
     fn paths_include_attempt_and_encode_ids() {
-        let s = PolledApp::new("local-1795981136444", None);
+        let s = PolledApp::new("local-1795981136444", "local-1795981136444", None);
         assert_eq!(s.base, "/api/v1/applications/local-1795981136444");
-        let s = PolledApp::new("application_1/x y", Some("2"));
+        let s = PolledApp::new("application_1/x y", "application_1/x y/2", Some("2"));
         assert_eq!(s.base, "/api/v1/applications/application_1%2Fx%20y/2");
+        assert_eq!(s.app_id, "application_1/x y/2");
     }
 
     #[test]
     fn done_and_stale_follow_last_updated() {
-        let mut s = PolledApp::new("a", None);
+        let mut s = PolledApp::new("a", "a", None);
         assert!(!s.is_done(true, 5));
         s.done = true;
         s.last_updated = 5;

@@ -71,6 +71,21 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// The civil date `(year, month, day)` of `days` since 1970-01-01 (the inverse of
+/// `days_from_civil`).
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
 fn time(s: &Option<String>) -> Option<EpochMs> {
     s.as_deref().and_then(parse_time)
 }
@@ -81,9 +96,18 @@ fn non_empty(s: &Option<String>) -> Option<String> {
 
 /// The application as the model wants it, from its newest attempt.
 pub fn app_obs(app: &ApplicationInfo) -> AppObs {
-    let a = app.attempts.first();
+    attempt_obs(app, app.attempts.first())
+}
+
+/// One attempt `a` of `app`, under its model key (`{id}/{attempt}` when the attempt has an id,
+/// see [`crate::model::app_key`]).
+pub fn attempt_obs(
+    app: &ApplicationInfo,
+    a: Option<&super::api::ApplicationAttemptInfo>,
+) -> AppObs {
+    let attempt = a.and_then(|a| a.attempt_id.as_deref());
     AppObs {
-        app_id: app.id.clone(),
+        app_id: crate::model::app_key(&app.id, attempt),
         name: non_empty(&app.name),
         spark_version: a.and_then(|a| non_empty(&a.app_spark_version)),
         user: a.and_then(|a| non_empty(&a.spark_user)),

@@ -17,15 +17,39 @@ use crate::model::obs::EpochMs;
 use crate::model::Observer;
 use crate::telemetry::Telemetry;
 
-use super::api::ApplicationInfo;
+use super::api::{ApplicationAttemptInfo, ApplicationInfo};
 use super::app::{PollCtx, PolledApp};
 use super::client::{Client, ClientError, DEFAULT_MAX_BODY_BYTES};
 use super::convert;
 
-/// With a name filter, the newest `app_limit × FILTER_LOOKAHEAD` completed applications are
-/// listed and filtered here (the History Server cannot filter by name), keeping the listing
-/// bounded however long the history is.
-const FILTER_LOOKAHEAD: usize = 10;
+/// Completed applications per page of a History Server's listing.
+pub const LIST_PAGE: usize = 500;
+/// Most pages of one listing (a million applications ended within the retention window).
+const MAX_LIST_PAGES: usize = 2_000;
+
+/// Start of an application's newest attempt (epoch ms; 0 when unknown).
+fn app_start(a: &ApplicationInfo) -> i64 {
+    a.attempts.first().map_or(0, |t| t.start_time_epoch)
+}
+
+/// End of an application's newest attempt (epoch ms; 0 or less when not ended).
+fn app_end(a: &ApplicationInfo) -> i64 {
+    a.attempts.first().map_or(0, |t| t.end_time_epoch)
+}
+
+/// `ms` as the REST API's date parameters take it (`2026-12-01T20:11:35.000GMT`).
+pub fn rest_date(ms: EpochMs) -> String {
+    let days = ms.div_euclid(86_400_000);
+    let rem = ms.rem_euclid(86_400_000);
+    let (y, m, d) = convert::civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}GMT",
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1000 % 60,
+        rem % 1000
+    )
+}
 
 /// `poll_once` failed for at least one target.
 #[derive(Debug, thiserror::Error)]
@@ -70,6 +94,10 @@ pub struct TargetPoller<O: Observer> {
     model_name_filter: Option<Regex>,
     /// A one-shot read (`dump`): backlogs (SQL plans) are read whole, not a slice per poll.
     pub one_shot: bool,
+    /// `model.app_retention` (ms): completed applications that ended longer ago are not listed.
+    app_retention_ms: i64,
+    /// The skip count last logged ([`Self::report_skipped`]).
+    skipped_logged: usize,
     /// Read only this application (`diagnose --app-id`), asked for by id
     /// (`/applications/{id}`), whatever the listing's limit; an unknown id fails the poll with
     /// HTTP 404.
@@ -127,6 +155,9 @@ impl<O: Observer> TargetPoller<O> {
                 .and_then(|p| Regex::new(p).ok()),
             one_shot: false,
             only_app: None,
+            app_retention_ms: i64::try_from(settings.model.app_retention.as_millis())
+                .unwrap_or(i64::MAX),
+            skipped_logged: 0,
         })
     }
 
@@ -187,23 +218,56 @@ impl<O: Observer> TargetPoller<O> {
         }
     }
 
-    /// The running and the newest `lookahead` completed applications, apart (the History
-    /// Server sorts by end time, so one `limit`ed list could hide running applications behind
-    /// recently completed ones); with [`Self::only_app`], that one application.
+    /// The running applications, and every completed one that ended within
+    /// `model.app_retention` (newest first), apart: the History Server sorts by end time, so one
+    /// list could hide running applications behind recently completed ones. The completed
+    /// ones are read a page at a time by end date (`minEndDate`, then `maxEndDate` at the
+    /// oldest end of the page before), so a History Server listing thousands never answers
+    /// with one huge body. With [`Self::only_app`], that one application.
     async fn list_apps(
         &self,
-        lookahead: usize,
+        now: EpochMs,
     ) -> Result<(Vec<ApplicationInfo>, Vec<ApplicationInfo>), ClientError> {
         let c = &self.client;
         if let Some(id) = &self.only_app {
             let path = format!("/api/v1/applications/{}", encode_segment(id));
             return Ok((vec![c.get(&path).await?], vec![]));
         }
-        let path = format!("/api/v1/applications?status=completed&limit={lookahead}");
-        Ok((
-            c.get("/api/v1/applications?status=running").await?,
-            c.get(&path).await?,
-        ))
+        let running = c.get("/api/v1/applications?status=running").await?;
+        let min_end = now.saturating_sub(self.app_retention_ms).max(0);
+        let mut completed: Vec<ApplicationInfo> = vec![];
+        let mut seen = BTreeSet::new();
+        let mut max_end: Option<EpochMs> = None;
+        for _ in 0..MAX_LIST_PAGES {
+            let mut path = format!(
+                "/api/v1/applications?status=completed&minEndDate={}&limit={LIST_PAGE}",
+                rest_date(min_end)
+            );
+            if let Some(m) = max_end {
+                path.push_str(&format!("&maxEndDate={}", rest_date(m)));
+            }
+            let page: Vec<ApplicationInfo> = c.get(&path).await?;
+            let full = page.len() >= LIST_PAGE;
+            let oldest = page.iter().map(app_end).filter(|e| *e > 0).min();
+            let before = completed.len();
+            for a in page {
+                if seen.insert(a.id.clone()) {
+                    completed.push(a);
+                }
+            }
+            // The next page ends where this one did (inclusive: its last end again, deduplicated);
+            // a page of one end time only steps back a millisecond.
+            let next = match (oldest, max_end) {
+                (Some(o), Some(m)) if o >= m => o - 1,
+                (Some(o), _) => o,
+                (None, _) => break,
+            };
+            if !full || completed.len() == before || next < min_end {
+                break;
+            }
+            max_end = Some(next);
+        }
+        Ok((running, completed))
     }
 
     async fn poll_inner(&mut self) -> Result<usize, ClientError> {
@@ -223,28 +287,12 @@ impl<O: Observer> TargetPoller<O> {
                 super::app::SUMMARY_BACKLOG_PER_POLL
             },
         };
-        let lookahead =
-            if self.name_filter.is_some() || self.model_name_filter.is_some() || self.shard_by_name
-            {
-                self.app_limit.saturating_mul(FILTER_LOOKAHEAD)
-            } else {
-                self.app_limit
-            };
-        let (mut running, mut completed) = self.list_apps(lookahead).await?;
+        let (mut running, mut completed) = self.list_apps(now).await?;
 
-        let listed: BTreeSet<String> = running
-            .iter()
-            .chain(&completed)
-            .map(|a| a.id.clone())
-            .collect();
-        self.forget_unlisted(&listed, ctx.now_ms);
-
-        let start = |a: &ApplicationInfo| a.attempts.first().map_or(0, |t| t.start_time_epoch);
-        let end = |a: &ApplicationInfo| a.attempts.first().map_or(0, |t| t.end_time_epoch);
-        running.sort_by_key(|a| std::cmp::Reverse(start(a)));
-        completed.sort_by_key(|a| std::cmp::Reverse(end(a)));
+        running.sort_by_key(|a| std::cmp::Reverse(app_start(a)));
+        completed.sort_by_key(|a| std::cmp::Reverse(app_end(a)));
         let mut seen = BTreeSet::new();
-        let chosen: Vec<ApplicationInfo> = running
+        let eligible: Vec<ApplicationInfo> = running
             .into_iter()
             .chain(completed)
             .filter(|a| {
@@ -259,47 +307,87 @@ impl<O: Observer> TargetPoller<O> {
                     .flatten()
                     .all(|r| r.is_match(name))
             })
-            .take(self.app_limit)
             .collect();
-        let chosen_ids: BTreeSet<&str> = chosen.iter().map(|a| a.id.as_str()).collect();
-        self.apps.retain(|id, _| chosen_ids.contains(id.as_str()));
+        // `spark.app_limit` counts applications (each with all its attempts): a memory guard,
+        // whose skips are counted and logged.
+        let skipped = eligible.len().saturating_sub(self.app_limit);
+        self.report_skipped(skipped);
+        let chosen: Vec<ApplicationInfo> = eligible.into_iter().take(self.app_limit).collect();
+        // Every attempt of each (YARN retries drivers), newest first as Spark lists them.
+        let attempts: Vec<(ApplicationInfo, ApplicationAttemptInfo)> = chosen
+            .iter()
+            .flat_map(|info| {
+                let mut list = info.attempts.clone();
+                if list.is_empty() {
+                    list.push(ApplicationAttemptInfo::default());
+                }
+                list.into_iter().map(move |a| (info.clone(), a))
+            })
+            .collect();
+        let keys: BTreeSet<String> = attempts
+            .iter()
+            .map(|(info, a)| crate::model::app_key(&info.id, a.attempt_id.as_deref()))
+            .collect();
+        self.forget_unlisted(&keys, ctx.now_ms);
+        self.apps.retain(|id, _| keys.contains(id));
 
         // Applications one after another: gentle on the server. A broken application (HTTP
         // error, bad JSON) does not stop the others; an unreachable server stops the poll.
         let mut first_error = None;
-        for info in &chosen {
-            let attempt = info.attempts.first().cloned().unwrap_or_default();
+        for (info, attempt) in &attempts {
             let completed = attempt.completed;
             let last_updated = attempt.last_updated_epoch;
-            let obs = convert::app_obs(info);
+            let obs = convert::attempt_obs(info, Some(attempt));
+            let key = obs.app_id.clone();
+            let attempt_id = attempt.attempt_id.as_deref();
             self.observer.upsert_app(&obs);
             let state = self
                 .apps
-                .entry(info.id.clone())
-                .or_insert_with(|| PolledApp::new(&info.id, attempt.attempt_id.as_deref()));
+                .entry(key.clone())
+                .or_insert_with(|| PolledApp::new(&info.id, &key, attempt_id));
             if state.is_stale(last_updated) {
-                *state = PolledApp::new(&info.id, attempt.attempt_id.as_deref());
+                *state = PolledApp::new(&info.id, &key, attempt_id);
             }
             state.set_ended(completed || obs.end_ms.is_some());
             if state.is_done(completed, last_updated) {
+                self.observer.app_delivered(&key);
                 continue;
             }
             let observer: &dyn Observer = &*self.observer;
-            if let Err(e) = state
+            match state
                 .poll(&self.client, observer, ctx, completed, last_updated)
                 .await
             {
-                if matches!(e, ClientError::Connect { .. } | ClientError::Timeout { .. }) {
-                    return Err(e);
+                Ok(()) => observer.app_delivered(&key),
+                Err(e) => {
+                    if matches!(e, ClientError::Connect { .. } | ClientError::Timeout { .. }) {
+                        return Err(e);
+                    }
+                    tracing::debug!(app_id = %key, error = %e, "Application poll failed");
+                    first_error.get_or_insert(e);
                 }
-                tracing::debug!(app_id = %info.id, error = %e, "Application poll failed");
-                first_error.get_or_insert(e);
             }
         }
         match first_error {
             Some(e) => Err(e),
             None => Ok(chosen.len()),
         }
+    }
+
+    /// Count (gauge) and log, once until it changes, the applications `spark.app_limit` left
+    /// out of the last listing.
+    fn report_skipped(&mut self, skipped: usize) {
+        let target = self.client.target();
+        self.telemetry.set_rest_apps_skipped(target, skipped as u64);
+        if skipped > 0 && self.skipped_logged != skipped {
+            tracing::warn!(
+                target,
+                skipped,
+                limit = self.app_limit,
+                "REST target lists more applications than spark.app_limit; the oldest are not followed. Raise spark.app_limit to follow them."
+            );
+        }
+        self.skipped_logged = skipped;
     }
 
     /// The last poll before the exporter ends, within `limit`. If the target does not answer
@@ -344,18 +432,29 @@ pub async fn run<O: Observer + 'static>(
     finish: CancellationToken,
 ) {
     let mut tasks = JoinSet::new();
-    for url in &settings.spark.urls {
-        let poller = match TargetPoller::new(url, &settings, observer.clone(), telemetry.clone()) {
-            Ok(p) => p,
-            Err(e) => {
-                tracing::error!(target = %url, error = %e, "Cannot poll REST target");
-                continue;
-            }
-        };
+    let pollers: Vec<TargetPoller<O>> = settings
+        .spark
+        .urls
+        .iter()
+        .filter_map(|url| {
+            TargetPoller::new(url, &settings, observer.clone(), telemetry.clone())
+                .inspect_err(
+                    |e| tracing::error!(target = %url, error = %e, "Cannot poll REST target"),
+                )
+                .ok()
+        })
+        .collect();
+    // The start-up state is given once every target has made its first poll, answered or not.
+    let first_polls = Arc::new(std::sync::atomic::AtomicUsize::new(pollers.len()));
+    if pollers.is_empty() {
+        observer.startup_done();
+    }
+    for poller in pollers {
         tasks.spawn(target_loop(
             poller,
             settings.spark.poll_interval,
             settings.spark.timeout,
+            first_polls.clone(),
             finish.clone(),
         ));
     }
@@ -366,8 +465,10 @@ async fn target_loop<O: Observer>(
     mut poller: TargetPoller<O>,
     every: std::time::Duration,
     last_poll_limit: std::time::Duration,
+    first_polls: Arc<std::sync::atomic::AtomicUsize>,
     finish: CancellationToken,
 ) {
+    let mut first = true;
     let mut tick = tokio::time::interval(every);
     // A poll slower than the interval delays the next one instead of bursting to catch up.
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -380,6 +481,11 @@ async fn target_loop<O: Observer>(
             _ = finish.cancelled() => break,
             // Errors are logged and counted inside; the next tick retries.
             _ = poller.poll() => {}
+        }
+        if std::mem::take(&mut first)
+            && first_polls.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1
+        {
+            poller.observer.startup_done();
         }
     }
     poller.last_poll(last_poll_limit).await;
@@ -426,6 +532,7 @@ pub async fn poll_once_app<O: Observer + 'static>(
             failures.push((url, e));
         }
     }
+    observer.startup_done();
     if failures.is_empty() {
         Ok(())
     } else {
