@@ -17,6 +17,8 @@
 #   crashed/    the same, attempt 1 without its SparkListenerApplicationEnd line (its driver died)
 #   history/    what a real History Server (PySpark 4.1.1's jars, Java 17) over complete/ served:
 #               applications.json, <attempt>/jobs.json, <attempt>/stages.json
+#   history-crashed/applications.json   the same over crashed/ (attempt 1: completed false,
+#               endTimeEpoch -1); `lastUpdated` in both is the files' modification time
 #   meta.json   how it was made; per attempt: job ids, task counts, start and end times
 #
 # Needs Java 17 and PyPI (scripts/pyspark-venv.sh 4.1.1, unless .venv has pyspark 4.1.1). About a
@@ -194,19 +196,23 @@ with open(os.path.join(out, "meta.json"), "w") as f:
     f.write("\n")
 PY
 
-# 3. A real History Server over complete/: one application, two attempts, each with its job.
+# 3. A real History Server over complete/ (then over crashed/): one application, two attempts,
+# each with its job. Its answers go to history/ (history-crashed/).
 jars="$("$py" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')"
-port="$(free_port)"
-java -Xmx512m -cp "$jars/*" \
-  "-Dspark.history.fs.logDirectory=file:$out/complete" \
-  -Dspark.history.fs.update.interval=1s \
-  "-Dspark.history.ui.port=$port" \
-  org.apache.spark.deploy.history.HistoryServer > "$tmp/history-server.log" 2>&1 &
-hs_pid=$!
-python3 - "$port" "$out" "$APP_ID" <<'PY' || { tail -40 "$tmp/history-server.log"; exit 1; }
+history() {
+  local logs="$1" dest="$2" port
+  port="$(free_port)"
+  java -Xmx512m -cp "$jars/*" \
+    "-Dspark.history.fs.logDirectory=file:$logs" \
+    -Dspark.history.fs.update.interval=1s \
+    "-Dspark.history.ui.port=$port" \
+    org.apache.spark.deploy.history.HistoryServer > "$tmp/history-server.log" 2>&1 &
+  hs_pid=$!
+  python3 - "$port" "$out" "$APP_ID" "$dest" <<'PY' || { tail -40 "$tmp/history-server.log"; exit 1; }
 import json, os, sys, time, urllib.request
 
-port, out, app_id = sys.argv[1:4]
+port, out, app_id, dest = sys.argv[1:5]
+crashed = dest.endswith("-crashed")
 base = f"http://127.0.0.1:{port}/api/v1/applications"
 
 
@@ -227,27 +233,34 @@ while True:
         raise SystemExit("the History Server did not list one application with two attempts")
     time.sleep(1)
 assert apps[0]["id"] == app_id, apps
-assert sorted(a["attemptId"] for a in apps[0]["attempts"]) == ["1", "2"], apps
-hist = os.path.join(out, "history")
+by_id = {a["attemptId"]: a for a in apps[0]["attempts"]}
+assert sorted(by_id) == ["1", "2"], apps
+# A log with no SparkListenerApplicationEnd: not completed, no end time.
+assert by_id["1"]["completed"] is not crashed and by_id["2"]["completed"], apps
+hist = os.path.join(out, dest)
 os.makedirs(hist)
 open(os.path.join(hist, "applications.json"), "wb").write(get(""))
 meta = json.load(open(os.path.join(out, "meta.json")))
 for a in meta["attempts"]:
     n = a["attempt_id"]
-    os.makedirs(os.path.join(hist, n))
     jobs_raw, stages_raw = get(f"/{app_id}/{n}/jobs"), get(f"/{app_id}/{n}/stages")
     jobs, stages = json.loads(jobs_raw), json.loads(stages_raw)
     assert [j["jobId"] for j in jobs] == a["job_ids"], (n, jobs)
     assert [j["numTasks"] for j in jobs] == [j["tasks"] for j in a["jobs"]], (n, jobs)
     assert all(j["jobGroup"] == "attempt_job" for j in jobs), (n, jobs)
-    open(os.path.join(hist, n, "jobs.json"), "wb").write(jobs_raw)
-    open(os.path.join(hist, n, "stages.json"), "wb").write(stages_raw)
-    print(f"history server: attempt {n}: jobs {[(j['jobId'], j['status'], j['numTasks']) for j in jobs]}"
+    if not crashed:
+        os.makedirs(os.path.join(hist, n))
+        open(os.path.join(hist, n, "jobs.json"), "wb").write(jobs_raw)
+        open(os.path.join(hist, n, "stages.json"), "wb").write(stages_raw)
+    print(f"{dest}: attempt {n}: jobs {[(j['jobId'], j['status'], j['numTasks']) for j in jobs]}"
           f", stages {[(s['stageId'], s['status'], s['numTasks']) for s in stages]}")
-print("history server: " + json.dumps(apps[0]))
+print(f"{dest}: " + json.dumps(apps[0]))
 PY
-kill "$hs_pid" && wait "$hs_pid" 2>/dev/null || true
-hs_pid=""
+  kill "$hs_pid" && wait "$hs_pid" 2>/dev/null || true
+  hs_pid=""
+}
+history "$out/complete" history
+history "$out/crashed" history-crashed
 chmod -R u+rwX,go+rX "$out"
 du -sh "$out"/*
 echo "wrote $out"
