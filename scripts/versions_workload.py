@@ -8,6 +8,11 @@ One run per Spark version (scripts/fixtures-versions.sh), the same jobs each tim
   sql_report     a DataFrame join with a shuffle (broadcast joins off) and a spark.sql("SELECT ...")
                  statement that joins and aggregates: SQL executions under a job group
   failing_job    one job whose only task raises; the driver catches the failure
+  broadcast_join three DataFrame joins with an explicit broadcast() hint (a BroadcastHashJoin
+                 although spark.sql.autoBroadcastJoinThreshold is -1), each counted: a SQL
+                 execution whose broadcast exchange runs its own job. On 3.0-3.4 Spark runs that
+                 job under setJobGroup(<runId>, "broadcast exchange (runId <runId>)"), replacing
+                 the user's group; on 3.5+ it keeps the user's group (a job tag marks it)
   nightly_etl    Spark 3.5+ only: no job group, the job tag "nightly_etl" (SparkContext.addJobTag)
                  on an RDD job and a DataFrame query (a SQL execution under a tag)
   no job group   a last job after the group is cleared ("cool down")
@@ -21,7 +26,9 @@ one JSON file per endpoint in the layout of tests/data/spark-4.1.1-basic/rest-sn
 (the endpoint after /api/v1/applications/<app-id>, `?` as `__`, `=` as `-`; `app.json` for the
 application itself, `applications.json` for the list). --meta-out gets what the workload did:
 versions, the application id, and per group the actions it ran and the job ids Spark's status
-tracker gave them.
+tracker gave them; for broadcast_join also its SQL executions (id, job ids, from the live REST
+/sql) and the jobs of those executions that Spark ran under another job group (the broadcast
+jobs on 3.0-3.4, none on 3.5+), with the group and description Spark gave each.
 
 Usage: versions_workload.py --eventlog-dir DIR --rest-out DIR --meta-out FILE [--ui-port P]
 """
@@ -127,7 +134,20 @@ except SystemExit:
 except Exception as e:  # Py4J or PySpark error: failed as intended
     log(f"Failing job failed as intended: {type(e).__name__}")
 
-# 5. Spark 3.5+: job tags, no job group.
+# 5. Broadcast joins under a group. The workload turns automatic broadcasts off
+# (autoBroadcastJoinThreshold -1); the explicit broadcast() hint still plans a BroadcastHashJoin.
+sparkwork.set_group(sc, "broadcast_join", "Join with a broadcast")
+big = spark.range(0, 3000).select((F.col("id") % 20).alias("k"), F.col("id").alias("v"))
+small = spark.range(0, 20).select(F.col("id").alias("k"), (F.col("id") * 7).alias("w"))
+for n in ("first", "second", "third"):
+    joined = big.join(F.broadcast(small), "k")
+    plan = joined._jdf.queryExecution().executedPlan().toString()
+    if "BroadcastHashJoin" not in plan:
+        raise SystemExit("no BroadcastHashJoin planned:\n" + plan)
+    action("broadcast_join", f"{n} broadcast join count", joined.count)
+sparkwork.set_group(sc, None, None)
+
+# 6. Spark 3.5+: job tags, no job group.
 tags = {}
 sparkwork.set_group(sc, None, None)
 if version >= (3, 5):
@@ -138,7 +158,7 @@ if version >= (3, 5):
     sc.removeJobTag("nightly_etl")
     tags["nightly_etl"] = [s["action"] for s in steps if s["action"].startswith("tag nightly_etl")]
 
-# 6. No job group again.
+# 7. No job group again.
 action(None, "cool down: parallelize.count", lambda: sc.parallelize(range(10), 2).count())
 
 
@@ -192,6 +212,29 @@ for s in steps:
 for g in groups:
     groups[g]["job_ids"] = sorted(tracker.getJobIdsForGroup(g or None))
     groups[g]["jobs"] = len(groups[g]["job_ids"])
+# broadcast_join: its SQL executions (those holding a job of the group) as the live REST /sql
+# listed them, and their jobs that Spark ran under another group (the broadcast exchange's
+# runId on 3.0-3.4), as the live REST /jobs listed them.
+rest_jobs, _, rest_sql = cur
+by_id = {j["jobId"]: j for j in rest_jobs}
+bj = groups["broadcast_join"]
+mine = set(bj["job_ids"])
+bj["sql_executions"] = []
+bj["other_group_job_ids"] = []
+bj["other_group_jobs"] = {}
+for x in sorted(rest_sql, key=lambda x: x["id"]):
+    ids = sorted(x.get("successJobIds", []) + x.get("failedJobIds", [])
+                 + x.get("runningJobIds", []))
+    if not mine.intersection(ids):
+        continue
+    bj["sql_executions"].append({"id": x["id"], "job_ids": ids})
+    for i in ids:
+        if i not in mine:
+            bj["other_group_job_ids"].append(i)
+            bj["other_group_jobs"][str(i)] = {"jobGroup": by_id[i].get("jobGroup"),
+                                              "description": by_id[i].get("description")}
+if len(bj["sql_executions"]) != 3:
+    raise SystemExit("broadcast_join: not three SQL executions: " + json.dumps(bj))
 # Job tags (3.5+): the Scala tracker's getJobIdsForTag (PySpark's tracker has no such call).
 for t in list(tags):
     ids = sorted(sc._jsc.sc().statusTracker().getJobIdsForTag(t))

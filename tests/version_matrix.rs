@@ -12,6 +12,12 @@
 //! A job's group is its job group, else the user's job tag (on 3.5+, the jobs under the tag
 //! `nightly_etl`, which have no job group), else its call site (`count at
 //! versions_workload.py:142`): `labels.job_group_from`'s default (`tests/support/groups.rs`).
+//! Except a broadcast exchange's job on Spark 3.0-3.4: Spark runs it under
+//! `setJobGroup(<runId>, "broadcast exchange (runId <runId>)")`, replacing the user's group, so
+//! the truth gives it the job group and description of the other jobs of its SQL execution (the
+//! REST `/sql` execution whose job ids list it), as the user set them (the `broadcast_join`
+//! step). On 3.5+ Spark keeps the user's group and marks the job with a
+//! `broadcast exchange (runId <runId>)` job tag instead.
 //!
 //! Two Spark Connect logs (`tests/data/connect/`, 4.0.5 and 4.3.0) are checked for totals only.
 
@@ -119,12 +125,83 @@ fn lower(v: &Value) -> String {
     v.as_str().unwrap_or("").to_ascii_lowercase()
 }
 
+/// The job ids of REST SQL execution `e` (running, succeeded and failed).
+fn execution_jobs(e: &Value) -> BTreeSet<u64> {
+    ["runningJobIds", "successJobIds", "failedJobIds"]
+        .iter()
+        .flat_map(|k| arr(&e[*k]))
+        .filter_map(Value::as_u64)
+        .collect()
+}
+
+/// The `runId` of a broadcast exchange's job on Spark 3.0-3.4: REST job `j` whose description is
+/// `broadcast exchange (runId <runId>)` and whose job group is that runId.
+fn broadcast_run_id(j: &Value) -> Option<&str> {
+    let run_id = j["description"]
+        .as_str()?
+        .strip_prefix("broadcast exchange (runId ")?
+        .strip_suffix(')')?;
+    (j["jobGroup"].as_str() == Some(run_id)).then_some(run_id)
+}
+
+/// Spark 3.0-3.4's broadcast jobs of snapshot `d`, each with the job group and description of
+/// the other jobs of its SQL execution (they must agree): job id -> (group, description).
+fn broadcast_owners(name: &str, d: &AppData) -> BTreeMap<u64, (Value, Value)> {
+    let by_id: BTreeMap<u64, &Value> = d
+        .jobs
+        .iter()
+        .map(|j| (j["jobId"].as_u64().unwrap(), j))
+        .collect();
+    let mut out = BTreeMap::new();
+    for (&id, j) in &by_id {
+        if broadcast_run_id(j).is_none() {
+            continue;
+        }
+        let e = d
+            .sql
+            .iter()
+            .find(|e| execution_jobs(e).contains(&id))
+            .unwrap_or_else(|| panic!("{name}: broadcast job {id} is in no SQL execution"));
+        let owners: Vec<(Value, Value)> = execution_jobs(e)
+            .iter()
+            .filter_map(|o| by_id.get(o))
+            .filter(|o| broadcast_run_id(o).is_none())
+            .map(|o| (o["jobGroup"].clone(), o["description"].clone()))
+            .collect();
+        assert!(
+            !owners.is_empty() && owners.iter().all(|o| *o == owners[0]),
+            "{name}: broadcast job {id}: the other jobs of SQL execution {}: {owners:?}",
+            e["id"]
+        );
+        out.insert(id, owners[0].clone());
+    }
+    out
+}
+
+/// The REST jobs of `d`, each broadcast job of Spark 3.0-3.4 with its SQL execution's job group
+/// and description ([`broadcast_owners`]).
+fn attributed_jobs(name: &str, d: &AppData) -> Vec<Value> {
+    let owners = broadcast_owners(name, d);
+    d.jobs
+        .iter()
+        .map(|j| {
+            let mut j = j.clone();
+            if let Some((group, desc)) = owners.get(&j["jobId"].as_u64().unwrap()) {
+                j["jobGroup"] = group.clone();
+                j["description"] = desc.clone();
+            }
+            j
+        })
+        .collect()
+}
+
 fn expected(f: &Fixture) -> Expected {
     let d = AppData::from_dir(f.rest.to_str().unwrap());
+    let all_jobs = attributed_jobs(&f.name, &d);
     let mut named = BTreeSet::new();
     let (mut jobs, mut stages, mut tasks) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
     // A stage belongs to the group of the lowest job id that lists it.
-    let mut sorted: Vec<&Value> = d.jobs.iter().collect();
+    let mut sorted: Vec<&Value> = all_jobs.iter().collect();
     sorted.sort_by_key(|j| j["jobId"].as_u64());
     let mut stage_group: BTreeMap<u64, String> = BTreeMap::new();
     for j in sorted {
@@ -177,8 +254,7 @@ fn expected(f: &Fixture) -> Expected {
         }
     }
     // A SQL execution counts under its lowest job's group (REST `/sql` has no group).
-    let job_group: BTreeMap<u64, String> = d
-        .jobs
+    let job_group: BTreeMap<u64, String> = all_jobs
         .iter()
         .map(|j| {
             (
@@ -196,12 +272,9 @@ fn expected(f: &Fixture) -> Expected {
             f.name,
             e["id"]
         );
-        let group = ["runningJobIds", "successJobIds", "failedJobIds"]
-            .iter()
-            .flat_map(|k| arr(&e[*k]))
-            .filter_map(Value::as_u64)
-            .min()
-            .and_then(|j| job_group.get(&j).cloned())
+        let group = execution_jobs(e)
+            .first()
+            .and_then(|j| job_group.get(j).cloned())
             .unwrap_or_default();
         *sql.entry((group, status)).or_default() += 1.0;
     }
@@ -297,23 +370,51 @@ fn every_supported_minor_version_has_a_fixture() {
 }
 
 /// The snapshot shows what the workload did (its own bookkeeping in meta.json: Spark's status
-/// tracker's job ids per group), so the REST side of the comparison is the whole run.
+/// tracker's job ids per group), so the REST side of the comparison is the whole run. The
+/// broadcast jobs of Spark 3.0-3.4, under their runId group, are the jobs meta.json lists as
+/// `broadcast_join`'s `other_group_job_ids` (its SQL executions' jobs of another group), and
+/// count here under the group of their SQL execution ([`attributed_jobs`]); on 3.5+ there are
+/// none, and `broadcast_join`'s own jobs include one job tagged `broadcast exchange (runId …)`
+/// per join.
 #[test]
 fn rest_snapshots_hold_the_whole_workload() {
     for f in fixtures() {
         let d = AppData::from_dir(f.rest.to_str().unwrap());
+        let spark35 = !f.name.starts_with("spark-3.3") && !f.name.starts_with("spark-3.4");
+        let broadcast: BTreeSet<u64> = d
+            .jobs
+            .iter()
+            .filter(|j| broadcast_run_id(j).is_some())
+            .map(|j| j["jobId"].as_u64().unwrap())
+            .collect();
+        let bj = &f.meta["groups"]["broadcast_join"];
+        let other: BTreeSet<u64> = arr(&bj["other_group_job_ids"])
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .collect();
+        assert_eq!(broadcast, other, "{}: broadcast jobs under a runId", f.name);
+        assert_eq!(broadcast.len(), if spark35 { 0 } else { 3 }, "{}", f.name);
+        assert_eq!(arr(&bj["sql_executions"]).len(), 3, "{}", f.name);
+        let mut tagged_broadcast = BTreeSet::new();
         let mut by_group: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
         let mut by_tag: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
-        for j in &d.jobs {
+        for j in &attributed_jobs(&f.name, &d) {
             let id = j["jobId"].as_u64().unwrap();
             let g = j["jobGroup"].as_str().unwrap_or("").to_string();
             by_group.entry(g).or_default().insert(id);
             // Spark 4.0+ also tags SQL jobs with its own `spark-session-<uuid>` and
-            // `spark-session-<uuid>-execution-root-id-<n>`: not the workload's.
-            for t in arr(&j["jobTags"])
-                .iter()
-                .filter(|t| !t.as_str().unwrap().starts_with("spark-session-"))
-            {
+            // `spark-session-<uuid>-execution-root-id-<n>`, and 3.5+ a broadcast exchange's
+            // job with `broadcast exchange (runId <uuid>)`: not the workload's.
+            for t in arr(&j["jobTags"]).iter().map(|t| t.as_str().unwrap()) {
+                if t.starts_with("broadcast exchange (runId ") {
+                    assert_eq!(j["jobGroup"], "broadcast_join", "{}: job {id}", f.name);
+                    tagged_broadcast.insert(id);
+                }
+            }
+            for t in arr(&j["jobTags"]).iter().filter(|t| {
+                let t = t.as_str().unwrap();
+                !t.starts_with("spark-session-") && !t.starts_with("broadcast exchange (runId ")
+            }) {
                 by_tag
                     .entry(t.as_str().unwrap().to_string())
                     .or_default()
@@ -330,9 +431,23 @@ fn rest_snapshots_hold_the_whole_workload() {
             .as_object()
             .unwrap()
             .iter()
-            .map(|(g, v)| (g.clone(), ids(v)))
+            .map(|(g, v)| {
+                let mut ids = ids(v);
+                ids.extend(
+                    arr(&v["other_group_job_ids"])
+                        .iter()
+                        .map(|x| x.as_u64().unwrap()),
+                );
+                (g.clone(), ids)
+            })
             .collect();
         assert_eq!(by_group, want, "{}: jobs per group", f.name);
+        assert_eq!(
+            tagged_broadcast.len(),
+            if spark35 { 3 } else { 0 },
+            "{}: jobs tagged as a broadcast exchange's",
+            f.name
+        );
         let tags: BTreeMap<String, BTreeSet<u64>> = f.meta["job_tags"]
             .as_object()
             .unwrap()
@@ -340,7 +455,6 @@ fn rest_snapshots_hold_the_whole_workload() {
             .map(|(t, v)| (t.clone(), ids(v)))
             .collect();
         assert_eq!(by_tag, tags, "{}: jobs per tag", f.name);
-        let spark35 = !f.name.starts_with("spark-3.3") && !f.name.starts_with("spark-3.4");
         assert_eq!(tags.contains_key("nightly_etl"), spark35, "{}", f.name);
     }
 }
@@ -387,6 +501,130 @@ async fn rest_replay_dump_equals_the_rest_snapshot() {
         .expect("dump");
         match out {
             Ok(text) => failures.extend(compare(&format!("{} REST replay", f.name), &text, &e)),
+            Err(err) => failures.push(format!("{}: {err}", f.name)),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// What the exporter's `text` gets wrong about the broadcast joins of fixture `f`: a job group
+/// label that is a broadcast runId (a UUID, or the default rewrite's `{uuid}`), a job description
+/// of Spark 3.0-3.4's broadcast jobs (`broadcast exchange (runId …)`), or `broadcast_join`
+/// jobs other than the jobs Spark's status tracker gave the group plus its SQL executions' jobs
+/// of another group (meta.json `job_ids` and `other_group_job_ids`; on 3.3 and 3.4: 6 + the
+/// 3 broadcast jobs), all succeeded, all described `Join with a broadcast`.
+fn broadcast_mistakes(what: &str, text: &str, f: &Fixture) -> Vec<String> {
+    let uuid = regex::Regex::new(
+        r"(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\{uuid\}",
+    )
+    .unwrap();
+    let app_id = f.meta["app_id"].as_str().unwrap();
+    let samples = parse_exposition(text);
+    let mut out = vec![];
+    // Bad label value -> the families showing it.
+    let mut bad_groups: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut bad_descriptions: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for s in samples.iter().filter(|s| s.label("app_id") == app_id) {
+        let (group, desc) = (s.label("job_group"), s.label("job_description"));
+        if uuid.is_match(group) {
+            bad_groups.entry(group).or_default().insert(&s.name);
+        }
+        if desc.starts_with("broadcast exchange") {
+            bad_descriptions.entry(desc).or_default().insert(&s.name);
+        }
+    }
+    for (label, bad) in [
+        ("job_group", bad_groups),
+        ("job_description", bad_descriptions),
+    ] {
+        for (value, families) in bad {
+            let some: Vec<&str> = families.iter().copied().take(3).collect();
+            out.push(format!(
+                "{what}: {label}={value:?} in {} families ({}, ...)",
+                families.len(),
+                some.join(", ")
+            ));
+        }
+    }
+    let bj = &f.meta["groups"]["broadcast_join"];
+    let want_jobs = arr(&bj["job_ids"]).len() + arr(&bj["other_group_job_ids"]).len();
+    let mut got = Series::new();
+    for s in samples.iter().filter(|s| {
+        s.name == "spark_jobs_total"
+            && s.label("app_id") == app_id
+            && s.label("job_group") == "broadcast_join"
+    }) {
+        add(
+            &mut got,
+            key(&[
+                ("job_description", s.label("job_description")),
+                ("status", s.label("status")),
+            ]),
+            s.value,
+        );
+    }
+    got.retain(|_, v| *v != 0.0);
+    let want = Series::from([(
+        key(&[
+            ("job_description", "Join with a broadcast"),
+            ("status", "succeeded"),
+        ]),
+        want_jobs as f64,
+    )]);
+    let d = diff(&want, &got);
+    if !d.is_empty() {
+        out.push(format!(
+            "{what}: spark_jobs_total{{job_group=\"broadcast_join\"}}\n{}",
+            d.join("\n")
+        ));
+    }
+    out
+}
+
+/// Spark 3.0-3.4 runs a broadcast exchange's job under its own runId job group
+/// (`broadcast exchange (runId <uuid>)`); the exporter counts it under the job group and
+/// description of its SQL execution, from the event log (the job's `spark.sql.execution.id`)
+/// and from REST (`/sql`'s job ids), so no group is a UUID and `broadcast_join` has all its
+/// jobs ([`broadcast_mistakes`]). Checked on every fixture; 3.5+ keeps the user's group itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broadcast_jobs_count_under_their_sql_executions_group() {
+    let mut failures = vec![];
+    for f in fixtures() {
+        let log = f.log.to_str().unwrap().to_string();
+        match dump(&[
+            "dump",
+            "--model.summary-level",
+            "full",
+            "--spark.url=",
+            "--event-log",
+            &log,
+        ]) {
+            Ok(text) => failures.extend(broadcast_mistakes(
+                &format!("{} event log", f.name),
+                &text,
+                &f,
+            )),
+            Err(err) => failures.push(format!("{}: {err}", f.name)),
+        }
+        let server = FakeSpark::start(vec![AppData::from_dir(f.rest.to_str().unwrap())]).await;
+        let url = server.url.clone();
+        let out = tokio::task::spawn_blocking(move || {
+            dump(&[
+                "dump",
+                "--model.summary-level",
+                "full",
+                "--spark.url",
+                url.as_str(),
+            ])
+        })
+        .await
+        .expect("dump");
+        match out {
+            Ok(text) => failures.extend(broadcast_mistakes(
+                &format!("{} REST replay", f.name),
+                &text,
+                &f,
+            )),
             Err(err) => failures.push(format!("{}: {err}", f.name)),
         }
     }
