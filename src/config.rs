@@ -31,7 +31,7 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(5);
 /// Default per-request timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Default cap on applications followed per History Server target.
-pub const DEFAULT_APP_LIMIT: usize = 20;
+pub const DEFAULT_APP_LIMIT: usize = 1000;
 /// Default event-log poll interval (back-off at EOF).
 pub const DEFAULT_EVENTLOG_POLL: Duration = Duration::from_secs(1);
 /// Default cap on one event-log line; longer lines are skipped and counted.

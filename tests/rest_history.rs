@@ -25,7 +25,8 @@ async fn a_restarted_driver_reports_the_old_application_gone() {
     });
     assert_matches_truth(&rec, &next, "new app");
     // A completed application that drops out of the listing is not "gone": it ended.
-    next.complete(1_795_990_000_000, 1_795_990_000_001);
+    let end = spark_exporter::clock::system_now_ms() - 1_000;
+    next.complete(end, end + 1);
     server.set_apps(vec![next]);
     p.poll().await.unwrap();
     server.set_apps(vec![]);
@@ -55,6 +56,8 @@ async fn history_server_filters_limits_and_reads_completed_apps_once() {
     let mut s = settings(&[&server.url]);
     s.spark.app_name_filter = Some("^etl".into());
     s.spark.app_limit = 2;
+    // These applications ended in 1970: within a retention that long.
+    s.model.app_retention = std::time::Duration::from_secs(100 * 365 * 86_400);
     let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone()).unwrap();
     assert_eq!(p.poll().await.unwrap().apps, 2);
     rec.with(|c| {
@@ -72,7 +75,7 @@ async fn history_server_filters_limits_and_reads_completed_apps_once() {
     assert!(log.contains(&"/api/v1/applications?status=running".to_string()));
     assert!(log
         .iter()
-        .any(|l| l.starts_with("/api/v1/applications?status=completed&limit=")));
+        .any(|l| l.starts_with("/api/v1/applications?status=completed&limit=500")));
     assert!(touched(&log, "etl-new") > 0);
     assert_eq!(touched(&log, "adhoc") + touched(&log, "etl-old"), 0);
 
@@ -131,8 +134,60 @@ async fn the_app_limit_prefers_running_then_newest() {
         let rec = Arc::new(Recorder::default());
         let mut s = settings(&[&server.url]);
         s.spark.app_limit = limit;
+        s.model.app_retention = std::time::Duration::from_secs(100 * 365 * 86_400);
         let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone()).unwrap();
         p.poll().await.unwrap();
         rec.with(|c| assert_eq!(c.apps.keys().collect::<Vec<_>>(), want, "limit {limit}"));
     }
+}
+
+/// A History Server listing more completed applications than one page: every one that ended
+/// within `model.app_retention` is followed, read a page at a time by end date; older ones are
+/// not listed; what `spark.app_limit` leaves out is counted.
+#[tokio::test]
+async fn every_application_within_the_retention_is_followed_page_by_page() {
+    let now = spark_exporter::clock::system_now_ms();
+    let n = spark_exporter::spark::poller::LIST_PAGE * 2 + 37;
+    let mut apps: Vec<AppData> = (0..n)
+        .map(|i| {
+            let mut a = AppData::generated(&format!("app-{i:05}"), 0);
+            let end = now - 60_000 - i as i64 * 1000;
+            a.info["attempts"][0]["startTimeEpoch"] = json!(end - 5_000);
+            a.complete(end, end);
+            a
+        })
+        .collect();
+    // Ended two hours ago: outside the default retention (one hour).
+    let mut old = AppData::generated("app-old", 0);
+    old.complete(now - 7_200_000, now - 7_200_000);
+    apps.push(old);
+    let server = FakeSpark::start(apps).await;
+    let rec = Arc::new(Recorder::default());
+    let mut s = settings(&[&server.url]);
+    s.spark.app_limit = n;
+    let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone()).unwrap();
+    assert_eq!(p.poll().await.unwrap().apps, n);
+    rec.with(|c| {
+        assert_eq!(c.apps.len(), n);
+        assert!(!c.apps.contains_key("app-old"));
+    });
+    let log = server.take_log();
+    let pages = log
+        .iter()
+        .filter(|l| l.starts_with("/api/v1/applications?status=completed"))
+        .count();
+    assert_eq!(pages, 3, "{:#?}", &log[..4.min(log.len())]);
+    assert!(log.iter().any(|l| l.contains("&maxEndDate=")));
+    assert_eq!(rec.telemetry.snapshot().rest_apps_skipped[&server.url], 0);
+
+    // A limit below the listing: the newest are followed, the rest counted.
+    let rec = Arc::new(Recorder::default());
+    s.spark.app_limit = 100;
+    let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone()).unwrap();
+    assert_eq!(p.poll().await.unwrap().apps, 100);
+    rec.with(|c| assert!(c.apps.contains_key("app-00000") && !c.apps.contains_key("app-00100")));
+    assert_eq!(
+        rec.telemetry.snapshot().rest_apps_skipped[&server.url],
+        (n - 100) as u64
+    );
 }

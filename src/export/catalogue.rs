@@ -654,10 +654,12 @@ pub const CATALOGUE: &[Metric] = &[
         .doc("Failed requests."),
     Metric::new("spark_exporter_rest_apps_skipped", Gauge, Target, "Applications the last listing of this REST target held (running, or ended within model.app_retention) that spark.app_limit left out.", "spark_exporter.rest.apps.skipped", "{application}", G,
         |c, o| per_key(c, o, "target", &c.tele.rest_apps_skipped, Value::Int))
-        .doc("Applications the last listing of this target held (running, or ended within `model.app_retention`, matching the filters and this shard) that `spark.app_limit` left out; 0 when every one is followed. A gauge: what is left out now. Raise `spark.app_limit` to follow them."),
+        .doc("Applications the last listing of this target held (running, or ended within `model.app_retention`, matching the filters and this shard) that `spark.app_limit` left out; 0 when every one is followed. A gauge: what is left out now. Raise `spark.app_limit` to follow them.")
+        .experimental("0.2.0"),
     Metric::new("spark_exporter_startup_complete", Gauge, Process, "1 once every source has given its start-up state (every event log present at start read, each REST target polled once); applications are served only once complete for them.", "spark_exporter.startup.complete", "1", G,
         |c, o| o.push(super::sample::Sample { labels: std::sync::Arc::new([]), value: Value::Int(u64::from(!c.tele.startup_pending)), created_ms: c.tele.started_ms }))
-        .doc("1 once every source the exporter runs has finished its start-up read: each REST target polled once (answered or not), every event log present at start read to its last complete event. Until then an application is served only once each source has given its state for it, so a restart never serves a lower count than before (`/readyz?complete` answers 200 from then on)."),
+        .doc("1 once every source the exporter runs has finished its start-up read: each REST target polled once (answered or not), every event log present at start read to its last complete event. Until then an application is served only once each source has given its state for it, so a restart never serves a lower count than before (`/readyz?complete` answers 200 from then on).")
+        .experimental("0.2.0"),
     Metric::new("spark_exporter_rest_response_bytes", Counter, Target, "Response bytes read from a REST target.", "spark_exporter.rest.response.size", "By", C,
         |c, o| per_key(c, o, "target", &c.tele.rest_bytes, Value::Int)),
     Metric::new("spark_exporter_rest_requests", Counter, Target, "Requests made to a REST target.", "spark_exporter.rest.requests", "{request}", C,

@@ -240,6 +240,8 @@ pub struct AppState {
     pub cache: super::cache::CacheState,
     /// What each source has delivered of it (`delivery.rs`).
     pub delivery: super::delivery::Delivery,
+    /// Broadcast jobs waiting for their query's group (`broadcast.rs`).
+    pub broadcasts: super::broadcast::Broadcasts,
 }
 
 /// How a run ended: exit code 0, another exit code, or not said (Spark before 4.0, REST, a
@@ -296,6 +298,7 @@ impl AppState {
             cost: Default::default(),
             cache: Default::default(),
             delivery: Default::default(),
+            broadcasts: Default::default(),
         }
     }
 

@@ -95,7 +95,8 @@ impl Attribution {
 
 /// The user's tag in a job tag as Spark records it; `None` for Spark's internal tags.
 pub fn user_tag(raw: &str) -> Option<UserTag<'_>> {
-    if raw.is_empty() {
+    // Spark 3.5+ tags a broadcast exchange's job `broadcast exchange (runId <uuid>)`: its own.
+    if raw.is_empty() || raw.starts_with("broadcast exchange (runId ") {
         return None;
     }
     if let Some(rest) = raw.strip_prefix("spark-session-") {

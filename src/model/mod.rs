@@ -9,6 +9,7 @@
 
 mod app;
 pub mod attribution;
+mod broadcast;
 mod cache;
 mod cost;
 mod cost_rules;

@@ -113,6 +113,12 @@ impl State {
         let Some(app) = self.apps.get_mut(app_id) else {
             return;
         };
+        // Broadcast jobs still waiting for their query's group keep their own (`broadcast.rs`).
+        for (from, to) in app.broadcasts.give_up() {
+            super::update::resolve_broadcast(app, &from, &to, || {
+                super::names::zero_group(&bounds.0, &bounds.1)
+            });
+        }
         let keys: Vec<(u64, u32)> = app.stages.keys().copied().collect();
         for k in keys {
             super::update::retire_stage(app, k, &bounds);

@@ -88,6 +88,32 @@ fn sql_job(app: &mut AppState, obs: &JobObs, group: &Arc<str>, bounds: &Arc<[f64
     }
 }
 
+/// The group job `obs` counts under, `group` as labelled (or as held, if `held`): a broadcast
+/// exchange's job (Spark 3.4 and older) counts under its query's group (`broadcast.rs`); any
+/// other job tells its SQL execution's group, and its execution's broadcasts.
+fn broadcast_job(
+    app: &mut AppState,
+    obs: &JobObs,
+    held: bool,
+    group: GroupKey,
+    (dur_bounds, task_bounds): (&Arc<[f64]>, &Arc<[f64]>),
+) -> GroupKey {
+    if super::broadcast::is_broadcast(obs) {
+        return if held {
+            group
+        } else {
+            app.broadcasts.group_of(obs, group)
+        };
+    }
+    sql_job(app, obs, &group.0, dur_bounds);
+    for (from, to) in app.broadcasts.saw_job(obs, &group) {
+        resolve_broadcast(app, &from, &to, || {
+            super::names::zero_group(dur_bounds, task_bounds)
+        });
+    }
+    group
+}
+
 /// Count an ended Spark Connect job under its client application (and user, when
 /// `labels.connect_user` is on), once. Only event logs know the client application.
 fn count_connect_job(
@@ -242,7 +268,7 @@ impl State {
             Some(j) => j.group.clone(),
             None => job_group_key(labeler, app, t, raw_group.as_ref(), raw_desc.as_deref()),
         };
-        sql_job(app, obs, &group.0, &dur_bounds);
+        let group = broadcast_job(app, obs, prev.is_some(), group, (&dur_bounds, &task_bounds));
         for sid in &obs.stage_ids {
             if !app.counted_stages.contains(*sid) {
                 app.stage_groups
@@ -554,7 +580,17 @@ impl State {
 
     pub(super) fn upsert_sql(&mut self, app_id: &str, obs: &SqlObs, t: &Telemetry) {
         let bounds = self.duration_bounds.clone();
+        let task_bounds = self.task_bounds.clone();
         let (app, labeler) = self.app_and_labeler(app_id);
+        let ended = obs.status.is_terminal();
+        for (from, to) in app
+            .broadcasts
+            .saw_execution(obs.execution_id, &obs.job_ids, ended)
+        {
+            resolve_broadcast(app, &from, &to, || {
+                super::names::zero_group(&bounds, &task_bounds)
+            });
+        }
         if app.counted_sql.contains(obs.execution_id) {
             return;
         }
@@ -774,6 +810,62 @@ impl State {
             shrink(&mut app.orphans);
             shrink(&mut app.running_sql);
         }
+    }
+}
+
+/// Move what placeholder `from` counted into group `to`: its aggregate, and its live stages,
+/// stage-to-group entries and running job.
+pub(super) fn resolve_broadcast(
+    app: &mut AppState,
+    from: &GroupKey,
+    to: &GroupKey,
+    zero: impl FnOnce() -> GroupAgg,
+) {
+    if let Some(agg) = app.groups.remove(from) {
+        merge(app.groups.entry(to.clone()).or_insert_with(zero), &agg);
+    }
+    for st in app.stages.values_mut().filter(|s| &s.group == from) {
+        st.group = to.clone();
+    }
+    for g in app.stage_groups.values_mut().filter(|g| *g == from) {
+        *g = to.clone();
+    }
+    for j in app.running_jobs.values_mut().filter(|j| &j.group == from) {
+        j.group = to.clone();
+    }
+}
+
+/// Add every counter and histogram of `from` to `into`.
+fn merge(into: &mut GroupAgg, from: &GroupAgg) {
+    for (s, n) in &from.jobs {
+        *into.jobs.entry(s).or_default() += n;
+    }
+    for (s, n) in &from.stages {
+        *into.stages.entry(s).or_default() += n;
+    }
+    for (into_h, from_h) in [
+        (&mut into.job_duration, &from.job_duration),
+        (&mut into.stage_duration, &from.stage_duration),
+    ] {
+        for (s, h) in from_h {
+            match into_h.get_mut(s) {
+                Some(a) => a.merge(h),
+                None => {
+                    into_h.insert(s, h.clone());
+                }
+            }
+        }
+    }
+    into.retired_counts.add(&from.retired_counts);
+    into.retired_totals.add(&from.retired_totals);
+    into.task_duration.merge(&from.task_duration);
+    match (&mut into.skew_ratio, &from.skew_ratio) {
+        (Some(a), Some(b)) => a.merge(b),
+        (None, Some(b)) => into.skew_ratio = Some(b.clone()),
+        _ => {}
+    }
+    for (n, m) in into.locality.iter_mut().zip(from.locality) {
+        *n += m;
     }
 }
 

@@ -350,6 +350,7 @@ impl<'a> AppView<'a> {
         self.sorted_stages()
             .into_iter()
             .filter(|(k, sg)| self.stage_active(sg) || kept.contains(k))
+            .filter(|(_, sg)| !super::broadcast::is_placeholder(&sg.group))
             .map(|(_, sg)| {
                 let active = self.stage_active(sg);
                 let stalled_seconds = active.then(|| {
@@ -401,7 +402,13 @@ impl<'a> AppView<'a> {
                 l.active_stages += 1;
             }
         }
-        let mut keys: Vec<&GroupKey> = app.groups.keys().chain(live.keys().copied()).collect();
+        // Placeholders of broadcast jobs waiting for their query's group are not shown.
+        let mut keys: Vec<&GroupKey> = app
+            .groups
+            .keys()
+            .chain(live.keys().copied())
+            .filter(|k| !super::broadcast::is_placeholder(k))
+            .collect();
         keys.sort();
         keys.dedup();
         keys.into_iter()

@@ -219,7 +219,7 @@ impl<O: Observer> TargetPoller<O> {
     }
 
     /// The running applications, and every completed one that ended within
-    /// `model.app_retention` (newest first), apart: the History Server sorts by end time, so one
+    /// `model.app_retention` (any, for a one-shot read; newest first), apart: the History Server sorts by end time, so one
     /// list could hide running applications behind recently completed ones. The completed
     /// ones are read a page at a time by end date (`minEndDate`, then `maxEndDate` at the
     /// oldest end of the page before), so a History Server listing thousands never answers
@@ -234,15 +234,21 @@ impl<O: Observer> TargetPoller<O> {
             return Ok((vec![c.get(&path).await?], vec![]));
         }
         let running = c.get("/api/v1/applications?status=running").await?;
-        let min_end = now.saturating_sub(self.app_retention_ms).max(0);
+        // A one-shot read (`dump`, `diagnose`) asks for every completed application, however
+        // long ago it ended.
+        let min_end = if self.one_shot {
+            0
+        } else {
+            now.saturating_sub(self.app_retention_ms).max(0)
+        };
         let mut completed: Vec<ApplicationInfo> = vec![];
         let mut seen = BTreeSet::new();
         let mut max_end: Option<EpochMs> = None;
         for _ in 0..MAX_LIST_PAGES {
-            let mut path = format!(
-                "/api/v1/applications?status=completed&minEndDate={}&limit={LIST_PAGE}",
-                rest_date(min_end)
-            );
+            let mut path = format!("/api/v1/applications?status=completed&limit={LIST_PAGE}");
+            if min_end > 0 {
+                path.push_str(&format!("&minEndDate={}", rest_date(min_end)));
+            }
             if let Some(m) = max_end {
                 path.push_str(&format!("&maxEndDate={}", rest_date(m)));
             }

@@ -40,7 +40,7 @@ pub fn job_group(
 pub fn first_user_tag(tags: &[&str]) -> Option<String> {
     let mut user: Vec<String> = tags
         .iter()
-        .filter(|t| !t.is_empty())
+        .filter(|t| !t.is_empty() && !t.starts_with("broadcast exchange (runId "))
         .filter_map(|t| {
             if let Some(rest) = t.strip_prefix("spark-session-") {
                 let (_, user) = rest.split_once("-thread-")?;

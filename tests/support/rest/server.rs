@@ -204,6 +204,18 @@ fn list_apps(apps: &[AppData], params: &[(&str, &str)]) -> Reply {
                     .contains(&if completed(a) { "COMPLETED" } else { "RUNNING" }.to_string())
         })
         .collect();
+    // `minEndDate` / `maxEndDate` (inclusive), as Spark's ApplicationListResource filters.
+    let date = |k: &str| {
+        param(params, k)
+            .first()
+            .and_then(|d| spark_exporter::spark::convert::parse_time(d))
+    };
+    let (min_end, max_end) = (date("minEndDate"), date("maxEndDate"));
+    let end = |a: &AppData| a.info["attempts"][0]["endTimeEpoch"].as_i64().unwrap_or(-1);
+    list.retain(|a| {
+        (min_end.is_none() || !completed(a) || min_end.is_some_and(|m| end(a) >= m))
+            && (max_end.is_none() || !completed(a) || max_end.is_some_and(|m| end(a) <= m))
+    });
     list.sort_by_key(|a| std::cmp::Reverse(a.info["attempts"][0]["endTimeEpoch"].as_i64()));
     let limit = param(params, "limit")
         .first()
