@@ -17,7 +17,14 @@ PYSPARK_VERSION=4.1.1
 PROMETHEUS_CLIENT_VERSION=0.26.0
 JSONSCHEMA_VERSION=4.23.0
 
-step() { printf '\n=== %s\n' "$*"; }
+# Each step prints the time since the start and the previous step's duration, so a CI log shows
+# where the time goes.
+t0=$(date +%s); t_step=$t0
+step() {
+    local now; now=$(date +%s)
+    printf '\n=== [%4ds, previous step %ds] %s\n' $((now - t0)) $((now - t_step)) "$*"
+    t_step=$now
+}
 
 step "system packages"
 need=()

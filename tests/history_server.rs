@@ -90,31 +90,45 @@ fn store(dir: &Path, copies: &Path) -> usize {
     names.len()
 }
 
-/// `samples` of `families`, by series identity.
+/// `samples` of `families`, by series identity. A Spark Connect server's job descriptions
+/// are the operations' statements, which only its event log records (REST shows the plan
+/// dump): its group series are summed over `job_group` and `job_description`.
 fn series(samples: &[Sample], families: &[&str]) -> Series {
-    samples
+    let mut out = Series::new();
+    for s in samples
         .iter()
         .filter(|s| families.contains(&s.name.as_str()))
-        .map(|s| (s.id(), s.value))
-        .collect()
+    {
+        let mut s = s.clone();
+        if s.label("app_name").contains("SparkConnectServer") {
+            s.labels.remove("job_group");
+            s.labels.remove("job_description");
+        }
+        *out.entry(s.id()).or_default() += s.value;
+    }
+    out
 }
 
 fn dump(args: &[&str]) -> Vec<Sample> {
     let out = exporter_command(args, Duration::from_secs(600));
-    assert!(
-        out.status.success(),
-        "dump {args:?}: {}",
-        out.stderr
-    );
+    assert!(out.status.success(), "dump {args:?}: {}", out.stderr);
     parse_exposition(&out.stdout)
 }
 
 fn assert_same(what: &str, want: &Series, got: &Series) {
     assert!(!want.is_empty(), "{what}: nothing to compare");
     let d = diff(want, got);
+    let mut by_app: BTreeMap<&str, usize> = BTreeMap::new();
+    for l in &d {
+        let app = l
+            .split("app_id=\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next());
+        *by_app.entry(app.unwrap_or("-")).or_default() += 1;
+    }
     assert!(
         d.is_empty(),
-        "{what}: {} differences (want: the event log)\n{}",
+        "{what}: {} differences (want: the event log), by application {by_app:?}\n{}",
         d.len(),
         d.iter().take(40).cloned().collect::<Vec<_>>().join("\n")
     );
@@ -288,4 +302,55 @@ fn serve(run: &Path, url: &str) -> Vec<Sample> {
     assert_eq!(skipped.values().sum::<f64>(), 0.0, "{skipped:?}");
     ex.terminate(Duration::from_secs(10));
     samples
+}
+
+/// The two-attempt fixture from its logs alone (no Spark needed): each attempt is a run of its
+/// own with its job 0; attempt 1 of `crashed/`, whose log has no `ApplicationEnd`, ends when
+/// attempt 2 starts, with status `unknown`.
+#[test]
+fn each_attempt_is_a_run_and_a_crashed_one_ends_when_the_next_starts() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/attempts-4.1.1");
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("meta.json")).unwrap()).unwrap();
+    let id = meta["app_id"].as_str().unwrap();
+    let at = |a: usize, k: &str| meta["attempts"][a][k].as_f64().unwrap() / 1000.0;
+    for (folder, first_end, first_status) in [
+        ("complete", at(0, "end_time"), "succeeded"),
+        ("crashed", at(1, "start_time"), "unknown"),
+    ] {
+        let dir = root.join(folder);
+        let s = dump(&["dump", "--event-log", dir.to_str().unwrap()]);
+        let v = |name: &str, a: &str, extra: &[(&str, &str)]| {
+            let mut with = vec![("app_id", id), ("attempt_id", a)];
+            with.extend_from_slice(extra);
+            support::exposition::value(&s, name, &with)
+        };
+        for (a, tasks) in [("1", 2.0), ("2", 3.0)] {
+            let ok = [("status", "succeeded"), ("job_group", "attempt_job")];
+            assert_eq!(v("spark_jobs_total", a, &ok), Some(1.0), "{folder} {a}");
+            assert_eq!(v("spark_tasks_total", a, &ok), Some(tasks), "{folder} {a}");
+            assert_eq!(
+                v("spark_app_start_time_seconds", a, &[]).map(|x| x > 0.0),
+                Some(true)
+            );
+        }
+        assert_eq!(
+            v("spark_app_end_time_seconds", "1", &[]),
+            Some(first_end),
+            "{folder}"
+        );
+        assert_eq!(
+            v("spark_app_end_time_seconds", "2", &[]),
+            Some(at(1, "end_time"))
+        );
+        assert_eq!(
+            v("spark_app_runs_total", "1", &[("status", first_status)]),
+            Some(1.0),
+            "{folder}"
+        );
+        assert_eq!(
+            v("spark_app_runs_total", "2", &[("status", "succeeded")]),
+            Some(1.0)
+        );
+    }
 }
