@@ -556,3 +556,43 @@ fn attempts_are_runs_of_their_own_with_an_attempt_label() {
         .app(id)
         .is_some_and(|a| a.attempt().map(|x| &**x) == Some("2"))));
 }
+
+/// After a start, with both sources running (a sidecar): an application is served only once
+/// its log is read to its end and REST has given its state (its poll of it, or its first poll
+/// without it); then for good.
+#[test]
+fn a_started_exporter_serves_an_application_once_every_source_gave_its_state() {
+    let clock = Arc::new(AtomicI64::new(T0));
+    let m = model_at(&clock, &Settings::default());
+    m.expect_sources(&[Source::Rest, Source::EventLog]);
+    let served =
+        |m: &Arc<Model>| m.view(|v| v.apps().map(|a| a.id().to_string()).collect::<Vec<_>>());
+    // The log, read to its end (`run` ends with the tailer's delivery).
+    run(&m, "a", "etl", T0 - 60_000, None);
+    assert!(served(&m).is_empty(), "REST has not polled yet");
+    assert!(!m.view(|v| v.startup_complete()));
+    // REST polls it: served.
+    let rest = m.observer(Source::Rest);
+    rest.upsert_app(&AppObs {
+        app_id: "a".into(),
+        ..Default::default()
+    });
+    assert!(served(&m).is_empty(), "in the middle of the REST poll");
+    rest.app_delivered("a");
+    assert_eq!(served(&m), ["a"]);
+    // Another log, half read: absent until its end, or until both start-up reads are done.
+    let log = m.observer(Source::EventLog);
+    log.upsert_app(&AppObs {
+        app_id: "b".into(),
+        ..Default::default()
+    });
+    rest.startup_done();
+    assert_eq!(served(&m), ["a"]);
+    log.startup_done();
+    assert!(m.view(|v| v.startup_complete()));
+    assert_eq!(served(&m), ["a", "b"]);
+    assert!(
+        !m.telemetry().snapshot().startup_pending,
+        "spark_exporter_startup_complete is 1"
+    );
+}

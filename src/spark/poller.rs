@@ -488,13 +488,23 @@ async fn target_loop<O: Observer>(
             // Errors are logged and counted inside; the next tick retries.
             _ = poller.poll() => {}
         }
-        if std::mem::take(&mut first)
-            && first_polls.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1
-        {
-            poller.observer.startup_done();
-        }
+        first_poll_made(&mut first, &first_polls, &*poller.observer);
     }
     poller.last_poll(last_poll_limit).await;
+    // Stopped before its first poll ended: the last poll gave the start-up state.
+    first_poll_made(&mut first, &first_polls, &*poller.observer);
+}
+
+/// This target's first poll is made (once); the last of the targets' tells the model the REST
+/// source's start-up state is given.
+fn first_poll_made(
+    first: &mut bool,
+    pending: &std::sync::atomic::AtomicUsize,
+    observer: &dyn Observer,
+) {
+    if std::mem::take(first) && pending.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
+        observer.startup_done();
+    }
 }
 
 /// One poll of every target (the `dump` subcommand), concurrently. Err if any target failed.
