@@ -24,6 +24,7 @@
 //! - [`diagnose`]: `spark-exporter diagnose`: the model filled once from event logs or REST,
 //!   read through the view step by step (the Spark UI's top-down procedure), findings ranked by
 //!   the time they explain, printed as text or versioned JSON.
+//! - [`process`]: the exporter process's own resources (`process_*`), read from `/proc/self`.
 //! - [`shard`]: which applications this exporter exports when several share one store.
 //! - [`server`]: HTTP: `/metrics` (format and gzip negotiated per scrape), `/healthz`,
 //!   `/readyz`, the landing page.
@@ -39,6 +40,7 @@ pub mod eventlog;
 pub mod export;
 pub mod lifecycle;
 pub mod model;
+pub mod process;
 pub mod server;
 pub mod shard;
 pub mod spark;

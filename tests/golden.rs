@@ -30,15 +30,18 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `text` with the values of clock-derived samples replaced by `<clock>`, and `url` by `URL`.
+/// `text` with the values of clock-derived samples replaced by `<clock>`, `url` by `URL`, and
+/// the build's revision and compiler (`spark_exporter_build_info`) by `<build>`.
 fn mask(text: &str, url: Option<&str>) -> String {
     let clock = clock_derived();
+    let build = regex::Regex::new(r#"(revision|rust_version)="[^"]*""#).unwrap();
     let mut out = String::with_capacity(text.len());
     for line in text.lines() {
         let line = match url {
             Some(u) => line.replace(u, "URL"),
             None => line.to_string(),
         };
+        let line = build.replace_all(&line, r#"$1="<build>""#).into_owned();
         let name = line.split(['{', ' ']).next().unwrap_or("");
         if !line.starts_with('#') && clock.iter().any(|c| c == name) {
             let cut = line.rfind(' ').unwrap_or(line.len());

@@ -146,6 +146,7 @@ fn loose(name: &str, labels: &BTreeMap<String, String>) -> bool {
         || COST_CLOCK.contains(&name)
         || name.starts_with("spark_exporter_rest_")
         || name.starts_with("spark_exporter_scrape_")
+        || name.starts_with("process_")
 }
 
 /// Compare like tests/otlp_export.rs, except that the loose series are checked here and then set

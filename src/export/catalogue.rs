@@ -640,10 +640,38 @@ pub const CATALOGUE: &[Metric] = &[
         .experimental("0.2.0"),
     Metric::new("spark_up", Gauge, Target, "1 if the last poll of this Spark REST target succeeded.", "spark_exporter.target.up", "1", G,
         |c, o| per_key(c, o, "target", &c.tele.up, |v: bool| Value::Int(v as u64))),
-    Metric::new("spark_exporter_build", Info, Process, "Exporter build (value 1).", "spark_exporter.build.info", "1", G,
-        |c, o| per_key(c, o, "version", [(&env!("CARGO_PKG_VERSION"), &1u64)], Value::Int))
-        .labels(&[l("version", &[])])
-        .doc("Always 1."),
+    Metric::new("spark_exporter_build", Info, Process, "Exporter build (value 1): version, git revision and Rust compiler.", "spark_exporter.build.info", "1", G,
+        |c, o| o.push(super::sample::Sample { labels: std::sync::Arc::new([("version", env!("CARGO_PKG_VERSION").into()), ("revision", env!("SE_BUILD_REVISION").into()), ("rust_version", env!("SE_BUILD_RUSTC").into())]), value: Value::Int(1), created_ms: c.tele.started_ms }))
+        .labels(&[l("version", &[]), l("revision", &[]), l("rust_version", &[])])
+        .doc("Always 1. `version` is the crate's, `revision` the git commit it was built from (`unknown` outside a git checkout), `rust_version` the compiler's (`rustc --version`)."),
+    Metric::new("process_cpu_seconds", Counter, Process, "Total user and system CPU time spent in seconds.", "process.cpu.time", "s", C,
+        |c, o| process(c, o, c.process.cpu_seconds.map(Value::Float)))
+        .clock()
+        .doc("User and system CPU time of the exporter process (`/proc/self/stat`), as the Prometheus client libraries define it. Linux only."),
+    Metric::new("process_resident_memory_bytes", Gauge, Process, "Resident memory size in bytes.", "process.memory.usage", "By", G,
+        |c, o| process(c, o, c.process.resident_bytes.map(Value::Int)))
+        .clock()
+        .doc("Resident set size of the exporter process (`/proc/self/stat`, pages × page size)."),
+    Metric::new("process_virtual_memory_bytes", Gauge, Process, "Virtual memory size in bytes.", "process.memory.virtual", "By", G,
+        |c, o| process(c, o, c.process.virtual_bytes.map(Value::Int)))
+        .clock()
+        .doc("Virtual memory size of the exporter process."),
+    Metric::new("process_open_fds", Gauge, Process, "Number of open file descriptors.", "process.open_file_descriptor.count", "{file_descriptor}", G,
+        |c, o| process(c, o, c.process.open_fds.map(Value::Int)))
+        .clock()
+        .doc("Open file descriptors of the exporter process (`/proc/self/fd`)."),
+    Metric::new("process_max_fds", Gauge, Process, "Maximum number of open file descriptors.", "process.open_file_descriptor.limit", "{file_descriptor}", G,
+        |c, o| process(c, o, c.process.max_fds.map(Value::Int)))
+        .clock()
+        .doc("The soft limit on open file descriptors (`/proc/self/limits`)."),
+    Metric::new("process_start_time_seconds", Gauge, Process, "Start time of the process since unix epoch in seconds.", "process.start_time", "s", G,
+        |c, o| process(c, o, c.process.start_time_seconds.map(Value::Float)))
+        .clock()
+        .doc("When the exporter process started (seconds since the epoch): a restart shows as a change of this value, and `changes(process_start_time_seconds[1h])` counts restarts."),
+    Metric::new("process_threads", Gauge, Process, "Number of OS threads in the process.", "process.thread.count", "{thread}", G,
+        |c, o| process(c, o, c.process.threads.map(Value::Int)))
+        .clock()
+        .doc("OS threads of the exporter process."),
     Metric::new("spark_exporter_scrape_duration_seconds", Gauge, Target, "Duration of the last poll of this REST target.", "spark_exporter.scrape.duration", "s", G,
         |c, o| per_key(c, o, "target", &c.tele.scrape_duration, Value::Float))
         .clock()
@@ -657,7 +685,7 @@ pub const CATALOGUE: &[Metric] = &[
         .doc("Applications the last listing of this target held (running, or ended within `model.app_retention`, matching the filters and this shard) that `spark.app_limit` left out; 0 when every one is followed. A gauge: what is left out now. Raise `spark.app_limit` to follow them.")
         .experimental("0.2.0"),
     Metric::new("spark_exporter_startup_complete", Gauge, Process, "1 once every source has given its start-up state (every event log present at start read, each REST target polled once); applications are served only once complete for them.", "spark_exporter.startup.complete", "1", G,
-        |c, o| o.push(super::sample::Sample { labels: std::sync::Arc::new([]), value: Value::Int(u64::from(!c.tele.startup_pending)), created_ms: c.tele.started_ms }))
+        |c, o| single(c, o, Value::Int(u64::from(!c.tele.startup_pending))))
         .doc("1 once every source the exporter runs has finished its start-up read: each REST target polled once (answered or not), every event log present at start read to its last complete event. Until then an application is served only once each source has given its state for it, so a restart never serves a lower count than before (`/readyz?complete` answers 200 from then on).")
         .experimental("0.2.0"),
     Metric::new("spark_exporter_rest_response_bytes", Counter, Target, "Response bytes read from a REST target.", "spark_exporter.rest.response.size", "By", C,

@@ -364,6 +364,13 @@ pub fn single(c: &Ctx, out: &mut Vec<Sample>, value: Value) {
     push(out, c.tele.started_ms, Arc::new([]), value);
 }
 
+/// One unlabelled sample of the process's resources, when `/proc` gave it.
+pub fn process(c: &Ctx, out: &mut Vec<Sample>, value: Option<Value>) {
+    if let Some(v) = value {
+        single(c, out, v);
+    }
+}
+
 /// One sample per job group where `f` gives a value.
 pub fn per_group_opt(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&GroupView) -> Option<Value>) {
     for a in &c.apps {

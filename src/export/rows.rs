@@ -19,6 +19,8 @@ pub struct Ctx<'a> {
     pub apps: Vec<AppRows<'a>>,
     /// The exporter's own metrics.
     pub tele: &'a TelemetrySnapshot,
+    /// The exporter process's resources (`process_*`), read once per export.
+    pub process: crate::process::Stats,
 }
 
 /// One stage attempt with its label sets.
@@ -73,6 +75,7 @@ impl<'a> Ctx<'a> {
             now,
             apps: apps.map(|app| AppRows::new(app, now)).collect(),
             tele,
+            process: crate::process::read(),
         }
     }
 }

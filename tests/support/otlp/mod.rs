@@ -479,6 +479,12 @@ pub const TIME_DEPENDENT: &[&str] = &[
     "spark_stage_stalled_seconds",
     "spark_exporter_otlp_exports_total",
     "spark_exporter_otlp_export_failures_total",
+    // The process's resources (`process_*`): CPU, memory and descriptors move between reads.
+    "process_cpu_seconds_total",
+    "process_resident_memory_bytes",
+    "process_virtual_memory_bytes",
+    "process_open_fds",
+    "process_threads",
 ];
 
 impl Prom {
