@@ -107,6 +107,22 @@ impl ModelObserver {
             }
         })
     }
+
+    /// [`Self::detail`] for the per-task calls, the hot path, which do not open a delivery
+    /// themselves: every delivery that carries tasks also carries the application, a job or a
+    /// stage (REST polls the application first; a log's tasks come between its application's
+    /// start and end), and a delivery stays open until the source closes it.
+    fn task_detail(
+        &self,
+        app_id: &str,
+        f: impl FnOnce(&mut super::state::State, &crate::telemetry::Telemetry, EpochMs),
+    ) {
+        self.model.write(|s, t, now| {
+            if s.takes(app_id, true) {
+                f(s, t, now)
+            }
+        })
+    }
 }
 
 impl Observer for ModelObserver {
@@ -157,10 +173,10 @@ impl Observer for ModelObserver {
         })
     }
     fn task_start(&self, app_id: &str, obs: &TaskStartObs) {
-        self.detail(app_id, |s, _, _| s.task_start(app_id, obs))
+        self.task_detail(app_id, |s, _, _| s.task_start(app_id, obs))
     }
     fn task_end(&self, app_id: &str, obs: &TaskEndObs) {
-        self.detail(app_id, |s, t, _| {
+        self.task_detail(app_id, |s, t, _| {
             s.task_end(app_id, obs, t);
             s.app_ran_until(app_id, Some(obs.finish_ms));
         })
@@ -197,7 +213,7 @@ impl Observer for ModelObserver {
         self.detail(app_id, |s, t, _| s.rdd_persisted(app_id, obs, t))
     }
     fn block_updated(&self, app_id: &str, obs: &BlockObs) {
-        self.detail(app_id, |s, t, _| s.block_updated(app_id, obs, t))
+        self.task_detail(app_id, |s, t, _| s.block_updated(app_id, obs, t))
     }
     fn rdd_unpersisted(&self, app_id: &str, rdd_id: u64) {
         self.detail(app_id, |s, _, _| s.rdd_unpersisted(app_id, rdd_id))

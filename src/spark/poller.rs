@@ -219,11 +219,13 @@ impl<O: Observer> TargetPoller<O> {
     }
 
     /// The running applications, and every completed one that ended within
-    /// `model.app_retention` (any, for a one-shot read; newest first), apart: the History Server sorts by end time, so one
-    /// list could hide running applications behind recently completed ones. The completed
-    /// ones are read a page at a time by end date (`minEndDate`, then `maxEndDate` at the
-    /// oldest end of the page before), so a History Server listing thousands never answers
-    /// with one huge body. With [`Self::only_app`], that one application.
+    /// `model.app_retention` (any, for a one-shot read), newest first, apart: the History
+    /// Server sorts by end time, so one list could hide running applications behind recently
+    /// completed ones. The completed ones are read a page at a time by end date (`minEndDate`,
+    /// then `maxEndDate` at the oldest end of the page before), so a History Server listing
+    /// thousands never answers with one huge body. Each poll lists them again: about 500 bytes
+    /// per application ended within the window. With [`Self::only_app`], that one
+    /// application.
     async fn list_apps(
         &self,
         now: EpochMs,
