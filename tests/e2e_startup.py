@@ -56,6 +56,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from datetime import datetime
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
@@ -181,8 +182,8 @@ class Scraper(threading.Thread):
         t1 = time.time()
         rz, _ = get(self.base + "/readyz", timeout=2)
         rzc, rzc_body = get(self.base + "/readyz?complete", timeout=2)
-        g1 = self.gen
-        r = {"t0": round(t0, 3), "t1": round(t1, 3), "gen": g0 if g0 == g1 else None,
+        g1, t2 = self.gen, time.time()
+        r = {"t0": round(t0, 3), "t1": round(t1, 3), "t2": round(t2, 3), "gen": g0 if g0 == g1 else None,
              "metrics": status, "readyz": rz, "readyz_complete": rzc,
              "readyz_complete_body": rzc_body.strip()[:60] if rzc else None}
         if status == 200:
@@ -233,8 +234,9 @@ class Scraper(threading.Thread):
 # --- the exporter processes ----------------------------------------------------------------
 
 class Run:
-    def __init__(self, a, store, port, run_dir, scraper):
+    def __init__(self, a, store, port, run_dir, scraper, prom):
         self.a, self.store, self.port, self.run_dir, self.scraper = a, store, port, run_dir, scraper
+        self.prom = prom
         self.procs = []  # dicts: gen, proc, start, signal, signal_t, exit, exit_t, complete_t
 
     def start(self):
@@ -279,6 +281,16 @@ class Run:
         log(f"P{d['gen']}: {sig.name} {d['signal_t'] - d['start']:.2f}s after its start (last scrape: "
             f"startup_complete={d['complete_at_signal']}), exit {d['exit']} {d['exit_t'] - d['signal_t']:.2f}s later")
 
+    def align(self, lead=0.25):
+        """Sleep until `lead` s before one of Prometheus' scrapes (its scrapes of a target keep
+        their phase), so that Prometheus scrapes the process started next early in its read."""
+        last = wait_for(lambda: last_scrape(self.prom), 30, "a Prometheus scrape of the target", every=0.1)
+        step = float(PROM_SCRAPE.rstrip("s"))
+        nxt = last + step
+        while nxt - lead < time.time() + 0.05:
+            nxt += step
+        time.sleep(nxt - lead - time.time())
+
     def at(self, d, seconds):
         left = d["start"] + seconds - time.time()
         if left > 0:
@@ -309,6 +321,24 @@ scrape_configs:
     prom = Prom(f"http://127.0.0.1:{prom_port}")
     wait_for(lambda: prom.api("status/buildinfo").get("status") == "success", 30, "Prometheus")
     return prom, (version.stdout + version.stderr).strip(), argv
+
+
+def parse_time(stamp):
+    """Epoch seconds of an RFC 3339 time as Prometheus writes it (nanoseconds, `Z`)."""
+    m = re.match(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$", stamp)
+    if not m:
+        return 0
+    zone = "+00:00" if m[3] == "Z" else m[3]
+    return datetime.fromisoformat(m[1] + zone).timestamp() + float(m[2] or 0)
+
+
+def last_scrape(prom):
+    """Time (epoch s) of Prometheus' last scrape of the exporter (answered or not), or 0."""
+    for t in prom.api("targets").get("data", {}).get("activeTargets", []):
+        ls = t.get("lastScrape", "")
+        if ls and not ls.startswith("0001"):
+            return parse_time(ls)
+    return 0
 
 
 def vector(prom, expr):
@@ -401,7 +431,7 @@ def run(a, rng, run_dir, tmp, res, procs, info):
     prom_t0 = time.time()
 
     scraper = Scraper(port, truth, run_dir)
-    r = Run(a, store, port, run_dir, scraper)
+    r = Run(a, store, port, run_dir, scraper, prom)
     scraper.start()
     try:
         drive(r, rng, procs, info)
@@ -411,12 +441,13 @@ def run(a, rng, run_dir, tmp, res, procs, info):
         scraper.record.close()
 
     check_scrapes(res, r, scraper, n, info)
-    check_prometheus(res, prom, n, prom_t0, info)
+    check_prometheus(res, prom, n, truth, prom_t0, info)
 
 
 def drive(r, rng, procs, info):
     """P1, the cycles, the last process (see the module docs)."""
     read_timeout = 300
+    r.align()
     p1 = r.start()
     procs.append(p1["proc"])
     t1 = r.wait_complete(p1, read_timeout)
@@ -437,6 +468,7 @@ def drive(r, rng, procs, info):
         procs.append(d["proc"])
         r.at(d, at)
         r.kill(d, sig)
+    r.align()
     last = r.start()
     procs.append(last["proc"])
     r.wait_complete(last, read_timeout)
@@ -475,7 +507,8 @@ def check_scrapes(res, r, s, n, info):
     for d in r.procs:
         g = d["gen"]
         rounds = [x for x in s.of(g) if x["metrics"] == 200]
-        before_signal = [x for x in s.of(g) if d["signal_t"] is None or x["t1"] < d["signal_t"]]
+        # Rounds over before the signal (whose /readyz answers cannot be the drain's).
+        before_signal = [x for x in s.of(g) if d["signal_t"] is None or x["t2"] < d["signal_t"]]
         values = [x.get("complete") for x in rounds if x.get("complete") is not None]
         back = any(a == 1 and b == 0 for a, b in zip(values, values[1:]))
         first_complete = next((x["t1"] for x in rounds if x.get("complete") == 1), None)
@@ -530,7 +563,7 @@ def compress(xs):
     return " ".join(f"{x}x{c}" for x, c in out)
 
 
-def check_prometheus(res, prom, n, prom_t0, info):
+def check_prometheus(res, prom, n, truth, prom_t0, info):
     # Let Prometheus take in the last scrapes, then query over the whole test window.
     time.sleep(2)
     window = int(time.time() - prom_t0) + 10
@@ -561,8 +594,27 @@ def check_prometheus(res, prom, n, prom_t0, info):
     log(f"Prometheus: {len(own)} series of the exporter's own counters, {len(own_reset)} families reset by the "
         f"restarts (process counters, not asserted): {', '.join(own_reset)}")
     info.update(prometheus_per_app_families=app_names, prometheus_own_counters_reset=own_reset)
-    sums = vector(prom, "sum by (app_id) (spark_tasks_total)")
-    res.add(f"Prometheus: at the end sum by (app_id) (spark_tasks_total) = {TASKS_PER_APP} for all {n} applications",
+    # Every sample Prometheus holds of the three families is the truth's value: min and max over
+    # the window.
+    bad, seen = [], 0
+    for fam in FAMILIES:
+        for fn in ("min_over_time", "max_over_time"):
+            for m, v in vector(prom, f"{fn}({fam}[{window}s])"):
+                labels = {k: x for k, x in m.items() if k not in ("job", "instance", "__name__")}
+                key = series_key(fam, labels)
+                want = truth.get(labels.get("app_id"), {}).get(key)
+                seen += 1
+                if want != v:
+                    bad.append((key, fn, v, want))
+    res.add(f"Prometheus: every sample of {', '.join(FAMILIES)} over the window is the truth's value (min and max)",
+            seen > 0 and not bad, f"{seen // 2} series, {len(bad)} off" + (f": {bad[:5]}" if bad else ""))
+    zeros = [float(v) for s in prom.query(f"spark_exporter_startup_complete[{window}s]").get("data", {}).get("result", [])
+             for _, v in s.get("values", [])]
+    res.add("Prometheus: scraped an exporter during its start-up read (a spark_exporter_startup_complete sample of 0)",
+            0.0 in zeros, f"samples {compress(zeros)}")
+    sums = vector(prom, f"sum by (app_id) (last_over_time(spark_tasks_total[{window}s]))")
+    res.add(f"Prometheus: at the end sum by (app_id) (last_over_time(spark_tasks_total)) = {TASKS_PER_APP} "
+            f"for all {n} applications",
             len(sums) == n and all(v == TASKS_PER_APP for _, v in sums),
             f"{len(sums)} applications, sums {sorted({v for _, v in sums})}")
     ups = vector(prom, f"count_over_time(up[{window}s])")
