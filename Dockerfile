@@ -2,7 +2,7 @@
 # spark-exporter image: build with the Rust toolchain, run on distroless (no shell, no package
 # manager) as the unprivileged "nonroot" user (uid/gid 65532).
 #
-#   docker build -t registry.example.com/spark-exporter:0.1.0 .
+#   docker build -t registry.example.com/spark-exporter:0.2.0 .
 #
 # The pod templates under deploy/ expect uid 65532, port 9809 and a read-only root filesystem.
 

@@ -27,7 +27,7 @@ settled() { # PORT: every log read to its end (files finished, none active)
         grep -Eq '^spark_exporter_eventlog_files\{state="active"\} 0$' <<<"$t"
 }
 mask() { # clock-derived families' values -> <clock>
-    sed -E 's/^((spark_stage_stalled_seconds|spark_exporter_eventlog_lag_seconds|spark_exporter_scrape_duration_seconds)(\{[^}]*\})?) .*/\1 <clock>/'
+    sed -E 's/^((spark_stage_stalled_seconds|spark_exporter_eventlog_lag_seconds|spark_exporter_scrape_duration_seconds|process_[a-z_]+)(\{[^}]*\})?) .*/\1 <clock>/'
 }
 
 p_old=$((20000 + RANDOM % 10000)); p_new=$((p_old + 1))

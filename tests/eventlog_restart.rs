@@ -172,7 +172,9 @@ fn comparable(samples: &[Sample]) -> Series {
     samples
         .iter()
         .filter(|s| {
-            !s.name.starts_with("spark_exporter_") && s.name != "spark_stage_stalled_seconds"
+            !s.name.starts_with("spark_exporter_")
+                && !s.name.starts_with("process_")
+                && s.name != "spark_stage_stalled_seconds"
         })
         .map(|s| (s.id(), s.value))
         .collect()

@@ -19,7 +19,7 @@ Sections (--only picks some):
   dumps    for each fixture, `spark-exporter dump --spark.url= --event-log X` of the local
            staged path and of the same s3:// and az:// URL, for the fixture's folder and for the
            log itself (a single object or an eventlog_v2_* folder): the expositions are
-           byte-identical, except (masked) the value of spark_exporter_eventlog_lag_seconds,
+           byte-identical, except (masked) the value of spark_exporter_eventlog_lag_seconds and process_*,
            which is "now" minus the newest event and so differs between any two runs, and the
            samples of the spark_exporter_store_* families, which describe the transport and are
            counted only when a store was used. Also: the whole spark-events/ folder, the nested fixtures/ folder
@@ -295,7 +295,7 @@ def mask(text):
             if name.startswith("spark_exporter_store_"):
                 masked.add(re.sub(r"_(bucket|sum|count)$", "", name))
                 continue
-            if name == "spark_exporter_eventlog_lag_seconds":
+            if name == "spark_exporter_eventlog_lag_seconds" or name.startswith("process_"):
                 line = line.rsplit(" ", 1)[0] + " <masked>"
         out.append(line)
     return "\n".join(out) + "\n", sorted(masked)

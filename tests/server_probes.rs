@@ -95,10 +95,12 @@ fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
-/// Series lines that do not move with the wall clock.
+/// Series lines that do not move with the wall clock (or the process's CPU and memory).
 fn steady(text: &str) -> Vec<&str> {
     text.lines()
-        .filter(|l| !l.starts_with("spark_exporter_eventlog_lag_seconds"))
+        .filter(|l| {
+            !l.starts_with("spark_exporter_eventlog_lag_seconds") && !l.starts_with("process_")
+        })
         .collect()
 }
 

@@ -209,7 +209,7 @@ def _parent_chart(helm, tmp_path, dict_extra: str, values: str):
     (parent / "templates").mkdir(parents=True)
     (parent / "Chart.yaml").write_text(yaml.safe_dump({
         "apiVersion": "v2", "name": "parent", "version": "0.0.1",
-        "dependencies": [{"name": "spark-exporter", "version": "0.1.0", "repository": f"file://{CHART_DIR}"}],
+        "dependencies": [{"name": "spark-exporter", "version": "0.2.0", "repository": f"file://{CHART_DIR}"}],
     }))
     (parent / "values.yaml").write_text(values)
     (parent / "templates" / "pod.yaml").write_text(

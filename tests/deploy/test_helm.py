@@ -223,7 +223,7 @@ def test_named_template_from_a_parent_chart(helm, tmp_path):
     (parent / "templates").mkdir(parents=True)
     (parent / "Chart.yaml").write_text(yaml.safe_dump({
         "apiVersion": "v2", "name": "parent", "version": "0.0.1",
-        "dependencies": [{"name": "spark-exporter", "version": "0.1.0", "repository": f"file://{CHART_DIR}"}],
+        "dependencies": [{"name": "spark-exporter", "version": "0.2.0", "repository": f"file://{CHART_DIR}"}],
     }))
     (parent / "values.yaml").write_text("spark-exporter:\n  sidecar:\n    extraArgs: [--log.level=debug]\n")
     (parent / "templates" / "pod-template.yaml").write_text(
@@ -282,3 +282,25 @@ def test_every_value_is_documented_and_in_the_readme_table():
                 yield path
 
     assert [p for p in leaves(values) if p not in keys] == []
+
+
+def test_the_sparkapplication_example_works_for_any_release_name(render):
+    """sparkapplication.yaml mounts the ConfigMap `spark-exporter-config`: the chart makes it
+    under another release name with sidecar.configMapName, and its pod template mounts it."""
+    app = load_one(KUBE_DIR / "sparkapplication.yaml")
+    wanted = {v["configMap"]["name"] for v in app["spec"]["volumes"] if "configMap" in v}
+    assert wanted == {"spark-exporter-config"}
+    docs = render("--set", "sidecar.configMapName=spark-exporter-config", release="nightly-etl")
+    maps = {d["metadata"]["name"] for d in docs if d["kind"] == "ConfigMap"
+            and "config.yaml" in d.get("data", {})}
+    assert "spark-exporter-config" in maps, maps
+    template = yaml.safe_load(next(d for d in docs if d["kind"] == "ConfigMap"
+                                   and any(k.endswith(".yaml") and k != "config.yaml"
+                                           for k in d.get("data", {})))["data"]
+                              .popitem()[1])
+    mounted = {v["configMap"]["name"] for v in template["spec"]["volumes"] if "configMap" in v}
+    assert mounted == {"spark-exporter-config"}, mounted
+    # By default, the release's own name.
+    docs = render(release="nightly-etl")
+    assert "nightly-etl-spark-exporter-config" in {
+        d["metadata"]["name"] for d in docs if d["kind"] == "ConfigMap"}

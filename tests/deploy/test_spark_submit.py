@@ -68,7 +68,7 @@ def by_name(items):
 
 def assert_exporter_wired(pod: dict, exporter: dict):
     """What must survive Spark's merge for the sidecar to work."""
-    assert exporter["image"] == "registry.example.com/spark-exporter:0.1.0"
+    assert exporter["image"] == "registry.example.com/spark-exporter:0.2.0"
     assert exporter["ports"] == [{"name": "metrics", "containerPort": 9809, "protocol": "TCP"}]
     assert exporter["args"][0] == "--config.file=/etc/spark-exporter/config.yaml"
     assert exporter["livenessProbe"]["httpGet"] == HEALTHZ

@@ -23,7 +23,11 @@ skipped and sidecar.mode=auto fails (see "spark-exporter.mode").
 
 {{/* Name of the ConfigMap holding config.yaml. */}}
 {{- define "spark-exporter.configMapName" -}}
+{{- if .Values.sidecar.configMapName -}}
+{{- .Values.sidecar.configMapName -}}
+{{- else -}}
 {{- printf "%s-config" (include "spark-exporter.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
 {{- end -}}
 
 {{/* A label map as "k=v, k=v", for NOTES. */}}
