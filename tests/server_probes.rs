@@ -386,3 +386,87 @@ fn an_old_finished_log_does_not_end_a_classic_exporter() {
     assert!(p.running(), "an old application's end ended the exporter");
     assert_eq!(body(port, "/readyz"), (200, "ready\n".into()));
 }
+
+/// The exporter's `process_*` series say what Linux says of the same process (`/proc/<pid>`),
+/// and `spark_exporter_build_info` names the version, revision and compiler.
+#[test]
+fn process_metrics_are_what_proc_says_of_the_exporter() {
+    if !std::path::Path::new("/proc/self/stat").exists() {
+        return;
+    }
+    let port = free_port();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = start(
+        port,
+        &[
+            "--spark.url=",
+            "--event-log.dir",
+            dir.path().to_str().expect("utf-8"),
+        ],
+    );
+    wait_ok(port, "/readyz");
+    let (_, body) = http_get(
+        &format!("127.0.0.1:{port}"),
+        "/metrics",
+        Duration::from_secs(5),
+    )
+    .expect("scrape");
+    let text = String::from_utf8_lossy(&body).into_owned();
+    let value = |name: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name}"))
+            .parse()
+            .expect("number")
+    };
+    let proc_ = |f: &str| std::fs::read_to_string(format!("/proc/{}/{f}", p.pid())).expect("proc");
+    let status = proc_("status");
+    let kb = |k: &str| -> f64 {
+        let l = status.lines().find(|l| l.starts_with(k)).expect(k);
+        l.split_whitespace().nth(1).unwrap().parse::<f64>().unwrap() * 1024.0
+    };
+    let rss = value("process_resident_memory_bytes");
+    assert!(
+        (rss - kb("VmRSS:")).abs() <= 0.25 * kb("VmRSS:"),
+        "{rss} vs {}",
+        kb("VmRSS:")
+    );
+    let vsz = value("process_virtual_memory_bytes");
+    assert!((vsz - kb("VmSize:")).abs() <= 0.25 * kb("VmSize:"), "{vsz}");
+    let threads: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!((value("process_threads") - threads).abs() <= 2.0);
+    let fds = std::fs::read_dir(format!("/proc/{}/fd", p.pid()))
+        .unwrap()
+        .count() as f64;
+    assert!((value("process_open_fds") - fds).abs() <= 3.0, "{fds}");
+    assert!(value("process_max_fds") >= fds);
+    // Started within the last minute, by the machine's clock.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let start_s = value("process_start_time_seconds");
+    assert!(
+        start_s <= now + 1.0 && start_s >= now - 60.0,
+        "{start_s} vs {now}"
+    );
+    assert!(value("process_cpu_seconds_total") >= 0.0);
+    let build = text
+        .lines()
+        .find(|l| l.starts_with("spark_exporter_build_info{"))
+        .expect("build info");
+    assert!(
+        build.contains(&format!("version=\"{}\"", env!("CARGO_PKG_VERSION"))),
+        "{build}"
+    );
+    assert!(
+        build.contains("revision=\"") && build.contains("rust_version=\"rustc "),
+        "{build}"
+    );
+}
