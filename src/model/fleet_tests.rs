@@ -596,3 +596,49 @@ fn a_started_exporter_serves_an_application_once_every_source_gave_its_state() {
         "spark_exporter_startup_complete is 1"
     );
 }
+
+/// In name mode an attempt is a run of its name: no attempt label, both attempts counted.
+#[test]
+fn by_name_each_attempt_is_a_run_of_the_name() {
+    let clock = Arc::new(AtomicI64::new(T0));
+    let mut s = Settings::default();
+    s.model.aggregate_by = AggregateBy::AppName;
+    let m = model_at(&clock, &s);
+    run(
+        &m,
+        &app_key("application_1_0001", Some("1")),
+        "etl",
+        T0 + 1_000,
+        None,
+    );
+    run(
+        &m,
+        &app_key("application_1_0001", Some("2")),
+        "etl",
+        T0 + 9_000,
+        Some(T0 + 20_000),
+    );
+    let f = collect(&m);
+    // Attempt 1 never said it ended: it ended when attempt 2 started.
+    assert_eq!(
+        val(&f, "spark_app_runs", &[("status", "unknown")]),
+        Some(1.0)
+    );
+    assert_eq!(
+        val(&f, "spark_app_runs", &[("status", "succeeded")]),
+        Some(1.0)
+    );
+    assert_eq!(
+        val(&f, "spark_jobs", &G),
+        Some(4.0),
+        "both attempts' two jobs"
+    );
+    for fam in &f {
+        for smp in &fam.samples {
+            assert!(smp
+                .labels
+                .iter()
+                .all(|(k, _)| *k != "attempt_id" && *k != "app_id"));
+        }
+    }
+}
