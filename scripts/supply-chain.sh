@@ -6,6 +6,7 @@
 #   scripts/supply-chain.sh --empty-cache       # the same with an empty, throw-away CARGO_HOME
 #   scripts/supply-chain.sh --no-advisories     # licences, bans, sources only: no database
 #   scripts/supply-chain.sh --refresh-snapshot  # replace supply-chain/ from the live database
+#   scripts/supply-chain.sh --install-only      # only install cargo-deny (scripts/test.sh)
 #
 # Only the advisory database is ever offline, never the crate registry: `cargo metadata` needs
 # the crates of every target platform (Windows and wasm ones too) that a Linux build never
@@ -33,6 +34,10 @@ if [ "$(cargo deny --version 2>/dev/null)" != "cargo-deny $DENY_VERSION" ]; then
 fi
 
 case "${1:-}" in
+--install-only)
+    # Only make sure cargo-deny is installed (scripts/test.sh does it while the tests run).
+    exit 0
+    ;;
 --empty-cache)
     # A fresh CARGO_HOME: no registry index, no crates, no advisory database. cargo-deny itself
     # stays where it was installed (on PATH); the toolchain is found through RUSTUP_HOME.

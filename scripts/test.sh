@@ -53,12 +53,35 @@ export SPARK_E2E_REQUIRED=1
 
 step "cargo test"
 cargo build --all-targets
-cargo test --all-targets
+# Meanwhile, in the background, what later steps build: the release binary and the diagnose
+# bench (release profile), and cargo-deny. The tests mostly wait (fault injection's timeouts, a
+# JVM starting, a Spark job), so these builds use cores the tests leave idle.
+background_log="$root/target/test-background.log"
+(
+    cargo build --release --quiet --bin spark-exporter \
+        && scripts/bench-bin.sh diagnose-bench >/dev/null \
+        && scripts/supply-chain.sh --install-only
+) >"$background_log" 2>&1 &
+background=$!
+wait_background() {
+    if [ -n "${background:-}" ]; then
+        wait "$background" || { cat "$background_log"; echo "background builds failed" >&2; exit 1; }
+        background=""
+    fi
+}
+# cargo-nextest (on this kind of machine) runs test binaries side by side, each test in its own
+# process (.config/nextest.toml); without it, cargo test runs them one after the other.
+if cargo nextest --version >/dev/null 2>&1; then
+    cargo nextest run --lib --bins --tests --no-fail-fast
+else
+    cargo test --all-targets
+fi
 
 step "OpenMetrics against a strict parser (prometheus_client)"
 .venv/bin/python tests/openmetrics_strict.py
 
 step "supply chain: cargo deny (advisories, licences, duplicates, sources)"
+wait_background
 scripts/supply-chain.sh --empty-cache
 
 step "alerts"

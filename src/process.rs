@@ -123,17 +123,34 @@ mod tests {
         if !std::path::Path::new("/proc/self/stat").exists() {
             return;
         }
-        let s = read();
-        let status = std::fs::read_to_string("/proc/self/status").unwrap();
-        let kb = |k: &str| -> u64 {
+        let kb = |status: &str, k: &str| -> u64 {
             let l = status.lines().find(|l| l.starts_with(k)).unwrap();
             l.split_whitespace().nth(1).unwrap().parse().unwrap()
         };
-        // RSS moves a little between the two reads; VmRSS is in kB.
-        let rss = s.resident_bytes.unwrap() as f64;
-        let want = (kb("VmRSS:") * 1024) as f64;
-        assert!((rss - want).abs() <= 0.2 * want, "{rss} vs {want}");
-        assert_eq!(s.virtual_bytes.unwrap() / 1024 / 1024, kb("VmSize:") / 1024);
+        // RSS moves between reads (a young process grows fast): between /proc's before and
+        // after, within a page or two. VmRSS is in kB.
+        let rss_now = || {
+            kb(
+                &std::fs::read_to_string("/proc/self/status").unwrap(),
+                "VmRSS:",
+            ) * 1024
+        };
+        let before = rss_now();
+        let s = read();
+        let after = rss_now();
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let kb = |k: &str| kb(&status, k);
+        let rss = s.resident_bytes.unwrap();
+        let slack = 64 * 1024;
+        assert!(
+            rss + slack >= before.min(after) && rss <= before.max(after) + slack,
+            "{rss} outside {before}..{after}"
+        );
+        let (vsz, want) = (
+            s.virtual_bytes.unwrap() as f64,
+            (kb("VmSize:") * 1024) as f64,
+        );
+        assert!((vsz - want).abs() <= 0.25 * want, "{vsz} vs {want}");
         assert!(s.open_fds.unwrap() >= 3);
         assert!(s.max_fds.unwrap() >= s.open_fds.unwrap());
         let now = crate::clock::system_now_ms() as f64 / 1000.0;
