@@ -88,7 +88,10 @@ fn a_real_history_server_gives_the_findings_of_the_event_logs_and_serves_every_l
     );
     let url = format!("http://{addr}");
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let settings = Settings::default();
+    // A History Server replays an application's log at its first request: on a loaded machine
+    // that takes longer than the default 5 s timeout.
+    let mut settings = Settings::default();
+    settings.spark.timeout = Duration::from_secs(120);
     let mut links = 0;
     for app in apps() {
         let log = one(rt.block_on(diagnose(

@@ -207,7 +207,17 @@ fn a_real_history_server_gives_the_event_logs_counts_at_every_summary_level() {
             "--event-log",
             &log_dir,
         ]);
-        let from_hs = dump(&["dump", "--model.summary-level", level, "--spark.url", &url]);
+        // A History Server replays an application's log at its first request (the 51 MB bench
+        // log takes seconds): more than the default 5 s timeout on a loaded machine.
+        let from_hs = dump(&[
+            "dump",
+            "--model.summary-level",
+            level,
+            "--spark.timeout",
+            "120s",
+            "--spark.url",
+            &url,
+        ]);
         // Every application, each attempt its own run.
         let apps = apps_of(&from_log);
         assert_eq!(apps.len(), n, "{level}: one run per log");
@@ -276,6 +286,8 @@ fn serve(run: &Path, url: &str) -> Vec<Sample> {
         url,
         "--model.app-retention",
         "87600h",
+        "--spark.timeout",
+        "120s",
         "--web.listen-address",
         &format!("127.0.0.1:{port}"),
     ]);
