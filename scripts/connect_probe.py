@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""What a Spark Connect session leaves in the event log: a probe behind the README's "Spark
-versions" table, and a real Connect log for tests (tests/data/connect/).
+"""What a Spark Connect session leaves in the event log: a probe behind the "Spark
+versions" table of docs/internals.md, and a real Connect log for tests (tests/data/connect/).
 
 Starts a local Spark Connect server with `SparkSession.builder.remote("local[2]")` (PySpark 4.0+
 with the `connect` extra: `pip install "pyspark[connect]==4.3.0"`; the pip packages of 3.4 and

@@ -43,7 +43,7 @@ APP = SCOPE + ', app_name=~"$app_name", app_id=~"$app_id"'
 JOB = APP + ', job_group=~"$job_group"'
 RI = "$__rate_interval"
 # The fleet dashboard also filters by the exporters' scrape job: with sidecars and a fleet in one
-# Prometheus (README "Sidecar, fleet, or both") an application is exported by both, and picking
+# Prometheus (docs/deploy.md "Sidecar, fleet, or both") an application is exported by both, and picking
 # the fleet's job keeps it from being counted twice. Recording rules keep no `job` label.
 FSCOPE = SCOPE + ', job=~"$job"'
 FAPP = FSCOPE + ', app_name=~"$app_name", app_id=~"$app_id"'
@@ -641,7 +641,7 @@ def sql_streaming():
 
 def fleet():
     """Spark / Fleet: every application of a platform, as a fleet of sharded exporters reads them from
-    the event-log store (README "Sidecar, fleet, or both"). Built for many short runs: counts are of
+    the event-log store (docs/deploy.md "Sidecar, fleet, or both"). Built for many short runs: counts are of
     distinct application ids (so two exporters of one application count it once), and the tables
     read each series' last value in the time range, which a run that was read whole at once has
     (rate() needs two samples of a growing series)."""

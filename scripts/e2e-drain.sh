@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end test of the application's end (README "The application's end"): one real PySpark
+# End-to-end test of the application's end (docs/internals.md "The application's end"): one real PySpark
 # application whose last job fails, five real exporters (SIGTERM at the end with REST and event
 # logs, event logs alone, REST alone; classic mode with both and with REST alone), and a real
 # Prometheus scraping at 10 s with the shipped rules. See tests/e2e_drain.py for what it asserts

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end test of restarts and the start-up read (README "Restarts and the start-up read"):
+# End-to-end test of restarts and the start-up read (docs/internals.md "Restarts and the start-up read"):
 # N applications (default 8; 40 is the full case, 2 GB) as renumbered copies of the real
 # 51 MB bench log in target/e2e-startup/N/ (made once), five exporter processes in turn on one
 # port (cold start, SIGTERM and SIGKILL restarts, some during the start-up read), a scraper at

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The live REST end-to-end test (tests/e2e_core.rs, through scripts/e2e-core.sh) on other Spark
-# versions than the 4.1.1 every other suite runs (README, "Spark versions"); every version is
+# versions than the 4.1.1 every other suite runs (docs/internals.md, "Spark versions"); every version is
 # covered by the replayed real-run fixtures of tests/version_matrix.rs. scripts/test.sh runs the
 # one representative case, the oldest supported Spark (3.3.4); the whole matrix:
 #   scripts/e2e-versions.sh 3.3.4 3.4.4 3.5.9 4.0.5 4.2.1 4.3.0

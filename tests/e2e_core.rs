@@ -554,7 +554,7 @@ async fn start_exporter(
     let mut cmd = Command::new(EXPORTER);
     cmd.args([
         // Exact comparisons: every scrape must show the model as it is now (the default lets a
-        // body be up to 1 s old, README `web.max_staleness`).
+        // body be up to 1 s old, docs/configuration.md `web.max_staleness`).
         "--web.max-staleness",
         "0s",
         "--web.listen-address",

@@ -44,7 +44,7 @@ const RULES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/alerts/spark-exporter.rules.yml"
 );
-/// Normalised removal reasons (README, `spark_executor_removed_total`).
+/// Normalised removal reasons (docs/metrics.md, `spark_executor_removed_total`).
 const REASONS: [&str; 6] = [
     "killed_by_driver",
     "heartbeat_timeout",
@@ -280,7 +280,7 @@ fn start_exporter(ui: &str, events: &Path, run: &Path) -> (Guard, u16) {
     let mut cmd = Command::new(EXPORTER);
     cmd.args([
         // Exact comparisons: every scrape must show the model as it is now (the default lets a
-        // body be up to 1 s old, README `web.max_staleness`).
+        // body be up to 1 s old, docs/configuration.md `web.max_staleness`).
         "--web.max-staleness",
         "0s",
         "--web.listen-address",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end: restarts and the start-up read (README "Restarts and the start-up read").
+"""End-to-end: restarts and the start-up read (docs/internals.md "Restarts and the start-up read").
 
     python3 tests/e2e_startup.py [--apps N] [--cycles K] [--seed S] [--exporter PATH] [--keep]
 

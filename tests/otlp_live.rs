@@ -64,7 +64,7 @@ impl LiveExporter {
         let mut cmd = Command::new(EXPORTER);
         cmd.args([
             // Scrapes are compared with OTLP exports of the same moment: no up-to-1 s-old
-            // bodies (README `web.max_staleness`).
+            // bodies (docs/configuration.md `web.max_staleness`).
             "--web.max-staleness".to_string(),
             "0s".into(),
             "--web.listen-address".into(),

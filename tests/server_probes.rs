@@ -1,6 +1,6 @@
 //! `/healthz` and `/readyz` as the Kubernetes manifests rely on them: ready once every source has
 //! made its first attempt, even a failed one (a driver UI that is not up yet), and never back
-//! until the drain; the drain after SIGTERM (README "The application's end").
+//! until the drain; the drain after SIGTERM (docs/internals.md "The application's end").
 
 mod support;
 

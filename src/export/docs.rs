@@ -1,10 +1,10 @@
-//! The catalogue as documentation: the README's metric reference and the tables of
+//! The catalogue as documentation: the metric reference of `docs/metrics.md` and the tables of
 //! `docs/otlp.md`. Both files hold the generated text between marker comments; a test fails when
 //! they drift, and `UPDATE_DOCS=1 cargo test --lib export::docs` rewrites them.
 
 use super::catalogue::{AttrType, Metric, Scale, Scope, Stability, ATTRIBUTES, CATALOGUE};
 
-/// The labels column of the README table.
+/// The labels column of the metric table (`docs/metrics.md`).
 fn labels_md(m: &Metric) -> String {
     let mut parts: Vec<String> = vec![];
     let scope = match m.scope {
@@ -26,7 +26,7 @@ fn labels_md(m: &Metric) -> String {
     parts.join(", ")
 }
 
-/// The README's metric reference table.
+/// The metric reference table of `docs/metrics.md`.
 pub fn readme_table() -> String {
     let mut s = String::from("| Name | Type | Labels | Meaning | Since |\n|---|---|---|---|---|\n");
     for m in CATALOGUE {
@@ -117,8 +117,8 @@ mod tests {
     }
 
     #[test]
-    fn readme_metric_table_is_generated_from_the_catalogue() {
-        check("README.md", "metrics", &readme_table());
+    fn metrics_doc_table_is_generated_from_the_catalogue() {
+        check("docs/metrics.md", "metrics", &readme_table());
     }
 
     #[test]

@@ -378,7 +378,7 @@ fn sql_truth(sql: &Value) -> Result<Series, String> {
     Ok(t_sql)
 }
 
-/// The exporter's documented default label rewriting (README: dates, then long numbers, then hex,
+/// The exporter's documented default label rewriting (docs/configuration.md: dates, then long numbers, then hex,
 /// then any number), written out here so the test does not trust the code it checks. Values are
 /// trimmed and cut to 120 characters.
 pub fn rewrite(raw: &str) -> String {

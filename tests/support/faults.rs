@@ -93,7 +93,7 @@ impl Exporter {
                 None => Command::new(bin),
             };
             // Exact comparisons: every scrape must show the model as it is now (the default
-            // lets a body be up to 1 s old, README `web.max_staleness`).
+            // lets a body be up to 1 s old, docs/configuration.md `web.max_staleness`).
             cmd.args(["--web.listen-address", &addr, "--log.level", "debug"])
                 .args(["--web.max-staleness", "0s"])
                 .args(args)

@@ -1,4 +1,4 @@
-"""The `job_group` a job gets under the exporter's default rule (README "Job groups": the job
+"""The `job_group` a job gets under the exporter's default rule (docs/internals.md "Job groups": the job
 group, else the user's tag, else the call site, else empty), worked out from Spark's own REST
 fields or event-log properties, for the truths the end-to-end tests compare with. The Rust
 tests' twin is tests/support/groups.rs.

@@ -17,7 +17,7 @@ use super::EXPORTER;
 pub fn start_exporter(name: &str, port: u16, args: &[&str], dir: &Path, limit: Duration) -> Guard {
     let mut cmd = Command::new(EXPORTER);
     // Exact comparisons: every scrape must show the model as it is now (the default lets a body
-    // be up to 1 s old, README `web.max_staleness`).
+    // be up to 1 s old, docs/configuration.md `web.max_staleness`).
     cmd.args(["--web.max-staleness", "0s", "--web.listen-address"])
         .arg(format!("127.0.0.1:{port}"))
         .args(args);

@@ -102,8 +102,8 @@ impl Guard {
     }
 
     /// SIGTERM to an exporter, then GET `url` (its `/metrics`) every 100 ms until it exits, up
-    /// to `grace`: the exporter drains until a scrape shows its final state (README "The
-    /// application's end"), and this is that scrape. `None` if it did not exit in time.
+    /// to `grace`: the exporter drains until a scrape shows its final state (docs/internals.md
+    /// "The application's end"), and this is that scrape. `None` if it did not exit in time.
     pub fn terminate_scraped(&mut self, grace: Duration, url: &str) -> Option<ExitStatus> {
         signal(self.child.id(), "TERM");
         wait_for(grace, Duration::from_millis(100), || {
