@@ -93,7 +93,7 @@ scripts/dashboards-test.sh
 step "deploy"
 scripts/deploy-test.sh
 
-for extra in scripts/objstore-test.sh scripts/e2e-prometheus.sh scripts/e2e-drain.sh scripts/e2e-trends.sh scripts/e2e-streaming.sh scripts/e2e-diagnosis.sh scripts/e2e-fleet.sh scripts/e2e-startup.sh scripts/e2e-versions.sh scripts/e2e-connect.sh; do
+for extra in scripts/readme-test.sh scripts/objstore-test.sh scripts/e2e-prometheus.sh scripts/e2e-drain.sh scripts/e2e-trends.sh scripts/e2e-streaming.sh scripts/e2e-diagnosis.sh scripts/e2e-fleet.sh scripts/e2e-startup.sh scripts/e2e-versions.sh scripts/e2e-connect.sh; do
     if [ -x "$extra" ]; then
         step "$extra"
         "$extra"

@@ -122,8 +122,8 @@ pub struct Finding {
     pub kind: Kind,
     /// One line for a human.
     pub title: String,
-    /// The task time (or core time) it explains, seconds; the ranking key. README
-    /// *diagnose* gives each kind's formula.
+    /// The task time (or core time) it explains, seconds; the ranking key. `docs/diagnose.md`
+    /// gives each kind's formula.
     pub cost_seconds: f64,
     /// Where.
     #[serde(flatten)]

@@ -1,6 +1,6 @@
 //! The procedure: the Spark UI's top-down reading of one application, step by step, each step a
 //! function from the model's read view to findings. Each finding's cost is the task time (or
-//! core time) it explains, by the formula its step documents (and README *diagnose* repeats).
+//! core time) it explains, by the formula its step documents (and `docs/diagnose.md` repeats).
 
 use std::collections::BTreeMap;
 

@@ -11,7 +11,7 @@
 //! - A file's identity is its key without `.inprogress`: S3A's rename of a finished single-file log
 //!   (a copy to the final name and a delete) continues the same log.
 //! - Credentials come from the environment, as each store's `from_env` builder reads it: see the
-//!   README ("Event logs on object storage").
+//!   `docs/internals.md` ("Event logs on object storage").
 //!
 //! `object_store` is asynchronous; the tailer is not (it runs on the blocking pool), so each call
 //! blocks on the runtime's handle. It must not be called from an async task.

@@ -5,7 +5,7 @@
 //! exists and whether it is stable, whether its value follows the wall clock, and how its
 //! samples are read from the model ([`super::read`]). Everything else comes from this table:
 //! the Prometheus text and OpenMetrics ([`super::prometheus`]), OTLP ([`super::otlp`]), the
-//! README's metric reference and `docs/otlp.md` ([`super::docs`], kept current by tests), and the
+//! `docs/metrics.md`'s metric reference and `docs/otlp.md` ([`super::docs`], kept current by tests), and the
 //! stability check (`tests/data/stable-metrics.txt`).
 //!
 //! Adding a metric is one entry here plus the model data it reads.
@@ -162,7 +162,7 @@ pub struct Metric {
     pub kind: Kind,
     /// HELP text.
     pub help: &'static str,
-    /// Longer meaning for the README (Markdown); empty: the help text.
+    /// Longer meaning for `docs/metrics.md` (Markdown); empty: the help text.
     pub doc: &'static str,
     /// Labels every sample starts with.
     pub scope: Scope,
@@ -227,7 +227,7 @@ impl Metric {
         self.labels = labels;
         self
     }
-    /// With a README meaning longer than the help.
+    /// With a `docs/metrics.md` meaning longer than the help.
     pub const fn doc(mut self, doc: &'static str) -> Metric {
         self.doc = doc;
         self
@@ -250,6 +250,11 @@ impl Metric {
     /// Its value follows the wall clock.
     pub const fn clock(mut self) -> Metric {
         self.clock_derived = true;
+        self
+    }
+    /// Stable, first exported in `since`.
+    pub const fn since(mut self, since: &'static str) -> Metric {
+        self.since = since;
         self
     }
     /// Experimental, first exported in `since`.
@@ -647,31 +652,38 @@ pub const CATALOGUE: &[Metric] = &[
     Metric::new("process_cpu_seconds", Counter, Process, "Total user and system CPU time spent in seconds.", "process.cpu.time", "s", C,
         |c, o| process(c, o, c.process.cpu_seconds.map(Value::Float)))
         .clock()
-        .doc("User and system CPU time of the exporter process (`/proc/self/stat`), as the Prometheus client libraries define it. Linux only."),
+        .doc("User and system CPU time of the exporter process (`/proc/self/stat`), as the Prometheus client libraries define it. Linux only.")
+        .since("0.2.0"),
     Metric::new("process_resident_memory_bytes", Gauge, Process, "Resident memory size in bytes.", "process.memory.usage", "By", G,
         |c, o| process(c, o, c.process.resident_bytes.map(Value::Int)))
         .clock()
-        .doc("Resident set size of the exporter process (`/proc/self/stat`, pages × page size)."),
+        .doc("Resident set size of the exporter process (`/proc/self/stat`, pages × page size).")
+        .since("0.2.0"),
     Metric::new("process_virtual_memory_bytes", Gauge, Process, "Virtual memory size in bytes.", "process.memory.virtual", "By", G,
         |c, o| process(c, o, c.process.virtual_bytes.map(Value::Int)))
         .clock()
-        .doc("Virtual memory size of the exporter process."),
+        .doc("Virtual memory size of the exporter process.")
+        .since("0.2.0"),
     Metric::new("process_open_fds", Gauge, Process, "Number of open file descriptors.", "process.open_file_descriptor.count", "{file_descriptor}", G,
         |c, o| process(c, o, c.process.open_fds.map(Value::Int)))
         .clock()
-        .doc("Open file descriptors of the exporter process (`/proc/self/fd`)."),
+        .doc("Open file descriptors of the exporter process (`/proc/self/fd`).")
+        .since("0.2.0"),
     Metric::new("process_max_fds", Gauge, Process, "Maximum number of open file descriptors.", "process.open_file_descriptor.limit", "{file_descriptor}", G,
         |c, o| process(c, o, c.process.max_fds.map(Value::Int)))
         .clock()
-        .doc("The soft limit on open file descriptors (`/proc/self/limits`)."),
+        .doc("The soft limit on open file descriptors (`/proc/self/limits`).")
+        .since("0.2.0"),
     Metric::new("process_start_time_seconds", Gauge, Process, "Start time of the process since unix epoch in seconds.", "process.start_time", "s", G,
         |c, o| process(c, o, c.process.start_time_seconds.map(Value::Float)))
         .clock()
-        .doc("When the exporter process started (seconds since the epoch): a restart shows as a change of this value, and `changes(process_start_time_seconds[1h])` counts restarts."),
+        .doc("When the exporter process started (seconds since the epoch): a restart shows as a change of this value, and `changes(process_start_time_seconds[1h])` counts restarts.")
+        .since("0.2.0"),
     Metric::new("process_threads", Gauge, Process, "Number of OS threads in the process.", "process.thread.count", "{thread}", G,
         |c, o| process(c, o, c.process.threads.map(Value::Int)))
         .clock()
-        .doc("OS threads of the exporter process."),
+        .doc("OS threads of the exporter process.")
+        .since("0.2.0"),
     Metric::new("spark_exporter_scrape_duration_seconds", Gauge, Target, "Duration of the last poll of this REST target.", "spark_exporter.scrape.duration", "s", G,
         |c, o| per_key(c, o, "target", &c.tele.scrape_duration, Value::Float))
         .clock()

@@ -2,7 +2,7 @@
 //! them from the model's read view ([`rows`], [`read`]) into the neutral form of [`sample`];
 //! [`prometheus`] writes them for `/metrics`, [`cache`] shares one render among concurrent
 //! scrapes, [`otlp`] pushes the same families to an OpenTelemetry collector, and [`docs`]
-//! renders the catalogue as the README's metric reference.
+//! renders the catalogue as the metric reference of `docs/metrics.md`.
 
 pub mod cache;
 pub mod catalogue;

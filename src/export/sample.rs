@@ -17,7 +17,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The type word of the classic text format and of the README table.
+    /// The type word of the classic text format and of the `docs/metrics.md` table.
     pub fn classic_type(self) -> &'static str {
         match self {
             Kind::Counter => "counter",
