@@ -4,6 +4,18 @@
 #
 #   docker build -t registry.example.com/spark-exporter:0.2.0 .
 #
+# Without a registry: scripts/image-build.sh builds the same image with Debian 12's buildah. Its
+# root filesystem is made from Debian 12 packages the way distroless makes its own (`apt-get
+# download` + `dpkg -x` of libc6, libgcc-s1, ca-certificates and tzdata: the packages of
+# distroless cc-debian12 that the binary uses, at the versions the host's apt offers); binary,
+# user, port, entrypoint, paths, working directory, PATH, SSL_CERT_FILE and the labels below are
+# this file's. scripts/image-test.sh runs that image (buildah run) and checks that this file's
+# USER, EXPOSE, ENTRYPOINT, COPY destination, strip command and LABELs are the image's: change
+# them in both. Differences: that image is one layer, its files' times are 0 and its creation
+# time is the HEAD commit's (the same inputs give the same image ID); it leaves out glibc's gconv
+# modules (only iconv(3) loads them; the binary does not call it); it adds labels that change
+# with each build (version, revision, package versions, build inputs).
+#
 # The pod templates under deploy/ expect uid 65532, port 9809 and a read-only root filesystem.
 
 # Base images. A tag moves whenever the image is rebuilt; a digest does not. Pin both:
@@ -37,6 +49,9 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
  && objcopy --strip-debug target/release/spark-exporter /usr/local/bin/spark-exporter
 
 FROM ${RUNTIME_IMAGE}
+# From distroless nonroot: WorkingDir /home/nonroot, PATH and SSL_CERT_FILE (scripts/image-build.sh
+# sets the same).
+LABEL org.opencontainers.image.title=spark-exporter org.opencontainers.image.licenses=Apache-2.0
 COPY --from=builder /usr/local/bin/spark-exporter /usr/local/bin/spark-exporter
 # Numeric, so Kubernetes can check runAsNonRoot without resolving a name.
 USER 65532:65532
