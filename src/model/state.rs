@@ -112,6 +112,17 @@ impl State {
         }
     }
 
+    /// Every attempt of application `id` the model holds (keys `{id}/{attempt}`), in key order.
+    pub(super) fn attempts_of<'a>(
+        &'a self,
+        id: &str,
+    ) -> impl Iterator<Item = (&'a String, &'a AppState)> + 'a {
+        let prefix = format!("{id}/");
+        self.apps
+            .range(prefix.clone()..)
+            .take_while(move |(k, _)| k.starts_with(&prefix))
+    }
+
     /// Whether `app`'s series are served (`delivery.rs`).
     pub(super) fn serves(&self, app: &AppState) -> bool {
         app.delivery.served() || self.sources.complete()

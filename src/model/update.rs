@@ -195,11 +195,8 @@ impl State {
         let (id, Some(_)) = super::app::split_key(key) else {
             return;
         };
-        let prefix = format!("{id}/");
         let mut starts: Vec<(EpochMs, String, bool)> = self
-            .apps
-            .range(prefix.clone()..)
-            .take_while(|(k, _)| k.starts_with(&prefix))
+            .attempts_of(id)
             .filter_map(|(k, a)| a.start_ms.map(|s| (s, k.clone(), a.end_ms.is_none())))
             .collect();
         starts.sort();

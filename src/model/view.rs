@@ -56,11 +56,10 @@ impl<'a> ModelView<'a> {
     pub fn app(&self, id: &str) -> Option<AppView<'a>> {
         let keep = StageKeep::of(&self.state.retention);
         let apps = &self.state.apps;
-        let prefix = format!("{id}/");
         apps.get(id)
             .or_else(|| {
-                apps.range(prefix.clone()..)
-                    .take_while(|(k, _)| k.starts_with(&prefix))
+                self.state
+                    .attempts_of(id)
                     .max_by_key(|(_, a)| a.start_ms)
                     .map(|(_, a)| a)
             })
