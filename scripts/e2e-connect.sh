@@ -5,7 +5,8 @@
 # event log and from its REST answers equal Spark's REST numbers; jobs by client application and
 # user; no plan dump or internal tag in any label.
 # Uses .venv (scripts/test.sh makes it) and adds the Connect client's packages to it.
-# Usage: scripts/e2e-connect.sh
+# Usage: scripts/e2e-connect.sh [--install-only]   (--install-only: the packages only, as
+# scripts/test.sh does before the tests start)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py=.venv/bin/python
@@ -14,6 +15,7 @@ if ! "$py" -c 'from pyspark.sql.connect.utils import check_dependencies; check_d
   "$py" -m pip install -q "grpcio==1.85.3" "grpcio-status==1.85.3" "googleapis-common-protos==1.76.0" \
     "pandas==3.1.1" "pyarrow==26.0.1" "zstandard==0.25.0"
 fi
+[ "${1:-}" != --install-only ] || exit 0
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 start=$(date +%s)

@@ -49,8 +49,15 @@ fi
 # The JSON Schema validator of the diagnose reports (tests/diagnose.rs, tests/e2e_diagnosis.py).
 .venv/bin/python -c "import jsonschema" 2>/dev/null \
     || .venv/bin/pip install -q "jsonschema==$JSONSCHEMA_VERSION"
+# The Spark Connect client's packages (pandas, pyarrow, grpcio), before any test uses the venv.
+scripts/e2e-connect.sh --install-only
 export SPARK_E2E_PYTHON="$root/.venv/bin/python"
 export SPARK_E2E_REQUIRED=1
+# The venv of the Spark-version step (pyspark 3.3.4, about 300 MB), downloaded meanwhile.
+versions_log="$root/target/venv-versions.log"
+mkdir -p "$root/target"
+scripts/pyspark-venv.sh 3.3.4 >"$versions_log" 2>&1 &
+versions_venv=$!
 
 step "cargo test"
 cargo build --all-targets
@@ -71,18 +78,35 @@ wait_background() {
         background=""
     fi
 }
-# One test binary at a time: side by side (cargo-nextest, 4 at once) several real Spark drivers
-# and JVMs starved each other on 2 cores and a workload's own REST call timed out. The slow tests
-# mostly wait; the background builds above fill that time instead.
-cargo test --all-targets
+# Two lanes side by side, each one test binary at a time: the binaries that start a real Spark
+# driver or History Server (a JVM each), and all the others (fault injection, OTLP, the server:
+# mostly waiting on timeouts). Several JVMs at once (cargo-nextest, four binaries at a time)
+# starved each other on 2 cores and a workload's own REST call timed out; one JVM beside the
+# waiting tests does not. Each lane's output is printed when it ends.
+jvm_tests=(diagnose_history e2e_core e2e_executor_lost eventlog_live faults_spark_ui history_server otlp_live)
+other_tests=()
+for t in tests/*.rs; do
+    t="$(basename "$t" .rs)"
+    [[ " ${jvm_tests[*]} " == *" $t "* ]] || other_tests+=("$t")
+done
+lane_dir="$root/target/test-lanes"
+mkdir -p "$lane_dir"
+jvm_args=(); for t in "${jvm_tests[@]}"; do jvm_args+=(--test "$t"); done
+other_args=(); for t in "${other_tests[@]}"; do other_args+=(--test "$t"); done
+cargo test "${jvm_args[@]}" >"$lane_dir/jvm.log" 2>&1 &
+jvm_lane=$!
+other_status=0
+cargo test --lib --bins --benches "${other_args[@]}" >"$lane_dir/other.log" 2>&1 || other_status=$?
+echo "--- tests without a JVM (exit $other_status)"; cat "$lane_dir/other.log"
+jvm_status=0
+wait "$jvm_lane" || jvm_status=$?
+echo "--- tests with a real Spark or History Server (exit $jvm_status)"; cat "$lane_dir/jvm.log"
+[ "$other_status" -eq 0 ] && [ "$jvm_status" -eq 0 ] || { echo "cargo tests failed" >&2; exit 1; }
 
 step "OpenMetrics against a strict parser (prometheus_client)"
 .venv/bin/python tests/openmetrics_strict.py
 
-step "supply chain: cargo deny (advisories, licences, duplicates, sources)"
-wait_background
-scripts/supply-chain.sh --empty-cache
-
+# Steps that need neither the release binary nor cargo-deny, while the background builds end.
 step "alerts"
 scripts/alerts-test.sh
 
@@ -92,20 +116,52 @@ scripts/dashboards-test.sh
 step "deploy"
 scripts/deploy-test.sh
 
+step "the background builds (release binary, diagnose bench, cargo-deny)"
+wait_background
+
+# The supply-chain check starts from an empty CARGO_HOME, so it mostly downloads (the registry
+# index, every crate of every platform): in the background, beside the next steps; its result
+# is the last step.
+supply_log="$root/target/supply-chain.log"
+scripts/supply-chain.sh --empty-cache >"$supply_log" 2>&1 &
+supply=$!
+
 step "image: built with buildah from Debian's packages, no registry, and the exporter run from it (scripts/image-test.sh)"
 scripts/image-test.sh
 
-for extra in scripts/readme-test.sh scripts/objstore-test.sh scripts/e2e-prometheus.sh scripts/e2e-drain.sh scripts/e2e-trends.sh scripts/e2e-streaming.sh scripts/e2e-diagnosis.sh scripts/e2e-fleet.sh scripts/e2e-startup.sh scripts/e2e-versions.sh scripts/e2e-connect.sh; do
-    if [ -x "$extra" ]; then
-        step "$extra"
-        "$extra"
-    fi
+step "scripts/readme-test.sh"
+scripts/readme-test.sh
+
+# Event logs on object storage: mostly waiting (a fault proxy's stalls outlasting the client's
+# timeout), so in the background beside the end-to-end scripts; its result is printed after them.
+objstore_log="$root/target/objstore-test.log"
+scripts/objstore-test.sh >"$objstore_log" 2>&1 &
+objstore=$!
+
+step "waiting for the pyspark 3.3.4 venv"
+wait "$versions_venv" || { cat "$versions_log"; echo "pyspark 3.3.4 venv failed" >&2; exit 1; }
+
+for extra in scripts/e2e-prometheus.sh scripts/e2e-drain.sh scripts/e2e-trends.sh scripts/e2e-streaming.sh scripts/e2e-diagnosis.sh scripts/e2e-fleet.sh scripts/e2e-startup.sh scripts/e2e-versions.sh scripts/e2e-connect.sh; do
+    step "$extra"
+    "$extra"
 done
+
+step "scripts/objstore-test.sh (ran in the background)"
+objstore_status=0
+wait "$objstore" || objstore_status=$?
+cat "$objstore_log"
+[ "$objstore_status" -eq 0 ] || { echo "object-storage tests failed" >&2; exit 1; }
 
 step "fleet bench, the CI case: 1,000 applications at the default level (scripts/bench-fleet.sh --check 1000)"
 scripts/bench-fleet.sh --check 1000
 
 step "diagnose bench: every committed event log within 5 ms + 0.5 s per 100 MB (BENCHMARKS.md)"
 "$(scripts/bench-bin.sh diagnose-bench)" check
+
+step "supply chain: cargo deny (advisories, licences, duplicates, sources)"
+supply_status=0
+wait "$supply" || supply_status=$?
+cat "$supply_log"
+[ "$supply_status" -eq 0 ] || { echo "supply chain check failed" >&2; exit 1; }
 
 step "all tests passed"

@@ -271,6 +271,30 @@ fn a_real_history_server_gives_the_event_logs_counts_at_every_summary_level() {
                 &series(&served, &fams),
             );
             assert_eq!(apps_of(&served), apps);
+            // The memory guard: `spark.app_limit` below what the History Server lists follows
+            // the most recently ended applications and counts the rest, none half-exported.
+            let limit = 30;
+            let (guarded, skipped) = serve_with(&run, &url, &["--spark.app-limit", "30"]);
+            let listed = n - 1;
+            assert_eq!(skipped, (listed - limit) as f64, "skips counted");
+            let ids: BTreeSet<String> = guarded
+                .iter()
+                .filter(|s| s.name == "spark_app_info")
+                .map(|s| s.label("app_id").to_string())
+                .collect();
+            assert_eq!(ids.len(), limit, "{ids:?}");
+            let only = |samples: &[Sample]| -> Vec<Sample> {
+                samples
+                    .iter()
+                    .filter(|s| ids.contains(s.label("app_id")))
+                    .cloned()
+                    .collect()
+            };
+            assert_same(
+                "serve mode with spark.app_limit 30",
+                &series(&only(&from_log), &fams),
+                &series(&guarded, &fams),
+            );
         }
     }
     hs.terminate(Duration::from_secs(5));
@@ -279,8 +303,16 @@ fn a_real_history_server_gives_the_event_logs_counts_at_every_summary_level() {
 /// A serving exporter polling the History Server: its exposition once the start-up read is
 /// complete (`/readyz?complete`).
 fn serve(run: &Path, url: &str) -> Vec<Sample> {
+    let (samples, skipped) = serve_with(run, url, &[]);
+    assert_eq!(skipped, 0.0, "none skipped");
+    samples
+}
+
+/// [`serve`] with `extra` flags: the exposition and the applications it says it skipped.
+fn serve_with(run: &Path, url: &str, extra: &[&str]) -> (Vec<Sample>, f64) {
     let port = free_port();
     let mut cmd = Command::new(support::EXPORTER);
+    cmd.args(extra);
     cmd.args([
         "--spark.url",
         url,
@@ -291,7 +323,7 @@ fn serve(run: &Path, url: &str) -> Vec<Sample> {
         "--web.listen-address",
         &format!("127.0.0.1:{port}"),
     ]);
-    let log = run.join("exporter.log");
+    let log = run.join(format!("exporter-{port}.log"));
     let mut ex = Guard::spawn("exporter", cmd, &log, true);
     let addr = format!("127.0.0.1:{port}");
     let complete = wait_for(Duration::from_secs(300), Duration::from_millis(500), || {
@@ -311,9 +343,8 @@ fn serve(run: &Path, url: &str) -> Vec<Sample> {
         .filter(|s| s.name == "spark_exporter_rest_apps_skipped")
         .map(|s| (s.label("target").to_string(), s.value))
         .collect();
-    assert_eq!(skipped.values().sum::<f64>(), 0.0, "{skipped:?}");
     ex.terminate(Duration::from_secs(10));
-    samples
+    (samples, skipped.values().sum::<f64>())
 }
 
 /// The two-attempt fixture from its logs alone (no Spark needed): each attempt is a run of its
