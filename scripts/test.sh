@@ -93,10 +93,10 @@ lane_dir="$root/target/test-lanes"
 mkdir -p "$lane_dir"
 jvm_args=(); for t in "${jvm_tests[@]}"; do jvm_args+=(--test "$t"); done
 other_args=(); for t in "${other_tests[@]}"; do other_args+=(--test "$t"); done
-cargo test "${jvm_args[@]}" >"$lane_dir/jvm.log" 2>&1 &
+cargo test --no-fail-fast "${jvm_args[@]}" >"$lane_dir/jvm.log" 2>&1 &
 jvm_lane=$!
 other_status=0
-cargo test --lib --bins --benches "${other_args[@]}" >"$lane_dir/other.log" 2>&1 || other_status=$?
+cargo test --no-fail-fast --lib --bins --benches "${other_args[@]}" >"$lane_dir/other.log" 2>&1 || other_status=$?
 echo "--- tests without a JVM (exit $other_status)"; cat "$lane_dir/other.log"
 jvm_status=0
 wait "$jvm_lane" || jvm_status=$?

@@ -414,6 +414,7 @@ fn live_event_log_matches_rest_and_log() {
     // The driver holds its UI: REST is the truth. C starts now, on what is already there.
     let rest = rest_counts(&api, &dir, "held").expect("REST counts");
     let c = start_exporter("exporter-c", port_c, &both_args, &dir, CATCH_UP);
+    check_started_whole(&mut f, port_c, &app, &rest);
     let held = check_held(&mut f, &setup, &mut watch, &api, &app, &rest, &folder);
     check_executors_vs_rest(&mut f, &dir, &api, &app, &held["A"]);
     check_watch(&mut f, &watch, &folder);
@@ -440,6 +441,48 @@ fn live_event_log_matches_rest_and_log() {
     );
     drop((a, b, c));
     f.finish(&dir);
+}
+
+/// C is a sidecar (re)started beside a live driver, on REST and the driver's in-progress log:
+/// from its first scrape until a second after its start-up read is complete
+/// (`spark_exporter_startup_complete` 1), every scrape shows the application whole (the REST
+/// counts, which stay stable while the driver holds) or not at all, never partly read
+/// (docs/internals.md, *Restarts and the start-up read*).
+fn check_started_whole(f: &mut Failures, port: u16, app: &str, rest: &Counts) {
+    let end = Instant::now() + CATCH_UP;
+    let (mut scrapes, mut absent, mut partial) = (0, 0, Vec::new());
+    let mut complete_at: Option<Instant> = None;
+    while Instant::now() < end && complete_at.is_none_or(|t| t.elapsed() < Duration::from_secs(1)) {
+        if let Ok(s) = scrape(port) {
+            scrapes += 1;
+            if !s.iter().any(|x| x.label("app_id") == app) {
+                absent += 1;
+            } else if Counts::of(&s, app) != *rest {
+                let c = Counts::of(&s, app);
+                partial.push(format!(
+                    "scrape {scrapes}: jobs {:?} stages {:?} tasks {:?}",
+                    c.jobs, c.stages, c.tasks
+                ));
+            }
+            if complete_at.is_none()
+                && value(&s, "spark_exporter_startup_complete", &[]) == Some(1.0)
+            {
+                complete_at = Some(Instant::now());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    eprintln!("[live] C: {scrapes} scrapes from its start, {absent} without the application");
+    f.check(
+        "exporter C (started beside the live driver): its start-up read completes",
+        complete_at.is_some(),
+        || format!("spark_exporter_startup_complete not 1 within {CATCH_UP:?}"),
+    );
+    f.check(
+        "exporter C (started beside the live driver): the application absent or whole in every scrape, never partly read",
+        partial.is_empty(),
+        || format!("{} partial scrapes of {scrapes}; REST {:?} {:?} {:?}; {}", partial.len(), rest.jobs, rest.stages, rest.tasks, partial.join("; ")),
+    );
 }
 
 /// Scrape A and B every [`SCRAPE_EVERY`] until the workload's `done` marker appears.

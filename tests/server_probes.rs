@@ -301,16 +301,17 @@ fn body(port: u16, path: &str) -> (u16, String) {
 fn sigterm_drains_until_the_final_state_is_scraped() {
     let port = free_port();
     let logs = finished_log();
-    let mut p = start(
-        port,
-        &[
+    let mut cmd = Command::new(EXPORTER);
+    cmd.args(["--web.listen-address", &format!("127.0.0.1:{port}")])
+        .args([
             "--spark.url=",
             "--event-log.dir",
             logs.path().to_str().expect("utf-8"),
             "--lifecycle.drain-scrapes",
             "2",
-        ],
-    );
+        ]);
+    // stderr kept: the drain logs when it reaches the final state.
+    let mut p = Guard::capture("exporter", cmd, None);
     wait_ok(port, "/readyz");
     assert!(support::proc::signal(p.pid(), "TERM"));
     let t0 = Instant::now();
@@ -329,6 +330,13 @@ fn sigterm_drains_until_the_final_state_is_scraped() {
         "HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
     );
     assert_eq!(code, 200);
+    // Only scrapes answered once the sources' last reads are done count (the final state): on
+    // a loaded machine those reads can outlast the probes above, and a scrape before them
+    // would not count.
+    while p.count_lines("Final state reached") == 0 {
+        assert!(Instant::now() < deadline, "the final state never reached");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     // Two scrapes of the final state (drain_scrapes 2): the first leaves it running.
     let (code, text) = body(port, "/metrics");
     assert_eq!(code, 200);
