@@ -106,7 +106,8 @@ echo "--- tests with a real Spark or History Server (exit $jvm_status)"; cat "$l
 step "OpenMetrics against a strict parser (prometheus_client)"
 .venv/bin/python tests/openmetrics_strict.py
 
-# Steps that need neither the release binary nor cargo-deny, while the background builds end.
+# Everything up to the benches' release builds needs only the debug build: the background
+# builds (at nice 19, so these steps get the CPU first) end meanwhile.
 step "alerts"
 scripts/alerts-test.sh
 
@@ -116,6 +117,27 @@ scripts/dashboards-test.sh
 step "deploy"
 scripts/deploy-test.sh
 
+# Event logs on object storage: mostly waiting (a fault proxy's stalls outlasting the client's
+# timeout), so in the background beside the end-to-end scripts; its result is printed after them.
+objstore_log="$root/target/objstore-test.log"
+scripts/objstore-test.sh >"$objstore_log" 2>&1 &
+objstore=$!
+
+step "waiting for the pyspark 3.3.4 venv"
+wait "$versions_venv" || { cat "$versions_log"; echo "pyspark 3.3.4 venv failed" >&2; exit 1; }
+
+for extra in scripts/e2e-prometheus.sh scripts/e2e-drain.sh scripts/e2e-trends.sh scripts/e2e-streaming.sh scripts/e2e-diagnosis.sh scripts/e2e-fleet.sh scripts/e2e-versions.sh scripts/e2e-connect.sh; do
+    step "$extra"
+    "$extra"
+done
+
+step "scripts/objstore-test.sh (ran in the background)"
+objstore_status=0
+wait "$objstore" || objstore_status=$?
+cat "$objstore_log"
+[ "$objstore_status" -eq 0 ] || { echo "object-storage tests failed" >&2; exit 1; }
+
+# From here on, the release binary, the diagnose bench and cargo-deny.
 step "the background builds (release binary, diagnose bench, cargo-deny)"
 wait_background
 
@@ -132,25 +154,8 @@ scripts/image-test.sh
 step "scripts/readme-test.sh"
 scripts/readme-test.sh
 
-# Event logs on object storage: mostly waiting (a fault proxy's stalls outlasting the client's
-# timeout), so in the background beside the end-to-end scripts; its result is printed after them.
-objstore_log="$root/target/objstore-test.log"
-scripts/objstore-test.sh >"$objstore_log" 2>&1 &
-objstore=$!
-
-step "waiting for the pyspark 3.3.4 venv"
-wait "$versions_venv" || { cat "$versions_log"; echo "pyspark 3.3.4 venv failed" >&2; exit 1; }
-
-for extra in scripts/e2e-prometheus.sh scripts/e2e-drain.sh scripts/e2e-trends.sh scripts/e2e-streaming.sh scripts/e2e-diagnosis.sh scripts/e2e-fleet.sh scripts/e2e-startup.sh scripts/e2e-versions.sh scripts/e2e-connect.sh; do
-    step "$extra"
-    "$extra"
-done
-
-step "scripts/objstore-test.sh (ran in the background)"
-objstore_status=0
-wait "$objstore" || objstore_status=$?
-cat "$objstore_log"
-[ "$objstore_status" -eq 0 ] || { echo "object-storage tests failed" >&2; exit 1; }
+step "scripts/e2e-startup.sh"
+scripts/e2e-startup.sh
 
 step "fleet bench, the CI case: 1,000 applications at the default level (scripts/bench-fleet.sh --check 1000)"
 scripts/bench-fleet.sh --check 1000
