@@ -72,6 +72,13 @@ background_log="$root/target/test-background.log"
         && nice -n 19 scripts/supply-chain.sh --install-only
 ) >"$background_log" 2>&1 &
 background=$!
+# collect PID LOG WHAT: wait for a step run in the background, print its log, fail if it failed.
+collect() {
+    local status=0
+    wait "$1" || status=$?
+    cat "$2"
+    [ "$status" -eq 0 ] || { echo "$3 failed" >&2; exit 1; }
+}
 wait_background() {
     if [ -n "${background:-}" ]; then
         wait "$background" || { cat "$background_log"; echo "background builds failed" >&2; exit 1; }
@@ -132,10 +139,7 @@ for extra in scripts/e2e-prometheus.sh scripts/e2e-drain.sh scripts/e2e-trends.s
 done
 
 step "scripts/objstore-test.sh (ran in the background)"
-objstore_status=0
-wait "$objstore" || objstore_status=$?
-cat "$objstore_log"
-[ "$objstore_status" -eq 0 ] || { echo "object-storage tests failed" >&2; exit 1; }
+collect "$objstore" "$objstore_log" "object-storage tests"
 
 # From here on, the release binary, the diagnose bench and cargo-deny.
 step "the background builds (release binary, diagnose bench, cargo-deny)"
@@ -164,9 +168,6 @@ step "diagnose bench: every committed event log within 5 ms + 0.5 s per 100 MB (
 "$(scripts/bench-bin.sh diagnose-bench)" check
 
 step "supply chain: cargo deny (advisories, licences, duplicates, sources)"
-supply_status=0
-wait "$supply" || supply_status=$?
-cat "$supply_log"
-[ "$supply_status" -eq 0 ] || { echo "supply chain check failed" >&2; exit 1; }
+collect "$supply" "$supply_log" "supply chain check"
 
 step "all tests passed"

@@ -455,10 +455,10 @@ fn check_started_whole(f: &mut Failures, port: u16, app: &str, rest: &Counts) {
     while Instant::now() < end && complete_at.is_none_or(|t| t.elapsed() < Duration::from_secs(1)) {
         if let Ok(s) = scrape(port) {
             scrapes += 1;
+            let c = Counts::of(&s, app);
             if !s.iter().any(|x| x.label("app_id") == app) {
                 absent += 1;
-            } else if Counts::of(&s, app) != *rest {
-                let c = Counts::of(&s, app);
+            } else if c != *rest {
                 partial.push(format!(
                     "scrape {scrapes}: jobs {:?} stages {:?} tasks {:?}",
                     c.jobs, c.stages, c.tasks
