@@ -140,120 +140,147 @@ pub struct JobState {
     pub stage_ids: Vec<u64>,
 }
 
-/// Everything known about one application.
+/// Everything known about one application: its summary, always kept, and its detail, dropped
+/// when the application is summarised (`model.summary_level`, `summary.rs`): summarising is
+/// `detail.take()` once the detail's counts are in the summary.
 #[derive(Debug, Clone)]
-pub struct AppState {
+pub(super) struct AppState {
+    /// What stays for as long as the application is held.
+    pub(super) summary: AppSummary,
+    /// Jobs, stages, executors, SQL executions, streaming queries; `None` once summarised.
+    pub(super) detail: Option<Box<AppDetail>>,
+}
+
+/// What is always kept of an application: who it is, when it ran, its job groups' counters and
+/// histograms, and the ids already counted (so nothing is counted twice after its detail went).
+#[derive(Debug, Clone)]
+pub(super) struct AppSummary {
     /// Application id (Spark's, without the attempt).
-    pub id: Arc<str>,
+    pub(super) id: Arc<str>,
     /// Attempt id, when Spark reports one (YARN; `None` on local, standalone, Kubernetes).
-    pub attempt: Option<Arc<str>>,
+    pub(super) attempt: Option<Arc<str>>,
     /// Application name.
-    pub name: Arc<str>,
+    pub(super) name: Arc<str>,
     /// Spark version.
-    pub spark_version: Arc<str>,
+    pub(super) spark_version: Arc<str>,
     /// User.
-    pub user: Arc<str>,
+    pub(super) user: Arc<str>,
     /// Start time.
-    pub start_ms: Option<EpochMs>,
+    pub(super) start_ms: Option<EpochMs>,
     /// End time (Spark's, or when the driver disappeared).
-    pub end_ms: Option<EpochMs>,
+    pub(super) end_ms: Option<EpochMs>,
     /// When the model noticed the end (wall clock); drives expiry.
-    pub ended_seen_ms: Option<EpochMs>,
+    pub(super) ended_seen_ms: Option<EpochMs>,
     /// Ended only because the REST target stopped listing it.
-    pub gone: bool,
+    pub(super) gone: bool,
     /// When the model first saw it (wall clock): the `_created` time of its counters and
     /// histograms, which all start at zero then.
-    pub created_ms: EpochMs,
+    pub(super) created_ms: EpochMs,
     /// The event log reports on it (task durations are known only from there).
-    pub from_log: bool,
-    /// Jobs not ended yet.
-    pub running_jobs: HashMap<u64, JobState>,
+    pub(super) from_log: bool,
     /// Job ids already counted.
-    pub counted_jobs: IdSet,
-    /// Task ids whose start was applied (running-task gauges from the event log).
-    pub started_tasks: IdSet,
+    pub(super) counted_jobs: IdSet,
     /// Task ids (TIDs, sequential per application) already applied from task-end events, so a
     /// log read twice (truncation, a retried step) never counts a task twice.
-    pub counted_tasks: IdSet,
+    pub(super) counted_tasks: IdSet,
+    /// Stage attempts already counted (attempt 0 in an IdSet, retries in a set).
+    pub(super) counted_stages: IdSet,
+    /// Retried stage attempts already counted.
+    pub(super) counted_retries: HashSet<(u64, u32)>,
+    /// SQL ids already counted.
+    pub(super) counted_sql: IdSet,
+    /// Per job group aggregates.
+    pub(super) groups: HashMap<GroupKey, GroupAgg>,
+    /// `spark_executor_removed_total` by normalised reason.
+    pub(super) executors_removed: BTreeMap<&'static str, u64>,
+    /// Spark Connect jobs ended, by client application and user: `[succeeded, failed]`.
+    pub(super) connect_jobs: BTreeMap<(Arc<str>, Arc<str>), [u64; 2]>,
+    /// Job ids counted in `connect_jobs`.
+    pub(super) connect_counted: IdSet,
+    /// The driver's exit code, when Spark reported it.
+    pub(super) exit_code: Option<i32>,
+    /// Executors known when the detail was dropped.
+    pub(super) executors_seen: u64,
+    /// Summarised at `model.summary_level: app`: its job groups are not shown (they stay, for
+    /// its cost and its name's series).
+    pub(super) groups_hidden: bool,
+    /// Core-seconds allocated and `spark.task.cpus` (`cost.rs`).
+    pub(super) cost: super::cost::Cost,
+    /// What each source has delivered of it (`delivery.rs`).
+    pub(super) delivery: super::delivery::Delivery,
+}
+
+/// An application's detail: what its live series and a diagnosis read, dropped when it is
+/// summarised.
+#[derive(Debug, Clone, Default)]
+pub(super) struct AppDetail {
+    /// Jobs not ended yet.
+    pub(super) running_jobs: HashMap<u64, JobState>,
+    /// Task ids whose start was applied (running-task gauges from the event log).
+    pub(super) started_tasks: IdSet,
     /// Stage attempts still held.
-    pub stages: HashMap<(u64, u32), StageState>,
+    pub(super) stages: HashMap<(u64, u32), StageState>,
     /// The application's longest ended stage attempts so far, `(duration ms, stage id,
     /// attempt)`, longest first, at most `model.max_finished_stages`: those of them the model
     /// still holds keep their per-stage series once finished (see [`super::view`]). A new stage
     /// enters only if strictly longer than the shortest here, so equal micro-batches never
     /// take turns.
-    pub longest: Vec<(EpochMs, u64, u32)>,
-    /// Stage attempts already counted (attempt 0 in an IdSet, retries in a set).
-    pub counted_stages: IdSet,
-    /// Retried stage attempts already counted.
-    pub counted_retries: HashSet<(u64, u32)>,
+    pub(super) longest: Vec<(EpochMs, u64, u32)>,
     /// Stage id -> job group, from the jobs that list the stage.
-    pub stage_groups: HashMap<u64, GroupKey>,
+    pub(super) stage_groups: HashMap<u64, GroupKey>,
     /// REST stage observations whose job is not known yet (the job started between the jobs
     /// and the stages request), with when they were first held. Applied when a job lists the
     /// stage, or with fallback labels after [`ORPHAN_WAIT_MS`].
-    pub orphans: HashMap<(u64, u32), (StageObs, EpochMs)>,
-    /// Per job group aggregates.
-    pub groups: HashMap<GroupKey, GroupAgg>,
+    pub(super) orphans: HashMap<(u64, u32), (StageObs, EpochMs)>,
     /// Executors.
-    pub executors: BTreeMap<String, ExecutorState>,
-    /// `spark_executor_removed_total` by normalised reason.
-    pub executors_removed: BTreeMap<&'static str, u64>,
+    pub(super) executors: BTreeMap<String, ExecutorState>,
     /// SQL executions not ended yet.
-    pub running_sql: HashMap<u64, SqlState>,
-    /// SQL ids already counted.
-    pub counted_sql: IdSet,
+    pub(super) running_sql: HashMap<u64, SqlState>,
     /// SQL aggregates by job group and description labels.
-    pub sql: HashMap<SqlKey, SqlAgg>,
+    pub(super) sql: HashMap<SqlKey, SqlAgg>,
     /// Job groups learnt from jobs for their SQL executions.
-    pub sql_groups: SqlGroups,
+    pub(super) sql_groups: SqlGroups,
     /// Which SQL executions' plans are counted, and the ended ones waiting for theirs.
-    pub sql_plans: super::plan::PlanState,
-    /// A name's state only (`names.rs`): the latest plan fingerprint per job group and
-    /// description over the runs the model holds (a run keeps them in `sql`).
-    pub plan_latest: BTreeMap<(Arc<str>, Arc<str>), super::plan::Latest>,
-    /// Spark Connect jobs ended, by client application and user: `[succeeded, failed]`.
-    pub connect_jobs: BTreeMap<(Arc<str>, Arc<str>), [u64; 2]>,
-    /// Job ids counted in `connect_jobs`.
-    pub connect_counted: IdSet,
+    pub(super) sql_plans: super::plan::PlanState,
     /// Streaming aggregates by query label.
-    pub streaming: BTreeMap<Arc<str>, StreamAgg>,
+    pub(super) streaming: BTreeMap<Arc<str>, StreamAgg>,
     /// Streaming queries by run id (the job group of their micro-batches).
-    pub stream_runs: super::streaming_labels::StreamRuns,
+    pub(super) stream_runs: super::streaming_labels::StreamRuns,
     /// Distinct label values (cardinality caps).
-    pub label_sets: LabelSets,
-    /// The driver's exit code, when Spark reported it.
-    pub exit_code: Option<i32>,
-    /// Set once the detail has been dropped (`model.summary_level`, after `summary_after`).
-    pub summary: Option<crate::config::SummaryLevel>,
-    /// Executors known when the detail was dropped.
-    pub executors_seen: u64,
-    /// Not one run: every run of one name (`model.aggregate_by: app_name`), see `names.rs`.
-    pub by_name: bool,
-    /// Runs ended, by [`RUN_STATUSES`] (name aggregates only).
-    pub runs: [u64; 3],
-    /// Run durations (name aggregates only).
-    pub run_duration: Option<Hist>,
-    /// Core-seconds allocated and `spark.task.cpus` (`cost.rs`).
-    pub cost: super::cost::Cost,
+    pub(super) label_sets: LabelSets,
     /// Cached datasets (`cache.rs`).
-    pub cache: super::cache::CacheState,
-    /// What each source has delivered of it (`delivery.rs`).
-    pub delivery: super::delivery::Delivery,
+    pub(super) cache: super::cache::CacheState,
     /// Broadcast jobs waiting for their query's group (`broadcast.rs`).
-    pub broadcasts: super::broadcast::Broadcasts,
+    pub(super) broadcasts: super::broadcast::Broadcasts,
+}
+
+/// Every run of one application name (`model.aggregate_by: app_name`, `names.rs`): a summary
+/// that sums its runs, and what only a name has.
+#[derive(Debug, Clone)]
+pub(super) struct NameAgg {
+    /// The runs' summaries summed (the latest run's version and user).
+    pub(super) summary: AppSummary,
+    /// Runs ended, by [`RUN_STATUSES`].
+    pub(super) runs: [u64; 3],
+    /// Run durations.
+    pub(super) run_duration: Hist,
+    /// The latest plan fingerprint per job group and description over its runs.
+    pub(super) plan_latest: BTreeMap<(Arc<str>, Arc<str>), super::plan::Latest>,
+    /// Distinct label values (cardinality caps) of the name's job groups.
+    pub(super) label_sets: LabelSets,
 }
 
 /// How a run ended: exit code 0, another exit code, or not said (Spark before 4.0, REST, a
 /// driver that vanished).
 pub const RUN_STATUSES: [&str; 3] = ["succeeded", "failed", "unknown"];
 
-impl AppState {
-    /// An application known only by its model key so far ([`app_key`]), first seen at `now`.
-    pub fn new(key: &str, now: EpochMs) -> AppState {
+impl AppSummary {
+    /// The summary of an application known only by its model key so far ([`app_key`]), first
+    /// seen at `now`.
+    pub(super) fn new(key: &str, now: EpochMs) -> AppSummary {
         let empty: Arc<str> = Arc::from("");
         let (id, attempt) = split_key(key);
-        AppState {
+        AppSummary {
             id: Arc::from(id),
             attempt: attempt.map(Arc::from),
             name: empty.clone(),
@@ -265,45 +292,25 @@ impl AppState {
             gone: false,
             created_ms: now,
             from_log: false,
-            running_jobs: HashMap::new(),
             counted_jobs: IdSet::default(),
             counted_tasks: IdSet::default(),
-            started_tasks: IdSet::default(),
-            stages: HashMap::new(),
-            longest: Vec::new(),
             counted_stages: IdSet::default(),
             counted_retries: HashSet::new(),
-            stage_groups: HashMap::new(),
-            orphans: HashMap::new(),
-            groups: HashMap::new(),
-            executors: BTreeMap::new(),
-            executors_removed: BTreeMap::new(),
-            running_sql: HashMap::new(),
             counted_sql: IdSet::default(),
-            sql: HashMap::new(),
-            sql_groups: SqlGroups::default(),
-            sql_plans: Default::default(),
-            plan_latest: BTreeMap::new(),
+            groups: HashMap::new(),
+            executors_removed: BTreeMap::new(),
             connect_jobs: BTreeMap::new(),
             connect_counted: IdSet::default(),
-            streaming: BTreeMap::new(),
-            stream_runs: Default::default(),
-            label_sets: LabelSets::default(),
             exit_code: None,
-            summary: None,
             executors_seen: 0,
-            by_name: false,
-            runs: [0; 3],
-            run_duration: None,
+            groups_hidden: false,
             cost: Default::default(),
-            cache: Default::default(),
             delivery: Default::default(),
-            broadcasts: Default::default(),
         }
     }
 
     /// Index in [`RUN_STATUSES`] of how this run ended; `None` while it runs.
-    pub fn outcome(&self) -> Option<usize> {
+    pub(super) fn outcome(&self) -> Option<usize> {
         self.end_ms?;
         Some(match self.exit_code {
             Some(0) if !self.gone => 0,
@@ -313,7 +320,7 @@ impl AppState {
     }
 
     /// True once the stage attempt has been counted as ended.
-    pub fn stage_counted(&self, stage_id: u64, attempt: u32) -> bool {
+    pub(super) fn stage_counted(&self, stage_id: u64, attempt: u32) -> bool {
         if attempt == 0 {
             self.counted_stages.contains(stage_id)
         } else {
@@ -329,8 +336,15 @@ impl AppState {
         }
     }
 
+    /// True once the application has ended.
+    pub(super) fn ended(&self) -> bool {
+        self.end_ms.is_some()
+    }
+}
+
+impl AppDetail {
     /// The executor `id`, created (as active) on first sight.
-    pub fn executor(&mut self, id: &str) -> &mut ExecutorState {
+    pub(super) fn executor(&mut self, id: &str) -> &mut ExecutorState {
         self.executors
             .entry(id.to_string())
             .or_insert_with(|| ExecutorState {
@@ -340,7 +354,13 @@ impl AppState {
     }
 
     /// Record an ended stage attempt's duration among the application's `cap` longest.
-    pub fn note_stage_duration(&mut self, stage_id: u64, attempt: u32, ms: EpochMs, cap: usize) {
+    pub(super) fn note_stage_duration(
+        &mut self,
+        stage_id: u64,
+        attempt: u32,
+        ms: EpochMs,
+        cap: usize,
+    ) {
         if cap == 0 || self.longest.len() >= cap && self.longest.last().is_some_and(|l| ms <= l.0) {
             return;
         }
@@ -349,10 +369,21 @@ impl AppState {
         self.longest.insert(at, (ms, stage_id, attempt));
         self.longest.truncate(cap);
     }
+}
 
-    /// True once the application has ended.
-    pub fn ended(&self) -> bool {
-        self.end_ms.is_some()
+impl AppState {
+    /// An application known only by its model key so far ([`app_key`]), first seen at `now`,
+    /// with its detail.
+    pub(super) fn new(key: &str, now: EpochMs) -> AppState {
+        AppState {
+            summary: AppSummary::new(key, now),
+            detail: Some(Box::default()),
+        }
+    }
+
+    /// The summary and the detail (`None` once summarised), borrowed apart.
+    pub(super) fn parts(&mut self) -> (&mut AppSummary, Option<&mut AppDetail>) {
+        (&mut self.summary, self.detail.as_deref_mut())
     }
 }
 

@@ -50,7 +50,7 @@ impl<'a> AppView<'a> {
     /// model that never expires anything.
     pub fn stage_details(&self) -> Vec<StageDetail<'a>> {
         let mut v: Vec<StageDetail<'a>> = self
-            .state()
+            .d()
             .stages
             .values()
             .map(|sg| StageDetail {

@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::app::{AppState, GroupAgg, GroupKey};
+use super::app::{AppState, AppSummary, GroupAgg, GroupKey, NameAgg};
 use super::hist::Hist;
 use super::labels::Labeler;
 use super::state::State;
@@ -27,11 +27,11 @@ use crate::model::obs::{JobStatus, StageStatus};
 impl State {
     /// Whether the run counts into its name's series: it ended after the exporter started.
     pub(super) fn counts_by_name(&self, app: &AppState) -> bool {
-        app.end_ms.is_some_and(|e| e >= self.started_ms)
+        app.summary.end_ms.is_some_and(|e| e >= self.started_ms)
     }
 
     /// The accumulator of `name`, created at zero on first sight.
-    pub(super) fn name_acc(&mut self, name: &Arc<str>, now: i64) -> &mut AppState {
+    pub(super) fn name_acc(&mut self, name: &Arc<str>, now: i64) -> &mut NameAgg {
         let bounds = self.duration_bounds.clone();
         self.names
             .entry(name.clone())
@@ -41,15 +41,15 @@ impl State {
     /// A run leaves the model: in name mode its values (or, if it does not count, its job
     /// groups at zero) stay in its name's accumulator.
     pub(super) fn retire_app(&mut self, app: &AppState) {
-        if self.retention.aggregate_by != crate::config::AggregateBy::AppName || app.name.is_empty()
-        {
+        let name = &app.summary.name;
+        if self.retention.aggregate_by != crate::config::AggregateBy::AppName || name.is_empty() {
             return;
         }
         let counts = self.counts_by_name(app);
         let now = self.now_ms;
         let bounds = (self.duration_bounds.clone(), self.task_bounds.clone());
-        self.name_acc(&app.name, now);
-        if let Some(acc) = self.names.get_mut(&app.name) {
+        self.name_acc(name, now);
+        if let Some(acc) = self.names.get_mut(name) {
             fold(acc, app, counts, &self.labeler, &bounds);
         }
     }
@@ -64,7 +64,7 @@ impl<'a> ModelView<'a> {
             return None;
         }
         let bounds = (st.duration_bounds.clone(), st.task_bounds.clone());
-        let mut out: BTreeMap<Arc<str>, AppState> = st
+        let mut out: BTreeMap<Arc<str>, NameAgg> = st
             .names
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
@@ -72,11 +72,12 @@ impl<'a> ModelView<'a> {
         for app in st
             .apps
             .values()
-            .filter(|a| !a.name.is_empty() && st.serves(a))
+            .filter(|a| !a.summary.name.is_empty() && st.serves(a))
         {
+            let s = &app.summary;
             let acc = out
-                .entry(app.name.clone())
-                .or_insert_with(|| name_state(&app.name, app.created_ms, bounds.0.clone()));
+                .entry(s.name.clone())
+                .or_insert_with(|| name_state(&s.name, s.created_ms, bounds.0.clone()));
             fold(acc, app, st.counts_by_name(app), &st.labeler, &bounds);
         }
         Some(NameStates(out.into_values().collect()))
@@ -84,46 +85,52 @@ impl<'a> ModelView<'a> {
 }
 
 /// The state of `name` across runs, at zero, first seen at `created_ms`.
-fn name_state(name: &Arc<str>, created_ms: i64, duration_bounds: Arc<[f64]>) -> AppState {
-    let mut a = AppState::new("", created_ms);
-    a.name = name.clone();
-    a.by_name = true;
-    a.run_duration = Some(Hist::new(duration_bounds));
-    a
+fn name_state(name: &Arc<str>, created_ms: i64, duration_bounds: Arc<[f64]>) -> NameAgg {
+    let mut summary = AppSummary::new("", created_ms);
+    summary.name = name.clone();
+    NameAgg {
+        summary,
+        runs: [0; 3],
+        run_duration: Hist::new(duration_bounds),
+        plan_latest: BTreeMap::new(),
+        label_sets: Default::default(),
+    }
 }
 
 /// Per-name states built for one read (see [`ModelView::by_name`]).
-pub struct NameStates(Vec<AppState>);
+pub struct NameStates(Vec<NameAgg>);
 
 impl NameStates {
     /// One view per name, in name order.
     pub fn views(&self) -> impl Iterator<Item = AppView<'_>> {
-        self.0.iter().map(AppView::of)
+        self.0.iter().map(AppView::of_name)
     }
 }
 
 /// Add run `app` to the name state `acc`: its job groups at zero, and, if it `counts`, its
 /// job-group totals and histograms, removed-executor counts, outcome and duration.
 fn fold(
-    acc: &mut AppState,
+    name: &mut NameAgg,
     app: &AppState,
     counts: bool,
     labeler: &Labeler,
     (dur, task): &(Arc<[f64]>, Arc<[f64]>),
 ) {
-    if app.start_ms > acc.start_ms {
-        acc.start_ms = app.start_ms;
-        acc.spark_version = app.spark_version.clone();
-        acc.user = app.user.clone();
+    fold_plans(name, app, labeler);
+    let acc = &mut name.summary;
+    let run = &app.summary;
+    if run.start_ms > acc.start_ms {
+        acc.start_ms = run.start_ms;
+        acc.spark_version = run.spark_version.clone();
+        acc.user = run.user.clone();
     }
-    acc.created_ms = acc.created_ms.min(app.created_ms);
-    acc.from_log |= app.from_log;
+    acc.created_ms = acc.created_ms.min(run.created_ms);
+    acc.from_log |= run.from_log;
     super::cost_rules::fold(acc, app, counts);
-    fold_plans(acc, app, labeler);
     for g in AppView::of(app).all_groups() {
         let key: GroupKey = (
-            labeler.keep(&mut acc.label_sets, "job_group", &g.key.0),
-            labeler.keep(&mut acc.label_sets, "job_description", &g.key.1),
+            labeler.keep(&mut name.label_sets, "job_group", &g.key.0),
+            labeler.keep(&mut name.label_sets, "job_description", &g.key.1),
         );
         let a = acc
             .groups
@@ -150,17 +157,17 @@ fn fold(
     if !counts {
         return;
     }
-    if app.end_ms > acc.end_ms {
-        acc.end_ms = app.end_ms;
+    if run.end_ms > acc.end_ms {
+        acc.end_ms = run.end_ms;
     }
-    for (k, n) in &app.executors_removed {
+    for (k, n) in &run.executors_removed {
         *acc.executors_removed.entry(k).or_default() += n;
     }
-    if let Some(i) = app.outcome() {
-        acc.runs[i] += 1;
+    if let Some(i) = run.outcome() {
+        name.runs[i] += 1;
     }
-    if let (Some(h), Some(s), Some(e)) = (acc.run_duration.as_mut(), app.start_ms, app.end_ms) {
-        h.observe((e - s) as f64 / 1000.0);
+    if let (Some(s), Some(e)) = (run.start_ms, run.end_ms) {
+        name.run_duration.observe((e - s) as f64 / 1000.0);
     }
 }
 
@@ -178,8 +185,8 @@ fn fold_tasks(a: &mut GroupAgg, g: &super::view::GroupView<'_>) {
 
 /// The latest plan fingerprint per job group and description of run `app` into its name's
 /// state, whether the run counts or not: a gauge of the latest plan, not a count.
-fn fold_plans(acc: &mut AppState, app: &AppState, labeler: &Labeler) {
-    for ((g, d), agg) in &app.sql {
+fn fold_plans(acc: &mut NameAgg, app: &AppState, labeler: &Labeler) {
+    for ((g, d), agg) in app.detail.iter().flat_map(|d| &d.sql) {
         let Some(l) = agg.plans.latest else {
             continue;
         };

@@ -222,9 +222,9 @@ impl Observer for ModelObserver {
         let src = self.source;
         self.model.write(|s, t, now| {
             if let Some(a) = s.apps.get_mut(app_id) {
-                a.delivery.delivered(src);
+                a.summary.delivery.delivered(src);
                 let sources = s.sources.clone();
-                a.delivery.review(&sources);
+                a.summary.delivery.review(&sources);
                 s.review(app_id, t, now);
             }
         })

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use super::app::AppState;
+use super::app::{AppState, NameAgg};
 use super::labels::Labeler;
 use crate::config::{ModelConfig, Settings};
 
@@ -35,7 +35,7 @@ pub(crate) struct State {
     /// name): later observations of them are ignored.
     pub(super) excluded: HashSet<Box<str>>,
     /// Name mode: what runs that left the model added to their name's series.
-    pub(super) names: BTreeMap<Arc<str>, AppState>,
+    pub(super) names: BTreeMap<Arc<str>, NameAgg>,
     /// `model.app_name_filter`, compiled.
     pub(super) name_filter: Option<regex::Regex>,
     /// This exporter's shard (name mode shards by application name, here).
@@ -71,11 +71,14 @@ impl State {
             excluded: self.excluded.len(),
             names: self.names.len(),
         };
-        for a in self.apps.values() {
-            s.stages += a.stages.len();
-            s.orphans += a.orphans.len();
-            s.executors += a.executors.len();
-            s.summarised += usize::from(a.summary.is_some());
+        for d in self.apps.values().map(|a| a.detail.as_deref()) {
+            let Some(d) = d else {
+                s.summarised += 1;
+                continue;
+            };
+            s.stages += d.stages.len();
+            s.orphans += d.orphans.len();
+            s.executors += d.executors.len();
         }
         s
     }
@@ -125,6 +128,6 @@ impl State {
 
     /// Whether `app`'s series are served (`delivery.rs`).
     pub(super) fn serves(&self, app: &AppState) -> bool {
-        app.delivery.served() || self.sources.complete()
+        app.summary.delivery.served() || self.sources.complete()
     }
 }

@@ -10,10 +10,7 @@
 //!   `app` only its application series. Later observations of its detail are ignored, so nothing is counted
 //!   twice; the ids already counted stay.
 
-use std::collections::{BTreeMap, HashMap};
-
 use super::app::AppState;
-use super::idset::IdSet;
 use super::obs::EpochMs;
 use super::state::State;
 use crate::config::{AggregateBy, SummaryLevel};
@@ -37,13 +34,13 @@ impl State {
         if self.excluded.contains(app_id) {
             return false;
         }
-        !detail || self.apps.get(app_id).is_none_or(|a| a.summary.is_none())
+        !detail || self.apps.get(app_id).is_none_or(|a| a.detail.is_some())
     }
 
     /// `source` is in the middle of delivering `app_id` (`delivery.rs`).
     pub(super) fn observed(&mut self, app_id: &str, source: super::obs::Source, now: EpochMs) {
         if let Some(a) = self.apps.get_mut(app_id) {
-            a.delivery.observed(source, now);
+            a.summary.delivery.observed(source, now);
         }
     }
 
@@ -57,8 +54,8 @@ impl State {
             tracing::debug!(app_id, reason = ?why, "application not kept");
             // Only an application that ages out was ever this exporter's to count.
             self.exclude(app_id, why == Refusal::Age);
-        } else if self.summary_due(app, now) {
-            self.summarise(app_id, t, now);
+        } else if let Some(level) = self.summary_due(app, now) {
+            self.summarise(app_id, level, t, now);
         }
     }
 
@@ -73,6 +70,7 @@ impl State {
     }
 
     fn refuses(&self, app: &AppState, now: EpochMs) -> Option<Refusal> {
+        let app = &app.summary;
         if !app.name.is_empty() {
             if self
                 .name_filter
@@ -90,45 +88,53 @@ impl State {
         app.start_ms.filter(|s| *s < oldest).map(|_| Refusal::Age)
     }
 
-    fn summary_due(&self, app: &AppState, now: EpochMs) -> bool {
+    /// The level `app` is to be summarised at now, if it is due: the one place that reads
+    /// `model.summary_level` (what a level keeps is applied once, by [`Self::summarise`]).
+    fn summary_due(&self, app: &AppState, now: EpochMs) -> Option<SummaryLevel> {
         let after = i64::try_from(self.retention.summary_after.as_millis()).unwrap_or(i64::MAX);
-        self.retention.summary_level != SummaryLevel::Full
-            && app.summary.is_none()
-            && !app.delivery.in_progress(now)
-            && app.end_ms.is_some_and(|e| e <= now.saturating_sub(after))
+        let level = self.retention.summary_level;
+        let s = &app.summary;
+        (level != SummaryLevel::Full
+            && app.detail.is_some()
+            && !s.delivery.in_progress(now)
+            && s.end_ms.is_some_and(|e| e <= now.saturating_sub(after)))
+        .then_some(level)
     }
 
-    /// Drop the application's detail (see the module docs).
-    fn summarise(&mut self, app_id: &str, t: &Telemetry, now: EpochMs) {
+    /// Fold the application's detail into its summary, then drop it (see the module docs).
+    fn summarise(&mut self, app_id: &str, level: SummaryLevel, t: &Telemetry, now: EpochMs) {
         // Stages still waiting for their job are applied first, so their counts stay.
-        let held: Vec<_> = match self.apps.get_mut(app_id) {
-            Some(a) => a.orphans.drain().map(|(_, (o, _))| o).collect(),
+        let held: Vec<_> = match self
+            .apps
+            .get_mut(app_id)
+            .and_then(|a| a.detail.as_deref_mut())
+        {
+            Some(d) => d.orphans.drain().map(|(_, (o, _))| o).collect(),
             None => return,
         };
         for o in held {
             self.upsert_stage(app_id, &o, t, now, true);
         }
         let bounds = (self.duration_bounds.clone(), self.task_bounds.clone());
-        let level = self.retention.summary_level;
-        let Some(app) = self.apps.get_mut(app_id) else {
+        let per_run = self.retention.aggregate_by == AggregateBy::AppId;
+        let Some((s, Some(d))) = self.apps.get_mut(app_id).map(|a| a.parts()) else {
             return;
         };
         // Broadcast jobs still waiting for their query's group keep their own (`broadcast.rs`).
-        for (from, to) in app.broadcasts.give_up() {
-            super::update::resolve_broadcast(app, &from, &to, || {
+        for (from, to) in d.broadcasts.give_up() {
+            super::update::resolve_broadcast(s, d, &from, &to, || {
                 super::names::zero_group(&bounds.0, &bounds.1)
             });
         }
-        let keys: Vec<(u64, u32)> = app.stages.keys().copied().collect();
+        let keys: Vec<(u64, u32)> = d.stages.keys().copied().collect();
         for k in keys {
-            super::update::retire_stage(app, k, &bounds);
+            super::update::retire_stage(s, d, k, &bounds);
         }
         // Histograms still at zero never change now: their series go (a fleet's exposition is
         // mostly histogram buckets, and most `failed` ones are empty). Per run, stage and task
         // duration histograms are detail and go too; job durations stay. In name mode they stay:
         // a name's series sum its runs' at read time, and must never go down.
-        let per_run = self.retention.aggregate_by == crate::config::AggregateBy::AppId;
-        for g in app.groups.values_mut() {
+        for g in s.groups.values_mut() {
             g.job_duration.retain(|_, h| h.count > 0);
             g.stage_duration.retain(|_, h| h.count > 0 && !per_run);
             if per_run {
@@ -139,22 +145,12 @@ impl State {
                 g.skew_ratio = None;
             }
         }
-        app.executors_seen = app.executors.len() as u64;
-        super::cost_rules::retire_all(app);
-        app.cache = Default::default();
-        app.stages = HashMap::new();
-        app.stage_groups = HashMap::new();
-        app.orphans = HashMap::new();
-        app.running_jobs = HashMap::new();
-        app.executors = BTreeMap::new();
-        app.running_sql = HashMap::new();
-        app.sql = HashMap::new();
-        app.sql_groups = Default::default();
-        app.sql_plans = Default::default();
-        app.streaming = BTreeMap::new();
-        app.started_tasks = IdSet::default();
-        app.label_sets = Default::default();
-        app.summary = Some(level);
+        s.executors_seen = d.executors.len() as u64;
+        super::cost_rules::retire_all(s, d);
+        s.groups_hidden = level == SummaryLevel::App;
+        if let Some(app) = self.apps.get_mut(app_id) {
+            app.detail = None;
+        }
     }
 
     /// The periodic part: applications past `model.max_app_age` leave, ended ones past
@@ -163,7 +159,7 @@ impl State {
         let ids: Vec<String> = self
             .apps
             .iter()
-            .filter(|(_, a)| self.refuses(a, now).is_some() || self.summary_due(a, now))
+            .filter(|(_, a)| self.refuses(a, now).is_some() || self.summary_due(a, now).is_some())
             .map(|(k, _)| k.clone())
             .collect();
         for id in ids {

@@ -20,7 +20,7 @@
 //! **Locality**: every task end the event log reports counts under its `Task Info`.`Locality`
 //! (REST has no per-task locality without task lists, which the poller never reads).
 
-use super::app::{AppState, StageState};
+use super::app::{AppDetail, AppSummary, StageState};
 use super::obs::{StageObs, StageStatus, TaskEndObs, TaskOutcome, TaskSummaryObs};
 use super::skew::{longest_median, skew_ratio, summary_ratio};
 use super::state::State;
@@ -38,25 +38,25 @@ impl State {
     /// opens the attempt's duration list; its completion observes the ratio (if no source did
     /// yet) and frees the list.
     pub(super) fn log_stage(&mut self, app_id: &str, obs: &StageObs) {
-        let Some(app) = self.apps.get_mut(app_id) else {
+        let Some((s, Some(d))) = self.apps.get_mut(app_id).map(|a| a.parts()) else {
             return;
         };
-        let Some(st) = app.stages.get_mut(&(obs.stage_id, obs.attempt)) else {
+        let Some(st) = d.stages.get_mut(&(obs.stage_id, obs.attempt)) else {
             return;
         };
         match obs.status {
             StageStatus::Active if !st.skew.observed && st.skew.durations.is_none() => {
                 st.skew.durations = Some(Vec::new());
             }
-            s if s.is_terminal() => {
+            status if status.is_terminal() => {
                 let durations = st.skew.durations.take();
-                if s != StageStatus::Complete || st.status != StageStatus::Complete {
+                if status != StageStatus::Complete || st.status != StageStatus::Complete {
                     return;
                 }
-                if let Some(mut d) = durations.filter(|d| !d.is_empty()) {
-                    st.skew.longest_median_ms = longest_median(&mut d);
-                    let ratio = skew_ratio(&mut d);
-                    observe(app, (obs.stage_id, obs.attempt), ratio);
+                if let Some(mut ms) = durations.filter(|ms| !ms.is_empty()) {
+                    st.skew.longest_median_ms = longest_median(&mut ms);
+                    let ratio = skew_ratio(&mut ms);
+                    observe(s, d, (obs.stage_id, obs.attempt), ratio);
                 }
             }
             _ => {}
@@ -69,22 +69,21 @@ impl State {
         if !(sum.ended && sum.of_duration) {
             return;
         }
-        let Some(app) = self.apps.get_mut(app_id) else {
+        let Some((s, Some(d))) = self.apps.get_mut(app_id).map(|a| a.parts()) else {
             return;
         };
-        if app
-            .stages
+        if d.stages
             .get(&key)
             .is_some_and(|st| st.status == StageStatus::Complete)
         {
-            observe(app, key, summary_ratio(sum));
+            observe(s, d, key, summary_ratio(sum));
         }
     }
 }
 
 /// Observe the ratio of the held attempt `key` once; a `None` ratio (median 0) settles it too.
-fn observe(app: &mut AppState, key: (u64, u32), ratio: Option<f64>) {
-    let Some(st) = app.stages.get_mut(&key) else {
+fn observe(s: &mut AppSummary, d: &mut AppDetail, key: (u64, u32), ratio: Option<f64>) {
+    let Some(st) = d.stages.get_mut(&key) else {
         return;
     };
     if st.skew.observed {
@@ -95,7 +94,7 @@ fn observe(app: &mut AppState, key: (u64, u32), ratio: Option<f64>) {
     let Some(r) = ratio else {
         return;
     };
-    if let Some(h) = app
+    if let Some(h) = s
         .groups
         .get_mut(&st.group)
         .and_then(|g| g.skew_ratio.as_mut())

@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use super::app::{span_secs, AppState, GroupAgg, GroupKey, JobState, StageState};
+use super::app::{
+    span_secs, AppDetail, AppState, AppSummary, GroupAgg, GroupKey, JobState, StageState,
+};
 use super::executor::normalise_reason;
 use super::hist::Hist;
 use super::labels::Labeler;
@@ -23,21 +25,21 @@ fn set_str(dst: &mut Arc<str>, v: &Option<String>) {
 
 fn group_key(
     labeler: &Labeler,
-    app: &mut AppState,
+    d: &mut AppDetail,
     t: &Telemetry,
     group: Option<&str>,
     desc: Option<&str>,
 ) -> GroupKey {
     // A streaming micro-batch's job or stage counts under its query (streaming_labels.rs).
-    let runs = &mut app.stream_runs;
+    let runs = &mut d.stream_runs;
     if let Some(k) =
-        super::streaming_labels::group_key(labeler, &mut app.label_sets, runs, t, group, desc)
+        super::streaming_labels::group_key(labeler, &mut d.label_sets, runs, t, group, desc)
     {
         return k;
     }
     (
-        labeler.value(&mut app.label_sets, t, "job_group", group),
-        labeler.value(&mut app.label_sets, t, "job_description", desc),
+        labeler.value(&mut d.label_sets, t, "job_group", group),
+        labeler.value(&mut d.label_sets, t, "job_description", desc),
     )
 }
 
@@ -45,44 +47,44 @@ fn group_key(
 /// (the rewrite rules would make every line of a file one group), only capped.
 fn job_group_key(
     labeler: &Labeler,
-    app: &mut AppState,
+    d: &mut AppDetail,
     t: &Telemetry,
     group: Option<&(std::borrow::Cow<'_, str>, GroupSource)>,
     desc: Option<&str>,
 ) -> GroupKey {
     match group {
         Some((g, GroupSource::CallSite)) => (
-            labeler.value_verbatim(&mut app.label_sets, t, "job_group", g),
-            labeler.value(&mut app.label_sets, t, "job_description", desc),
+            labeler.value_verbatim(&mut d.label_sets, t, "job_group", g),
+            labeler.value(&mut d.label_sets, t, "job_description", desc),
         ),
-        g => group_key(labeler, app, t, g.map(|(g, _)| &**g), desc),
+        g => group_key(labeler, d, t, g.map(|(g, _)| &**g), desc),
     }
 }
 
 /// The job group's aggregate, created on first sight (a job or stage starting) with every
 /// histogram at zero for every status, so each series exists before its first observation.
 fn group_agg<'a>(
-    app: &'a mut AppState,
+    s: &'a mut AppSummary,
     key: &GroupKey,
     (dur_bounds, task_bounds): (&Arc<[f64]>, &Arc<[f64]>),
 ) -> &'a mut GroupAgg {
-    app.groups
+    s.groups
         .entry(key.clone())
         .or_insert_with(|| super::names::zero_group(dur_bounds, task_bounds))
 }
 
 /// Job `obs` of group `group` tells its SQL execution's group: remembered for the execution's
 /// end, and given to it now if it is running without one (its series then exist, at zero).
-fn sql_job(app: &mut AppState, obs: &JobObs, group: &Arc<str>, bounds: &Arc<[f64]>) {
-    app.sql_groups
+fn sql_job(d: &mut AppDetail, obs: &JobObs, group: &Arc<str>, bounds: &Arc<[f64]>) {
+    d.sql_groups
         .saw_job(obs.job_id, obs.sql_execution_id, group);
     if let Some(q) = obs
         .sql_execution_id
-        .and_then(|e| app.running_sql.get_mut(&e))
+        .and_then(|e| d.running_sql.get_mut(&e))
         .filter(|q| q.group.is_none())
     {
         q.group = Some(group.clone());
-        app.sql
+        d.sql
             .entry((group.clone(), q.description.clone()))
             .or_insert_with(|| SqlAgg::new(bounds));
     }
@@ -92,7 +94,8 @@ fn sql_job(app: &mut AppState, obs: &JobObs, group: &Arc<str>, bounds: &Arc<[f64
 /// exchange's job (Spark 3.4 and older) counts under its query's group (`broadcast.rs`); any
 /// other job tells its SQL execution's group, and its execution's broadcasts.
 fn broadcast_job(
-    app: &mut AppState,
+    s: &mut AppSummary,
+    d: &mut AppDetail,
     obs: &JobObs,
     held: bool,
     group: GroupKey,
@@ -102,12 +105,12 @@ fn broadcast_job(
         return if held {
             group
         } else {
-            app.broadcasts.group_of(obs, group)
+            d.broadcasts.group_of(obs, group)
         };
     }
-    sql_job(app, obs, &group.0, dur_bounds);
-    for (from, to) in app.broadcasts.saw_job(obs, &group) {
-        resolve_broadcast(app, &from, &to, || {
+    sql_job(d, obs, &group.0, dur_bounds);
+    for (from, to) in d.broadcasts.saw_job(obs, &group) {
+        resolve_broadcast(s, d, &from, &to, || {
             super::names::zero_group(dur_bounds, task_bounds)
         });
     }
@@ -117,7 +120,8 @@ fn broadcast_job(
 /// Count an ended Spark Connect job under its client application (and user, when
 /// `labels.connect_user` is on), once. Only event logs know the client application.
 fn count_connect_job(
-    app: &mut AppState,
+    s: &mut AppSummary,
+    d: &mut AppDetail,
     labeler: &Labeler,
     t: &Telemetry,
     obs: &JobObs,
@@ -126,34 +130,50 @@ fn count_connect_job(
     let Some(client) = obs.client_app.as_deref() else {
         return;
     };
-    if !obs.status.is_terminal() || app.connect_counted.contains(obs.job_id) {
+    if !obs.status.is_terminal() || s.connect_counted.contains(obs.job_id) {
         return;
     }
-    app.connect_counted.insert(obs.job_id);
+    s.connect_counted.insert(obs.job_id);
     let user = with_user
         .then(|| super::attribution::connect_user(&obs.tags))
         .flatten();
     let key = (
-        labeler.value(&mut app.label_sets, t, "client_app", Some(client)),
-        labeler.value(&mut app.label_sets, t, "user", user),
+        labeler.value(&mut d.label_sets, t, "client_app", Some(client)),
+        labeler.value(&mut d.label_sets, t, "user", user),
     );
-    let n = app.connect_jobs.entry(key).or_default();
+    let n = s.connect_jobs.entry(key).or_default();
     n[usize::from(obs.status != JobStatus::Succeeded)] += 1;
 }
 
 impl State {
-    pub(super) fn app(&mut self, app_id: &str) -> &mut AppState {
-        self.app_and_labeler(app_id).0
+    /// The application `app_id`, created on first sight.
+    fn app_state(&mut self, app_id: &str) -> &mut AppState {
+        let now = self.now_ms;
+        self.apps
+            .entry(app_id.to_string())
+            .or_insert_with(|| AppState::new(app_id, now))
     }
 
-    /// The application (created on first sight) and the labeler, borrowed together.
-    pub(super) fn app_and_labeler(&mut self, app_id: &str) -> (&mut AppState, &Labeler) {
+    /// The summary of application `app_id`, created on first sight.
+    pub(super) fn app(&mut self, app_id: &str) -> &mut AppSummary {
+        &mut self.app_state(app_id).summary
+    }
+
+    /// The summary and detail of application `app_id` (created on first sight) and the
+    /// labeler, borrowed together; `None` once the application is summarised.
+    pub(super) fn live(
+        &mut self,
+        app_id: &str,
+    ) -> Option<(&mut AppSummary, &mut AppDetail, &Labeler)> {
         let now = self.now_ms;
         let app = self
             .apps
             .entry(app_id.to_string())
             .or_insert_with(|| AppState::new(app_id, now));
-        (app, &self.labeler)
+        match app.parts() {
+            (s, Some(d)) => Some((s, d, &self.labeler)),
+            (_, None) => None,
+        }
     }
 
     pub(super) fn upsert_app(&mut self, obs: &AppObs, now: EpochMs) {
@@ -162,27 +182,27 @@ impl State {
     }
 
     fn upsert_app_inner(&mut self, obs: &AppObs, now: EpochMs) {
-        let app = self.app(&obs.app_id);
-        set_str(&mut app.name, &obs.name);
-        set_str(&mut app.spark_version, &obs.spark_version);
-        set_str(&mut app.user, &obs.user);
-        if obs.start_ms.is_some_and(|s| s > 0) {
-            app.start_ms = obs.start_ms;
+        let s = self.app(&obs.app_id);
+        set_str(&mut s.name, &obs.name);
+        set_str(&mut s.spark_version, &obs.spark_version);
+        set_str(&mut s.user, &obs.user);
+        if obs.start_ms.is_some_and(|t| t > 0) {
+            s.start_ms = obs.start_ms;
         }
         if obs.exit_code.is_some() {
-            app.exit_code = obs.exit_code;
+            s.exit_code = obs.exit_code;
         }
         match obs.end_ms.filter(|e| *e > 0) {
-            Some(e) if app.end_ms != Some(e) => {
-                app.end_ms = Some(e);
-                app.ended_seen_ms = Some(now);
-                app.gone = false;
+            Some(e) if s.end_ms != Some(e) => {
+                s.end_ms = Some(e);
+                s.ended_seen_ms = Some(now);
+                s.gone = false;
             }
             // A source sees it running again (it was only marked gone): un-end it.
-            None if app.ended_seen_ms.is_some() && app.gone => {
-                app.end_ms = None;
-                app.ended_seen_ms = None;
-                app.gone = false;
+            None if s.ended_seen_ms.is_some() && s.gone => {
+                s.end_ms = None;
+                s.ended_seen_ms = None;
+                s.gone = false;
             }
             _ => {}
         }
@@ -197,7 +217,10 @@ impl State {
         };
         let mut starts: Vec<(EpochMs, String, bool)> = self
             .attempts_of(id)
-            .filter_map(|(k, a)| a.start_ms.map(|s| (s, k.clone(), a.end_ms.is_none())))
+            .filter_map(|(k, a)| {
+                let a = &a.summary;
+                a.start_ms.map(|s| (s, k.clone(), a.end_ms.is_none()))
+            })
             .collect();
         starts.sort();
         let ends: Vec<(String, EpochMs)> = starts
@@ -211,11 +234,11 @@ impl State {
     }
 
     pub(super) fn app_gone(&mut self, app_id: &str, end_ms: EpochMs, now: EpochMs) {
-        if let Some(app) = self.apps.get_mut(app_id) {
-            if app.end_ms.is_none() {
-                app.end_ms = Some(end_ms);
-                app.ended_seen_ms = Some(now);
-                app.gone = true;
+        if let Some(s) = self.apps.get_mut(app_id).map(|a| &mut a.summary) {
+            if s.end_ms.is_none() {
+                s.end_ms = Some(end_ms);
+                s.ended_seen_ms = Some(now);
+                s.gone = true;
             }
         }
     }
@@ -251,40 +274,43 @@ impl State {
             obs.name.as_deref(),
         );
         let connect_user = self.connect_user;
-        let (app, labeler) = self.app_and_labeler(app_id);
-        count_connect_job(app, labeler, t, obs, connect_user);
+        let Some((s, d, labeler)) = self.live(app_id) else {
+            return vec![];
+        };
+        count_connect_job(s, d, labeler, t, obs, connect_user);
         // Whether REST counted the job first or not, the log reports on the application.
         if src == Source::EventLog {
-            app.from_log = true;
+            s.from_log = true;
         }
-        if app.counted_jobs.contains(obs.job_id) {
+        if s.counted_jobs.contains(obs.job_id) {
             return vec![];
         }
-        let prev = app.running_jobs.remove(&obs.job_id);
+        let prev = d.running_jobs.remove(&obs.job_id);
         let group = match &prev {
             Some(j) => j.group.clone(),
-            None => job_group_key(labeler, app, t, raw_group.as_ref(), raw_desc.as_deref()),
+            None => job_group_key(labeler, d, t, raw_group.as_ref(), raw_desc.as_deref()),
         };
-        let group = broadcast_job(app, obs, prev.is_some(), group, (&dur_bounds, &task_bounds));
+        let group = broadcast_job(
+            s,
+            d,
+            obs,
+            prev.is_some(),
+            group,
+            (&dur_bounds, &task_bounds),
+        );
         for sid in &obs.stage_ids {
-            if !app.counted_stages.contains(*sid) {
-                app.stage_groups
-                    .entry(*sid)
-                    .or_insert_with(|| group.clone());
+            if !s.counted_stages.contains(*sid) {
+                d.stage_groups.entry(*sid).or_insert_with(|| group.clone());
             }
         }
         let held: Vec<StageObs> = obs
             .stage_ids
             .iter()
             .flat_map(|sid| {
-                let keys: Vec<(u64, u32)> = app
-                    .orphans
-                    .keys()
-                    .filter(|k| k.0 == *sid)
-                    .copied()
-                    .collect();
+                let keys: Vec<(u64, u32)> =
+                    d.orphans.keys().filter(|k| k.0 == *sid).copied().collect();
                 keys.into_iter()
-                    .filter_map(|k| app.orphans.remove(&k).map(|(o, _)| o))
+                    .filter_map(|k| d.orphans.remove(&k).map(|(o, _)| o))
                     .collect::<Vec<_>>()
             })
             .collect();
@@ -292,13 +318,13 @@ impl State {
             .submission_ms
             .or(prev.as_ref().and_then(|j| j.submission_ms));
         // The group's series exist from its first job's start, at zero.
-        group_agg(app, &group, (&dur_bounds, &task_bounds));
+        group_agg(s, &group, (&dur_bounds, &task_bounds));
         if !obs.status.is_terminal() {
             let mut stage_ids = prev.map(|p| p.stage_ids).unwrap_or_default();
             if stage_ids.is_empty() {
                 stage_ids = obs.stage_ids.clone();
             }
-            app.running_jobs.insert(
+            d.running_jobs.insert(
                 obs.job_id,
                 JobState {
                     group,
@@ -308,9 +334,9 @@ impl State {
             );
             return held;
         }
-        app.counted_jobs.insert(obs.job_id);
+        s.counted_jobs.insert(obs.job_id);
         let status = obs.status.label();
-        let agg = group_agg(app, &group, (&dur_bounds, &task_bounds));
+        let agg = group_agg(s, &group, (&dur_bounds, &task_bounds));
         *agg.jobs.entry(status).or_default() += 1;
         let h = agg
             .job_duration
@@ -327,15 +353,12 @@ impl State {
                 ids.extend(p.stage_ids.iter().copied());
             }
             for sid in ids {
-                if app.counted_stages.contains(sid) || app.stages.keys().any(|(s, _)| *s == sid) {
+                if s.counted_stages.contains(sid) || d.stages.keys().any(|(s, _)| *s == sid) {
                     continue;
                 }
-                app.counted_stages.insert(sid);
-                let g = app
-                    .stage_groups
-                    .remove(&sid)
-                    .unwrap_or_else(|| group.clone());
-                *group_agg(app, &g, (&dur_bounds, &task_bounds))
+                s.counted_stages.insert(sid);
+                let g = d.stage_groups.remove(&sid).unwrap_or_else(|| group.clone());
+                *group_agg(s, &g, (&dur_bounds, &task_bounds))
                     .stages
                     .entry("skipped")
                     .or_default() += 1;
@@ -348,14 +371,17 @@ impl State {
     pub(super) fn flush_orphans(&mut self, older_than: EpochMs, t: &Telemetry, now: EpochMs) {
         let mut due: Vec<(String, StageObs)> = vec![];
         for (id, app) in self.apps.iter_mut() {
-            let keys: Vec<(u64, u32)> = app
+            let Some(d) = app.detail.as_deref_mut() else {
+                continue;
+            };
+            let keys: Vec<(u64, u32)> = d
                 .orphans
                 .iter()
                 .filter(|(_, (_, first))| *first <= older_than)
                 .map(|(k, _)| *k)
                 .collect();
             for k in keys {
-                if let Some((o, _)) = app.orphans.remove(&k) {
+                if let Some((o, _)) = d.orphans.remove(&k) {
                     due.push((id.clone(), o));
                 }
             }
@@ -375,46 +401,48 @@ impl State {
     ) {
         let (dur_bounds, task_bounds) = (self.duration_bounds.clone(), self.task_bounds.clone());
         let longest_cap = self.retention.max_finished_stages;
-        let (app, labeler) = self.app_and_labeler(app_id);
+        let Some((s, d, labeler)) = self.live(app_id) else {
+            return;
+        };
         let key = (obs.stage_id, obs.attempt);
-        let counted = app.stage_counted(obs.stage_id, obs.attempt);
-        if !app.stages.contains_key(&key) {
+        let counted = s.stage_counted(obs.stage_id, obs.attempt);
+        if !d.stages.contains_key(&key) {
             if counted || obs.status == StageStatus::Pending {
                 return;
             }
-            let group = match app.stage_groups.get(&obs.stage_id) {
+            let group = match d.stage_groups.get(&obs.stage_id) {
                 Some(g) => g.clone(),
                 // REST stages carry no job group: wait for the job that lists this stage.
                 None if obs.job_group.is_none() && !force => {
-                    let first = app.orphans.get(&key).map_or(now, |(_, t)| *t);
-                    app.orphans.insert(key, (obs.clone(), first));
+                    let first = d.orphans.get(&key).map_or(now, |(_, t)| *t);
+                    d.orphans.insert(key, (obs.clone(), first));
                     return;
                 }
                 None => group_key(
                     labeler,
-                    app,
+                    d,
                     t,
                     obs.job_group.as_deref(),
                     super::attribution::readable_description(obs.description.as_deref(), None)
                         .as_deref(),
                 ),
             };
-            app.orphans.remove(&key);
+            d.orphans.remove(&key);
             if obs.status == StageStatus::Skipped {
-                app.mark_stage_counted(obs.stage_id, obs.attempt);
-                app.stage_groups.remove(&obs.stage_id);
-                *group_agg(app, &group, (&dur_bounds, &task_bounds))
+                s.mark_stage_counted(obs.stage_id, obs.attempt);
+                d.stage_groups.remove(&obs.stage_id);
+                *group_agg(s, &group, (&dur_bounds, &task_bounds))
                     .stages
                     .entry("skipped")
                     .or_default() += 1;
                 return;
             }
-            group_agg(app, &group, (&dur_bounds, &task_bounds));
+            group_agg(s, &group, (&dur_bounds, &task_bounds));
             let name = labeler.cap(obs.name.as_deref().unwrap_or(""));
             let st = StageState::new(obs.stage_id, obs.attempt, group, Arc::from(name), now);
-            app.stages.insert(key, st);
+            d.stages.insert(key, st);
         }
-        let Some(st) = app.stages.get_mut(&key) else {
+        let Some(st) = d.stages.get_mut(&key) else {
             return;
         };
         merge_stage(st, obs, labeler, now);
@@ -436,12 +464,12 @@ impl State {
             span_secs(st.submission_ms, st.completion_ms),
         );
         let status = obs.status.label();
-        app.mark_stage_counted(obs.stage_id, obs.attempt);
-        if let Some(d) = dur {
-            let ms = (d * 1000.0).round() as EpochMs;
-            app.note_stage_duration(obs.stage_id, obs.attempt, ms, longest_cap);
+        s.mark_stage_counted(obs.stage_id, obs.attempt);
+        if let Some(secs) = dur {
+            let ms = (secs * 1000.0).round() as EpochMs;
+            d.note_stage_duration(obs.stage_id, obs.attempt, ms, longest_cap);
         }
-        let agg = group_agg(app, &group, (&dur_bounds, &task_bounds));
+        let agg = group_agg(s, &group, (&dur_bounds, &task_bounds));
         *agg.stages.entry(status).or_default() += 1;
         let h = agg
             .stage_duration
@@ -462,7 +490,8 @@ impl State {
         if let Some(st) = self
             .apps
             .get_mut(app_id)
-            .and_then(|a| a.stages.get_mut(&(stage_id, attempt)))
+            .and_then(|a| a.detail.as_deref_mut())
+            .and_then(|d| d.stages.get_mut(&(stage_id, attempt)))
         {
             st.summary = Some(sum);
         }
@@ -470,25 +499,29 @@ impl State {
     }
 
     pub(super) fn task_start(&mut self, app_id: &str, obs: &TaskStartObs) {
-        let app = self.app(app_id);
-        if app.counted_tasks.contains(obs.task_id) || !app.started_tasks.insert(obs.task_id) {
+        let Some((s, d, _)) = self.live(app_id) else {
+            return;
+        };
+        if s.counted_tasks.contains(obs.task_id) || !d.started_tasks.insert(obs.task_id) {
             return;
         }
-        if let Some(st) = app.stages.get_mut(&(obs.stage_id, obs.attempt)) {
+        if let Some(st) = d.stages.get_mut(&(obs.stage_id, obs.attempt)) {
             st.log_running += 1;
         }
-        app.executor(&obs.executor_id).log_running += 1;
+        d.executor(&obs.executor_id).log_running += 1;
     }
 
     pub(super) fn task_end(&mut self, app_id: &str, obs: &TaskEndObs, t: &Telemetry) {
         let (dur_bounds, task_bounds) = (self.duration_bounds.clone(), self.task_bounds.clone());
-        let (app, labeler) = self.app_and_labeler(app_id);
-        if !app.counted_tasks.insert(obs.task_id) {
+        let Some((s, d, labeler)) = self.live(app_id) else {
+            return;
+        };
+        if !s.counted_tasks.insert(obs.task_id) {
             return;
         }
-        let was_running = app.started_tasks.contains(obs.task_id);
+        let was_running = d.started_tasks.contains(obs.task_id);
         let key = (obs.stage_id, obs.attempt);
-        let group = match app.stages.get_mut(&key) {
+        let group = match d.stages.get_mut(&key) {
             Some(st) => {
                 match obs.outcome {
                     TaskOutcome::Succeeded => st.log_counts.succeeded += 1,
@@ -509,11 +542,11 @@ impl State {
             None => {
                 // The stage already retired (a late speculative task): fold straight into its
                 // group so nothing is lost.
-                let g = match app.stage_groups.get(&obs.stage_id) {
+                let g = match d.stage_groups.get(&obs.stage_id) {
                     Some(g) => g.clone(),
-                    None => group_key(labeler, app, t, None, None),
+                    None => group_key(labeler, d, t, None, None),
                 };
-                let agg = group_agg(app, &g, (&dur_bounds, &task_bounds));
+                let agg = group_agg(s, &g, (&dur_bounds, &task_bounds));
                 match obs.outcome {
                     TaskOutcome::Succeeded => agg.retired_counts.succeeded += 1,
                     TaskOutcome::Failed => agg.retired_counts.failed += 1,
@@ -524,12 +557,12 @@ impl State {
             }
         };
         let dur_ms = obs.finish_ms.saturating_sub(obs.launch_ms).max(0) as u64;
-        let agg = group_agg(app, &group, (&dur_bounds, &task_bounds));
+        let agg = group_agg(s, &group, (&dur_bounds, &task_bounds));
         agg.task_duration.observe(dur_ms as f64 / 1000.0);
         if let Some(l) = obs.locality {
             agg.locality[super::skew::locality_index(l)] += 1;
         }
-        let ex = app.executor(&obs.executor_id);
+        let ex = d.executor(&obs.executor_id);
         if was_running {
             ex.log_running = ex.log_running.saturating_sub(1);
         }
@@ -551,13 +584,15 @@ impl State {
     }
 
     pub(super) fn upsert_executor(&mut self, app_id: &str, obs: &ExecutorObs, now: EpochMs) {
-        let app = self.app(app_id);
+        let Some((s, d, _)) = self.live(app_id) else {
+            return;
+        };
         // An executor that left the model stays gone (`cost.rs`): REST lists dead ones a while.
-        if app.cost.is_retired(&obs.executor_id) {
+        if s.cost.is_retired(&obs.executor_id) {
             return;
         }
-        let is_new = !app.executors.contains_key(&obs.executor_id);
-        let ex = app.executor(&obs.executor_id);
+        let is_new = !d.executors.contains_key(&obs.executor_id);
+        let ex = d.executor(&obs.executor_id);
         ex.merge(obs);
         let removed =
             obs.active == Some(false) && ex.remove_reason.is_none() && (ex.active || is_new);
@@ -567,10 +602,10 @@ impl State {
             ex.remove_reason = Some(reason);
             ex.dead_seen_ms = Some(now);
             ex.active_tasks = Some(0);
-            app.cache.executor_removed(&obs.executor_id);
+            d.cache.executor_removed(&obs.executor_id);
             // The driver "executor" only goes away with the application.
             if obs.executor_id != "driver" {
-                *app.executors_removed.entry(reason).or_default() += 1;
+                *s.executors_removed.entry(reason).or_default() += 1;
             }
         }
     }
@@ -578,20 +613,22 @@ impl State {
     pub(super) fn upsert_sql(&mut self, app_id: &str, obs: &SqlObs, t: &Telemetry) {
         let bounds = self.duration_bounds.clone();
         let task_bounds = self.task_bounds.clone();
-        let (app, labeler) = self.app_and_labeler(app_id);
+        let Some((s, d, labeler)) = self.live(app_id) else {
+            return;
+        };
         let ended = obs.status.is_terminal();
-        for (from, to) in app
+        for (from, to) in d
             .broadcasts
             .saw_execution(obs.execution_id, &obs.job_ids, ended)
         {
-            resolve_broadcast(app, &from, &to, || {
+            resolve_broadcast(s, d, &from, &to, || {
                 super::names::zero_group(&bounds, &task_bounds)
             });
         }
-        if app.counted_sql.contains(obs.execution_id) {
+        if s.counted_sql.contains(obs.execution_id) {
             return;
         }
-        let prev = app.running_sql.remove(&obs.execution_id);
+        let prev = d.running_sql.remove(&obs.execution_id);
         let prev_group = prev.as_ref().and_then(|p| p.group.clone());
         let prev_plan = prev.as_ref().and_then(|p| p.plan);
         // A streaming micro-batch's description names its query (streaming_labels.rs): read
@@ -600,7 +637,7 @@ impl State {
             Some(_) => None,
             None => super::streaming_labels::sql_description(
                 labeler,
-                &mut app.label_sets,
+                &mut d.label_sets,
                 t,
                 obs.description.as_deref(),
             ),
@@ -609,7 +646,7 @@ impl State {
             (Some(p), _) => p.description.clone(),
             (None, Some(name)) => name.clone(),
             (None, None) => labeler.value(
-                &mut app.label_sets,
+                &mut d.label_sets,
                 t,
                 "description",
                 super::attribution::readable_description(obs.description.as_deref(), None)
@@ -621,15 +658,15 @@ impl State {
         // sources), jobs or not.
         let group = prev_group
             .or(streaming)
-            .or_else(|| app.sql_groups.of(obs.execution_id, &obs.job_ids));
+            .or_else(|| d.sql_groups.of(obs.execution_id, &obs.job_ids));
         if !obs.status.is_terminal() {
             // The key's series exist from its first execution's start, at zero.
             if let Some(g) = &group {
-                app.sql
+                d.sql
                     .entry((g.clone(), description.clone()))
                     .or_insert_with(|| SqlAgg::new(&bounds));
             }
-            app.running_sql.insert(
+            d.running_sql.insert(
                 obs.execution_id,
                 SqlState {
                     group,
@@ -641,12 +678,11 @@ impl State {
             return;
         }
         let submission_ms = obs.submission_ms.or(prev.and_then(|p| p.submission_ms));
-        let group =
-            group.unwrap_or_else(|| labeler.value(&mut app.label_sets, t, "job_group", None));
-        app.counted_sql.insert(obs.execution_id);
-        app.sql_groups.ended(obs.execution_id);
+        let group = group.unwrap_or_else(|| labeler.value(&mut d.label_sets, t, "job_group", None));
+        s.counted_sql.insert(obs.execution_id);
+        d.sql_groups.ended(obs.execution_id);
         let key = (group, description);
-        let agg = app
+        let agg = d
             .sql
             .entry(key.clone())
             .or_insert_with(|| SqlAgg::new(&bounds));
@@ -665,9 +701,9 @@ impl State {
             .map(|(s, d)| s.saturating_add(i64::try_from(d).unwrap_or(i64::MAX)));
         let id = obs.execution_id;
         match prev_plan {
-            Some(p) if app.sql_plans.count(id) => agg.plans.add(&p, id, end_ms),
+            Some(p) if d.sql_plans.count(id) => agg.plans.add(&p, id, end_ms),
             Some(_) => {}
-            None => app.sql_plans.wait(id, super::plan::Ended { key, end_ms }),
+            None => d.sql_plans.wait(id, super::plan::Ended { key, end_ms }),
         }
     }
 
@@ -675,19 +711,23 @@ impl State {
     /// kept with it if it is running, once either way (see `plan.rs`).
     pub(super) fn sql_plan(&mut self, app_id: &str, obs: &SqlPlanObs) {
         let bounds = self.duration_bounds.clone();
-        let Some(app) = self.apps.get_mut(app_id) else {
+        let Some(d) = self
+            .apps
+            .get_mut(app_id)
+            .and_then(|a| a.detail.as_deref_mut())
+        else {
             return;
         };
         let id = obs.execution_id;
-        if app.sql_plans.counted(id) {
+        if d.sql_plans.counted(id) {
             return;
         }
-        if let Some(q) = app.running_sql.get_mut(&id) {
+        if let Some(q) = d.running_sql.get_mut(&id) {
             q.plan = Some(obs.plan);
             return;
         }
-        if let Some(e) = app.sql_plans.take(id) {
-            app.sql
+        if let Some(e) = d.sql_plans.take(id) {
+            d.sql
                 .entry(e.key)
                 .or_insert_with(|| SqlAgg::new(&bounds))
                 .plans
@@ -702,9 +742,8 @@ impl State {
         t: &Telemetry,
     ) {
         self.stream_agg(app_id, obs.name.as_deref(), &obs.query_id, t);
-        if let Some(run) = &obs.run_id {
-            let app = self.app(app_id);
-            app.stream_runs
+        if let (Some(run), Some((_, d, _))) = (&obs.run_id, self.live(app_id)) {
+            d.stream_runs
                 .insert(run, obs.name.as_deref(), &obs.query_id);
         }
     }
@@ -717,7 +756,7 @@ impl State {
         name: Option<&str>,
         query_id: &str,
         t: &Telemetry,
-    ) -> Arc<str> {
+    ) -> Option<Arc<str>> {
         let bounds = self.duration_bounds.clone();
         let configured = name
             .and_then(|n| self.trigger_intervals.get(n))
@@ -726,23 +765,17 @@ impl State {
                     .get(&super::streaming_labels::stand_in(query_id))
             })
             .copied();
-        let (app, labeler) = self.app_and_labeler(app_id);
-        let q = super::streaming_labels::label(
-            labeler,
-            &mut app.label_sets,
-            t,
-            "query",
-            name,
-            query_id,
-        );
-        let agg = app
+        let (_, d, labeler) = self.live(app_id)?;
+        let q =
+            super::streaming_labels::label(labeler, &mut d.label_sets, t, "query", name, query_id);
+        let agg = d
             .streaming
             .entry(q.clone())
             .or_insert_with(|| StreamAgg::new(bounds));
         if configured.is_some() {
             agg.configured_interval_s = configured;
         }
-        q
+        Some(q)
     }
 
     pub(super) fn streaming_progress(
@@ -751,9 +784,13 @@ impl State {
         obs: &StreamingProgressObs,
         t: &Telemetry,
     ) {
-        let q = self.stream_agg(app_id, obs.name.as_deref(), &obs.query_id, t);
-        let (app, labeler) = self.app_and_labeler(app_id);
-        let Some(agg) = app.streaming.get_mut(&q) else {
+        let Some(q) = self.stream_agg(app_id, obs.name.as_deref(), &obs.query_id, t) else {
+            return;
+        };
+        let Some((_, d, labeler)) = self.live(app_id) else {
+            return;
+        };
+        let Some(agg) = d.streaming.get_mut(&q) else {
             return;
         };
         if agg
@@ -777,7 +814,8 @@ impl State {
             .apps
             .iter()
             .filter(|(_, a)| {
-                a.ended_seen_ms
+                a.summary
+                    .ended_seen_ms
                     .is_some_and(|e| now - e >= ms(r.app_retention))
             })
             .map(|(k, _)| k.clone())
@@ -788,7 +826,10 @@ impl State {
             }
         }
         for app in self.apps.values_mut() {
-            let old: Vec<(u64, u32)> = app
+            let (s, Some(d)) = app.parts() else {
+                continue;
+            };
+            let old: Vec<(u64, u32)> = d
                 .stages
                 .iter()
                 .filter(|(_, s)| {
@@ -798,14 +839,14 @@ impl State {
                 .map(|(k, _)| *k)
                 .collect();
             for k in old {
-                retire_stage(app, k, &bounds);
+                retire_stage(s, d, k, &bounds);
             }
-            super::cost_rules::expire_executors(app, now, ms(r.dead_executor_retention));
-            shrink(&mut app.stages);
-            shrink(&mut app.stage_groups);
-            shrink(&mut app.running_jobs);
-            shrink(&mut app.orphans);
-            shrink(&mut app.running_sql);
+            super::cost_rules::expire_executors(s, d, now, ms(r.dead_executor_retention));
+            shrink(&mut d.stages);
+            shrink(&mut d.stage_groups);
+            shrink(&mut d.running_jobs);
+            shrink(&mut d.orphans);
+            shrink(&mut d.running_sql);
         }
     }
 }
@@ -813,21 +854,22 @@ impl State {
 /// Move what placeholder `from` counted into group `to`: its aggregate, and its live stages,
 /// stage-to-group entries and running job.
 pub(super) fn resolve_broadcast(
-    app: &mut AppState,
+    s: &mut AppSummary,
+    d: &mut AppDetail,
     from: &GroupKey,
     to: &GroupKey,
     zero: impl FnOnce() -> GroupAgg,
 ) {
-    if let Some(agg) = app.groups.remove(from) {
-        merge(app.groups.entry(to.clone()).or_insert_with(zero), &agg);
+    if let Some(agg) = s.groups.remove(from) {
+        merge(s.groups.entry(to.clone()).or_insert_with(zero), &agg);
     }
-    for st in app.stages.values_mut().filter(|s| &s.group == from) {
+    for st in d.stages.values_mut().filter(|s| &s.group == from) {
         st.group = to.clone();
     }
-    for g in app.stage_groups.values_mut().filter(|g| *g == from) {
+    for g in d.stage_groups.values_mut().filter(|g| *g == from) {
         *g = to.clone();
     }
-    for j in app.running_jobs.values_mut().filter(|j| &j.group == from) {
+    for j in d.running_jobs.values_mut().filter(|j| &j.group == from) {
         j.group = to.clone();
     }
 }
@@ -867,10 +909,15 @@ fn merge(into: &mut GroupAgg, from: &GroupAgg) {
 }
 
 /// A stage attempt leaves the model: its task counts and sums fold into its job group.
-pub(super) fn retire_stage(app: &mut AppState, k: (u64, u32), bounds: &(Arc<[f64]>, Arc<[f64]>)) {
-    if let Some(st) = app.stages.remove(&k) {
-        app.stage_groups.remove(&k.0);
-        let agg = group_agg(app, &st.group, (&bounds.0, &bounds.1));
+pub(super) fn retire_stage(
+    s: &mut AppSummary,
+    d: &mut AppDetail,
+    k: (u64, u32),
+    bounds: &(Arc<[f64]>, Arc<[f64]>),
+) {
+    if let Some(st) = d.stages.remove(&k) {
+        d.stage_groups.remove(&k.0);
+        let agg = group_agg(s, &st.group, (&bounds.0, &bounds.1));
         agg.retired_counts.add(&st.counts());
         agg.retired_totals.add(&st.totals());
     }

@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use super::app::{AppState, GroupAgg, GroupKey, StageState};
+use super::app::{AppDetail, AppState, AppSummary, GroupAgg, GroupKey, NameAgg, StageState};
 use super::executor::ExecutorTotals;
 use super::hist::Hist;
 use super::obs::{EpochMs, TaskCounts, TaskTotals};
@@ -42,7 +42,7 @@ impl<'a> ModelView<'a> {
             .apps
             .values()
             .filter(move |app| state.serves(app))
-            .map(move |app| AppView { app, keep })
+            .map(move |app| AppView::run(app, keep))
     }
 
     /// True once every source the exporter runs has finished its start-up read
@@ -60,10 +60,10 @@ impl<'a> ModelView<'a> {
             .or_else(|| {
                 self.state
                     .attempts_of(id)
-                    .max_by_key(|(_, a)| a.start_ms)
+                    .max_by_key(|(_, a)| a.summary.start_ms)
                     .map(|(_, a)| a)
             })
-            .map(|app| AppView { app, keep })
+            .map(|app| AppView::run(app, keep))
     }
 }
 
@@ -103,12 +103,18 @@ enum Worth {
     Longest,
 }
 
-/// One application, read-only.
+/// One application, read-only: a run (its summary, and its detail unless summarised), or a
+/// name's series across runs (`model.aggregate_by: app_name`).
 #[derive(Clone, Copy)]
 pub struct AppView<'a> {
-    app: &'a AppState,
+    s: &'a AppSummary,
+    detail: Option<&'a AppDetail>,
+    name: Option<&'a NameAgg>,
     keep: StageKeep,
 }
+
+/// What a summarised application or a name reads as its detail: nothing.
+static NO_DETAIL: std::sync::LazyLock<AppDetail> = std::sync::LazyLock::new(AppDetail::default);
 
 /// A job group's counters and histograms: retired stages and live ones summed.
 pub struct GroupView<'a> {
@@ -209,81 +215,98 @@ struct Live {
 }
 
 impl<'a> AppView<'a> {
-    /// The view of `app`, a name's state across runs (which holds no stages) or a run being
-    /// folded into one (only its groups are read).
-    pub(super) fn of(app: &'a AppState) -> AppView<'a> {
+    fn run(app: &'a AppState, keep: StageKeep) -> AppView<'a> {
         AppView {
-            app,
+            s: &app.summary,
+            detail: app.detail.as_deref(),
+            name: None,
+            keep,
+        }
+    }
+    /// The view of run `app` being folded into its name's series (only its groups are read).
+    pub(super) fn of(app: &'a AppState) -> AppView<'a> {
+        Self::run(app, StageKeep::NONE)
+    }
+    /// The view of a name's series across runs (which holds no stages).
+    pub(super) fn of_name(n: &'a NameAgg) -> AppView<'a> {
+        AppView {
+            s: &n.summary,
+            detail: None,
+            name: Some(n),
             keep: StageKeep::NONE,
         }
     }
-    /// The application's state (for the read views in sibling files).
-    pub(super) fn state(&self) -> &'a AppState {
-        self.app
+    /// The application's detail; empty once summarised, and for a name.
+    pub(super) fn d(&self) -> &'a AppDetail {
+        self.detail.unwrap_or(&NO_DETAIL)
+    }
+    /// A run whose detail was dropped (`summary.rs`).
+    fn summarised(&self) -> bool {
+        self.detail.is_none() && self.name.is_none()
     }
     /// Application id.
     pub fn id(&self) -> &'a Arc<str> {
-        &self.app.id
+        &self.s.id
     }
     /// Attempt id, when Spark reports one (YARN): the `attempt_id` label of per-run series.
     pub fn attempt(&self) -> Option<&'a Arc<str>> {
-        self.app.attempt.as_ref()
+        self.s.attempt.as_ref()
     }
     /// Application name.
     pub fn name(&self) -> &'a Arc<str> {
-        &self.app.name
+        &self.s.name
     }
     /// Spark version.
     pub fn spark_version(&self) -> &'a Arc<str> {
-        &self.app.spark_version
+        &self.s.spark_version
     }
     /// User.
     pub fn user(&self) -> &'a Arc<str> {
-        &self.app.user
+        &self.s.user
     }
     /// Start time (epoch ms).
     pub fn start_ms(&self) -> Option<EpochMs> {
-        self.app.start_ms
+        self.s.start_ms
     }
     /// End time (epoch ms): Spark's, or when its driver went away.
     pub fn end_ms(&self) -> Option<EpochMs> {
-        self.app.end_ms
+        self.s.end_ms
     }
     /// True once the application has ended.
     pub fn ended(&self) -> bool {
-        self.app.ended()
+        self.s.ended()
     }
     /// When the model first saw the application (epoch ms): its counters and histograms count
     /// from then (OpenMetrics `_created`).
     pub fn created_ms(&self) -> EpochMs {
-        self.app.created_ms
+        self.s.created_ms
     }
     /// True when Spark itself said the application ended (`ApplicationEnd` in its log, or REST
     /// listing it completed), not only that its driver went away.
     pub fn ended_by_spark(&self) -> bool {
-        self.app.ended() && !self.app.gone
+        self.s.ended() && !self.s.gone
     }
     /// Job-group aggregates held (for cardinality checks).
     pub fn group_count(&self) -> usize {
-        self.app.groups.len()
+        self.s.groups.len()
     }
     /// Jobs not ended yet.
     pub fn running_job_count(&self) -> usize {
-        self.app.running_jobs.len()
+        self.d().running_jobs.len()
     }
     /// Stage attempts held (active, pending, or within retention).
     pub fn stage_count(&self) -> usize {
-        self.app.stages.len()
+        self.d().stages.len()
     }
 
     fn sorted_stages(&self) -> Vec<(&'a (u64, u32), &'a StageState)> {
-        let mut v: Vec<_> = self.app.stages.iter().collect();
+        let mut v: Vec<_> = self.d().stages.iter().collect();
         v.sort_by_key(|(k, _)| **k);
         v
     }
 
     fn stage_active(&self, sg: &StageState) -> bool {
-        !sg.status.is_terminal() && !self.app.ended()
+        !sg.status.is_terminal() && !self.s.ended()
     }
 
     /// Whether a finished stage attempt is worth a look: it failed; its longest task ran at least
@@ -312,14 +335,14 @@ impl<'a> AppView<'a> {
             return HashSet::new();
         }
         let rank: HashMap<(u64, u32), usize> = self
-            .app
+            .d()
             .longest
             .iter()
             .enumerate()
             .map(|(i, (_, id, attempt))| ((*id, *attempt), i))
             .collect();
         let mut worth: Vec<(Worth, usize, (u64, u32))> = self
-            .app
+            .d()
             .stages
             .iter()
             .filter(|(_, sg)| !self.stage_active(sg))
@@ -380,7 +403,7 @@ impl<'a> AppView<'a> {
     /// Every job group with a counter or something running, in label order; none once an ended
     /// application is summarised at `model.summary_level: app`.
     pub fn groups(&self) -> Vec<GroupView<'a>> {
-        if self.app.summary == Some(crate::config::SummaryLevel::App) {
+        if self.s.groups_hidden {
             return vec![];
         }
         self.all_groups()
@@ -388,9 +411,9 @@ impl<'a> AppView<'a> {
 
     /// Every job group, whatever the summary level.
     pub(super) fn all_groups(&self) -> Vec<GroupView<'a>> {
-        let app = self.app;
+        let (s, d) = (self.s, self.d());
         let mut live: HashMap<&GroupKey, Live> = HashMap::new();
-        for j in app.running_jobs.values() {
+        for j in d.running_jobs.values() {
             live.entry(&j.group).or_default().active_jobs += 1;
         }
         for (_, sg) in self.sorted_stages() {
@@ -402,7 +425,7 @@ impl<'a> AppView<'a> {
             }
         }
         // Placeholders of broadcast jobs waiting for their query's group are not shown.
-        let mut keys: Vec<&GroupKey> = app
+        let mut keys: Vec<&GroupKey> = s
             .groups
             .keys()
             .chain(live.keys().copied())
@@ -413,12 +436,12 @@ impl<'a> AppView<'a> {
         keys.into_iter()
             .map(|key| {
                 // A summarised application's empty task histogram never fills.
-                let task_hist = app.from_log && app.summary.is_none();
-                let mut g = group_view(key, app.groups.get(key), live.get(key), task_hist);
-                g.from_log = app.from_log;
+                let task_hist = s.from_log && !self.summarised();
+                let mut g = group_view(key, s.groups.get(key), live.get(key), task_hist);
+                g.from_log = s.from_log;
                 g.locality = g
                     .locality
-                    .filter(|l| app.from_log || l.iter().any(|n| *n > 0));
+                    .filter(|l| s.from_log || l.iter().any(|n| *n > 0));
                 g
             })
             .collect()
@@ -426,7 +449,7 @@ impl<'a> AppView<'a> {
 
     /// Executors in id order.
     pub fn executors(&self) -> Vec<ExecutorView<'a>> {
-        self.app
+        self.d()
             .executors
             .iter()
             .map(|(id, e)| ExecutorView {
@@ -449,66 +472,70 @@ impl<'a> AppView<'a> {
     /// Executors `(active, dead)`; once the application has ended, all are dead. `None` for a
     /// name's series across runs.
     pub fn executor_states(&self) -> Option<[(&'static str, u64); 2]> {
-        if self.app.by_name {
+        if self.name.is_some() {
             return None;
         }
-        if self.app.summary.is_some() {
-            return Some([("active", 0), ("dead", self.app.executors_seen)]);
+        if self.summarised() {
+            return Some([("active", 0), ("dead", self.s.executors_seen)]);
         }
-        let active = if self.app.ended() {
+        let active = if self.s.ended() {
             0
         } else {
-            self.app.executors.values().filter(|e| e.active).count() as u64
+            self.d().executors.values().filter(|e| e.active).count() as u64
         };
-        let dead = self.app.executors.len() as u64 - active;
+        let dead = self.d().executors.len() as u64 - active;
         Some([("active", active), ("dead", dead)])
     }
 
     /// True for a name's series across runs (`model.aggregate_by: app_name`), not one run.
     pub fn by_name(&self) -> bool {
-        self.app.by_name
+        self.name.is_some()
     }
 
     /// Runs ended, as `(status, count)` for `succeeded`, `failed` and `unknown`: 0 or 1 for a
     /// run, the runs counted so far for a name.
     pub fn runs(&self) -> [(&'static str, u64); 3] {
-        let mut n = self.app.runs;
-        if !self.app.by_name {
-            if let Some(i) = self.app.outcome() {
-                n[i] = 1;
+        let n = match self.name {
+            Some(n) => n.runs,
+            None => {
+                let mut n = [0; 3];
+                if let Some(i) = self.s.outcome() {
+                    n[i] = 1;
+                }
+                n
             }
-        }
+        };
         let s = super::app::RUN_STATUSES;
         [(s[0], n[0]), (s[1], n[1]), (s[2], n[2])]
     }
 
     /// Run durations of a name's runs (name mode only).
     pub fn run_duration(&self) -> Option<&'a Hist> {
-        self.app.run_duration.as_ref()
+        self.name.map(|n| &n.run_duration)
     }
 
     /// Spark Connect jobs ended, as `(client_app, user, status, count)`.
     pub fn connect_jobs(&self) -> impl Iterator<Item = (&'a str, &'a str, &'static str, u64)> + 'a {
-        self.app.connect_jobs.iter().flat_map(|((c, u), n)| {
+        self.s.connect_jobs.iter().flat_map(|((c, u), n)| {
             [("succeeded", n[0]), ("failed", n[1])].map(|(s, v)| (&**c, &**u, s, v))
         })
     }
 
     /// Executors removed, by normalised reason.
     pub fn executors_removed(&self) -> impl Iterator<Item = (&'static str, u64)> + 'a {
-        self.app.executors_removed.iter().map(|(k, v)| (*k, *v))
+        self.s.executors_removed.iter().map(|(k, v)| (*k, *v))
     }
 
     /// SQL job groups and descriptions with an ended or running execution, in label order. A
     /// running execution whose group is not known yet counts under the empty group.
     pub fn sql(&self) -> Vec<SqlView<'a>> {
         type Entry<'a> = (Option<&'a SqlAgg>, u64);
-        let app = self.app;
+        let detail = self.d();
         let mut keys: BTreeMap<(&'a str, &'a Arc<str>), Entry<'a>> = BTreeMap::new();
-        for ((g, d), agg) in &app.sql {
+        for ((g, d), agg) in &detail.sql {
             keys.entry((&**g, d)).or_default().0 = Some(agg);
         }
-        for q in app.running_sql.values() {
+        for q in detail.running_sql.values() {
             let g = q.group.as_deref().unwrap_or("");
             keys.entry((g, &q.description)).or_default().1 += 1;
         }
@@ -531,16 +558,15 @@ impl<'a> AppView<'a> {
     /// The latest plan fingerprint per job group and description: of this run's ended
     /// executions, or (a name's state across runs) of its runs' (see `plan.rs`).
     pub fn plan_fingerprints(&self) -> Vec<(&'a str, &'a Arc<str>, super::plan::Latest)> {
-        if self.app.by_name {
-            return self
-                .app
+        if let Some(n) = self.name {
+            return n
                 .plan_latest
                 .iter()
                 .map(|((g, d), l)| (&**g, d, *l))
                 .collect();
         }
         let mut v: Vec<_> = self
-            .app
+            .d()
             .sql
             .iter()
             .filter_map(|((g, d), a)| a.plans.latest.map(|l| (&**g, d, l)))
@@ -551,7 +577,7 @@ impl<'a> AppView<'a> {
 
     /// Streaming queries in label order.
     pub fn streaming(&self) -> impl Iterator<Item = (&'a Arc<str>, &'a StreamAgg)> + 'a {
-        self.app.streaming.iter()
+        self.d().streaming.iter()
     }
 }
 
@@ -599,7 +625,7 @@ pub struct RddView {
 impl<'a> AppView<'a> {
     /// `spark.task.cpus` of the application (1 until a source says).
     pub fn task_cpus(&self) -> u64 {
-        self.app.cost.cpus()
+        self.s.cost.cpus()
     }
 
     /// Core-seconds allocated and used so far (see `cost.rs`).
@@ -610,7 +636,7 @@ impl<'a> AppView<'a> {
             .iter()
             .fold(0u64, |n, g| n.saturating_add(g.totals.run_time_ms));
         CostView {
-            allocated_core_ms: super::cost_rules::allocated_core_ms(self.app),
+            allocated_core_ms: super::cost_rules::allocated_core_ms(self.s, self.detail),
             used_core_ms: run_ms.saturating_mul(cpus),
             task_cpus: cpus,
         }
@@ -618,7 +644,7 @@ impl<'a> AppView<'a> {
 
     /// Cached datasets with at least one partition cached, by RDD id (see `cache.rs`).
     pub fn cached_datasets(&self) -> Vec<RddView> {
-        self.app
+        self.d()
             .cache
             .datasets()
             .into_iter()
