@@ -349,7 +349,7 @@ impl Step<'_, '_> {
         let mut out = vec![];
         for q in sql {
             let Some(p) = q.plans else { continue };
-            let (smj, shj) = (p.joins[1], p.joins[2]);
+            let (smj, shj) = (p.joins()[1], p.joins()[2]);
             if smj + shj == 0 {
                 continue;
             }
@@ -370,7 +370,7 @@ impl Step<'_, '_> {
                 continue;
             }
             let task_s = secs(mine.iter().map(|s| s.totals.run_time_ms).sum());
-            let exec = p.latest.map(|l| l.execution_id);
+            let exec = p.latest().map(|l| l.execution_id);
             let strategy = if smj > 0 {
                 "SortMergeJoin"
             } else {
@@ -394,10 +394,10 @@ impl Step<'_, '_> {
                 numbers: numbers([
                     ("sort_merge_joins", smj as f64),
                     ("shuffled_hash_joins", shj as f64),
-                    ("broadcast_hash_joins", p.joins[0] as f64),
+                    ("broadcast_hash_joins", p.joins()[0] as f64),
                     ("smallest_shuffle_write_bytes", smallest as f64),
                     ("broadcast_max_bytes", t.broadcast_max_bytes as f64),
-                    ("executions", p.plans as f64),
+                    ("executions", p.plans() as f64),
                     ("task_seconds", task_s),
                 ]),
                 remedy: "Broadcast the small side: a broadcast() hint, or \
@@ -420,23 +420,23 @@ impl Step<'_, '_> {
         let mut out = vec![];
         for q in sql {
             let Some(p) = q.plans else { continue };
-            if p.shapes.len() < 2 || queries.iter().any(|n| n == q.job_group) {
+            if p.shapes().len() < 2 || queries.iter().any(|n| n == q.job_group) {
                 continue;
             }
-            let exec = p.latest.map(|l| l.execution_id);
+            let exec = p.latest().map(|l| l.execution_id);
             let mut nums = numbers([
-                ("plan_shapes", p.shapes.len() as f64),
-                ("executions", p.plans as f64),
+                ("plan_shapes", p.shapes().len() as f64),
+                ("executions", p.plans() as f64),
             ]);
-            for (i, (_, first)) in p.shapes.iter().enumerate() {
+            for (i, (_, first)) in p.shapes().iter().enumerate() {
                 nums.insert(format!("shape_{}_first_execution", i + 1), *first as f64);
             }
             out.push(Finding {
                 kind: Kind::PlanChange,
                 title: format!(
                     "The plan changed: {} shapes over {} executions",
-                    p.shapes.len(),
-                    p.plans
+                    p.shapes().len(),
+                    p.plans()
                 ),
                 cost_seconds: 0.0,
                 at: Place {
@@ -609,7 +609,7 @@ impl Step<'_, '_> {
                     ("recent_batches", d.len() as f64),
                     ("batches_near_trigger", near.len() as f64),
                     ("longest_batch_seconds", secs(longest)),
-                    ("batches", q.batches as f64),
+                    ("batches", q.batches() as f64),
                 ]),
                 remedy: "The query is close to falling behind: cap each batch's input \
                          (maxOffsetsPerTrigger, maxFilesPerTrigger), add executors or partitions, \

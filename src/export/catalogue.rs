@@ -562,25 +562,25 @@ pub const CATALOGUE: &[Metric] = &[
         per_sql_hists)
         .labels(ANY_STATUS),
     Metric::new("spark_sql_plans", Counter, Sql, "SQL executions ended whose final plan was read.", "spark.sql.plans", "{execution}", C,
-        |c, o| per_sql_plan(c, o, |p| p.plans))
+        |c, o| per_sql_plan(c, o, |p| p.plans()))
         .doc("SQL executions ended whose final plan was read (REST `/sql/{id}?details=true`, or the event log's last plan): the count behind the plan families below (see *SQL plans*).")
         .experimental("0.2.0"),
     Metric::new("spark_sql_joins", Counter, Sql, "Join nodes in the final plans of ended SQL executions, by strategy.", "spark.sql.joins", "{join}", C,
-        |c, o| per_sql_plan_by(c, o, "strategy", &STRATEGIES, |p| p.joins))
+        |c, o| per_sql_plan_by(c, o, "strategy", &STRATEGIES, |p| p.joins()))
         .labels(&[l("strategy", &STRATEGIES)])
         .doc("Join nodes in the final plans of ended SQL executions, by strategy; `other`: any other node whose name ends in `Join` (Photon, RAPIDS, Gluten, streaming joins). Each node once, suffixes such as `(skew=true)` stripped (see *SQL plans*).")
         .experimental("0.2.0"),
     Metric::new("spark_sql_skew_joins", Counter, Sql, "Join nodes adaptive execution split for skew (skew=true) in the final plans of ended SQL executions.", "spark.sql.joins.skew", "{join}", C,
-        |c, o| per_sql_plan(c, o, |p| p.skew_joins))
+        |c, o| per_sql_plan(c, o, |p| p.skew_joins()))
         .doc("Join nodes adaptive execution split for skew (`SortMergeJoin(skew=true)`) in final plans; they count in `spark_sql_joins_total` too.")
         .experimental("0.2.0"),
     Metric::new("spark_sql_exchanges", Counter, Sql, "Exchange nodes in the final plans of ended SQL executions, by type (shuffle, broadcast).", "spark.sql.exchanges", "{exchange}", C,
-        |c, o| per_sql_plan_by(c, o, "type", &EXCHANGES, |p| p.exchanges))
+        |c, o| per_sql_plan_by(c, o, "type", &EXCHANGES, |p| p.exchanges()))
         .labels(&[l("type", &EXCHANGES)])
         .doc("Exchange nodes in final plans: `shuffle` (`Exchange`), `broadcast` (`BroadcastExchange`). A reused exchange is one node (`ReusedExchange` does not count).")
         .experimental("0.2.0"),
     Metric::new("spark_sql_aqe_partitions", Counter, Sql, "Partitions adaptive execution changed in ended SQL executions, by type (coalesced, skewed, skew_splits).", "spark.sql.aqe.partitions", "{partition}", C,
-        |c, o| per_sql_plan_by(c, o, "type", &AQE, |p| p.aqe))
+        |c, o| per_sql_plan_by(c, o, "type", &AQE, |p| p.aqe()))
         .labels(&[l("type", &AQE)])
         .doc("What adaptive execution did, from the final plans' `AQEShuffleRead` metrics: `coalesced` (`number of coalesced partitions`: partitions read as one of several shuffle partitions), `skewed` (`number of skewed partitions`), `skew_splits` (`number of skewed partition splits`).")
         .experimental("0.2.0"),
@@ -589,53 +589,53 @@ pub const CATALOGUE: &[Metric] = &[
         .doc("Hash of the shape of the final plan of the latest ended execution with these labels, over every run of the application name the exporter holds; no `app_id`, so `changes()` spans runs and a plan change between runs shows. Equal from REST and event logs (see *SQL plans*).")
         .experimental("0.2.0"),
     Metric::new("spark_streaming_batches", Counter, Query, "Structured-streaming micro-batches completed.", "spark.streaming.batches", "{batch}", C,
-        |c, o| per_stream(c, o, |s| Value::Int(s.batches)))
+        |c, o| per_stream(c, o, |s| Value::Int(s.batches())))
         .doc("Structured-streaming micro-batches (event logs)."),
     Metric::new("spark_streaming_input_rows", Counter, Query, "Rows read by structured-streaming micro-batches.", "spark.streaming.input.rows", "{row}", C,
-        |c, o| per_stream(c, o, |s| Value::Int(s.input_rows))),
+        |c, o| per_stream(c, o, |s| Value::Int(s.input_rows()))),
     Metric::new("spark_streaming_input_rows_per_second", Gauge, Query, "Input rate of the latest micro-batch.", "spark.streaming.input.rate", "{row}/s", G,
-        |c, o| per_stream(c, o, |s| Value::Float(s.input_rows_per_second))),
+        |c, o| per_stream(c, o, |s| Value::Float(s.input_rows_per_second()))),
     Metric::new("spark_streaming_processed_rows_per_second", Gauge, Query, "Processing rate of the latest micro-batch.", "spark.streaming.processed.rate", "{row}/s", G,
-        |c, o| per_stream(c, o, |s| Value::Float(s.processed_rows_per_second))),
+        |c, o| per_stream(c, o, |s| Value::Float(s.processed_rows_per_second()))),
     Metric::new("spark_streaming_batch_duration_seconds", Histogram, Query, "Micro-batch duration (triggerExecution).", "spark.streaming.batch.duration", "s", H,
-        |c, o| per_stream(c, o, |s| hist(&s.batch_duration))),
+        |c, o| per_stream(c, o, |s| hist(s.batch_duration()))),
     Metric::new("spark_streaming_batch_phase_seconds", Counter, Query, "Time micro-batches spent per durationMs phase (addBatch, commitOffsets, ...; triggerExecution is the whole batch).", "spark.streaming.batch.phase.duration", "s", C,
-        |c, o| per_stream_by(c, o, "phase", |s| s.phases_ms.iter().map(|(k, ms)| (k, secs(*ms)))))
+        |c, o| per_stream_by(c, o, "phase", |s| s.phases_ms().iter().map(|(k, ms)| (k, secs(*ms)))))
         .labels(&[l("phase", &[])])
         .doc("Seconds of micro-batches per `durationMs` phase, summed over batches: every key Spark writes (`addBatch`, `commitOffsets`, `getBatch`, `latestOffset`, `queryPlanning`, `walCommit`, … vary by version and source; `triggerExecution` is the whole batch), at most 32 per query, then `__other__`.")
         .experimental("0.2.0"),
     Metric::new("spark_streaming_watermark_seconds", Gauge, Query, "Event-time watermark of the latest micro-batch, Unix seconds (queries with withWatermark).", "spark.streaming.watermark", "s", G,
-        |c, o| per_stream_opt(c, o, |s| s.watermark_ms.map(|w| Value::Float(w as f64 / 1000.0))))
+        |c, o| per_stream_opt(c, o, |s| s.watermark_ms().map(|w| Value::Float(w as f64 / 1000.0))))
         .doc("Event-time watermark of the latest micro-batch, Unix seconds. Only queries with `withWatermark`, from the first batch that set one (Spark reports the epoch before): no series otherwise.")
         .experimental("0.2.0"),
     Metric::new("spark_streaming_watermark_lag_seconds", Gauge, Query, "Newest event time (eventTime.max) minus the watermark, of the latest micro-batch that read rows.", "spark.streaming.watermark.lag", "s", G,
-        |c, o| per_stream_opt(c, o, |s| s.watermark_lag_s.map(Value::Float)))
+        |c, o| per_stream_opt(c, o, |s| s.watermark_lag_s().map(Value::Float)))
         .doc("`eventTime.max` minus `eventTime.watermark` of the latest micro-batch that had both. An empty batch (no `max`) keeps the value of the last batch with rows; no watermark: no series.")
         .experimental("0.2.0"),
     Metric::new("spark_streaming_state_rows", Gauge, Query, "Rows in a stateful operator's state (numRowsTotal, latest micro-batch).", "spark.streaming.state.rows", "{row}", U,
-        |c, o| per_stream_by(c, o, "operator", |s| s.operators.iter().map(|(k, op)| (k, Value::Int(op.rows_total)))))
+        |c, o| per_stream_by(c, o, "operator", |s| s.operators().iter().map(|(k, op)| (k, Value::Int(op.rows_total())))))
         .labels(&[l("operator", &[])])
         .doc("Rows in the state of each stateful operator (`numRowsTotal` of the latest batch); `operator` is Spark's `operatorName` (`stateStoreSave`, `dedupe`, `symmetricHashJoin`, …), a repeated one numbered (`stateStoreSave#2`).")
         .experimental("0.2.0"),
     Metric::new("spark_streaming_state_memory_bytes", Gauge, Query, "Memory used by a stateful operator's state (memoryUsedBytes, latest micro-batch).", "spark.streaming.state.memory", "By", U,
-        |c, o| per_stream_by(c, o, "operator", |s| s.operators.iter().map(|(k, op)| (k, Value::Int(op.memory_bytes)))))
+        |c, o| per_stream_by(c, o, "operator", |s| s.operators().iter().map(|(k, op)| (k, Value::Int(op.memory_bytes())))))
         .labels(&[l("operator", &[])])
         .experimental("0.2.0"),
     Metric::new("spark_streaming_state_rows_dropped_by_watermark", Counter, Query, "Rows a stateful operator dropped as later than the watermark (numRowsDroppedByWatermark, summed).", "spark.streaming.state.rows.dropped", "{row}", C,
-        |c, o| per_stream_by(c, o, "operator", |s| s.operators.iter().map(|(k, op)| (k, Value::Int(op.dropped_by_watermark)))))
+        |c, o| per_stream_by(c, o, "operator", |s| s.operators().iter().map(|(k, op)| (k, Value::Int(op.dropped_by_watermark())))))
         .labels(&[l("operator", &[])])
         .experimental("0.2.0"),
     Metric::new("spark_streaming_source_input_rows", Counter, Query, "Rows read per source (sources[].numInputRows, summed).", "spark.streaming.source.input.rows", "{row}", C,
-        |c, o| per_stream_by(c, o, "source", |s| s.sources.iter().map(|(k, v)| (k, Value::Int(v.input_rows)))))
+        |c, o| per_stream_by(c, o, "source", |s| s.sources().iter().map(|(k, v)| (k, Value::Int(v.input_rows())))))
         .labels(&[l("source", &[])])
         .doc("Rows read per source, summed over batches; `source` is the source's `description` after the rewrite rules and the length cap (`KafkaV2[Subscribe[orders]]`), at most 32 per query.")
         .experimental("0.2.0"),
     Metric::new("spark_streaming_source_input_rows_per_second", Gauge, Query, "Input rate of a source in the latest micro-batch.", "spark.streaming.source.input.rate", "{row}/s", G,
-        |c, o| per_stream_by(c, o, "source", |s| s.sources.iter().filter_map(|(k, v)| v.input_rows_per_second.map(|r| (k, Value::Float(r))))))
+        |c, o| per_stream_by(c, o, "source", |s| s.sources().iter().filter_map(|(k, v)| v.input_rows_per_second().map(|r| (k, Value::Float(r))))))
         .labels(&[l("source", &[])])
         .experimental("0.2.0"),
     Metric::new("spark_streaming_source_processed_rows_per_second", Gauge, Query, "Processing rate of a source in the latest micro-batch.", "spark.streaming.source.processed.rate", "{row}/s", G,
-        |c, o| per_stream_by(c, o, "source", |s| s.sources.iter().filter_map(|(k, v)| v.processed_rows_per_second.map(|r| (k, Value::Float(r))))))
+        |c, o| per_stream_by(c, o, "source", |s| s.sources().iter().filter_map(|(k, v)| v.processed_rows_per_second().map(|r| (k, Value::Float(r))))))
         .labels(&[l("source", &[])])
         .experimental("0.2.0"),
     Metric::new("spark_streaming_trigger_interval_seconds", Gauge, Query, "The query's trigger interval: configured (streaming.trigger_intervals) or inferred from batch start times.", "spark.streaming.trigger.interval", "s", G,

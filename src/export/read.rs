@@ -23,7 +23,7 @@ pub fn secs(ms: u64) -> Value {
 
 /// A histogram's value.
 pub fn hist(h: &Hist) -> Value {
-    Value::Hist(h.cumulative(), h.sum, h.count)
+    Value::Hist(h.cumulative(), h.sum(), h.count())
 }
 
 fn push(out: &mut Vec<Sample>, created_ms: i64, labels: Labels, value: Value) {

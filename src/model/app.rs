@@ -30,65 +30,65 @@ pub type GroupKey = (Arc<str>, Arc<str>);
 #[derive(Debug, Clone)]
 pub struct GroupAgg {
     /// Jobs ended, by status label (`succeeded`, `failed`).
-    pub jobs: BTreeMap<&'static str, u64>,
+    pub(super) jobs: BTreeMap<&'static str, u64>,
     /// Job durations by status label.
-    pub job_duration: BTreeMap<&'static str, Hist>,
+    pub(super) job_duration: BTreeMap<&'static str, Hist>,
     /// Stage attempts ended, by status label (`complete`, `failed`, `skipped`).
-    pub stages: BTreeMap<&'static str, u64>,
+    pub(super) stages: BTreeMap<&'static str, u64>,
     /// Stage durations by status label (complete and failed).
-    pub stage_duration: BTreeMap<&'static str, Hist>,
+    pub(super) stage_duration: BTreeMap<&'static str, Hist>,
     /// Task outcomes of stages that have retired from the model.
-    pub retired_counts: TaskCounts,
+    pub(super) retired_counts: TaskCounts,
     /// Task metric sums of stages that have retired from the model.
-    pub retired_totals: TaskTotals,
+    pub(super) retired_totals: TaskTotals,
     /// Exact task durations (event log).
-    pub task_duration: Hist,
+    pub(super) task_duration: Hist,
     /// Skew ratios of complete stage attempts, one observation each (see `tasks.rs`); `None`
     /// once a summarised application drops it.
-    pub skew_ratio: Option<Hist>,
+    pub(super) skew_ratio: Option<Hist>,
     /// Task ends by locality, in [`Locality::ALL`] order (event log).
-    pub locality: [u64; 6],
+    pub(super) locality: [u64; 6],
 }
 
 /// A stage attempt the model still holds (active, pending, or finished within retention).
 #[derive(Debug, Clone)]
 pub struct StageState {
     /// Stage id.
-    pub stage_id: u64,
+    pub(super) stage_id: u64,
     /// Attempt.
-    pub attempt: u32,
+    pub(super) attempt: u32,
     /// Labels.
-    pub group: GroupKey,
+    pub(super) group: GroupKey,
     /// Stage name, length-capped.
-    pub name: Arc<str>,
+    pub(super) name: Arc<str>,
     /// Status.
-    pub status: StageStatus,
+    pub(super) status: StageStatus,
     /// Submission time (Spark's clock).
-    pub submission_ms: Option<EpochMs>,
+    pub(super) submission_ms: Option<EpochMs>,
     /// Completion time (Spark's clock).
-    pub completion_ms: Option<EpochMs>,
+    pub(super) completion_ms: Option<EpochMs>,
     /// When the model first saw the stage (wall clock).
-    pub first_seen_ms: EpochMs,
+    pub(super) first_seen_ms: EpochMs,
     /// When the model saw it end (wall clock); drives retirement.
-    pub ended_seen_ms: Option<EpochMs>,
+    pub(super) ended_seen_ms: Option<EpochMs>,
     /// Running tasks (REST).
-    pub active_tasks: Option<u64>,
+    pub(super) active_tasks: Option<u64>,
     /// Running tasks from the event log (starts minus ends).
-    pub log_running: u64,
+    pub(super) log_running: u64,
     /// Task outcomes per source.
-    pub rest_counts: TaskCounts,
+    pub(super) rest_counts: TaskCounts,
     /// Task outcomes from the event log.
-    pub log_counts: TaskCounts,
+    pub(super) log_counts: TaskCounts,
     /// Metric sums per source.
-    pub rest_totals: TaskTotals,
+    pub(super) rest_totals: TaskTotals,
     /// Metric sums from the event log.
-    pub log_totals: TaskTotals,
+    pub(super) log_totals: TaskTotals,
     /// Last time a task of this stage was seen finishing.
-    pub last_task_end_ms: Option<EpochMs>,
+    pub(super) last_task_end_ms: Option<EpochMs>,
     /// Task duration summary (REST).
-    pub summary: Option<TaskSummaryObs>,
+    pub(super) summary: Option<TaskSummaryObs>,
     /// Skew-ratio bookkeeping (see `tasks.rs`).
-    pub skew: super::skew::StageSkew,
+    pub(super) skew: super::skew::StageSkew,
 }
 
 impl StageState {
@@ -133,11 +133,11 @@ impl StageState {
 #[derive(Debug, Clone)]
 pub struct JobState {
     /// Labels.
-    pub group: GroupKey,
+    pub(super) group: GroupKey,
     /// Submission time.
-    pub submission_ms: Option<EpochMs>,
+    pub(super) submission_ms: Option<EpochMs>,
     /// Stage ids.
-    pub stage_ids: Vec<u64>,
+    pub(super) stage_ids: Vec<u64>,
 }
 
 /// Everything known about one application: its summary, always kept, and its detail, dropped

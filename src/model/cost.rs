@@ -34,13 +34,13 @@ const MAX_RETIRED_NAMED: usize = 1024;
 #[derive(Debug, Clone, Default)]
 pub struct Cost {
     /// `spark.task.cpus`, once a source said; in name mode the largest of the runs.
-    pub task_cpus: Option<u64>,
+    pub(super) task_cpus: Option<u64>,
     /// The application's clock: the latest time it is known to have run (event times of its
     /// log, the wall clock of REST polls listing it running); frozen once it ended.
-    pub seen_ms: EpochMs,
+    pub(super) seen_ms: EpochMs,
     /// Core-milliseconds of executors that left the model (and, in name mode, of the runs
     /// folded into the name).
-    pub retired_core_ms: u64,
+    pub(super) retired_core_ms: u64,
     /// Numeric ids of executors whose core-milliseconds are in `retired_core_ms`.
     retired_ids: IdSet,
     /// Other ids of such executors (bounded by [`MAX_RETIRED_NAMED`]).

@@ -43,39 +43,39 @@ impl ExecutorTotals {
 #[derive(Debug, Clone, Default)]
 pub struct ExecutorState {
     /// Still running.
-    pub active: bool,
+    pub(super) active: bool,
     /// Normalised removal reason, once removed.
-    pub remove_reason: Option<&'static str>,
+    pub(super) remove_reason: Option<&'static str>,
     /// When the model saw it die (wall clock), for retention.
-    pub dead_seen_ms: Option<EpochMs>,
+    pub(super) dead_seen_ms: Option<EpochMs>,
     /// Task slots.
-    pub max_tasks: Option<u64>,
+    pub(super) max_tasks: Option<u64>,
     /// Running tasks (REST).
-    pub active_tasks: Option<u64>,
+    pub(super) active_tasks: Option<u64>,
     /// Running tasks from the event log (starts minus ends).
-    pub log_running: u64,
+    pub(super) log_running: u64,
     /// Storage memory used.
-    pub storage_memory_used_bytes: Option<u64>,
+    pub(super) storage_memory_used_bytes: Option<u64>,
     /// Storage memory available.
-    pub max_memory_bytes: Option<u64>,
+    pub(super) max_memory_bytes: Option<u64>,
     /// Disk used.
-    pub disk_used_bytes: Option<u64>,
+    pub(super) disk_used_bytes: Option<u64>,
     /// Totals from REST.
-    pub rest: ExecutorTotals,
+    pub(super) rest: ExecutorTotals,
     /// Totals summed from event-log task ends.
-    pub log: ExecutorTotals,
+    pub(super) log: ExecutorTotals,
     /// Peak memory by type (max ever seen).
-    pub peak_memory: BTreeMap<String, u64>,
+    pub(super) peak_memory: BTreeMap<String, u64>,
     /// Cores, when a source said (the largest said: a cluster-mode driver's REST 0 never hides
     /// another source's count).
-    pub cores: Option<u64>,
+    pub(super) cores: Option<u64>,
     /// When it was added (Spark's clock).
-    pub add_ms: Option<EpochMs>,
+    pub(super) add_ms: Option<EpochMs>,
     /// When it was removed (Spark's clock).
-    pub remove_ms: Option<EpochMs>,
+    pub(super) remove_ms: Option<EpochMs>,
     /// The application's clock when its removal was first seen, if it was counted live until
     /// then (see `cost.rs`): its allocation never goes back below that.
-    pub alive_until_ms: Option<EpochMs>,
+    pub(super) alive_until_ms: Option<EpochMs>,
 }
 
 impl ExecutorState {

@@ -6,13 +6,24 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 pub struct Hist {
     /// Upper bounds, strictly increasing.
-    pub bounds: Arc<[f64]>,
+    pub(super) bounds: Arc<[f64]>,
     /// Per-bucket (non-cumulative) counts; one more than `bounds` for `+Inf`.
-    pub counts: Vec<u64>,
+    pub(super) counts: Vec<u64>,
     /// Sum of observations.
-    pub sum: f64,
+    pub(super) sum: f64,
     /// Number of observations.
-    pub count: u64,
+    pub(super) count: u64,
+}
+
+impl Hist {
+    /// Sum of observations.
+    pub fn sum(&self) -> f64 {
+        self.sum
+    }
+    /// Number of observations.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
 }
 
 impl Hist {

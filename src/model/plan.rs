@@ -327,20 +327,20 @@ pub struct Latest {
 #[derive(Debug, Clone, Default)]
 pub struct PlanAgg {
     /// Ended executions whose plan was counted.
-    pub plans: u64,
+    pub(super) plans: u64,
     /// Join nodes by strategy, in [`STRATEGIES`] order.
-    pub joins: [u64; 6],
+    pub(super) joins: [u64; 6],
     /// Join nodes split for skew.
-    pub skew_joins: u64,
+    pub(super) skew_joins: u64,
     /// Exchange nodes by kind, in [`EXCHANGES`] order.
-    pub exchanges: [u64; 2],
+    pub(super) exchanges: [u64; 2],
     /// Adaptive execution's partition numbers, in [`AQE`] order.
-    pub aqe: [u64; 3],
+    pub(super) aqe: [u64; 3],
     /// The latest ended execution's fingerprint (by end time, then execution id).
-    pub latest: Option<Latest>,
+    pub(super) latest: Option<Latest>,
     /// Each distinct fingerprint counted, with the first execution that had it, in the order
     /// counted; at most [`MAX_SHAPES`] (a diagnosis: did the plan change within the run).
-    pub shapes: Vec<(u64, u64)>,
+    pub(super) shapes: Vec<(u64, u64)>,
 }
 
 /// Most distinct plan shapes kept per SQL aggregate.
@@ -349,6 +349,37 @@ pub const MAX_SHAPES: usize = 16;
 fn add_all<const N: usize>(into: &mut [u64; N], from: &[u64; N]) {
     for (a, b) in into.iter_mut().zip(from) {
         *a = a.saturating_add(*b);
+    }
+}
+
+impl PlanAgg {
+    /// Ended executions whose plan was counted.
+    pub fn plans(&self) -> u64 {
+        self.plans
+    }
+    /// Join nodes by strategy, in [`STRATEGIES`] order.
+    pub fn joins(&self) -> [u64; 6] {
+        self.joins
+    }
+    /// Join nodes split for skew.
+    pub fn skew_joins(&self) -> u64 {
+        self.skew_joins
+    }
+    /// Exchange nodes by kind, in [`EXCHANGES`] order.
+    pub fn exchanges(&self) -> [u64; 2] {
+        self.exchanges
+    }
+    /// Adaptive execution's partition numbers, in [`AQE`] order.
+    pub fn aqe(&self) -> [u64; 3] {
+        self.aqe
+    }
+    /// The latest ended execution's fingerprint.
+    pub fn latest(&self) -> Option<Latest> {
+        self.latest
+    }
+    /// Each distinct fingerprint counted, with the first execution that had it.
+    pub fn shapes(&self) -> &[(u64, u64)] {
+        &self.shapes
     }
 }
 
@@ -381,9 +412,9 @@ impl PlanAgg {
 #[derive(Debug, Clone)]
 pub struct Ended {
     /// Its SQL aggregate's key (job group and description labels, `sql.rs`'s `SqlKey`).
-    pub key: (Arc<str>, Arc<str>),
+    pub(super) key: (Arc<str>, Arc<str>),
     /// When it ended (Spark's clock).
-    pub end_ms: Option<EpochMs>,
+    pub(super) end_ms: Option<EpochMs>,
 }
 
 /// One application's plan bookkeeping: which executions' plans are counted, and the ended

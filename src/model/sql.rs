@@ -72,24 +72,24 @@ fn bound(m: &mut BTreeMap<u64, Arc<str>>) {
 #[derive(Debug, Clone)]
 pub struct SqlState {
     /// Job group label, once known (from its start, or its first job).
-    pub group: Option<Arc<str>>,
+    pub(super) group: Option<Arc<str>>,
     /// Description label.
-    pub description: Arc<str>,
+    pub(super) description: Arc<str>,
     /// Submission time.
-    pub submission_ms: Option<EpochMs>,
+    pub(super) submission_ms: Option<EpochMs>,
     /// Its final plan, when a source told it before the execution ended.
-    pub plan: Option<super::plan::PlanSummary>,
+    pub(super) plan: Option<super::plan::PlanSummary>,
 }
 
 /// Aggregates of one SQL description.
 #[derive(Debug, Clone, Default)]
 pub struct SqlAgg {
     /// Executions ended, by status label.
-    pub ended: BTreeMap<&'static str, u64>,
+    pub(super) ended: BTreeMap<&'static str, u64>,
     /// Durations by status label.
-    pub duration: BTreeMap<&'static str, Hist>,
+    pub(super) duration: BTreeMap<&'static str, Hist>,
     /// The final plans of its ended executions (`plan.rs`).
-    pub plans: super::plan::PlanAgg,
+    pub(super) plans: super::plan::PlanAgg,
 }
 
 impl SqlAgg {

@@ -25,22 +25,22 @@ const BACK_TO_BACK_MS: i64 = 25;
 #[derive(Debug, Clone, Default)]
 pub struct OperatorAgg {
     /// Rows in the state (latest batch).
-    pub rows_total: u64,
+    pub(super) rows_total: u64,
     /// Memory of the state, bytes (latest batch).
-    pub memory_bytes: u64,
+    pub(super) memory_bytes: u64,
     /// Rows dropped by the watermark, summed over batches.
-    pub dropped_by_watermark: u64,
+    pub(super) dropped_by_watermark: u64,
 }
 
 /// One source's rows and latest rates.
 #[derive(Debug, Clone, Default)]
 pub struct SourceAgg {
     /// Rows read, summed over batches.
-    pub input_rows: u64,
+    pub(super) input_rows: u64,
     /// Latest input rate (absent until Spark computed one).
-    pub input_rows_per_second: Option<f64>,
+    pub(super) input_rows_per_second: Option<f64>,
     /// Latest processing rate (absent until Spark computed one).
-    pub processed_rows_per_second: Option<f64>,
+    pub(super) processed_rows_per_second: Option<f64>,
 }
 
 /// Where a query's trigger interval comes from.
@@ -56,31 +56,104 @@ pub enum TriggerInterval {
 #[derive(Debug, Clone)]
 pub struct StreamAgg {
     /// Highest batch id counted, per query id (a query name can have several runs).
-    pub last_batch: BTreeMap<String, u64>,
+    pub(super) last_batch: BTreeMap<String, u64>,
     /// Batches counted.
-    pub batches: u64,
+    pub(super) batches: u64,
     /// Input rows counted.
-    pub input_rows: u64,
+    pub(super) input_rows: u64,
     /// Latest input rate.
-    pub input_rows_per_second: f64,
+    pub(super) input_rows_per_second: f64,
     /// Latest processing rate.
-    pub processed_rows_per_second: f64,
+    pub(super) processed_rows_per_second: f64,
     /// Batch durations.
-    pub batch_duration: Hist,
+    pub(super) batch_duration: Hist,
     /// Latest watermark (epoch ms); `None` until a batch reported one.
-    pub watermark_ms: Option<EpochMs>,
+    pub(super) watermark_ms: Option<EpochMs>,
     /// `eventTime.max - watermark` of the latest batch that had both, seconds.
-    pub watermark_lag_s: Option<f64>,
+    pub(super) watermark_lag_s: Option<f64>,
     /// Milliseconds per `durationMs` phase, summed over batches.
-    pub phases_ms: BTreeMap<Arc<str>, u64>,
+    pub(super) phases_ms: BTreeMap<Arc<str>, u64>,
     /// Per stateful operator (`stateStoreSave`, a repeated name as `stateStoreSave#2`).
-    pub operators: BTreeMap<Arc<str>, OperatorAgg>,
+    pub(super) operators: BTreeMap<Arc<str>, OperatorAgg>,
     /// Per source (label value from its description).
-    pub sources: BTreeMap<Arc<str>, SourceAgg>,
+    pub(super) sources: BTreeMap<Arc<str>, SourceAgg>,
     /// `streaming.trigger_intervals` for this query, seconds.
-    pub configured_interval_s: Option<f64>,
+    pub(super) configured_interval_s: Option<f64>,
     /// Recent batches: (start, duration) in ms, oldest first.
     recent: VecDeque<(EpochMs, u64)>,
+}
+
+impl OperatorAgg {
+    /// Rows in the state (latest batch).
+    pub fn rows_total(&self) -> u64 {
+        self.rows_total
+    }
+    /// Memory of the state, bytes (latest batch).
+    pub fn memory_bytes(&self) -> u64 {
+        self.memory_bytes
+    }
+    /// Rows dropped by the watermark, summed over batches.
+    pub fn dropped_by_watermark(&self) -> u64 {
+        self.dropped_by_watermark
+    }
+}
+
+impl SourceAgg {
+    /// Rows read, summed over batches.
+    pub fn input_rows(&self) -> u64 {
+        self.input_rows
+    }
+    /// Latest input rate.
+    pub fn input_rows_per_second(&self) -> Option<f64> {
+        self.input_rows_per_second
+    }
+    /// Latest processing rate.
+    pub fn processed_rows_per_second(&self) -> Option<f64> {
+        self.processed_rows_per_second
+    }
+}
+
+impl StreamAgg {
+    /// Batches counted.
+    pub fn batches(&self) -> u64 {
+        self.batches
+    }
+    /// Input rows counted.
+    pub fn input_rows(&self) -> u64 {
+        self.input_rows
+    }
+    /// Latest input rate.
+    pub fn input_rows_per_second(&self) -> f64 {
+        self.input_rows_per_second
+    }
+    /// Latest processing rate.
+    pub fn processed_rows_per_second(&self) -> f64 {
+        self.processed_rows_per_second
+    }
+    /// Batch durations.
+    pub fn batch_duration(&self) -> &Hist {
+        &self.batch_duration
+    }
+    /// Latest watermark (epoch ms).
+    pub fn watermark_ms(&self) -> Option<EpochMs> {
+        self.watermark_ms
+    }
+    /// `eventTime.max - watermark` of the latest batch that had both, seconds.
+    pub fn watermark_lag_s(&self) -> Option<f64> {
+        self.watermark_lag_s
+    }
+    /// Milliseconds per `durationMs` phase, summed over batches.
+    pub fn phases_ms(&self) -> &BTreeMap<Arc<str>, u64> {
+        &self.phases_ms
+    }
+    /// Per stateful operator.
+    pub fn operators(&self) -> &BTreeMap<Arc<str>, OperatorAgg> {
+        &self.operators
+    }
+    /// Per source.
+    pub fn sources(&self) -> &BTreeMap<Arc<str>, SourceAgg> {
+        &self.sources
+    }
 }
 
 impl StreamAgg {
