@@ -27,15 +27,19 @@ pub const ORPHAN_WAIT_MS: EpochMs = 30_000;
 pub type GroupKey = (Arc<str>, Arc<str>);
 
 /// Counters and histograms of one job group + description.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct GroupAgg {
     /// Jobs ended, by status label (`succeeded`, `failed`).
+    #[serde(deserialize_with = "crate::model::serial::static_keys")]
     pub(super) jobs: BTreeMap<&'static str, u64>,
     /// Job durations by status label.
+    #[serde(deserialize_with = "crate::model::serial::static_keys")]
     pub(super) job_duration: BTreeMap<&'static str, Hist>,
     /// Stage attempts ended, by status label (`complete`, `failed`, `skipped`).
+    #[serde(deserialize_with = "crate::model::serial::static_keys")]
     pub(super) stages: BTreeMap<&'static str, u64>,
     /// Stage durations by status label (complete and failed).
+    #[serde(deserialize_with = "crate::model::serial::static_keys")]
     pub(super) stage_duration: BTreeMap<&'static str, Hist>,
     /// Task outcomes of stages that have retired from the model.
     pub(super) retired_counts: TaskCounts,
@@ -51,7 +55,7 @@ pub struct GroupAgg {
 }
 
 /// A stage attempt the model still holds (active, pending, or finished within retention).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct StageState {
     /// Stage id.
     pub(super) stage_id: u64,
@@ -130,7 +134,7 @@ impl StageState {
 }
 
 /// A job that has not ended yet.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct JobState {
     /// Labels.
     pub(super) group: GroupKey,
@@ -143,7 +147,7 @@ pub struct JobState {
 /// Everything known about one application: its summary, always kept, and its detail, dropped
 /// when the application is summarised (`model.summary_level`, `summary.rs`): summarising is
 /// `detail.take()` once the detail's counts are in the summary.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(super) struct AppState {
     /// What stays for as long as the application is held.
     pub(super) summary: AppSummary,
@@ -153,7 +157,7 @@ pub(super) struct AppState {
 
 /// What is always kept of an application: who it is, when it ran, its job groups' counters and
 /// histograms, and the ids already counted (so nothing is counted twice after its detail went).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(super) struct AppSummary {
     /// Application id (Spark's, without the attempt).
     pub(super) id: Arc<str>,
@@ -186,14 +190,18 @@ pub(super) struct AppSummary {
     /// Stage attempts already counted (attempt 0 in an IdSet, retries in a set).
     pub(super) counted_stages: IdSet,
     /// Retried stage attempts already counted.
+    #[serde(with = "crate::model::serial::sorted")]
     pub(super) counted_retries: HashSet<(u64, u32)>,
     /// SQL ids already counted.
     pub(super) counted_sql: IdSet,
     /// Per job group aggregates.
+    #[serde(with = "crate::model::serial::pairs")]
     pub(super) groups: HashMap<GroupKey, GroupAgg>,
     /// `spark_executor_removed_total` by normalised reason.
+    #[serde(deserialize_with = "crate::model::serial::static_keys")]
     pub(super) executors_removed: BTreeMap<&'static str, u64>,
     /// Spark Connect jobs ended, by client application and user: `[succeeded, failed]`.
+    #[serde(with = "crate::model::serial::pairs")]
     pub(super) connect_jobs: BTreeMap<(Arc<str>, Arc<str>), [u64; 2]>,
     /// Job ids counted in `connect_jobs`.
     pub(super) connect_counted: IdSet,
@@ -212,13 +220,15 @@ pub(super) struct AppSummary {
 
 /// An application's detail: what its live series and a diagnosis read, dropped when it is
 /// summarised.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct AppDetail {
     /// Jobs not ended yet.
+    #[serde(with = "crate::model::serial::pairs")]
     pub(super) running_jobs: HashMap<u64, JobState>,
     /// Task ids whose start was applied (running-task gauges from the event log).
     pub(super) started_tasks: IdSet,
     /// Stage attempts still held.
+    #[serde(with = "crate::model::serial::pairs")]
     pub(super) stages: HashMap<(u64, u32), StageState>,
     /// The application's longest ended stage attempts so far, `(duration ms, stage id,
     /// attempt)`, longest first, at most `model.max_finished_stages`: those of them the model
@@ -227,16 +237,20 @@ pub(super) struct AppDetail {
     /// take turns.
     pub(super) longest: Vec<(EpochMs, u64, u32)>,
     /// Stage id -> job group, from the jobs that list the stage.
+    #[serde(with = "crate::model::serial::pairs")]
     pub(super) stage_groups: HashMap<u64, GroupKey>,
     /// REST stage observations whose job is not known yet (the job started between the jobs
     /// and the stages request), with when they were first held. Applied when a job lists the
     /// stage, or with fallback labels after [`ORPHAN_WAIT_MS`].
+    #[serde(with = "crate::model::serial::pairs")]
     pub(super) orphans: HashMap<(u64, u32), (StageObs, EpochMs)>,
     /// Executors.
     pub(super) executors: BTreeMap<String, ExecutorState>,
     /// SQL executions not ended yet.
+    #[serde(with = "crate::model::serial::pairs")]
     pub(super) running_sql: HashMap<u64, SqlState>,
     /// SQL aggregates by job group and description labels.
+    #[serde(with = "crate::model::serial::pairs")]
     pub(super) sql: HashMap<SqlKey, SqlAgg>,
     /// Job groups learnt from jobs for their SQL executions.
     pub(super) sql_groups: SqlGroups,
@@ -256,7 +270,7 @@ pub(super) struct AppDetail {
 
 /// Every run of one application name (`model.aggregate_by: app_name`, `names.rs`): a summary
 /// that sums its runs, and what only a name has.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(super) struct NameAgg {
     /// The runs' summaries summed (the latest run's version and user).
     pub(super) summary: AppSummary,
@@ -265,6 +279,7 @@ pub(super) struct NameAgg {
     /// Run durations.
     pub(super) run_duration: Hist,
     /// The latest plan fingerprint per job group and description over its runs.
+    #[serde(with = "crate::model::serial::pairs")]
     pub(super) plan_latest: BTreeMap<(Arc<str>, Arc<str>), super::plan::Latest>,
     /// Distinct label values (cardinality caps) of the name's job groups.
     pub(super) label_sets: LabelSets,

@@ -49,7 +49,7 @@ pub fn is_placeholder(key: &GroupKey) -> bool {
 }
 
 /// A broadcast job waiting for its query's group.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Pending {
     /// Its SQL execution, when the source says (event log).
     execution: Option<u64>,
@@ -60,7 +60,7 @@ struct Pending {
 }
 
 /// One application's broadcast jobs and what is known of their queries' groups.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Broadcasts {
     /// Broadcast jobs still waiting, by job id.
     pending: BTreeMap<u64, Pending>,

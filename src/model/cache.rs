@@ -33,7 +33,7 @@ pub const MAX_DATASETS: usize = 256;
 pub const MAX_BLOCKS: usize = 100_000;
 
 /// One cached dataset's numbers.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Dataset {
     /// Name label value (first line, capped).
     pub name: Arc<str>,
@@ -58,13 +58,15 @@ impl Dataset {
 }
 
 /// A persisted RDD known from the event log, with its cached blocks.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct LogRdd {
     name: Arc<str>,
     partitions: u64,
     /// `(partition, executor)` -> `(memory, disk)` bytes.
+    #[serde(with = "crate::model::serial::pairs")]
     blocks: HashMap<(u64, Arc<str>), (u64, u64)>,
     /// Partition -> executors holding a block of it.
+    #[serde(with = "crate::model::serial::pairs")]
     parts: HashMap<u64, u32>,
     memory: u64,
     disk: u64,
@@ -116,7 +118,7 @@ impl LogRdd {
 }
 
 /// What one application has cached, per source.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct CacheState {
     /// The last `/storage/rdd` list, by RDD id; `None` until REST answered.
     rest: Option<BTreeMap<u64, Dataset>>,
@@ -125,6 +127,7 @@ pub struct CacheState {
     /// Blocks held in `log`.
     blocks: usize,
     /// Executor ids of the blocks, shared.
+    #[serde(with = "crate::model::serial::sorted")]
     executors: HashSet<Arc<str>>,
 }
 

@@ -31,7 +31,7 @@ use super::obs::EpochMs;
 const MAX_RETIRED_NAMED: usize = 1024;
 
 /// The cost state of one application (or, in name mode, of a name's ended runs).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Cost {
     /// `spark.task.cpus`, once a source said; in name mode the largest of the runs.
     pub(super) task_cpus: Option<u64>,
@@ -44,6 +44,7 @@ pub struct Cost {
     /// Numeric ids of executors whose core-milliseconds are in `retired_core_ms`.
     retired_ids: IdSet,
     /// Other ids of such executors (bounded by [`MAX_RETIRED_NAMED`]).
+    #[serde(with = "crate::model::serial::sorted")]
     retired_named: HashSet<Box<str>>,
 }
 

@@ -31,7 +31,7 @@ fn index(s: Source) -> usize {
 }
 
 /// One application's deliveries.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Delivery {
     /// Per source: since when a delivery has been open (wall clock).
     open: [Option<EpochMs>; 2],

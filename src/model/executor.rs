@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::obs::{EpochMs, ExecutorObs};
 
 /// Cumulative executor values from one source.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ExecutorTotals {
     /// Sum of task durations, ms.
     pub task_time_ms: u64,
@@ -39,13 +39,18 @@ impl ExecutorTotals {
     }
 }
 
+/// A normalised removal reason ([`normalise_reason`]). A name of its own, so serde does not
+/// read `Option<&'static str>` as a string to borrow from its input.
+pub(super) type Reason = &'static str;
+
 /// One executor.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct ExecutorState {
     /// Still running.
     pub(super) active: bool,
     /// Normalised removal reason, once removed.
-    pub(super) remove_reason: Option<&'static str>,
+    #[serde(deserialize_with = "crate::model::serial::opt_static")]
+    pub(super) remove_reason: Option<Reason>,
     /// When the model saw it die (wall clock), for retention.
     pub(super) dead_seen_ms: Option<EpochMs>,
     /// Task slots.

@@ -3,13 +3,15 @@
 use std::sync::Arc;
 
 /// A histogram over fixed upper bounds (seconds); the `+Inf` bucket is implicit.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Hist {
     /// Upper bounds, strictly increasing.
+    #[serde(with = "crate::model::serial::exact::slice")]
     pub(super) bounds: Arc<[f64]>,
     /// Per-bucket (non-cumulative) counts; one more than `bounds` for `+Inf`.
     pub(super) counts: Vec<u64>,
     /// Sum of observations.
+    #[serde(with = "crate::model::serial::exact")]
     pub(super) sum: f64,
     /// Number of observations.
     pub(super) count: u64,

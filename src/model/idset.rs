@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 /// Set of `u64` ids stored as disjoint, non-adjacent ranges `start -> end` (inclusive).
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct IdSet {
     ranges: BTreeMap<u64, u64>,
 }

@@ -21,8 +21,9 @@ pub struct Labeler {
 }
 
 /// Distinct values seen per label in one application.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct LabelSets {
+    #[serde(with = "crate::model::serial::label_sets")]
     seen: HashMap<&'static str, HashSet<Arc<str>>>,
 }
 

@@ -23,6 +23,7 @@ mod names;
 pub mod obs;
 pub mod observer;
 pub mod plan;
+mod serial;
 pub mod skew;
 mod sql;
 mod state;
@@ -38,6 +39,7 @@ pub use app::{app_key, split_key, GroupKey};
 pub use labels::OTHER;
 pub use obs::*;
 pub use observer::{ModelObserver, Observer};
+pub use serial::{StateError, STATE_VERSION};
 pub use store::Model;
 pub use streaming::{OperatorAgg, SourceAgg, StreamAgg, TriggerInterval};
 

@@ -92,7 +92,7 @@ pub struct JobObs {
 }
 
 /// Status of a stage attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum StageStatus {
     /// Known (part of a submitted job) but not submitted yet.
     Pending,
@@ -128,7 +128,7 @@ impl StageStatus {
 
 /// Task-metric sums. From REST these are a stage's (or executor's) running totals; from the event
 /// log they are the sum over the task-end events read so far.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TaskTotals {
     /// Executor run time, milliseconds.
     pub run_time_ms: u64,
@@ -208,7 +208,7 @@ impl TaskTotals {
 }
 
 /// Task counts of a stage attempt, by outcome.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TaskCounts {
     /// Tasks that succeeded.
     pub succeeded: u64,
@@ -241,7 +241,7 @@ impl TaskCounts {
 
 /// A stage attempt as REST reports it (cumulative values), or as the event log's
 /// `SparkListenerStageSubmitted` / `SparkListenerStageCompleted` report it (no totals).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct StageObs {
     /// Stage id.
     pub stage_id: u64,
@@ -270,11 +270,13 @@ pub struct StageObs {
 }
 
 /// A stage's task-duration summary (REST `taskSummary`), used for the skew ratio.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct TaskSummaryObs {
     /// Median task duration, milliseconds.
+    #[serde(with = "crate::model::serial::exact")]
     pub median_ms: f64,
     /// Longest task duration, milliseconds.
+    #[serde(with = "crate::model::serial::exact")]
     pub max_ms: f64,
     /// Fetched after the stage attempt ended: its final summary, which the
     /// `spark_stage_skew_ratio` histogram takes (an active stage's is partial).

@@ -95,7 +95,7 @@ pub struct PlanGraph {
 }
 
 /// What one execution's final plan adds to its SQL aggregate.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PlanSummary {
     /// Join nodes by strategy, in [`STRATEGIES`] order.
     pub joins: [u64; 6],
@@ -313,7 +313,9 @@ impl PlanGraph {
 }
 
 /// The plan of the latest ended execution of a SQL aggregate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct Latest {
     /// When the execution ended (Spark's clock), when known.
     pub end_ms: Option<EpochMs>,
@@ -324,7 +326,7 @@ pub struct Latest {
 }
 
 /// The plans counted into one SQL aggregate (job group and description).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct PlanAgg {
     /// Ended executions whose plan was counted.
     pub(super) plans: u64,
@@ -409,7 +411,7 @@ impl PlanAgg {
 }
 
 /// What an ended execution's plan needs to count once it arrives.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Ended {
     /// Its SQL aggregate's key (job group and description labels, `sql.rs`'s `SqlKey`).
     pub(super) key: (Arc<str>, Arc<str>),
@@ -419,7 +421,7 @@ pub struct Ended {
 
 /// One application's plan bookkeeping: which executions' plans are counted, and the ended
 /// executions still waiting for theirs.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct PlanState {
     counted: IdSet,
     waiting: BTreeMap<u64, Ended>,

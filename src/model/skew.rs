@@ -21,7 +21,7 @@ pub(super) fn skew_hist() -> Hist {
 }
 
 /// A stage attempt's skew bookkeeping.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct StageSkew {
     /// Successful task durations (ms) from the event log, while the log shows the attempt open
     /// (from its `StageSubmitted`); `None` before, after, or once over [`MAX_DURATIONS`].

@@ -20,7 +20,7 @@ pub type SqlKey = (Arc<str>, Arc<str>);
 const REMEMBERED: usize = 2048;
 
 /// Job groups learnt from jobs, for the SQL executions they belong to.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct SqlGroups {
     /// Execution id -> the group of its first job (event logs).
     by_execution: BTreeMap<u64, Arc<str>>,
@@ -69,7 +69,7 @@ fn bound(m: &mut BTreeMap<u64, Arc<str>>) {
 }
 
 /// A SQL execution not ended yet.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SqlState {
     /// Job group label, once known (from its start, or its first job).
     pub(super) group: Option<Arc<str>>,
@@ -82,11 +82,13 @@ pub struct SqlState {
 }
 
 /// Aggregates of one SQL description.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct SqlAgg {
     /// Executions ended, by status label.
+    #[serde(deserialize_with = "crate::model::serial::static_keys")]
     pub(super) ended: BTreeMap<&'static str, u64>,
     /// Durations by status label.
+    #[serde(deserialize_with = "crate::model::serial::static_keys")]
     pub(super) duration: BTreeMap<&'static str, Hist>,
     /// The final plans of its ended executions (`plan.rs`).
     pub(super) plans: super::plan::PlanAgg,

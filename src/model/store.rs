@@ -91,6 +91,35 @@ impl Model {
         r
     }
 
+    /// Write the model's state out as one value (versioned JSON, see `serial.rs`): every
+    /// application's summary and detail, the names' accumulators, the applications not kept.
+    pub fn save_state(&self, w: impl std::io::Write) -> Result<(), super::serial::StateError> {
+        self.read(|s| {
+            let v = super::serial::StateRef {
+                version: super::serial::STATE_VERSION,
+                started_ms: s.started_ms,
+                apps: &s.apps,
+                names: &s.names,
+                excluded: &s.excluded,
+            };
+            serde_json::to_writer(w, &v).map_err(super::serial::StateError::from)
+        })
+    }
+
+    /// Replace the model's state with one written by [`Self::save_state`] (with the same
+    /// configuration: what the configuration gives is not stored). On an error the model is
+    /// left as it was.
+    pub fn load_state(&self, r: impl std::io::Read) -> Result<(), super::serial::StateError> {
+        let v = super::serial::StateValue::read(r)?;
+        self.write(|s, _, _| {
+            s.started_ms = v.started_ms;
+            s.apps = v.apps;
+            s.names = v.names;
+            s.excluded = v.excluded;
+        });
+        Ok(())
+    }
+
     /// Drop what has aged out: finished applications, finished stages' per-stage series (their
     /// totals fold into their job group), dead executors. Called periodically.
     pub fn expire(&self, now_ms: EpochMs) {

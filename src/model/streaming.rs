@@ -22,7 +22,7 @@ const RECENT_BATCHES: usize = 32;
 const BACK_TO_BACK_MS: i64 = 25;
 
 /// One stateful operator's latest state and its dropped rows.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct OperatorAgg {
     /// Rows in the state (latest batch).
     pub(super) rows_total: u64,
@@ -33,13 +33,15 @@ pub struct OperatorAgg {
 }
 
 /// One source's rows and latest rates.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct SourceAgg {
     /// Rows read, summed over batches.
     pub(super) input_rows: u64,
     /// Latest input rate (absent until Spark computed one).
+    #[serde(with = "crate::model::serial::exact::opt")]
     pub(super) input_rows_per_second: Option<f64>,
     /// Latest processing rate (absent until Spark computed one).
+    #[serde(with = "crate::model::serial::exact::opt")]
     pub(super) processed_rows_per_second: Option<f64>,
 }
 
@@ -53,7 +55,7 @@ pub enum TriggerInterval {
 }
 
 /// Aggregates of one streaming query.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct StreamAgg {
     /// Highest batch id counted, per query id (a query name can have several runs).
     pub(super) last_batch: BTreeMap<String, u64>,
@@ -62,14 +64,17 @@ pub struct StreamAgg {
     /// Input rows counted.
     pub(super) input_rows: u64,
     /// Latest input rate.
+    #[serde(with = "crate::model::serial::exact")]
     pub(super) input_rows_per_second: f64,
     /// Latest processing rate.
+    #[serde(with = "crate::model::serial::exact")]
     pub(super) processed_rows_per_second: f64,
     /// Batch durations.
     pub(super) batch_duration: Hist,
     /// Latest watermark (epoch ms); `None` until a batch reported one.
     pub(super) watermark_ms: Option<EpochMs>,
     /// `eventTime.max - watermark` of the latest batch that had both, seconds.
+    #[serde(with = "crate::model::serial::exact::opt")]
     pub(super) watermark_lag_s: Option<f64>,
     /// Milliseconds per `durationMs` phase, summed over batches.
     pub(super) phases_ms: BTreeMap<Arc<str>, u64>,
@@ -78,6 +83,7 @@ pub struct StreamAgg {
     /// Per source (label value from its description).
     pub(super) sources: BTreeMap<Arc<str>, SourceAgg>,
     /// `streaming.trigger_intervals` for this query, seconds.
+    #[serde(with = "crate::model::serial::exact::opt")]
     pub(super) configured_interval_s: Option<f64>,
     /// Recent batches: (start, duration) in ms, oldest first.
     recent: VecDeque<(EpochMs, u64)>,

@@ -102,13 +102,14 @@ const MAX_RUNS: usize = 1024;
 /// said, and what micro-batch descriptions (both sources) said. A job of a run whose
 /// description user code replaced (`setJobDescription` inside `foreachBatch`) still has the run
 /// id as its job group, and counts under the query through this.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct StreamRuns {
+    #[serde(with = "crate::model::serial::pairs")]
     by_run: std::collections::HashMap<Box<str>, RunOf>,
 }
 
 /// The query of a run: its name (if any) and id.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct RunOf {
     name: Option<Box<str>>,
     query_id: Box<str>,

@@ -1,0 +1,206 @@
+//! The model's state is one value (issue 30): for every committed fixture (each event log under
+//! `tests/data`, each recorded REST answer), the model filled from it, written out
+//! (`Model::save_state`) and read back into a new model (`Model::load_state`), renders the same
+//! exposition, byte for byte, and writes the same bytes again. Both with every detail
+//! (`model.summary_level: full`) and with the summary levels under which an ended application
+//! keeps only its summary (`groups`, the default, and `app`).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use spark_exporter::config::{Settings, SummaryLevel};
+use spark_exporter::export::prometheus;
+use spark_exporter::model::{Model, Source};
+use spark_exporter::telemetry::Telemetry;
+use support::rest::{AppData, FakeSpark};
+
+/// Later than every fixture's end, so the default summary level summarises ended applications.
+const NOW_MS: i64 = 1_900_000_000_000;
+
+/// Every detail; the default (job groups kept); the application only.
+const LEVELS: [SummaryLevel; 3] = [SummaryLevel::Full, SummaryLevel::Groups, SummaryLevel::App];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn model(settings: &Settings) -> Arc<Model> {
+    Model::with_clock(
+        settings,
+        Arc::new(Telemetry::default()),
+        Arc::new(|| NOW_MS),
+    )
+}
+
+/// The model's series in both text formats (the exporter's own self-metrics are not state).
+fn exposition(m: &Arc<Model>) -> String {
+    let mut out = String::new();
+    for om in [false, true] {
+        let reg = prometheus::registry(m.clone()).with_created(true);
+        let text = prometheus::render(&reg, om).expect("render");
+        // The process's own series (`process_*`, `spark_exporter_*`, the poller's `spark_up`)
+        // are not the model's.
+        let own = |l: &str| {
+            ["spark_exporter_", "process_", "spark_up"]
+                .iter()
+                .any(|p| l.contains(p))
+        };
+        for line in text.lines().filter(|l| !own(l)) {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Write `m`'s state out, read it into a new model, and compare.
+fn round_trip(what: &str, settings: &Settings, m: &Arc<Model>) -> Result<(), String> {
+    let mut bytes = Vec::new();
+    m.save_state(&mut bytes)
+        .map_err(|e| format!("{what}: {e}"))?;
+    let back = model(settings);
+    back.load_state(bytes.as_slice())
+        .map_err(|e| format!("{what}: {e}"))?;
+    let (want, got) = (exposition(m), exposition(&back));
+    if want.lines().count() < 10 {
+        return Err(format!("{what}: only {} lines", want.lines().count()));
+    }
+    if want != got {
+        let at = want
+            .lines()
+            .zip(got.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(0);
+        return Err(format!(
+            "{what}: the exposition read back differs at line {}: {:?} vs {:?}",
+            at + 1,
+            want.lines().nth(at),
+            got.lines().nth(at)
+        ));
+    }
+    let mut again = Vec::new();
+    back.save_state(&mut again)
+        .map_err(|e| format!("{what}: {e}"))?;
+    if again != bytes {
+        return Err(format!("{what}: the state read back writes other bytes"));
+    }
+    Ok(())
+}
+
+fn settings(level: SummaryLevel) -> Settings {
+    let mut s = Settings::default();
+    s.model.summary_level = level;
+    s
+}
+
+#[test]
+fn every_event_log_fixtures_model_reads_back_the_same() {
+    let logs = support::committed_logs::committed_event_logs(
+        &root(),
+        &root().join("target/tmp/model_state"),
+    );
+    assert!(logs.len() >= 30, "{logs:?}");
+    let mut errors = vec![];
+    let mut summarised = 0;
+    for log in &logs {
+        for level in LEVELS {
+            let s = settings(level);
+            let m = model(&s);
+            let observer = m.observer(Source::EventLog);
+            spark_exporter::eventlog::ingest_paths(&[log], &s, &observer, m.telemetry())
+                .expect("read the log");
+            m.flush_pending();
+            m.view(|v| summarised += v.apps().filter(|a| a.stage_count() == 0).count());
+            let what = format!("{} at {level:?}", rel(log));
+            if let Err(e) = round_trip(&what, &s, &m) {
+                errors.push(e);
+            }
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    assert!(summarised > 0, "no summarised application was written");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_rest_fixtures_model_reads_back_the_same() {
+    // Every recorded REST answer: a folder with the application and its jobs.
+    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(d)
+            .map(|rd| rd.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        entries.sort();
+        if d.join("app.json").exists() && d.join("jobs.json").exists() {
+            out.push(d.to_path_buf());
+        }
+        for p in entries.into_iter().filter(|p| p.is_dir()) {
+            walk(&p, out);
+        }
+    }
+    let mut dirs = vec![];
+    walk(&root().join("tests/data"), &mut dirs);
+    assert!(dirs.len() >= 20, "{dirs:?}");
+    let mut errors = vec![];
+    for dir in &dirs {
+        let server = FakeSpark::start(vec![AppData::from_dir(dir.to_str().unwrap())]).await;
+        for level in LEVELS {
+            let mut s = settings(level);
+            s.spark.urls = vec![server.url.clone()];
+            let s = Arc::new(s);
+            let m = model(&s);
+            spark_exporter::spark::poll_once(
+                s.clone(),
+                Arc::new(m.observer(Source::Rest)),
+                m.telemetry().clone(),
+            )
+            .await
+            .expect("poll");
+            m.flush_pending();
+            let what = format!("{} at {level:?}", rel(dir));
+            if let Err(e) = round_trip(&what, &s, &m) {
+                errors.push(e);
+            }
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+#[test]
+fn a_damaged_or_other_version_state_is_refused_and_changes_nothing() {
+    let s = Settings::default();
+    let m = model(&s);
+    let log = root().join("tests/data/spark-4.1.1-basic/eventlog");
+    spark_exporter::eventlog::ingest_paths(
+        &[&log],
+        &s,
+        &m.observer(Source::EventLog),
+        m.telemetry(),
+    )
+    .expect("read the log");
+    let before = exposition(&m);
+    let mut bytes = Vec::new();
+    m.save_state(&mut bytes).expect("save");
+    let text = String::from_utf8(bytes.clone()).expect("JSON");
+    let other = text.replacen(
+        &format!("\"version\":{}", spark_exporter::model::STATE_VERSION),
+        "\"version\":999",
+        1,
+    );
+    assert_ne!(other, text);
+    for bad in [
+        &bytes[..bytes.len() / 2],
+        other.as_bytes(),
+        b"<html>502</html>".as_slice(),
+    ] {
+        assert!(m.load_state(bad).is_err());
+        assert_eq!(exposition(&m), before);
+    }
+}
+
+fn rel(p: &Path) -> String {
+    p.strip_prefix(root())
+        .unwrap_or(p)
+        .to_string_lossy()
+        .into_owned()
+}
