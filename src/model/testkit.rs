@@ -1,33 +1,35 @@
 //! The model's test kit: drive a [`Model`] on a test clock, build observations, and read back
 //! what the model holds through its read view ([`Model::view`]), never through the exposition.
 //!
-//! One convention for every test of `src/model` (`use super::testkit::*;` brings all of it, the
-//! observation types, [`Observer`] and the settings types included):
+//! One convention for every test of `src/model`; `use super::testkit::*;` brings all of it (the
+//! observation types, [`Observer`] and the settings types too):
 //!
 //! - **The model.** `let m = TestModel::new();` (or `TestModel::with(|s| s.model.… = …)` for
 //!   other settings) is a model on a clock at [`T0`]; `m.at(ms)` and `m.advance(ms)` move the
 //!   clock, `m.rest()` and `m.log()` are its two sources, and it derefs to the `Arc<Model>`
 //!   (`m.view(…)`, `m.expire(m.now_ms())`, `m.telemetry()`).
 //! - **Observations.** A free function named after the entity builds one from its ids, with the
-//!   defaults its doc gives: [`job`], [`stage`], [`task_end`], [`task_start`], [`executor`],
-//!   [`sql`], [`app`], [`summary`], [`query_started`], [`rdd`], [`rdd_info`], [`block`]. Chainable
-//!   setters change one field each and are named after it, without its unit suffix
-//!   (`job(1).group("etl").stages([3]).status(JobStatus::Succeeded)`). Times are Spark's clock: a
-//!   job or stage is submitted at [`SUBMITTED`], and a terminal `.status(..)` ends it at
-//!   [`ENDED`] (`.ended_at(..)` after it says otherwise).
+//!   defaults its doc gives: [`app`], [`job`], [`stage`], [`task_start`], [`task_end`],
+//!   [`summary`], [`executor`], [`sql`], [`query_started`], [`rdd`], [`rdd_info`], [`block`]
+//!   (and [`counts`] for task counts). Chainable setters change one field each and are named
+//!   after it in short (`group` for `job_group`, `desc` for `description`, `cores` for
+//!   `total_cores`), times after their event (`submitted`, `ended_at`, `launched`, `finished`,
+//!   `added`, `removed`): `job(1).group("etl").stages([3]).status(JobStatus::Succeeded)`. Times
+//!   are Spark's clock: a job or stage is submitted at [`SUBMITTED`], a terminal `.status(..)`
+//!   ends it at [`ENDED`] (an `.ended_at(..)` after it says otherwise), `.removed(..)` makes an
+//!   executor inactive, and a task's `.duration(..)` sets its finish from its launch.
 //! - **Reads.** `m.app(APP)` is an owned [`App`]: everything the view shows of one served
 //!   application, read at the clock's time: its job groups ([`Group`]), the stage attempts with
 //!   per-stage values ([`Stage`]), executors, SQL descriptions, streaming queries, cost and cached
-//!   datasets; `m.apps()` every served one, `m.names()` / `m.name(..)` the per-name states of
-//!   `model.aggregate_by: app_name`. Methods on a read find one thing (`a.group("etl")`,
-//!   `a.stage(3)`, `a.executor("1")`); something the view does not give (no such group, stage,
-//!   executor; a `None` histogram) is what the exposition shows as no series.
+//!   datasets. `m.apps()` reads every served one, `m.names()` / `m.name(..)` the per-name states
+//!   of `model.aggregate_by: app_name`. Methods on a read find one thing: `a.group("etl")` (or
+//!   `a.group(("etl", "desc"))`, `a.group(Desc("desc"))`), `a.stage(3)`, `a.executor("1")`,
+//!   `a.sql_desc("etl", "load")`, `a.dataset(3)`. Something the view does not give (no such
+//!   group, stage, executor, dataset; a `None` histogram) is what the exposition shows as no
+//!   series.
 //!
 //! Free functions build, methods read; scenario helpers in a test file (a run of jobs, a stage
 //! with its tasks) compose these and nothing else.
-
-// Until every model test file uses the kit.
-#![allow(dead_code, unused_imports)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -640,6 +642,8 @@ impl BlockObs {
 // --- Reads ---
 
 /// One application as the read view shows it ([`AppView`]), owned: read once, at one time.
+// Read whole: a test checks some fields, a failure message shows them all.
+#[allow(dead_code)]
 #[derive(Debug, Clone)]
 pub struct App {
     /// Model key: [`app_key`] of id and attempt; the name, for a name's state.
@@ -723,6 +727,8 @@ pub struct Group {
 }
 
 /// A stage attempt with per-stage values ([`super::view::StageView`]), owned.
+// Read whole: a test checks some fields, a failure message shows them all.
+#[allow(dead_code)]
 #[derive(Debug, Clone)]
 pub struct Stage {
     /// `job_group`.
@@ -746,6 +752,8 @@ pub struct Stage {
 }
 
 /// An executor ([`super::view::ExecutorView`]), owned.
+// Read whole: a test checks some fields, a failure message shows them all.
+#[allow(dead_code)]
 #[derive(Debug, Clone)]
 pub struct Executor {
     /// Executor id.
@@ -904,13 +912,6 @@ impl App {
             cost: a.cost(),
             datasets: a.cached_datasets(),
         }
-    }
-
-    /// The one job group `sel` picks, if any; panics if it picks several.
-    pub fn find_group(&self, sel: impl GroupSel) -> Option<&Group> {
-        let found: Vec<&Group> = self.groups.iter().filter(|g| sel.matches(g)).collect();
-        assert!(found.len() <= 1, "{sel:?} picks {} groups", found.len());
-        found.first().copied()
     }
 
     /// The one job group `sel` picks; panics if none or several.
