@@ -1,11 +1,12 @@
 //! The metric catalogue as users depend on it: stable families and labels never disappear
-//! without a deprecation entry, and a new metric needs nothing but its catalogue entry to appear
-//! in every output.
+//! without a deprecation entry, a new metric needs nothing but its catalogue entry to appear
+//! in every output, and a family whose series span applications (the plan fingerprint) has one
+//! series per application name.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use spark_exporter::config::Settings;
+use spark_exporter::config::{AggregateBy, Settings};
 use spark_exporter::export::catalogue::{
     Instrument, Metric, Scope, Stability, CATALOGUE, DEPRECATED,
 };
@@ -20,7 +21,8 @@ use spark_exporter::export::otlp::convert::Snapshot;
 use spark_exporter::export::otlp::resolve::Resource;
 use spark_exporter::export::prometheus::write_families;
 use spark_exporter::export::read::per_app;
-use spark_exporter::model::{AppObs, Model, Observer, Source};
+use spark_exporter::model::plan::PlanSummary;
+use spark_exporter::model::{AppObs, Model, Observer, Source, SqlObs, SqlPlanObs, SqlStatus};
 use spark_exporter::telemetry::Telemetry;
 
 const STABLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/stable-metrics.txt");
@@ -245,4 +247,82 @@ fn declared_labels_are_the_labels_every_golden_sample_carries() {
         }
     }
     assert!(seen.len() > 40, "only {} families seen", seen.len());
+}
+
+/// `spark_sql_plan_fingerprint` has no `app_id`: one series per application name, job group and
+/// description, the latest run's (by end time), whether the model holds each run
+/// (`model.aggregate_by: app_id`, the exposition picks the latest) or a state per name (the
+/// model folds the runs; see `src/model/plan_tests.rs`).
+#[test]
+fn the_plan_fingerprint_is_one_series_per_name_the_latest_runs() {
+    for aggregate_by in [AggregateBy::AppId, AggregateBy::AppName] {
+        let mut s = Settings::default();
+        s.model.aggregate_by = aggregate_by;
+        let model = Model::with_clock(&s, Arc::new(Telemetry::default()), Arc::new(|| 1_000_000));
+        let rest = model.observer(Source::Rest);
+        let ended = |id: u64, end: i64| SqlObs {
+            execution_id: id,
+            description: Some("load".into()),
+            status: SqlStatus::Completed,
+            submission_ms: Some(end - 10),
+            duration_ms: Some(10),
+            job_ids: vec![],
+        };
+        // Three runs of "nightly" and one of "other", the same description in each.
+        for (app, name, end, fp) in [
+            ("run-1", "nightly", 100, 11),
+            ("run-3", "nightly", 300, 33),
+            ("run-2", "nightly", 200, 22),
+            ("x-1", "other", 400, 44),
+        ] {
+            rest.upsert_app(&AppObs {
+                app_id: app.into(),
+                name: Some(name.into()),
+                ..Default::default()
+            });
+            rest.upsert_sql(app, &ended(1, end));
+            let plan = PlanSummary {
+                joins: [0, 1, 0, 0, 0, 0],
+                exchanges: [2, 0],
+                fingerprint: fp,
+                ..Default::default()
+            };
+            rest.sql_plan(
+                app,
+                &SqlPlanObs {
+                    execution_id: 1,
+                    plan,
+                },
+            );
+        }
+        // A later execution without a plan yet changes nothing.
+        rest.upsert_sql("run-3", &ended(2, 500));
+        let families = collect_from(&model, CATALOGUE.iter());
+        let fam = families
+            .iter()
+            .find(|f| f.name == "spark_sql_plan_fingerprint")
+            .expect("the family");
+        let samples: Vec<(String, f64)> = fam
+            .samples
+            .iter()
+            .map(|s| {
+                let l: Vec<String> = s.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                (l.join(","), s.value.as_f64())
+            })
+            .collect();
+        assert_eq!(
+            samples,
+            [
+                (
+                    "app_name=nightly,job_group=,description=load".to_string(),
+                    33.0
+                ),
+                (
+                    "app_name=other,job_group=,description=load".to_string(),
+                    44.0
+                ),
+            ],
+            "{aggregate_by:?}"
+        );
+    }
 }

@@ -1,141 +1,37 @@
 //! What a fleet of applications keeps: summary levels, filters, shards by name, and series per
 //! application name across runs (with an exporter restart).
 
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
-use super::*;
-use crate::config::{AggregateBy, Settings, SummaryLevel};
-use crate::export::families::{collect, Family, Value};
-use crate::telemetry::Telemetry;
-
-const T0: i64 = 1_000_000_000;
-
-fn model_at(clock: &Arc<AtomicI64>, settings: &Settings) -> Arc<Model> {
-    let c = clock.clone();
-    Model::with_clock(
-        settings,
-        Arc::new(Telemetry::default()),
-        Arc::new(move || c.load(Ordering::SeqCst)),
-    )
-}
-
-/// Samples of `name` whose labels include all of `want`: (labels, value).
-fn samples(f: &[Family], name: &str, want: &[(&str, &str)]) -> Vec<(Vec<String>, f64)> {
-    let Some(fam) = f.iter().find(|x| x.name == name) else {
-        return vec![];
-    };
-    fam.samples
-        .iter()
-        .filter(|s| {
-            want.iter()
-                .all(|(k, v)| s.labels.iter().any(|(lk, lv)| lk == k && &**lv == *v))
-        })
-        .map(|s| {
-            let l = s.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            let v = match &s.value {
-                Value::Hist(_, _, n) => *n as f64,
-                v => v.as_f64(),
-            };
-            (l, v)
-        })
-        .collect()
-}
-
-/// The one value of `name` with `want`, `None` if absent.
-fn val(f: &[Family], name: &str, want: &[(&str, &str)]) -> Option<f64> {
-    let s = samples(f, name, want);
-    assert!(s.len() <= 1, "{name} {want:?}: {s:?}");
-    s.first().map(|x| x.1)
-}
+use super::testkit::*;
 
 /// One run of `name`: two jobs in group `g` (one stage of two tasks each, with a task summary,
-/// so each finished stage has a `spark_stage_task_skew_ratio` while the model holds its detail)
-/// on executor 1, started at `start`; ended at `end` with exit code 0 when `end` is given.
-fn run(m: &Arc<Model>, id: &str, name: &str, start: i64, end: Option<i64>) {
-    let o = m.observer(Source::EventLog);
-    o.upsert_app(&AppObs {
-        app_id: id.into(),
-        name: Some(name.into()),
-        start_ms: Some(start),
-        ..Default::default()
-    });
-    o.upsert_executor(
-        id,
-        &ExecutorObs {
-            executor_id: "1".into(),
-            active: Some(true),
-            ..Default::default()
-        },
-    );
+/// so each finished stage has a skew ratio of its own while the model holds its detail) on
+/// executor 1, started at `start`; ended at `end` with exit code 0 when `end` is given.
+fn run(m: &TestModel, id: &str, name: &str, start: i64, end: Option<i64>) {
+    let o = m.log();
+    o.upsert_app(&app(id).name(name).started(start));
+    o.upsert_executor(id, &executor("1"));
     for j in 0..2u64 {
-        let mut job = JobObs {
-            job_id: j,
-            job_group: Some("g".into()),
-            description: Some("d".into()),
-            status: JobStatus::Running,
-            submission_ms: Some(start + 1000),
-            completion_ms: None,
-            stage_ids: vec![j],
-            sql_execution_id: None,
-            tags: vec![],
-            name: None,
-            client_app: None,
-        };
-        o.upsert_job(id, &job);
-        let mut st = StageObs {
-            stage_id: j,
-            attempt: 0,
-            status: StageStatus::Active,
-            name: Some(format!("stage {j}")),
-            job_group: None,
-            description: None,
-            num_tasks: Some(2),
-            active_tasks: None,
-            submission_ms: Some(start + 1000),
-            completion_ms: None,
-            task_counts: None,
-            totals: None,
-        };
+        let jo = job(j)
+            .group("g")
+            .desc("d")
+            .stages([j])
+            .submitted(start + 1000);
+        o.upsert_job(id, &jo);
+        let st = stage(j).tasks(2).submitted(start + 1000);
         o.upsert_stage(id, &st);
         for t in 0..2u64 {
-            o.task_end(
-                id,
-                &TaskEndObs {
-                    stage_id: j,
-                    attempt: 0,
-                    task_id: j * 2 + t,
-                    executor_id: "1".into(),
-                    outcome: TaskOutcome::Succeeded,
-                    launch_ms: start + 1000,
-                    finish_ms: start + 2000,
-                    metrics: TaskTotals {
-                        run_time_ms: 1000,
-                        ..Default::default()
-                    },
-                    locality: None,
-                },
-            );
+            let te = task_end(j * 2 + t, j)
+                .launched(start + 1000)
+                .finished(start + 2000)
+                .run_time(1000);
+            o.task_end(id, &te);
         }
-        st.status = StageStatus::Complete;
-        st.completion_ms = Some(start + 2000);
-        o.upsert_stage(id, &st);
+        o.upsert_stage(id, &st.status(StageStatus::Complete).ended_at(start + 2000));
         // As the REST poller reports a just-finished stage's task summary.
-        o.set_task_summary(
-            id,
-            j,
-            0,
-            TaskSummaryObs {
-                median_ms: 1000.0,
-                max_ms: 1000.0,
-                ended: true,
-                of_duration: true,
-            },
-        );
-        job.status = JobStatus::Succeeded;
-        job.completion_ms = Some(start + 3000);
-        o.upsert_job(id, &job);
+        o.set_task_summary(id, j, 0, summary(1000.0, 1000.0));
+        o.upsert_job(id, &jo.status(JobStatus::Succeeded).ended_at(start + 3000));
     }
     if let Some(e) = end {
         end_run(m, id, e);
@@ -144,317 +40,218 @@ fn run(m: &Arc<Model>, id: &str, name: &str, start: i64, end: Option<i64>) {
     o.app_delivered(id);
 }
 
-fn end_run(m: &Arc<Model>, id: &str, end: i64) {
-    m.observer(Source::EventLog).upsert_app(&AppObs {
-        app_id: id.into(),
-        end_ms: Some(end),
-        exit_code: Some(0),
-        ..Default::default()
-    });
-    m.observer(Source::EventLog).app_delivered(id);
+fn end_run(m: &TestModel, id: &str, end: i64) {
+    m.log().upsert_app(&app(id).ended_at(end).exit(0));
+    m.log().app_delivered(id);
 }
 
-const G: [(&str, &str); 2] = [("job_group", "g"), ("status", "succeeded")];
+/// Jobs of group `g` succeeded in `a`.
+fn jobs(a: &App) -> u64 {
+    a.group("g").jobs["succeeded"]
+}
+
+/// Stages of `a` with a skew ratio of their own.
+fn skewed(a: &App) -> usize {
+    a.stage_ids(|s| s.skew_ratio.is_some()).len()
+}
 
 #[test]
 fn an_ended_app_keeps_its_groups_and_drops_its_detail_after_summary_after() {
-    let clock = Arc::new(AtomicI64::new(T0));
-    let m = model_at(&clock, &Settings::default());
+    let m = TestModel::new();
     run(&m, "a", "etl", T0 - 60_000, Some(T0));
-    let full = collect(&m);
-    assert_eq!(val(&full, "spark_jobs", &G), Some(2.0));
-    assert!(val(&full, "spark_executor_task_time_seconds", &[]).is_some());
-    assert_eq!(samples(&full, "spark_stage_task_skew_ratio", &[]).len(), 2);
+    let full = m.app("a");
+    assert_eq!(jobs(&full), 2);
+    assert_eq!(full.executors.len(), 1);
+    assert_eq!(skewed(&full), 2);
     assert!(
-        samples(&full, "spark_stage_tasks_active", &[]).is_empty(),
+        full.stage_ids(|s| s.active).is_empty(),
         "finished stages have no running-task series"
     );
-    assert_eq!(
-        val(&full, "spark_app_runs", &[("status", "succeeded")]),
-        Some(1.0)
-    );
+    assert_eq!(full.runs["succeeded"], 1);
 
     // Within `summary_after` (5 min by default): everything stays.
-    clock.store(T0 + 299_000, Ordering::SeqCst);
+    m.at(T0 + 299_000);
     m.expire(m.now_ms());
-    assert!(val(&collect(&m), "spark_executor_task_time_seconds", &[]).is_some());
+    assert_eq!(m.app("a").executors.len(), 1);
 
-    clock.store(T0 + 301_000, Ordering::SeqCst);
+    m.at(T0 + 301_000);
     m.expire(m.now_ms());
-    let sum = collect(&m);
-    for f in [
-        "spark_executor_task_time_seconds",
-        "spark_stage_task_skew_ratio",
-        "spark_executor_tasks",
-    ] {
-        assert!(samples(&sum, f, &[]).is_empty(), "{f} dropped");
-    }
-    for (f, l) in [
-        ("spark_jobs", G.to_vec()),
-        ("spark_tasks", G.to_vec()),
-        ("spark_task_run_time_seconds", vec![("job_group", "g")]),
-        ("spark_stages", vec![("status", "complete")]),
-        ("spark_job_duration_seconds", G.to_vec()),
-        ("spark_app_runs", vec![("status", "succeeded")]),
-        ("spark_app_end_time_seconds", vec![]),
-    ] {
-        assert_eq!(val(&sum, f, &l), val(&full, f, &l), "{f} {l:?} kept");
-    }
-    assert_eq!(val(&sum, "spark_tasks", &G), Some(4.0));
-    assert_eq!(
-        val(&full, "spark_job_duration_seconds", &[("status", "failed")]),
-        Some(0.0)
-    );
-    assert_eq!(
-        val(&sum, "spark_job_duration_seconds", &[("status", "failed")]),
-        None,
+    let sum = m.app("a");
+    assert!(sum.executors.is_empty(), "executors dropped");
+    assert_eq!(skewed(&sum), 0, "per-stage values dropped");
+    let kept = |a: &App| {
+        let g = a.group("g");
+        (
+            g.jobs["succeeded"],
+            g.tasks.succeeded,
+            g.totals.run_time_ms,
+            g.stages["complete"],
+            g.job_duration.get("succeeded").map(|h| h.count),
+            a.runs["succeeded"],
+            a.end_ms,
+        )
+    };
+    assert_eq!(kept(&sum), kept(&full));
+    assert_eq!(sum.group("g").tasks.succeeded, 4);
+    assert_eq!(full.group("g").job_duration["failed"].count, 0);
+    assert!(
+        !sum.group("g").job_duration.contains_key("failed"),
         "an empty histogram of an ended application goes"
     );
-    for f in [
-        "spark_stage_duration_seconds",
-        "spark_task_duration_seconds",
-        "spark_stage_skew_ratio",
-    ] {
-        assert!(!samples(&full, f, &[("job_group", "g")]).is_empty(), "{f}");
-        assert!(
-            samples(&sum, f, &[]).is_empty(),
-            "{f}: per run, a summary keeps job durations only"
-        );
+    let g = full.group("g");
+    assert!(!g.stage_duration.is_empty());
+    assert!(g.task_duration.is_some());
+    assert!(g.skew_ratio.is_some());
+    for g in &sum.groups {
+        // Per run, a summary keeps job durations only.
+        assert!(g.stage_duration.is_empty(), "{g:?}");
+        assert!(g.task_duration.is_none(), "{g:?}");
+        assert!(g.skew_ratio.is_none(), "{g:?}");
     }
-    assert_eq!(
-        val(&sum, "spark_executors", &[("state", "dead")]),
-        Some(1.0),
-        "the executor count stays"
-    );
+    assert_eq!(sum.executor_states["dead"], 1, "the executor count stays");
 
     // A late or repeated observation of the dropped detail counts nothing twice.
     run(&m, "a", "etl", T0 - 60_000, Some(T0));
-    m.observer(Source::EventLog).task_end(
-        "a",
-        &TaskEndObs {
-            stage_id: 0,
-            attempt: 0,
-            task_id: 99,
-            executor_id: "1".into(),
-            outcome: TaskOutcome::Succeeded,
-            launch_ms: 0,
-            finish_ms: 1,
-            metrics: TaskTotals::default(),
-            locality: None,
-        },
-    );
-    let again = collect(&m);
-    assert_eq!(val(&again, "spark_tasks", &G), Some(4.0));
-    assert_eq!(val(&again, "spark_jobs", &G), Some(2.0));
-    assert!(samples(&again, "spark_stage_task_skew_ratio", &[]).is_empty());
+    m.log()
+        .task_end("a", &task_end(99, 0).launched(0).finished(1));
+    let again = m.app("a");
+    assert_eq!(again.group("g").tasks.succeeded, 4);
+    assert_eq!(jobs(&again), 2);
+    assert_eq!(skewed(&again), 0);
 }
 
 #[test]
 fn an_app_that_ended_long_ago_is_summarised_as_it_is_read() {
-    let clock = Arc::new(AtomicI64::new(T0));
-    let mut s = Settings::default();
-    s.model.summary_level = SummaryLevel::App;
-    let m = model_at(&clock, &s);
+    let m = TestModel::with(|s| s.model.summary_level = SummaryLevel::App);
     run(&m, "old", "etl", T0 - 7_200_000, Some(T0 - 3_600_000));
     run(&m, "live", "etl", T0 - 60_000, None);
-    let f = collect(&m);
-    assert!(samples(&f, "spark_jobs", &[("app_id", "old")]).is_empty());
-    assert_eq!(
-        val(
-            &f,
-            "spark_app_runs",
-            &[("app_id", "old"), ("status", "succeeded")]
-        ),
-        Some(1.0)
-    );
-    assert!(val(&f, "spark_app_end_time_seconds", &[("app_id", "old")]).is_some());
-    assert_eq!(
-        val(&f, "spark_jobs", &[("app_id", "live"), G[0], G[1]]),
-        Some(2.0),
-        "a running application keeps everything"
-    );
-    assert_eq!(
-        samples(&f, "spark_stage_task_skew_ratio", &[("app_id", "live")]).len(),
-        2
-    );
+    let old = m.app("old");
+    assert!(old.groups.is_empty());
+    assert_eq!(old.runs["succeeded"], 1);
+    assert!(old.end_ms.is_some());
+    let live = m.app("live");
+    assert_eq!(jobs(&live), 2, "a running application keeps everything");
+    assert_eq!(skewed(&live), 2);
 }
 
 #[test]
 fn full_keeps_everything_until_app_retention() {
-    let clock = Arc::new(AtomicI64::new(T0));
-    let mut s = Settings::default();
-    s.model.summary_level = SummaryLevel::Full;
-    let m = model_at(&clock, &s);
+    let m = TestModel::with(|s| s.model.summary_level = SummaryLevel::Full);
     run(&m, "old", "etl", T0 - 7_200_000, Some(T0 - 3_600_000));
-    clock.store(T0 + 600_000, Ordering::SeqCst);
+    m.at(T0 + 600_000);
     m.expire(m.now_ms());
-    assert!(val(&collect(&m), "spark_executor_task_time_seconds", &[]).is_some());
+    assert_eq!(m.app("old").executors.len(), 1);
 }
 
 #[test]
 fn filters_drop_applications_by_name_and_by_age_for_good() {
-    let clock = Arc::new(AtomicI64::new(T0));
-    let mut s = Settings::default();
-    s.model.app_name_filter = Some("^etl".into());
-    s.model.max_app_age = Some(Duration::from_secs(3600));
-    let m = model_at(&clock, &s);
+    let m = TestModel::with(|s| {
+        s.model.app_name_filter = Some("^etl".into());
+        s.model.max_app_age = Some(Duration::from_secs(3600));
+    });
     run(&m, "a", "etl-daily", T0 - 60_000, None);
     run(&m, "b", "adhoc", T0 - 60_000, None);
     run(&m, "c", "etl-old", T0 - 7_200_000, None);
-    let f = collect(&m);
-    let ids: Vec<_> = samples(&f, "spark_app", &[]);
-    assert_eq!(ids.len(), 1, "{ids:?}");
-    assert!(ids[0].0.contains(&"app_id=a".to_string()));
+    assert_eq!(m.keys(), ["a"]);
     // Their later events make no stub application reappear.
-    m.observer(Source::EventLog).upsert_executor(
-        "b",
-        &ExecutorObs {
-            executor_id: "2".into(),
-            ..Default::default()
-        },
-    );
-    assert!(samples(&collect(&m), "spark_executors", &[("app_id", "b")]).is_empty());
+    m.log().upsert_executor("b", &executor("2").active(None));
+    assert!(m.find_app("b").is_none());
     // The window moves on: `a` ages out.
-    clock.store(T0 + 3_600_000, Ordering::SeqCst);
+    m.at(T0 + 3_600_000);
     m.expire(m.now_ms());
-    assert!(samples(&collect(&m), "spark_app", &[]).is_empty());
+    assert!(m.apps().is_empty());
 }
 
 #[test]
 fn name_mode_counts_the_runs_that_end_after_the_start_once_each() {
-    let clock = Arc::new(AtomicI64::new(T0));
-    let mut s = Settings::default();
-    s.model.aggregate_by = AggregateBy::AppName;
-    let m = model_at(&clock, &s);
-    let name = [("app_name", "daily")];
+    let by_name = |s: &mut Settings| s.model.aggregate_by = AggregateBy::AppName;
+    let m = TestModel::with(by_name);
     // A run that ended before this exporter started: its series exist, at zero.
     run(&m, "r1", "daily", T0 - 90_000_000, Some(T0 - 86_400_000));
-    let f = collect(&m);
-    assert_eq!(val(&f, "spark_jobs", &[name[0], G[0], G[1]]), Some(0.0));
-    assert_eq!(
-        val(&f, "spark_app_runs", &[name[0], ("status", "succeeded")]),
-        Some(0.0)
-    );
-    assert_eq!(val(&f, "spark_app_run_duration_seconds", &name), Some(0.0));
-    for fam in &f {
-        for smp in &fam.samples {
-            assert!(
-                smp.labels.iter().all(|(k, _)| *k != "app_id"),
-                "{}: no app_id in name mode",
-                fam.name
-            );
-        }
-    }
+    let d = m.name("daily");
+    assert_eq!(jobs(&d), 0);
+    assert_eq!(d.runs["succeeded"], 0);
+    assert_eq!(d.run_duration.as_ref().map(|h| h.count), Some(0));
+    // Read by name: one state per name, none per run (no `app_id`).
+    assert!(m.names().iter().all(|n| n.by_name && n.id.is_empty()));
     // A run under way is not counted until it ends.
-    clock.store(T0 + 10_000, Ordering::SeqCst);
+    m.at(T0 + 10_000);
     run(&m, "r2", "daily", T0 + 1_000, None);
-    assert_eq!(
-        val(&collect(&m), "spark_jobs", &[name[0], G[0], G[1]]),
-        Some(0.0)
-    );
+    assert_eq!(jobs(&m.name("daily")), 0);
     end_run(&m, "r2", T0 + 20_000);
-    let f = collect(&m);
-    assert_eq!(val(&f, "spark_jobs", &[name[0], G[0], G[1]]), Some(2.0));
-    assert_eq!(val(&f, "spark_tasks", &[name[0], G[0], G[1]]), Some(4.0));
+    let d = m.name("daily");
+    assert_eq!(jobs(&d), 2);
+    assert_eq!(d.group("g").tasks.succeeded, 4);
     assert_eq!(
-        val(&f, "spark_stage_skew_ratio", &[name[0], G[0]]),
-        Some(2.0),
+        d.group("g").skew_ratio.as_ref().map(|h| h.count),
+        Some(2),
         "each stage once, though both sources report it"
     );
-    assert_eq!(
-        val(&f, "spark_app_runs", &[name[0], ("status", "succeeded")]),
-        Some(1.0)
-    );
-    assert_eq!(val(&f, "spark_app_run_duration_seconds", &name), Some(1.0));
-    assert_eq!(
-        samples(&f, "spark_app", &[]).len(),
-        1,
-        "one series per name"
-    );
+    assert_eq!(d.runs["succeeded"], 1);
+    assert_eq!(d.run_duration.as_ref().map(|h| h.count), Some(1));
+    assert_eq!(m.names().len(), 1, "one state per name");
     // The run leaves the model (app_retention): its counts stay with its name.
-    clock.store(T0 + 20_000 + 3_600_000, Ordering::SeqCst);
+    m.at(T0 + 20_000 + 3_600_000);
     m.expire(m.now_ms());
-    let f = collect(&m);
-    assert_eq!(val(&f, "spark_jobs", &[name[0], G[0], G[1]]), Some(2.0));
+    assert_eq!(jobs(&m.name("daily")), 2);
     // The next run adds to them.
     let t = T0 + 4_000_000;
-    clock.store(t, Ordering::SeqCst);
+    m.at(t);
     run(&m, "r3", "daily", t - 5_000, Some(t));
-    let f = collect(&m);
-    assert_eq!(val(&f, "spark_jobs", &[name[0], G[0], G[1]]), Some(4.0));
-    assert_eq!(
-        val(&f, "spark_stage_skew_ratio", &[name[0], G[0]]),
-        Some(4.0)
-    );
-    assert_eq!(
-        val(&f, "spark_app_runs", &[name[0], ("status", "succeeded")]),
-        Some(2.0)
-    );
-    assert_eq!(val(&f, "spark_app_run_duration_seconds", &name), Some(2.0));
+    let d = m.name("daily");
+    assert_eq!(jobs(&d), 4);
+    assert_eq!(d.group("g").skew_ratio.as_ref().map(|h| h.count), Some(4));
+    assert_eq!(d.runs["succeeded"], 2);
+    assert_eq!(d.run_duration.as_ref().map(|h| h.count), Some(2));
     // And it survives its own summary.
-    clock.store(t + 600_000, Ordering::SeqCst);
+    m.at(t + 600_000);
     m.expire(m.now_ms());
-    assert_eq!(
-        val(&collect(&m), "spark_jobs", &[name[0], G[0], G[1]]),
-        Some(4.0)
-    );
+    assert_eq!(jobs(&m.name("daily")), 4);
 
     // A restarted exporter reads the same logs: the runs its predecessor counted ended before
     // it started, so it starts from zero (a new `_created`) and counts the next run only.
     let later = t + 700_000;
-    clock.store(later, Ordering::SeqCst);
-    let m2 = model_at(&clock, &s);
+    m.at(later);
+    let m2 = m.restarted(by_name);
     run(&m2, "r1", "daily", T0 - 90_000_000, Some(T0 - 86_400_000));
     run(&m2, "r2", "daily", T0 + 1_000, Some(T0 + 20_000));
     run(&m2, "r3", "daily", t - 5_000, Some(t));
-    let f = collect(&m2);
-    assert_eq!(val(&f, "spark_jobs", &[name[0], G[0], G[1]]), Some(0.0));
-    let created = f
-        .iter()
-        .find(|x| x.name == "spark_jobs")
-        .and_then(|x| x.samples.first())
-        .map(|x| x.created_ms);
-    assert!(created.is_some_and(|c| c >= later), "{created:?}");
-    clock.store(later + 60_000, Ordering::SeqCst);
+    let d = m2.name("daily");
+    assert_eq!(jobs(&d), 0);
+    assert!(d.created_ms >= later, "{}", d.created_ms);
+    m2.at(later + 60_000);
     run(&m2, "r4", "daily", later + 1_000, Some(later + 50_000));
-    let f = collect(&m2);
-    assert_eq!(val(&f, "spark_jobs", &[name[0], G[0], G[1]]), Some(2.0));
-    assert_eq!(
-        val(&f, "spark_app_runs", &[name[0], ("status", "succeeded")]),
-        Some(1.0)
-    );
+    let d = m2.name("daily");
+    assert_eq!(jobs(&d), 2);
+    assert_eq!(d.runs["succeeded"], 1);
 }
 
 #[test]
 fn name_mode_shards_by_name() {
-    let clock = Arc::new(AtomicI64::new(T0));
     let names = ["a", "b", "c", "d", "e", "f", "g", "h"];
     let mut seen = std::collections::BTreeMap::new();
     for index in 0..3 {
-        let mut s = Settings::default();
-        s.model.aggregate_by = AggregateBy::AppName;
-        s.shard = crate::shard::Shard { index, count: 3 };
-        let m = model_at(&clock, &s);
+        let m = TestModel::with(|s| {
+            s.model.aggregate_by = AggregateBy::AppName;
+            s.shard = crate::shard::Shard { index, count: 3 };
+        });
         for (i, n) in names.iter().enumerate() {
             // Two runs of each name: both land on the name's shard.
             run(&m, &format!("{n}-1"), n, T0 - 1000, Some(T0 + i as i64));
             run(&m, &format!("{n}-2"), n, T0 - 1000, Some(T0 + i as i64));
         }
-        for (l, v) in samples(&collect(&m), "spark_app_runs", &[("status", "succeeded")]) {
-            let name = l.iter().find(|x| x.starts_with("app_name=")).cloned();
+        for s in m.names() {
+            let runs = s.runs["succeeded"];
             assert!(
-                seen.insert(name.clone(), (index, v)).is_none(),
-                "{name:?} twice"
+                seen.insert(s.name.clone(), (index, runs)).is_none(),
+                "{} twice",
+                s.name
             );
-            assert_eq!(v, 2.0, "{name:?}");
+            assert_eq!(runs, 2, "{}", s.name);
         }
     }
     assert_eq!(seen.len(), names.len(), "{seen:?}");
     for (n, (i, _)) in &seen {
-        let n = n
-            .as_deref()
-            .and_then(|x| x.strip_prefix("app_name="))
-            .unwrap_or("");
         assert_eq!(crate::shard::shard_of(n, 3), *i);
     }
 }
@@ -463,95 +260,57 @@ fn name_mode_shards_by_name() {
 /// stages. The summary waits for the end of the delivery, so the groups keep every count.
 #[test]
 fn rest_order_app_end_before_jobs_counts_every_job_at_the_groups_level() {
-    let clock = Arc::new(AtomicI64::new(T0));
-    let s = Settings::default();
-    assert_eq!(s.model.summary_level, SummaryLevel::Groups);
-    let m = model_at(&clock, &s);
-    let o = m.observer(Source::Rest);
-    o.upsert_app(&AppObs {
-        app_id: "hs".into(),
-        name: Some("etl".into()),
-        start_ms: Some(T0 - 7_200_000),
-        end_ms: Some(T0 - 3_600_000),
-        ..Default::default()
-    });
+    let m = TestModel::new();
+    assert_eq!(
+        Settings::default().model.summary_level,
+        SummaryLevel::Groups
+    );
+    let o = m.rest();
+    o.upsert_app(
+        &app("hs")
+            .name("etl")
+            .started(T0 - 7_200_000)
+            .ended_at(T0 - 3_600_000),
+    );
     for j in 0..3u64 {
-        o.upsert_job(
-            "hs",
-            &JobObs {
-                job_id: j,
-                job_group: Some("g".into()),
-                description: Some("d".into()),
-                status: JobStatus::Succeeded,
-                submission_ms: Some(T0 - 7_000_000),
-                completion_ms: Some(T0 - 6_900_000),
-                stage_ids: vec![j],
-                sql_execution_id: None,
-                tags: vec![],
-                name: None,
-                client_app: None,
-            },
-        );
+        let jo = job(j)
+            .group("g")
+            .desc("d")
+            .stages([j])
+            .status(JobStatus::Succeeded)
+            .submitted(T0 - 7_000_000)
+            .ended_at(T0 - 6_900_000);
+        o.upsert_job("hs", &jo);
     }
     // A periodic pass in the middle of the delivery does not summarise it.
     m.expire(m.now_ms());
-    assert_eq!(val(&collect(&m), "spark_jobs", &G), Some(3.0));
+    assert_eq!(jobs(&m.app("hs")), 3);
     o.app_delivered("hs");
     m.expire(m.now_ms());
-    assert_eq!(
-        val(&collect(&m), "spark_jobs", &G),
-        Some(3.0),
-        "kept by the summary"
-    );
+    assert_eq!(jobs(&m.app("hs")), 3, "kept by the summary");
 }
 
 /// Two attempts of one YARN application: two runs, each with its jobs (job 0 of both counts),
 /// under `attempt_id`; the first, whose log never ended, ends when the second starts.
 #[test]
 fn attempts_are_runs_of_their_own_with_an_attempt_label() {
-    let clock = Arc::new(AtomicI64::new(T0));
-    let mut s = Settings::default();
-    s.model.summary_level = SummaryLevel::Full;
-    let m = model_at(&clock, &s);
+    let m = TestModel::with(|s| s.model.summary_level = SummaryLevel::Full);
     let id = "application_1_0001";
     let k2 = app_key(id, Some("2"));
     let k1 = app_key(id, Some("1"));
     // The second attempt's log read first.
     run(&m, &k2, "etl", T0 - 30_000, Some(T0 - 10_000));
     run(&m, &k1, "etl", T0 - 60_000, None);
-    let f = collect(&m);
-    for a in ["1", "2"] {
-        assert_eq!(
-            val(
-                &f,
-                "spark_jobs",
-                &[("app_id", id), ("attempt_id", a), G[0], G[1]]
-            ),
-            Some(2.0),
-            "attempt {a}"
-        );
+    for (k, a) in [(&k1, "1"), (&k2, "2")] {
+        let at = m.app(k);
+        assert_eq!((at.id.as_str(), at.attempt.as_deref()), (id, Some(a)));
+        assert_eq!(jobs(&at), 2, "attempt {a}");
     }
-    let end = |a: &str| {
-        val(
-            &f,
-            "spark_app_end_time_seconds",
-            &[("app_id", id), ("attempt_id", a)],
-        )
-    };
-    assert_eq!(
-        end("1"),
-        Some((T0 - 30_000) as f64 / 1000.0),
-        "ended by attempt 2"
-    );
-    assert_eq!(end("2"), Some((T0 - 10_000) as f64 / 1000.0));
+    assert_eq!(m.app(&k1).end_ms, Some(T0 - 30_000), "ended by attempt 2");
+    assert_eq!(m.app(&k2).end_ms, Some(T0 - 10_000));
     // An application without attempts has no attempt label.
     run(&m, "local-1", "etl", T0 - 60_000, Some(T0 - 1_000));
-    let f = collect(&m);
-    let labels = &samples(&f, "spark_jobs", &[("app_id", "local-1"), G[0], G[1]])[0].0;
-    assert!(
-        labels.iter().all(|l| !l.starts_with("attempt_id=")),
-        "{labels:?}"
-    );
+    assert_eq!(m.app("local-1").attempt, None);
     assert!(m.view(|v| v
         .app(id)
         .is_some_and(|a| a.attempt().map(|x| &**x) == Some("2"))));
@@ -562,35 +321,26 @@ fn attempts_are_runs_of_their_own_with_an_attempt_label() {
 /// without it); then for good.
 #[test]
 fn a_started_exporter_serves_an_application_once_every_source_gave_its_state() {
-    let clock = Arc::new(AtomicI64::new(T0));
-    let m = model_at(&clock, &Settings::default());
+    let m = TestModel::new();
     m.expect_sources(&[Source::Rest, Source::EventLog]);
-    let served =
-        |m: &Arc<Model>| m.view(|v| v.apps().map(|a| a.id().to_string()).collect::<Vec<_>>());
     // The log, read to its end (`run` ends with the tailer's delivery).
     run(&m, "a", "etl", T0 - 60_000, None);
-    assert!(served(&m).is_empty(), "REST has not polled yet");
+    assert!(m.keys().is_empty(), "REST has not polled yet");
     assert!(!m.view(|v| v.startup_complete()));
     // REST polls it: served.
-    let rest = m.observer(Source::Rest);
-    rest.upsert_app(&AppObs {
-        app_id: "a".into(),
-        ..Default::default()
-    });
-    assert!(served(&m).is_empty(), "in the middle of the REST poll");
+    let rest = m.rest();
+    rest.upsert_app(&app("a"));
+    assert!(m.keys().is_empty(), "in the middle of the REST poll");
     rest.app_delivered("a");
-    assert_eq!(served(&m), ["a"]);
+    assert_eq!(m.keys(), ["a"]);
     // Another log, half read: absent until its end, or until both start-up reads are done.
-    let log = m.observer(Source::EventLog);
-    log.upsert_app(&AppObs {
-        app_id: "b".into(),
-        ..Default::default()
-    });
+    let log = m.log();
+    log.upsert_app(&app("b"));
     rest.startup_done();
-    assert_eq!(served(&m), ["a"]);
+    assert_eq!(m.keys(), ["a"]);
     log.startup_done();
     assert!(m.view(|v| v.startup_complete()));
-    assert_eq!(served(&m), ["a", "b"]);
+    assert_eq!(m.keys(), ["a", "b"]);
     assert!(
         !m.telemetry().snapshot().startup_pending,
         "spark_exporter_startup_complete is 1"
@@ -600,10 +350,7 @@ fn a_started_exporter_serves_an_application_once_every_source_gave_its_state() {
 /// In name mode an attempt is a run of its name: no attempt label, both attempts counted.
 #[test]
 fn by_name_each_attempt_is_a_run_of_the_name() {
-    let clock = Arc::new(AtomicI64::new(T0));
-    let mut s = Settings::default();
-    s.model.aggregate_by = AggregateBy::AppName;
-    let m = model_at(&clock, &s);
+    let m = TestModel::with(|s| s.model.aggregate_by = AggregateBy::AppName);
     run(
         &m,
         &app_key("application_1_0001", Some("1")),
@@ -618,27 +365,14 @@ fn by_name_each_attempt_is_a_run_of_the_name() {
         T0 + 9_000,
         Some(T0 + 20_000),
     );
-    let f = collect(&m);
+    let names = m.names();
+    let [etl] = &names[..] else {
+        panic!("one state per name: {names:?}")
+    };
     // Attempt 1 never said it ended: it ended when attempt 2 started.
-    assert_eq!(
-        val(&f, "spark_app_runs", &[("status", "unknown")]),
-        Some(1.0)
-    );
-    assert_eq!(
-        val(&f, "spark_app_runs", &[("status", "succeeded")]),
-        Some(1.0)
-    );
-    assert_eq!(
-        val(&f, "spark_jobs", &G),
-        Some(4.0),
-        "both attempts' two jobs"
-    );
-    for fam in &f {
-        for smp in &fam.samples {
-            assert!(smp
-                .labels
-                .iter()
-                .all(|(k, _)| *k != "attempt_id" && *k != "app_id"));
-        }
-    }
+    assert_eq!(etl.runs["unknown"], 1);
+    assert_eq!(etl.runs["succeeded"], 1);
+    assert_eq!(jobs(etl), 4, "both attempts' two jobs");
+    // A name's state: neither `app_id` nor `attempt_id`.
+    assert!(etl.by_name && etl.id.is_empty() && etl.attempt.is_none());
 }

@@ -52,4 +52,6 @@ mod fleet_tests;
 #[cfg(test)]
 mod stage_tests;
 #[cfg(test)]
+pub(crate) mod testkit;
+#[cfg(test)]
 mod tests;

@@ -260,31 +260,16 @@ fn plan_state_counts_once_and_stays_bounded() {
 }
 
 mod through_the_model {
-    use std::sync::Arc;
+    use super::super::{PlanSummary, EXCHANGES, STRATEGIES};
+    use crate::model::testkit::*;
 
-    use super::super::PlanSummary;
-    use crate::config::Settings;
-    use crate::export::families::{collect, Family};
-    use crate::model::{AppObs, Model, Observer, Source, SqlObs, SqlPlanObs, SqlStatus};
-    use crate::telemetry::Telemetry;
-
-    fn model() -> Arc<Model> {
-        model_with(&Settings::default())
-    }
-
-    fn model_with(s: &Settings) -> Arc<Model> {
-        Model::with_clock(s, Arc::new(Telemetry::default()), Arc::new(|| 1_000_000))
-    }
-
-    fn sql(id: u64, status: SqlStatus, desc: &str, end: i64) -> SqlObs {
-        SqlObs {
-            execution_id: id,
-            description: Some(desc.into()),
-            status,
-            submission_ms: Some(end - 10),
-            duration_ms: status.is_terminal().then_some(10),
-            job_ids: vec![],
-        }
+    /// Execution `id` of description `desc`, ended at `end` after 10 ms.
+    fn ended(id: u64, desc: &str, end: i64) -> SqlObs {
+        sql(id)
+            .desc(desc)
+            .status(SqlStatus::Completed)
+            .submitted(end - 10)
+            .duration(10)
     }
 
     fn plan(id: u64, smj: u64, fp: u64) -> SqlPlanObs {
@@ -299,94 +284,103 @@ mod through_the_model {
         }
     }
 
-    /// Samples of `name` as `(labels without app_id except when `with_app`, value)`.
-    fn samples(f: &[Family], name: &str) -> Vec<(String, f64)> {
-        let fam = f.iter().find(|x| x.name == name).expect(name);
-        fam.samples
-            .iter()
-            .map(|s| {
-                let l: Vec<String> = s.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                (l.join(","), s.value.as_f64())
-            })
-            .collect()
-    }
-
     #[test]
     fn a_plan_counts_once_whatever_the_source_and_order() {
-        let m = model();
-        let (log, rest) = (m.observer(Source::EventLog), m.observer(Source::Rest));
+        let m = TestModel::new();
+        let (log, rest) = (m.log(), m.rest());
         // 1: the log tells its plan while it runs; it counts at the end, REST's copy not again.
-        log.upsert_sql("a", &sql(1, SqlStatus::Running, "q", 100));
+        log.upsert_sql("a", &sql(1).desc("q").submitted(90));
         log.sql_plan("a", &plan(1, 1, 7));
-        let f = collect(&m);
         assert!(
-            samples(&f, "spark_sql_joins").is_empty(),
+            m.app("a").sql.iter().all(|q| q.plans.is_none()),
             "no counter while the execution's group is unknown"
         );
-        log.upsert_sql("a", &sql(1, SqlStatus::Completed, "q", 100));
-        rest.upsert_sql("a", &sql(1, SqlStatus::Completed, "q", 100));
+        log.upsert_sql("a", &ended(1, "q", 100));
+        rest.upsert_sql("a", &ended(1, "q", 100));
         rest.sql_plan("a", &plan(1, 1, 7));
         // 2: REST sees it ended first, its plan a poll later; the log's copy not again.
-        rest.upsert_sql("a", &sql(2, SqlStatus::Completed, "q", 200));
+        rest.upsert_sql("a", &ended(2, "q", 200));
         rest.sql_plan("a", &plan(2, 2, 8));
         log.sql_plan("a", &plan(2, 2, 8));
         // 3: a plan of an execution the model never saw is dropped.
         rest.sql_plan("a", &plan(3, 5, 9));
-        let f = collect(&m);
-        let q = "app_id=a,app_name=,job_group=,description=q";
-        assert_eq!(samples(&f, "spark_sql_plans"), [(q.to_string(), 2.0)]);
-        let joins = samples(&f, "spark_sql_joins");
-        assert_eq!(joins.len(), 6, "every strategy born at zero");
-        assert!(joins.contains(&(format!("{q},strategy=SortMergeJoin"), 3.0)));
-        assert!(joins.contains(&(format!("{q},strategy=BroadcastHashJoin"), 0.0)));
-        assert!(samples(&f, "spark_sql_exchanges").contains(&(format!("{q},type=shuffle"), 6.0)));
-        assert_eq!(
-            samples(&f, "spark_sql_plan_fingerprint"),
-            [("app_name=,job_group=,description=q".to_string(), 8.0)]
-        );
+        let a = m.app("a");
+        let counted: Vec<(&str, &str, u64)> = a
+            .sql
+            .iter()
+            .filter_map(|q| q.plans.as_ref().map(|p| (&*q.group, &*q.desc, p.plans)))
+            .collect();
+        assert_eq!(counted, [("", "q", 2)]);
+        let p = a.sql_desc("", "q").and_then(|q| q.plans.as_ref()).unwrap();
+        let strategy = |s: &str| STRATEGIES.iter().position(|x| *x == s).unwrap();
+        assert_eq!(p.joins.len(), 6, "every strategy, at zero until counted");
+        assert_eq!(p.joins[strategy("SortMergeJoin")], 3);
+        assert_eq!(p.joins[strategy("BroadcastHashJoin")], 0);
+        let shuffle = EXCHANGES.iter().position(|x| *x == "shuffle").unwrap();
+        assert_eq!(p.exchanges[shuffle], 6);
+        let latest: Vec<(&str, &str, u64)> = a
+            .fingerprints
+            .iter()
+            .map(|(g, d, l)| (&**g, &**d, l.fingerprint))
+            .collect();
+        assert_eq!(latest, [("", "q", 8)]);
     }
 
+    /// Each run keeps its latest plan's fingerprint; a name's state across runs
+    /// (`model.aggregate_by: app_name`) the latest of its runs'. (Across the runs of a name in
+    /// `app_id` mode, the exposition keeps the latest run's: `tests/metric_catalogue.rs`.)
     #[test]
     fn the_fingerprint_is_the_latest_runs_one_series_per_name() {
-        check_latest_per_name(&model());
-        // The same per name's state across runs (`model.aggregate_by: app_name`).
-        let mut s = Settings::default();
-        s.model.aggregate_by = crate::config::AggregateBy::AppName;
-        check_latest_per_name(&model_with(&s));
+        // `job_group/description=fingerprint` of each latest plan.
+        let latest = |a: &App| -> String {
+            let f = a.fingerprints.iter();
+            let f: Vec<String> = f
+                .map(|(g, d, l)| format!("{g}/{d}={}", l.fingerprint))
+                .collect();
+            f.join(",")
+        };
+        let m = TestModel::new();
+        observe_runs(&m);
+        let per_run: Vec<(String, String, String)> = m
+            .apps()
+            .iter()
+            .map(|a| (a.key.clone(), a.name.clone(), latest(a)))
+            .collect();
+        let want = [
+            ("run-1", "nightly", "/load=11"),
+            ("run-2", "nightly", "/load=22"),
+            ("run-3", "nightly", "/load=33"),
+            ("x-1", "other", "/load=44"),
+        ]
+        .map(|(k, n, f)| (k.to_string(), n.to_string(), f.to_string()));
+        assert_eq!(per_run, want);
+        // The same per name's state across runs.
+        let m = TestModel::with(|s| s.model.aggregate_by = AggregateBy::AppName);
+        observe_runs(&m);
+        let per_name: Vec<(String, String)> = m
+            .names()
+            .iter()
+            .map(|a| (a.name.clone(), latest(a)))
+            .collect();
+        let want = [("nightly", "/load=33"), ("other", "/load=44")]
+            .map(|(n, f)| (n.to_string(), f.to_string()));
+        assert_eq!(per_name, want);
     }
 
-    fn check_latest_per_name(m: &Arc<Model>) {
-        let rest = m.observer(Source::Rest);
-        // Three runs of "nightly" and one of "other", the same description in each.
-        for (app, name, end, fp) in [
+    /// Three runs of "nightly" and one of "other", the same description in each.
+    fn observe_runs(m: &TestModel) {
+        let rest = m.rest();
+        for (id, name, end, fp) in [
             ("run-1", "nightly", 100, 11),
             ("run-3", "nightly", 300, 33),
             ("run-2", "nightly", 200, 22),
             ("x-1", "other", 400, 44),
         ] {
-            rest.upsert_app(&AppObs {
-                app_id: app.into(),
-                name: Some(name.into()),
-                ..Default::default()
-            });
-            rest.upsert_sql(app, &sql(1, SqlStatus::Completed, "load", end));
-            rest.sql_plan(app, &plan(1, 1, fp));
+            rest.upsert_app(&app(id).name(name));
+            rest.upsert_sql(id, &ended(1, "load", end));
+            rest.sql_plan(id, &plan(1, 1, fp));
         }
         // A later execution without a plan yet changes nothing.
-        rest.upsert_sql("run-3", &sql(2, SqlStatus::Completed, "load", 500));
-        let f = collect(m);
-        assert_eq!(
-            samples(&f, "spark_sql_plan_fingerprint"),
-            [
-                (
-                    "app_name=nightly,job_group=,description=load".to_string(),
-                    33.0
-                ),
-                (
-                    "app_name=other,job_group=,description=load".to_string(),
-                    44.0
-                ),
-            ]
-        );
+        rest.upsert_sql("run-3", &ended(2, "load", 500));
     }
 }
