@@ -204,3 +204,77 @@ fn rel(p: &Path) -> String {
         .to_string_lossy()
         .into_owned()
 }
+
+/// What a diagnosis reads of a stage attempt is complete when the attempt settles, whatever the
+/// model's retention: for every committed event log, a model that lets every ended stage go
+/// (`model.stage_retention: 0`, expired after the read) gives the same stage details, as they
+/// settled, as a model that holds them all gives at the end; except for a killed speculative
+/// task that ends after its stage, which only the latter counts (listed).
+#[test]
+fn every_stage_attempt_settles_with_its_final_detail() {
+    let logs = support::committed_logs::committed_event_logs(
+        &root(),
+        &root().join("target/tmp/model_state_settle"),
+    );
+    let mut errors = vec![];
+    let (mut settled_n, mut late) = (0, vec![]);
+    for log in &logs {
+        let read = |s: &Settings| {
+            let m = model(s);
+            m.keep_settled_stages();
+            let observer = m.observer(Source::EventLog);
+            spark_exporter::eventlog::ingest_paths(&[log], s, &observer, m.telemetry())
+                .expect("read the log");
+            m
+        };
+        let all = read(&settings(SummaryLevel::Full));
+        let mut none = settings(SummaryLevel::Full);
+        none.model.stage_retention = std::time::Duration::ZERO;
+        let short = read(&none);
+        short.expire(NOW_MS);
+        let mut settled = short.take_settled_stages();
+        settled_n += settled.len();
+        all.view(|v| {
+            short.view(|w| {
+                for a in v.apps() {
+                    let key = spark_exporter::model::app_key(a.id(), a.attempt().map(|x| &**x));
+                    let b = w.app(&key).expect("the same applications");
+                    let mut got: Vec<_> = settled
+                        .iter()
+                        .filter(|(k, _)| *k == key)
+                        .map(|(_, d)| d.clone())
+                        .chain(b.stage_details())
+                        .collect();
+                    got.sort_by_key(|d| (d.stage_id, d.attempt));
+                    let want = a.stage_details();
+                    if got.len() != want.len() {
+                        errors.push(format!(
+                            "{} {key}: {} stage attempts, {} settled or held",
+                            rel(log),
+                            want.len(),
+                            got.len()
+                        ));
+                        continue;
+                    }
+                    for (g, w) in got.iter().zip(&want) {
+                        if g == w {
+                            continue;
+                        }
+                        if g.tasks.killed < w.tasks.killed
+                            && (g.stage_id, g.attempt) == (w.stage_id, w.attempt)
+                        {
+                            late.push(format!("{} {key} stage {}", rel(log), w.stage_id));
+                        } else {
+                            errors.push(format!("{} {key}: {g:?} is not {w:?}", rel(log)));
+                        }
+                    }
+                }
+            })
+        });
+        settled.clear();
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    assert!(settled_n >= 600, "{settled_n} settled");
+    assert!(late.len() <= 20, "{late:?}");
+    eprintln!("{settled_n} stage attempts settled; late task ends: {late:?}");
+}

@@ -16,10 +16,13 @@ pub mod report;
 pub mod rules;
 pub mod text;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::{Settings, SummaryLevel};
+use crate::model::details::StageDetail;
+use crate::model::view::AppView;
 use crate::model::{Model, Source};
 use crate::spark::api::ApplicationInfo;
 use crate::spark::client::{Client, ClientError, DEFAULT_MAX_BODY_BYTES};
@@ -86,16 +89,37 @@ fn known_list(ids: &[String]) -> String {
 /// Most application ids an error lists.
 const MAX_LISTED: usize = 20;
 
-/// The settings of a diagnosis' model: nothing retires, every stage's summary and every plan
-/// is read.
+/// The settings of a diagnosis' model: every application keeps its detail (SQL, executors,
+/// streaming queries), and every ended stage is within REST's task-summary window. The stages
+/// themselves need no retention: a diagnosis reads each attempt's detail as it settled
+/// ([`Model::keep_settled_stages`]), whatever the model let go since.
 fn model_settings(s: &Settings) -> Settings {
     let mut s = s.clone();
-    // About 30 years: every ended stage is within the window, so REST reads its task summary.
-    s.model.stage_retention = Duration::from_secs(1 << 30);
-    s.model.app_retention = Duration::from_secs(1 << 30);
-    s.model.summary_after = Duration::from_secs(1 << 30);
     s.model.summary_level = SummaryLevel::Full;
+    // About 30 years: a one-shot REST read asks for the final task summary of each stage that
+    // ended within `stage_retention`.
+    s.model.stage_retention = Duration::from_secs(1 << 30);
     s
+}
+
+/// The details of every stage attempt of `app`: as it is now if the model still holds it (a
+/// killed speculative task may end after its stage), else as it settled, in `(stage_id,
+/// attempt)` order.
+fn stages_of(app: &AppView<'_>, settled: &BTreeMap<String, Vec<StageDetail>>) -> Vec<StageDetail> {
+    let key = crate::model::app_key(app.id(), app.attempt().map(|a| &**a));
+    let mut v = app.stage_details();
+    let held: std::collections::HashSet<(u64, u32)> =
+        v.iter().map(|s| (s.stage_id, s.attempt)).collect();
+    v.extend(
+        settled
+            .get(&key)
+            .into_iter()
+            .flatten()
+            .filter(|s| !held.contains(&(s.stage_id, s.attempt)))
+            .cloned(),
+    );
+    v.sort_by_key(|s| (s.stage_id, s.attempt));
+    v
 }
 
 /// Read the inputs of `req` and diagnose the application(s): with event logs, every application
@@ -113,6 +137,7 @@ pub async fn diagnose_counted(
 ) -> Result<Report, DiagnoseError> {
     let settings = Arc::new(model_settings(settings));
     let model = Model::new(&settings, telemetry.clone());
+    model.keep_settled_stages();
     let (source, inputs, ui) = if req.event_logs.is_empty() {
         let url = req
             .spark_url
@@ -127,12 +152,21 @@ pub async fn diagnose_counted(
         ("event_log", req.event_logs.clone(), ui)
     };
     model.flush_pending();
+    let mut settled: BTreeMap<String, Vec<StageDetail>> = BTreeMap::new();
+    for (key, d) in model.take_settled_stages() {
+        settled.entry(key).or_default().push(d);
+    }
     let cfg = &settings.diagnose;
     let applications = model.view(|v| {
         let ids: Vec<String> = v.apps().map(|a| a.id().to_string()).collect();
         match &req.app_id {
             Some(id) => match v.app(id) {
-                Some(a) => Ok(vec![rules::diagnose_app(&a, cfg, &ui.links(a.ended()))]),
+                Some(a) => Ok(vec![rules::diagnose_app(
+                    &a,
+                    &stages_of(&a, &settled),
+                    cfg,
+                    &ui.links(a.ended()),
+                )]),
                 None => Err(DiagnoseError::NotFound {
                     id: id.clone(),
                     inputs: inputs.join(", "),
@@ -142,7 +176,10 @@ pub async fn diagnose_counted(
             None if ids.is_empty() => Err(DiagnoseError::Empty(inputs.join(", "))),
             None => Ok(v
                 .apps()
-                .map(|a| rules::diagnose_app(&a, cfg, &ui.links(a.ended())))
+                .map(|a| {
+                    let stages = stages_of(&a, &settled);
+                    rules::diagnose_app(&a, &stages, cfg, &ui.links(a.ended()))
+                })
                 .collect()),
         }
     })?;

@@ -18,14 +18,19 @@ const BOTTLENECKS: usize = 5;
 /// Executor removal reasons that mean the executor was lost, not released.
 const LOST_REASONS: [&str; 3] = ["lost", "heartbeat_timeout", "exited"];
 
-/// Diagnose one application.
-pub fn diagnose_app(app: &AppView<'_>, cfg: &DiagnoseConfig, links: &Links) -> AppReport {
-    let stages = app.stage_details();
+/// Diagnose one application from its view and the details of its stage attempts (in
+/// `(stage_id, attempt)` order).
+pub fn diagnose_app(
+    app: &AppView<'_>,
+    stages: &[StageDetail],
+    cfg: &DiagnoseConfig,
+    links: &Links,
+) -> AppReport {
     let groups = app.groups();
-    let summary = summary(app, &stages, &groups);
+    let summary = summary(app, stages, &groups);
     let mut findings = vec![];
     let step = Step { cfg, links, app };
-    for s in &stages {
+    for s in stages {
         let t = cfg.for_group(&s.group.0);
         findings.extend(step.skew(s, t));
         findings.extend(step.spill(s, t));
@@ -33,7 +38,7 @@ pub fn diagnose_app(app: &AppView<'_>, cfg: &DiagnoseConfig, links: &Links) -> A
     }
     findings.extend(step.executor_loss(&groups));
     let sql = app.sql();
-    findings.extend(step.joins(&sql, &stages));
+    findings.extend(step.joins(&sql, stages));
     findings.extend(step.plan_changes(&sql));
     findings.extend(step.cache());
     for g in &groups {
@@ -66,7 +71,7 @@ pub fn diagnose_app(app: &AppView<'_>, cfg: &DiagnoseConfig, links: &Links) -> A
         spark_version: app.spark_version().to_string(),
         start_ms: app.start_ms(),
         end_ms: app.end_ms(),
-        bottlenecks: bottlenecks(&stages, summary.task_seconds, links, app),
+        bottlenecks: bottlenecks(stages, summary.task_seconds, links, app),
         summary,
         findings,
     }
@@ -84,7 +89,7 @@ fn secs(ms: u64) -> f64 {
     ms as f64 / 1000.0
 }
 
-fn summary(app: &AppView<'_>, stages: &[StageDetail<'_>], groups: &[GroupView<'_>]) -> Summary {
+fn summary(app: &AppView<'_>, stages: &[StageDetail], groups: &[GroupView<'_>]) -> Summary {
     let cost = app.cost();
     let (mut jobs, mut tasks, mut run, mut gc) = (0, 0, 0u64, 0u64);
     for g in groups {
@@ -106,7 +111,7 @@ fn summary(app: &AppView<'_>, stages: &[StageDetail<'_>], groups: &[GroupView<'_
     }
 }
 
-fn stage_place(s: &StageDetail<'_>) -> Place {
+fn stage_place(s: &StageDetail) -> Place {
     Place {
         job_group: Some(s.group.0.to_string()),
         description: Some(s.group.1.to_string()),
@@ -118,12 +123,12 @@ fn stage_place(s: &StageDetail<'_>) -> Place {
 }
 
 fn bottlenecks(
-    stages: &[StageDetail<'_>],
+    stages: &[StageDetail],
     total_s: f64,
     links: &Links,
     app: &AppView<'_>,
 ) -> Vec<Bottleneck> {
-    let mut v: Vec<&StageDetail<'_>> = stages.iter().filter(|s| s.totals.run_time_ms > 0).collect();
+    let mut v: Vec<&StageDetail> = stages.iter().filter(|s| s.totals.run_time_ms > 0).collect();
     v.sort_by(|a, b| {
         b.totals
             .run_time_ms
@@ -164,7 +169,7 @@ fn numbers<const N: usize>(pairs: [(&str, f64); N]) -> BTreeMap<String, f64> {
 impl Step<'_, '_> {
     fn stage_finding(
         &self,
-        s: &StageDetail<'_>,
+        s: &StageDetail,
         kind: Kind,
         title: String,
         cost: f64,
@@ -185,7 +190,7 @@ impl Step<'_, '_> {
     /// Skew: a complete stage whose longest task ran at least `skew_ratio` times its median one
     /// and at least `skew_min_excess` longer. Cost: longest − median task duration, the time the
     /// stage ran past a balanced one while its other task slots waited.
-    fn skew(&self, s: &StageDetail<'_>, t: &Thresholds) -> Option<Finding> {
+    fn skew(&self, s: &StageDetail, t: &Thresholds) -> Option<Finding> {
         let (longest, median) = s.longest_median_ms?;
         if s.status != StageStatus::Complete || median <= 0.0 {
             return None;
@@ -219,7 +224,7 @@ impl Step<'_, '_> {
     /// Spill: a stage that spilled at least `spill_min_bytes` to disk. Spark does not time
     /// spills; the cost is the stage's task time × min(1, disk bytes spilled / bytes read
     /// (input + shuffle read)).
-    fn spill(&self, s: &StageDetail<'_>, t: &Thresholds) -> Option<Finding> {
+    fn spill(&self, s: &StageDetail, t: &Thresholds) -> Option<Finding> {
         let x = &s.totals;
         if x.disk_spilled_bytes == 0 || x.disk_spilled_bytes < t.spill_min_bytes {
             return None;
@@ -252,7 +257,7 @@ impl Step<'_, '_> {
 
     /// GC pressure: a stage whose tasks spent at least `gc_ratio` of their run time, and at
     /// least `gc_min`, in GC. Cost: the GC time.
-    fn gc(&self, s: &StageDetail<'_>, t: &Thresholds) -> Option<Finding> {
+    fn gc(&self, s: &StageDetail, t: &Thresholds) -> Option<Finding> {
         let x = &s.totals;
         if x.run_time_ms == 0 {
             return None;
@@ -345,7 +350,7 @@ impl Step<'_, '_> {
     /// the smallest shuffle its stages wrote is at most `broadcast_max_bytes`: a broadcast join
     /// would have spared the shuffle of the large side and the sort. Cost: the task time of the
     /// description's stages (its job group and description), the most a broadcast could save.
-    fn joins(&self, sql: &[SqlView<'_>], stages: &[StageDetail<'_>]) -> Vec<Finding> {
+    fn joins(&self, sql: &[SqlView<'_>], stages: &[StageDetail]) -> Vec<Finding> {
         let mut out = vec![];
         for q in sql {
             let Some(p) = q.plans else { continue };
@@ -354,7 +359,7 @@ impl Step<'_, '_> {
                 continue;
             }
             let t = self.cfg.for_group(q.job_group);
-            let mine: Vec<&StageDetail<'_>> = stages
+            let mine: Vec<&StageDetail> = stages
                 .iter()
                 .filter(|s| &*s.group.0 == q.job_group && s.group.1 == *q.description)
                 .collect();

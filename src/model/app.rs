@@ -93,6 +93,10 @@ pub struct StageState {
     pub(super) summary: Option<TaskSummaryObs>,
     /// Skew-ratio bookkeeping (see `tasks.rs`).
     pub(super) skew: super::skew::StageSkew,
+    /// Its detail was given out once settled (`details.rs`).
+    pub(super) settled: bool,
+    /// It would have settled, but its group was a broadcast placeholder (`details.rs`).
+    pub(super) settle_due: bool,
 }
 
 impl StageState {
@@ -117,6 +121,8 @@ impl StageState {
             last_task_end_ms: None,
             summary: None,
             skew: Default::default(),
+            settled: false,
+            settle_due: false,
         }
     }
     /// Running tasks: REST's count when REST reports the stage, else the event log's.
@@ -266,6 +272,10 @@ pub(super) struct AppDetail {
     pub(super) cache: super::cache::CacheState,
     /// Broadcast jobs waiting for their query's group (`broadcast.rs`).
     pub(super) broadcasts: super::broadcast::Broadcasts,
+    /// Stage attempts that settled as their broadcast group was resolved, not handed over yet
+    /// (`details.rs`); empty between writes.
+    #[serde(skip)]
+    pub(super) resolved: Vec<super::details::StageDetail>,
 }
 
 /// Every run of one application name (`model.aggregate_by: app_name`, `names.rs`): a summary

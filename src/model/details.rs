@@ -1,24 +1,31 @@
 //! Every stage attempt in full, for a diagnosis (`spark-exporter diagnose`): unlike
 //! [`AppView::stages`], which bounds the per-stage series an exposition carries, a diagnosis reads
-//! every attempt the model holds, with its merged task totals and its task-duration spread.
+//! every attempt, with its merged task totals and its task-duration spread.
+//!
+//! A stage attempt's [`StageDetail`] is a value, complete when the attempt **settles**: when the
+//! event log reports it ended (its tasks' durations give the spread then), when REST's final task
+//! summary of it arrives, or, failing both, when the model lets it go (`model.stage_retention`,
+//! or its application's summary). A model asked to ([`super::Model::keep_settled_stages`]) keeps
+//! each settled attempt's detail, once, until taken
+//! ([`super::Model::take_settled_stages`]): so the diagnose rules of a stage can run when it
+//! settles, whatever the model's retention.
 
-use std::sync::Arc;
-
-use super::app::GroupKey;
+use super::app::{GroupKey, StageState};
 use super::obs::{EpochMs, StageStatus, TaskCounts, TaskTotals};
 use super::view::AppView;
+use std::sync::Arc;
 
 /// One stage attempt, read for a diagnosis.
-#[derive(Debug, Clone)]
-pub struct StageDetail<'a> {
+#[derive(Debug, Clone, PartialEq)]
+pub struct StageDetail {
     /// Its job group's `(job_group, description)` label values.
-    pub group: &'a GroupKey,
+    pub group: GroupKey,
     /// Stage id.
     pub stage_id: u64,
     /// Attempt number.
     pub attempt: u32,
     /// Stage name (length-capped).
-    pub name: &'a Arc<str>,
+    pub name: Arc<str>,
     /// Status.
     pub status: StageStatus,
     /// Submission time (Spark's clock).
@@ -34,7 +41,7 @@ pub struct StageDetail<'a> {
     pub longest_median_ms: Option<(f64, f64)>,
 }
 
-impl StageDetail<'_> {
+impl StageDetail {
     /// Wall-clock duration (s), when both ends are known.
     pub fn duration_seconds(&self) -> Option<f64> {
         match (self.submission_ms, self.completion_ms) {
@@ -44,32 +51,56 @@ impl StageDetail<'_> {
     }
 }
 
-impl<'a> AppView<'a> {
-    /// Every stage attempt the model holds, in `(stage_id, attempt)` order. Stages retire after
-    /// `model.stage_retention` once their application's detail expires; a diagnosis reads a
-    /// model that never expires anything.
-    pub fn stage_details(&self) -> Vec<StageDetail<'a>> {
-        let mut v: Vec<StageDetail<'a>> = self
-            .d()
-            .stages
-            .values()
-            .map(|sg| StageDetail {
-                group: &sg.group,
-                stage_id: sg.stage_id,
-                attempt: sg.attempt,
-                name: &sg.name,
-                status: sg.status,
-                submission_ms: sg.submission_ms,
-                completion_ms: sg.completion_ms,
-                tasks: sg.counts(),
-                totals: sg.totals(),
-                longest_median_ms: sg
-                    .skew
-                    .longest_median_ms
-                    .map(|(l, m)| (f64::from(l), f64::from(m)))
-                    .or_else(|| sg.summary.map(|s| (s.max_ms, s.median_ms))),
-            })
-            .collect();
+impl StageState {
+    /// What a diagnosis reads of this attempt now.
+    pub(super) fn detail(&self) -> StageDetail {
+        StageDetail {
+            group: self.group.clone(),
+            stage_id: self.stage_id,
+            attempt: self.attempt,
+            name: self.name.clone(),
+            status: self.status,
+            submission_ms: self.submission_ms,
+            completion_ms: self.completion_ms,
+            tasks: self.counts(),
+            totals: self.totals(),
+            longest_median_ms: self
+                .skew
+                .longest_median_ms
+                .map(|(l, m)| (f64::from(l), f64::from(m)))
+                .or_else(|| self.summary.map(|s| (s.max_ms, s.median_ms))),
+        }
+    }
+
+    /// Settle the attempt if it has ended and has not settled yet: its detail, once. An
+    /// attempt of a broadcast job still waiting for its query's group (`broadcast.rs`) settles
+    /// when the group is known ([`Self::settle_resolved`]).
+    pub(super) fn settle(&mut self) -> Option<StageDetail> {
+        if self.settled || !self.status.is_terminal() {
+            return None;
+        }
+        if super::broadcast::is_placeholder(&self.group) {
+            self.settle_due = true;
+            return None;
+        }
+        self.settled = true;
+        Some(self.detail())
+    }
+
+    /// The attempt's group is known now: if it was due to settle, it settles.
+    pub(super) fn settle_resolved(&mut self) -> Option<StageDetail> {
+        if std::mem::take(&mut self.settle_due) {
+            self.settle()
+        } else {
+            None
+        }
+    }
+}
+
+impl AppView<'_> {
+    /// Every stage attempt the model holds, in `(stage_id, attempt)` order, as it is now.
+    pub fn stage_details(&self) -> Vec<StageDetail> {
+        let mut v: Vec<StageDetail> = self.d().stages.values().map(StageState::detail).collect();
         v.sort_by_key(|s| (s.stage_id, s.attempt));
         v
     }

@@ -12,7 +12,8 @@
 //! trigger intervals are the settings of the process that reads the state back); what the
 //! sources of this process have delivered since its start (`delivery.rs`: a restart serves an
 //! application again only once its sources gave their start-up state); the wall clock; the
-//! generation number; the self-metrics.
+//! generation number; the self-metrics; settled stage details not taken yet (`details.rs`: a
+//! hand-over to a consumer of this process, which takes them as they settle).
 //!
 //! The JSON is deterministic: hash maps and sets are written as lists in key order (JSON object
 //! keys are strings, and a hash map's own order changes from run to run), so the same state

@@ -44,6 +44,9 @@ pub(crate) struct State {
     pub(super) trigger_intervals: BTreeMap<String, f64>,
     /// The sources the exporter runs and their start-up reads (`delivery.rs`).
     pub(super) sources: super::delivery::Sources,
+    /// Settled stage attempts' details not taken yet, by application key, when asked to keep
+    /// them (`details.rs`).
+    pub(super) settled: Option<Vec<(String, super::details::StageDetail)>>,
 }
 
 /// What [`State::expire`] can change, counted: equal shapes before and after mean it changed
@@ -112,6 +115,7 @@ impl State {
                 .map(|(k, v)| (k.clone(), v.as_secs_f64()))
                 .collect(),
             sources: Default::default(),
+            settled: None,
         }
     }
 

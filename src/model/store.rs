@@ -91,6 +91,21 @@ impl Model {
         r
     }
 
+    /// From now on, keep the detail of every stage attempt that settles (`details.rs`) until
+    /// [`Self::take_settled_stages`] takes it: what the diagnose rules read of an attempt, at the
+    /// moment it is complete.
+    pub fn keep_settled_stages(&self) {
+        self.write(|s, _, _| {
+            s.settled.get_or_insert_with(Vec::new);
+        })
+    }
+
+    /// The stage attempts settled since the last call, as `(application key, detail)` in the
+    /// order they settled (none unless [`Self::keep_settled_stages`] was called).
+    pub fn take_settled_stages(&self) -> Vec<(String, super::details::StageDetail)> {
+        self.write(|s, _, _| s.settled.as_mut().map(std::mem::take).unwrap_or_default())
+    }
+
     /// Write the model's state out as one value (versioned JSON, see `serial.rs`): every
     /// application's summary and detail, the names' accumulators, the applications not kept.
     pub fn save_state(&self, w: impl std::io::Write) -> Result<(), super::serial::StateError> {

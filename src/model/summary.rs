@@ -126,9 +126,11 @@ impl State {
                 super::names::zero_group(&bounds.0, &bounds.1)
             });
         }
-        let keys: Vec<(u64, u32)> = d.stages.keys().copied().collect();
+        let mut keys: Vec<(u64, u32)> = d.stages.keys().copied().collect();
+        keys.sort_unstable();
+        let mut settled = std::mem::take(&mut d.resolved);
         for k in keys {
-            super::update::retire_stage(s, d, k, &bounds);
+            settled.extend(super::update::retire_stage(s, d, k, &bounds));
         }
         // Histograms still at zero never change now: their series go (a fleet's exposition is
         // mostly histogram buckets, and most `failed` ones are empty). Per run, stage and task
@@ -150,6 +152,9 @@ impl State {
         s.groups_hidden = level == SummaryLevel::App;
         if let Some(app) = self.apps.get_mut(app_id) {
             app.detail = None;
+        }
+        for rec in settled {
+            self.hand_over(app_id, Some(rec));
         }
     }
 

@@ -49,15 +49,17 @@ impl State {
                 st.skew.durations = Some(Vec::new());
             }
             status if status.is_terminal() => {
+                let key = (obs.stage_id, obs.attempt);
                 let durations = st.skew.durations.take();
-                if status != StageStatus::Complete || st.status != StageStatus::Complete {
-                    return;
-                }
-                if let Some(mut ms) = durations.filter(|ms| !ms.is_empty()) {
+                let complete = status == StageStatus::Complete && st.status == status;
+                if let Some(mut ms) = durations.filter(|ms| complete && !ms.is_empty()) {
                     st.skew.longest_median_ms = longest_median(&mut ms);
                     let ratio = skew_ratio(&mut ms);
-                    observe(s, d, (obs.stage_id, obs.attempt), ratio);
+                    observe(s, d, key, ratio);
                 }
+                // Its tasks' spread is known now: the attempt settles (`details.rs`).
+                let settled = d.stages.get_mut(&key).and_then(StageState::settle);
+                self.hand_over(app_id, settled);
             }
             _ => {}
         }

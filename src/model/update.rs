@@ -5,6 +5,7 @@ use std::sync::Arc;
 use super::app::{
     span_secs, AppDetail, AppState, AppSummary, GroupAgg, GroupKey, JobState, StageState,
 };
+use super::details::StageDetail;
 use super::executor::normalise_reason;
 use super::hist::Hist;
 use super::labels::Labeler;
@@ -255,6 +256,7 @@ impl State {
         for o in held {
             self.upsert_stage(app_id, &o, t, now, false);
         }
+        self.hand_over_resolved(app_id);
     }
 
     /// Returns the held stage observations this job resolves.
@@ -496,6 +498,38 @@ impl State {
             st.summary = Some(sum);
         }
         self.rest_skew(app_id, (stage_id, attempt), &sum);
+        // REST's final summary of an ended attempt: it settles (`details.rs`).
+        if sum.ended {
+            let settled = self
+                .apps
+                .get_mut(app_id)
+                .and_then(|a| a.detail.as_deref_mut())
+                .and_then(|d| d.stages.get_mut(&(stage_id, attempt)))
+                .and_then(StageState::settle);
+            self.hand_over(app_id, settled);
+        }
+    }
+
+    /// Hand over the stage attempts that settled as their broadcast group was resolved.
+    pub(super) fn hand_over_resolved(&mut self, app_id: &str) {
+        let resolved = match self
+            .apps
+            .get_mut(app_id)
+            .and_then(|a| a.detail.as_deref_mut())
+        {
+            Some(d) if !d.resolved.is_empty() => std::mem::take(&mut d.resolved),
+            _ => return,
+        };
+        for r in resolved {
+            self.hand_over(app_id, Some(r));
+        }
+    }
+
+    /// Keep the detail of a stage attempt that settled, if asked to (`details.rs`).
+    pub(super) fn hand_over(&mut self, app_id: &str, settled: Option<StageDetail>) {
+        if let (Some(out), Some(d)) = (self.settled.as_mut(), settled) {
+            out.push((app_id.to_string(), d));
+        }
     }
 
     pub(super) fn task_start(&mut self, app_id: &str, obs: &TaskStartObs) {
@@ -611,6 +645,11 @@ impl State {
     }
 
     pub(super) fn upsert_sql(&mut self, app_id: &str, obs: &SqlObs, t: &Telemetry) {
+        self.upsert_sql_inner(app_id, obs, t);
+        self.hand_over_resolved(app_id);
+    }
+
+    fn upsert_sql_inner(&mut self, app_id: &str, obs: &SqlObs, t: &Telemetry) {
         let bounds = self.duration_bounds.clone();
         let task_bounds = self.task_bounds.clone();
         let Some((s, d, labeler)) = self.live(app_id) else {
@@ -825,7 +864,8 @@ impl State {
                 self.retire_app(&app);
             }
         }
-        for app in self.apps.values_mut() {
+        let settled = &mut self.settled;
+        for (id, app) in self.apps.iter_mut() {
             let (s, Some(d)) = app.parts() else {
                 continue;
             };
@@ -839,7 +879,9 @@ impl State {
                 .map(|(k, _)| *k)
                 .collect();
             for k in old {
-                retire_stage(s, d, k, &bounds);
+                if let (Some(out), Some(rec)) = (settled.as_mut(), retire_stage(s, d, k, &bounds)) {
+                    out.push((id.clone(), rec));
+                }
             }
             super::cost_rules::expire_executors(s, d, now, ms(r.dead_executor_retention));
             shrink(&mut d.stages);
@@ -865,6 +907,7 @@ pub(super) fn resolve_broadcast(
     }
     for st in d.stages.values_mut().filter(|s| &s.group == from) {
         st.group = to.clone();
+        d.resolved.extend(st.settle_resolved());
     }
     for g in d.stage_groups.values_mut().filter(|g| *g == from) {
         *g = to.clone();
@@ -908,19 +951,20 @@ fn merge(into: &mut GroupAgg, from: &GroupAgg) {
     }
 }
 
-/// A stage attempt leaves the model: its task counts and sums fold into its job group.
+/// A stage attempt leaves the model: its task counts and sums fold into its job group. Returns
+/// its detail if it settles only now (`details.rs`).
 pub(super) fn retire_stage(
     s: &mut AppSummary,
     d: &mut AppDetail,
     k: (u64, u32),
     bounds: &(Arc<[f64]>, Arc<[f64]>),
-) {
-    if let Some(st) = d.stages.remove(&k) {
-        d.stage_groups.remove(&k.0);
-        let agg = group_agg(s, &st.group, (&bounds.0, &bounds.1));
-        agg.retired_counts.add(&st.counts());
-        agg.retired_totals.add(&st.totals());
-    }
+) -> Option<StageDetail> {
+    let mut st = d.stages.remove(&k)?;
+    d.stage_groups.remove(&k.0);
+    let agg = group_agg(s, &st.group, (&bounds.0, &bounds.1));
+    agg.retired_counts.add(&st.counts());
+    agg.retired_totals.add(&st.totals());
+    st.settle()
 }
 
 /// Give back a map's spare room once it is mostly empty: a burst of stages or jobs must not pin
