@@ -45,8 +45,8 @@ pub struct GroupAgg {
     pub(super) retired_counts: TaskCounts,
     /// Task metric sums of stages that have retired from the model.
     pub(super) retired_totals: TaskTotals,
-    /// Exact task durations (event log).
-    pub(super) task_duration: Hist,
+    /// Exact task durations (event log); `None` once a summarised application drops it.
+    pub(super) task_duration: Option<Hist>,
     /// Skew ratios of complete stage attempts, one observation each (see `tasks.rs`); `None`
     /// once a summarised application drops it.
     pub(super) skew_ratio: Option<Hist>,

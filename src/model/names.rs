@@ -149,8 +149,8 @@ fn fold(
         a.retired_totals.add(&g.totals);
         merge_hists(&mut a.job_duration, g.job_duration);
         merge_hists(&mut a.stage_duration, g.stage_duration);
-        if let Some(h) = g.task_duration {
-            a.task_duration.merge(h);
+        if let (Some(into), Some(h)) = (a.task_duration.as_mut(), g.task_duration) {
+            into.merge(h);
         }
         fold_tasks(a, &g);
     }
@@ -230,7 +230,7 @@ pub(super) fn zero_group(dur: &Arc<[f64]>, task: &Arc<[f64]>) -> GroupAgg {
         stage_duration: zero(&[StageStatus::Complete.label(), StageStatus::Failed.label()]),
         retired_counts: Default::default(),
         retired_totals: Default::default(),
-        task_duration: Hist::new(task.clone()),
+        task_duration: Some(Hist::new(task.clone())),
         skew_ratio: Some(super::skew::skew_hist()),
         locality: [0; 6],
     }

@@ -134,13 +134,14 @@ impl State {
         }
         // Histograms still at zero never change now: their series go (a fleet's exposition is
         // mostly histogram buckets, and most `failed` ones are empty). Per run, stage and task
-        // duration histograms are detail and go too; job durations stay. In name mode they stay:
+        // duration histograms are detail and go too; job durations stay. This is the one place a
+        // summary level is applied: the read view shows what stays. In name mode they stay:
         // a name's series sum its runs' at read time, and must never go down.
         for g in s.groups.values_mut() {
             g.job_duration.retain(|_, h| h.count > 0);
             g.stage_duration.retain(|_, h| h.count > 0 && !per_run);
-            if per_run {
-                g.task_duration = super::hist::Hist::new(bounds.1.clone());
+            if per_run || g.task_duration.as_ref().is_some_and(|h| h.count == 0) {
+                g.task_duration = None;
             }
             // Stage skew ratios go as stage durations do.
             if per_run || g.skew_ratio.as_ref().is_some_and(|h| h.count == 0) {
@@ -150,9 +151,8 @@ impl State {
         s.executors_seen = d.executors.len() as u64;
         super::cost_rules::retire_all(s, d);
         s.groups_hidden = level == SummaryLevel::App;
-        if let Some(app) = self.apps.get_mut(app_id) {
-            app.detail = None;
-        }
+        // The detail's counts are in the summary now: summarising is dropping it.
+        drop(self.apps.get_mut(app_id).and_then(|a| a.detail.take()));
         for rec in settled {
             self.hand_over(app_id, Some(rec));
         }

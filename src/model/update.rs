@@ -592,7 +592,9 @@ impl State {
         };
         let dur_ms = obs.finish_ms.saturating_sub(obs.launch_ms).max(0) as u64;
         let agg = group_agg(s, &group, (&dur_bounds, &task_bounds));
-        agg.task_duration.observe(dur_ms as f64 / 1000.0);
+        if let Some(h) = agg.task_duration.as_mut() {
+            h.observe(dur_ms as f64 / 1000.0);
+        }
         if let Some(l) = obs.locality {
             agg.locality[super::skew::locality_index(l)] += 1;
         }
@@ -940,7 +942,11 @@ fn merge(into: &mut GroupAgg, from: &GroupAgg) {
     }
     into.retired_counts.add(&from.retired_counts);
     into.retired_totals.add(&from.retired_totals);
-    into.task_duration.merge(&from.task_duration);
+    match (&mut into.task_duration, &from.task_duration) {
+        (Some(a), Some(b)) => a.merge(b),
+        (None, Some(b)) => into.task_duration = Some(b.clone()),
+        _ => {}
+    }
     match (&mut into.skew_ratio, &from.skew_ratio) {
         (Some(a), Some(b)) => a.merge(b),
         (None, Some(b)) => into.skew_ratio = Some(b.clone()),

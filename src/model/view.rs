@@ -435,9 +435,7 @@ impl<'a> AppView<'a> {
         keys.dedup();
         keys.into_iter()
             .map(|key| {
-                // A summarised application's empty task histogram never fills.
-                let task_hist = s.from_log && !self.summarised();
-                let mut g = group_view(key, s.groups.get(key), live.get(key), task_hist);
+                let mut g = group_view(key, s.groups.get(key), live.get(key), s.from_log);
                 g.from_log = s.from_log;
                 g.locality = g
                     .locality
@@ -686,7 +684,7 @@ fn group_view<'a>(
         // Task durations are known from the event log only: at zero from the group's first
         // sight when the log reports on the application, absent otherwise.
         task_duration: agg
-            .map(|a| &a.task_duration)
+            .and_then(|a| a.task_duration.as_ref())
             .filter(|h| from_log || h.count > 0),
         skew_ratio: agg.and_then(|a| a.skew_ratio.as_ref()),
         locality: Some(agg.map(|a| a.locality).unwrap_or_default()),
