@@ -1,154 +1,23 @@
-//! One application's state: jobs, stages and the per-job-group aggregates built from them.
+//! One application: its summary (always kept) and its detail (dropped when it is summarised),
+//! and how application observations change them.
 //!
-//! Counting rules (what makes the calls idempotent):
-//! - A job, stage attempt or SQL execution is counted once, when it is first seen terminal; the
-//!   ids already counted live in an [`IdSet`], so Spark dropping old entities from its UI (or a
-//!   second source reporting them again) never counts them twice or takes a count back.
-//! - A stage attempt's task counts and metric sums are kept per source and merged with `max`
-//!   (REST reports running totals, the event log sums task ends); when the stage retires, its
-//!   merged totals fold into its job group's counters, so group counters never go backwards.
+//! A job, stage attempt or SQL execution is counted once, when it is first seen terminal; the
+//! ids already counted live in the summary's [`IdSet`]s, so Spark dropping old entities from its
+//! UI (or a second source reporting them again) never counts them twice or takes a count back.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use super::executor::ExecutorState;
+use super::group::{GroupAgg, GroupKey};
 use super::hist::Hist;
 use super::idset::IdSet;
+use super::job::JobState;
 use super::labels::LabelSets;
 use super::obs::*;
 use super::sql::{SqlAgg, SqlGroups, SqlKey, SqlState};
+use super::stage::StageState;
 use super::streaming::StreamAgg;
-
-/// How long a stage whose job is unknown waits for the job before it is labelled from its own
-/// description alone.
-pub const ORPHAN_WAIT_MS: EpochMs = 30_000;
-
-/// `(job_group, job_description)` label values after rewriting.
-pub type GroupKey = (Arc<str>, Arc<str>);
-
-/// Counters and histograms of one job group + description.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct GroupAgg {
-    /// Jobs ended, by status label (`succeeded`, `failed`).
-    #[serde(deserialize_with = "crate::model::serial::static_keys")]
-    pub(super) jobs: BTreeMap<&'static str, u64>,
-    /// Job durations by status label.
-    #[serde(deserialize_with = "crate::model::serial::static_keys")]
-    pub(super) job_duration: BTreeMap<&'static str, Hist>,
-    /// Stage attempts ended, by status label (`complete`, `failed`, `skipped`).
-    #[serde(deserialize_with = "crate::model::serial::static_keys")]
-    pub(super) stages: BTreeMap<&'static str, u64>,
-    /// Stage durations by status label (complete and failed).
-    #[serde(deserialize_with = "crate::model::serial::static_keys")]
-    pub(super) stage_duration: BTreeMap<&'static str, Hist>,
-    /// Task outcomes of stages that have retired from the model.
-    pub(super) retired_counts: TaskCounts,
-    /// Task metric sums of stages that have retired from the model.
-    pub(super) retired_totals: TaskTotals,
-    /// Exact task durations (event log); `None` once a summarised application drops it.
-    pub(super) task_duration: Option<Hist>,
-    /// Skew ratios of complete stage attempts, one observation each (see `tasks.rs`); `None`
-    /// once a summarised application drops it.
-    pub(super) skew_ratio: Option<Hist>,
-    /// Task ends by locality, in [`Locality::ALL`] order (event log).
-    pub(super) locality: [u64; 6],
-}
-
-/// A stage attempt the model still holds (active, pending, or finished within retention).
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct StageState {
-    /// Stage id.
-    pub(super) stage_id: u64,
-    /// Attempt.
-    pub(super) attempt: u32,
-    /// Labels.
-    pub(super) group: GroupKey,
-    /// Stage name, length-capped.
-    pub(super) name: Arc<str>,
-    /// Status.
-    pub(super) status: StageStatus,
-    /// Submission time (Spark's clock).
-    pub(super) submission_ms: Option<EpochMs>,
-    /// Completion time (Spark's clock).
-    pub(super) completion_ms: Option<EpochMs>,
-    /// When the model first saw the stage (wall clock).
-    pub(super) first_seen_ms: EpochMs,
-    /// When the model saw it end (wall clock); drives retirement.
-    pub(super) ended_seen_ms: Option<EpochMs>,
-    /// Running tasks (REST).
-    pub(super) active_tasks: Option<u64>,
-    /// Running tasks from the event log (starts minus ends).
-    pub(super) log_running: u64,
-    /// Task outcomes per source.
-    pub(super) rest_counts: TaskCounts,
-    /// Task outcomes from the event log.
-    pub(super) log_counts: TaskCounts,
-    /// Metric sums per source.
-    pub(super) rest_totals: TaskTotals,
-    /// Metric sums from the event log.
-    pub(super) log_totals: TaskTotals,
-    /// Last time a task of this stage was seen finishing.
-    pub(super) last_task_end_ms: Option<EpochMs>,
-    /// Task duration summary (REST).
-    pub(super) summary: Option<TaskSummaryObs>,
-    /// Skew-ratio bookkeeping (see `tasks.rs`).
-    pub(super) skew: super::skew::StageSkew,
-    /// Its detail was given out once settled (`details.rs`).
-    pub(super) settled: bool,
-    /// It would have settled, but its group was a broadcast placeholder (`details.rs`).
-    pub(super) settle_due: bool,
-}
-
-impl StageState {
-    /// A stage attempt first seen (wall clock `now`), active, with nothing counted yet.
-    pub fn new(stage_id: u64, attempt: u32, group: GroupKey, name: Arc<str>, now: EpochMs) -> Self {
-        StageState {
-            stage_id,
-            attempt,
-            group,
-            name,
-            status: StageStatus::Active,
-            submission_ms: None,
-            completion_ms: None,
-            first_seen_ms: now,
-            ended_seen_ms: None,
-            active_tasks: None,
-            log_running: 0,
-            rest_counts: TaskCounts::default(),
-            log_counts: TaskCounts::default(),
-            rest_totals: TaskTotals::default(),
-            log_totals: TaskTotals::default(),
-            last_task_end_ms: None,
-            summary: None,
-            skew: Default::default(),
-            settled: false,
-            settle_due: false,
-        }
-    }
-    /// Running tasks: REST's count when REST reports the stage, else the event log's.
-    pub fn running(&self) -> u64 {
-        self.active_tasks.unwrap_or(self.log_running)
-    }
-    /// Task outcomes, both sources merged.
-    pub fn counts(&self) -> TaskCounts {
-        self.rest_counts.max(&self.log_counts)
-    }
-    /// Metric sums, both sources merged.
-    pub fn totals(&self) -> TaskTotals {
-        self.rest_totals.max(&self.log_totals)
-    }
-}
-
-/// A job that has not ended yet.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct JobState {
-    /// Labels.
-    pub(super) group: GroupKey,
-    /// Submission time.
-    pub(super) submission_ms: Option<EpochMs>,
-    /// Stage ids.
-    pub(super) stage_ids: Vec<u64>,
-}
 
 /// Everything known about one application: its summary, always kept, and its detail, dropped
 /// when the application is summarised (`model.summary_level`, `summary.rs`): summarising is
@@ -427,13 +296,5 @@ pub fn split_key(key: &str) -> (&str, Option<&str>) {
     match key.split_once('/') {
         Some((id, a)) if !a.is_empty() => (id, Some(a)),
         _ => (key, None),
-    }
-}
-
-/// Stage duration in seconds from Spark's own times.
-pub fn span_secs(start: Option<EpochMs>, end: Option<EpochMs>) -> Option<f64> {
-    match (start, end) {
-        (Some(s), Some(e)) if e >= s && s > 0 => Some((e - s) as f64 / 1000.0),
-        _ => None,
     }
 }

@@ -280,5 +280,3 @@ pub(super) fn first_line(name: &str) -> &str {
         .find(|l| !l.is_empty())
         .unwrap_or("")
 }
-
-// How observations reach this state (`impl State`) is in `cost_rules.rs`.

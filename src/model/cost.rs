@@ -110,6 +110,3 @@ pub fn core_ms(ex: &ExecutorState, app_end: Option<EpochMs>, seen: EpochMs) -> u
         .unwrap_or(0)
         .saturating_mul(cores)
 }
-
-// The rules that read and change an application's cost (allocation, retirement, the clock, name
-// mode) are in `cost_rules.rs`.

@@ -10,9 +10,8 @@
 //! ([`super::Model::take_settled_stages`]): so the diagnose rules of a stage can run when it
 //! settles, whatever the model's retention.
 
-use super::app::{GroupKey, StageState};
+use super::group::GroupKey;
 use super::obs::{EpochMs, StageStatus, TaskCounts, TaskTotals};
-use super::view::AppView;
 use std::sync::Arc;
 
 /// One stage attempt, read for a diagnosis.
@@ -48,60 +47,5 @@ impl StageDetail {
             (Some(s), Some(c)) if c >= s => Some((c - s) as f64 / 1000.0),
             _ => None,
         }
-    }
-}
-
-impl StageState {
-    /// What a diagnosis reads of this attempt now.
-    pub(super) fn detail(&self) -> StageDetail {
-        StageDetail {
-            group: self.group.clone(),
-            stage_id: self.stage_id,
-            attempt: self.attempt,
-            name: self.name.clone(),
-            status: self.status,
-            submission_ms: self.submission_ms,
-            completion_ms: self.completion_ms,
-            tasks: self.counts(),
-            totals: self.totals(),
-            longest_median_ms: self
-                .skew
-                .longest_median_ms
-                .map(|(l, m)| (f64::from(l), f64::from(m)))
-                .or_else(|| self.summary.map(|s| (s.max_ms, s.median_ms))),
-        }
-    }
-
-    /// Settle the attempt if it has ended and has not settled yet: its detail, once. An
-    /// attempt of a broadcast job still waiting for its query's group (`broadcast.rs`) settles
-    /// when the group is known ([`Self::settle_resolved`]).
-    pub(super) fn settle(&mut self) -> Option<StageDetail> {
-        if self.settled || !self.status.is_terminal() {
-            return None;
-        }
-        if super::broadcast::is_placeholder(&self.group) {
-            self.settle_due = true;
-            return None;
-        }
-        self.settled = true;
-        Some(self.detail())
-    }
-
-    /// The attempt's group is known now: if it was due to settle, it settles.
-    pub(super) fn settle_resolved(&mut self) -> Option<StageDetail> {
-        if std::mem::take(&mut self.settle_due) {
-            self.settle()
-        } else {
-            None
-        }
-    }
-}
-
-impl AppView<'_> {
-    /// Every stage attempt the model holds, in `(stage_id, attempt)` order, as it is now.
-    pub fn stage_details(&self) -> Vec<StageDetail> {
-        let mut v: Vec<StageDetail> = self.d().stages.values().map(StageState::detail).collect();
-        v.sort_by_key(|s| (s.stage_id, s.attempt));
-        v
     }
 }

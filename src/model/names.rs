@@ -17,12 +17,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::app::{AppState, AppSummary, GroupAgg, GroupKey, NameAgg};
+use super::app::{AppState, AppSummary, NameAgg};
+use super::group::{zero_group, GroupAgg, GroupKey};
 use super::hist::Hist;
 use super::labels::Labeler;
 use super::state::State;
 use super::view::{AppView, ModelView};
-use crate::model::obs::{JobStatus, StageStatus};
 
 impl State {
     /// Whether the run counts into its name's series: it ended after the exporter started.
@@ -126,7 +126,7 @@ fn fold(
     }
     acc.created_ms = acc.created_ms.min(run.created_ms);
     acc.from_log |= run.from_log;
-    super::cost_rules::fold(acc, app, counts);
+    super::rules::cost::fold(acc, app, counts);
     for g in AppView::of(app).all_groups() {
         let key: GroupKey = (
             labeler.keep(&mut name.label_sets, "job_group", &g.key.0),
@@ -212,26 +212,5 @@ fn merge_hists(
                 into.insert(s, h.clone());
             }
         }
-    }
-}
-
-/// A job group with every count at zero and every histogram present (born at zero).
-pub(super) fn zero_group(dur: &Arc<[f64]>, task: &Arc<[f64]>) -> GroupAgg {
-    let zero = |statuses: &[&'static str]| -> BTreeMap<&'static str, Hist> {
-        statuses
-            .iter()
-            .map(|s| (*s, Hist::new(dur.clone())))
-            .collect()
-    };
-    GroupAgg {
-        jobs: BTreeMap::new(),
-        job_duration: zero(&[JobStatus::Succeeded.label(), JobStatus::Failed.label()]),
-        stages: BTreeMap::new(),
-        stage_duration: zero(&[StageStatus::Complete.label(), StageStatus::Failed.label()]),
-        retired_counts: Default::default(),
-        retired_totals: Default::default(),
-        task_duration: Some(Hist::new(task.clone())),
-        skew_ratio: Some(super::skew::skew_hist()),
-        locality: [0; 6],
     }
 }

@@ -12,6 +12,7 @@
 
 use super::app::AppState;
 use super::obs::EpochMs;
+use super::rules::stage::retire_stage;
 use super::state::State;
 use crate::config::{AggregateBy, SummaryLevel};
 use crate::telemetry::Telemetry;
@@ -122,15 +123,15 @@ impl State {
         };
         // Broadcast jobs still waiting for their query's group keep their own (`broadcast.rs`).
         for (from, to) in d.broadcasts.give_up() {
-            super::update::resolve_broadcast(s, d, &from, &to, || {
-                super::names::zero_group(&bounds.0, &bounds.1)
+            super::rules::group::resolve_broadcast(s, d, &from, &to, || {
+                super::group::zero_group(&bounds.0, &bounds.1)
             });
         }
         let mut keys: Vec<(u64, u32)> = d.stages.keys().copied().collect();
         keys.sort_unstable();
         let mut settled = std::mem::take(&mut d.resolved);
         for k in keys {
-            settled.extend(super::update::retire_stage(s, d, k, &bounds));
+            settled.extend(super::rules::stage::retire_stage(s, d, k, &bounds));
         }
         // Histograms still at zero never change now: their series go (a fleet's exposition is
         // mostly histogram buckets, and most `failed` ones are empty). Per run, stage and task
@@ -149,7 +150,7 @@ impl State {
             }
         }
         s.executors_seen = d.executors.len() as u64;
-        super::cost_rules::retire_all(s, d);
+        super::rules::cost::retire_all(s, d);
         s.groups_hidden = level == SummaryLevel::App;
         // The detail's counts are in the summary now: summarising is dropping it.
         drop(self.apps.get_mut(app_id).and_then(|a| a.detail.take()));
@@ -170,5 +171,64 @@ impl State {
         for id in ids {
             self.review(&id, t, now);
         }
+    }
+}
+
+impl State {
+    pub(super) fn expire(&mut self, now: EpochMs, t: &Telemetry) {
+        self.flush_orphans(now - super::stage::ORPHAN_WAIT_MS, t, now);
+        self.review_all(t, now);
+        let r = self.retention.clone();
+        let ms = |d: std::time::Duration| d.as_millis() as EpochMs;
+        let bounds = (self.duration_bounds.clone(), self.task_bounds.clone());
+        let gone: Vec<String> = self
+            .apps
+            .iter()
+            .filter(|(_, a)| {
+                a.summary
+                    .ended_seen_ms
+                    .is_some_and(|e| now - e >= ms(r.app_retention))
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        for id in gone {
+            if let Some(app) = self.apps.remove(&id) {
+                self.retire_app(&app);
+            }
+        }
+        let settled = &mut self.settled;
+        for (id, app) in self.apps.iter_mut() {
+            let (s, Some(d)) = app.parts() else {
+                continue;
+            };
+            let old: Vec<(u64, u32)> = d
+                .stages
+                .iter()
+                .filter(|(_, s)| {
+                    s.ended_seen_ms
+                        .is_some_and(|e| now - e >= ms(r.stage_retention))
+                })
+                .map(|(k, _)| *k)
+                .collect();
+            for k in old {
+                if let (Some(out), Some(rec)) = (settled.as_mut(), retire_stage(s, d, k, &bounds)) {
+                    out.push((id.clone(), rec));
+                }
+            }
+            super::rules::cost::expire_executors(s, d, now, ms(r.dead_executor_retention));
+            shrink(&mut d.stages);
+            shrink(&mut d.stage_groups);
+            shrink(&mut d.running_jobs);
+            shrink(&mut d.orphans);
+            shrink(&mut d.running_sql);
+        }
+    }
+}
+
+/// Give back a map's spare room once it is mostly empty: a burst of stages or jobs must not pin
+/// its peak capacity (hash maps never shrink by themselves) for the rest of the application.
+fn shrink<K: Eq + std::hash::Hash, V>(m: &mut std::collections::HashMap<K, V>) {
+    if m.capacity() > 64 && m.capacity() > 4 * m.len() {
+        m.shrink_to(2 * m.len());
     }
 }

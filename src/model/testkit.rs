@@ -35,7 +35,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-pub use super::app::ORPHAN_WAIT_MS;
 pub use super::app_key;
 pub use super::cache::MAX_DATASETS;
 use super::executor::ExecutorTotals;
@@ -43,6 +42,7 @@ use super::hist::Hist;
 pub use super::obs::*;
 pub use super::observer::{ModelObserver, Observer};
 use super::plan::{Latest, PlanAgg};
+pub use super::stage::ORPHAN_WAIT_MS;
 pub use super::store::Model;
 pub use super::streaming::StreamAgg;
 use super::view::{AppView, CostView, RddView};

@@ -10,11 +10,14 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use super::app::{AppDetail, AppState, AppSummary, GroupAgg, GroupKey, NameAgg, StageState};
+use super::app::{AppDetail, AppState, AppSummary, NameAgg};
+use super::details::StageDetail;
 use super::executor::ExecutorTotals;
+use super::group::{GroupAgg, GroupKey};
 use super::hist::Hist;
 use super::obs::{EpochMs, TaskCounts, TaskTotals};
 use super::sql::SqlAgg;
+use super::stage::StageState;
 use super::state::State;
 use super::store::Model;
 use super::streaming::StreamAgg;
@@ -634,7 +637,7 @@ impl<'a> AppView<'a> {
             .iter()
             .fold(0u64, |n, g| n.saturating_add(g.totals.run_time_ms));
         CostView {
-            allocated_core_ms: super::cost_rules::allocated_core_ms(self.s, self.detail),
+            allocated_core_ms: super::rules::cost::allocated_core_ms(self.s, self.detail),
             used_core_ms: run_ms.saturating_mul(cpus),
             task_cpus: cpus,
         }
@@ -654,6 +657,15 @@ impl<'a> AppView<'a> {
                 disk_bytes: d.disk_bytes,
             })
             .collect()
+    }
+}
+
+impl AppView<'_> {
+    /// Every stage attempt the model holds, in `(stage_id, attempt)` order, as it is now.
+    pub fn stage_details(&self) -> Vec<StageDetail> {
+        let mut v: Vec<StageDetail> = self.d().stages.values().map(StageState::detail).collect();
+        v.sort_by_key(|s| (s.stage_id, s.attempt));
+        v
     }
 }
 

@@ -1,16 +1,13 @@
-//! How observations change an application's cost and cached data, and what its allocation is
-//! (the state itself: [`super::cost`] and [`super::cache`], which the application holds).
+//! How observations change an application's cost, and what its allocation is (`cost.rs`).
 
-use super::app::{AppDetail, AppState, AppSummary};
-use super::cache::first_line;
-use super::cost::core_ms;
-use super::obs::{AppPropsObs, BlockObs, EpochMs, ExecutorObs, RddInfoObs, RddObs};
-use super::state::State;
-use crate::telemetry::Telemetry;
+use crate::model::app::{AppDetail, AppState, AppSummary};
+use crate::model::cost::core_ms;
+use crate::model::obs::*;
+use crate::model::state::State;
 
 /// Core-milliseconds allocated to an application so far: the retired executors' and those its
 /// detail still holds.
-pub(super) fn allocated_core_ms(s: &AppSummary, d: Option<&AppDetail>) -> u64 {
+pub(in crate::model) fn allocated_core_ms(s: &AppSummary, d: Option<&AppDetail>) -> u64 {
     d.into_iter()
         .flat_map(|d| d.executors.values())
         .map(|e| core_ms(e, s.end_ms, s.cost.seen_ms))
@@ -18,7 +15,7 @@ pub(super) fn allocated_core_ms(s: &AppSummary, d: Option<&AppDetail>) -> u64 {
 }
 
 /// Drop the executors dead for `keep_ms` or more at `now`, their core-milliseconds kept.
-pub(super) fn expire_executors(
+pub(in crate::model) fn expire_executors(
     s: &mut AppSummary,
     d: &mut AppDetail,
     now: EpochMs,
@@ -36,7 +33,7 @@ pub(super) fn expire_executors(
 }
 
 /// Every executor of the detail leaves the model (its summary), their core-milliseconds kept.
-pub(super) fn retire_all(s: &mut AppSummary, d: &AppDetail) {
+pub(in crate::model) fn retire_all(s: &mut AppSummary, d: &AppDetail) {
     let end = s.end_ms;
     for (id, e) in &d.executors {
         s.cost.retire(id, e, end);
@@ -46,7 +43,7 @@ pub(super) fn retire_all(s: &mut AppSummary, d: &AppDetail) {
 /// Name mode: ended run `app` adds its allocation to its name's summary `acc` (only a run that
 /// counts, see `names.rs`); the name's tasks are read with the largest `spark.task.cpus` of its
 /// runs.
-pub(super) fn fold(acc: &mut AppSummary, app: &AppState, counts: bool) {
+pub(in crate::model) fn fold(acc: &mut AppSummary, app: &AppState, counts: bool) {
     if let Some(c) = app.summary.cost.task_cpus {
         acc.cost.task_cpus = Some(acc.cost.task_cpus.map_or(c, |x| x.max(c)));
     }
@@ -59,9 +56,9 @@ pub(super) fn fold(acc: &mut AppSummary, app: &AppState, counts: bool) {
 }
 
 impl State {
-    /// Application `app_id` ran at least until `t` (see [`super::cost::Cost::seen_ms`]); nothing once it
+    /// Application `app_id` ran at least until `t` (see [`crate::model::cost::Cost::seen_ms`]); nothing once it
     /// ended.
-    pub(super) fn app_ran_until(&mut self, app_id: &str, t: Option<EpochMs>) {
+    pub(in crate::model) fn app_ran_until(&mut self, app_id: &str, t: Option<EpochMs>) {
         let (Some(t), Some(s)) = (t, self.apps.get_mut(app_id).map(|a| &mut a.summary)) else {
             return;
         };
@@ -72,7 +69,7 @@ impl State {
 
     /// Before an observation of executor `id`: the application's clock if the executor is
     /// counted as live (so its allocation already ran to that clock), else `None`.
-    pub(super) fn live_executor_clock(&self, app_id: &str, id: &str) -> Option<EpochMs> {
+    pub(in crate::model) fn live_executor_clock(&self, app_id: &str, id: &str) -> Option<EpochMs> {
         let app = self.apps.get(app_id)?;
         let s = &app.summary;
         app.detail
@@ -86,7 +83,7 @@ impl State {
     /// After executor `obs` was applied: if it was counted live until `before` (see
     /// [`Self::live_executor_clock`]) and is now dead, its removal counts at least to that clock;
     /// and its times move the application's clock.
-    pub(super) fn executor_seen(
+    pub(in crate::model) fn executor_seen(
         &mut self,
         app_id: &str,
         obs: &ExecutorObs,
@@ -107,48 +104,10 @@ impl State {
     }
 
     /// The application's properties (`spark.task.cpus`): the last said wins.
-    pub(super) fn set_app_props(&mut self, app_id: &str, obs: &AppPropsObs) {
+    pub(in crate::model) fn set_app_props(&mut self, app_id: &str, obs: &AppPropsObs) {
         let s = self.app(app_id);
         if let Some(c) = obs.task_cpus.filter(|c| *c > 0) {
             s.cost.task_cpus = Some(c);
-        }
-    }
-}
-
-impl State {
-    /// REST `/storage/rdd` of `app_id`.
-    pub(super) fn set_rdds(&mut self, app_id: &str, rdds: &[RddObs], t: &Telemetry) {
-        let Some((_, d, labeler)) = self.live(app_id) else {
-            return;
-        };
-        let sets = &mut d.label_sets;
-        d.cache.set_rest(rdds, t, |n| {
-            labeler.value_verbatim(sets, t, "rdd_name", first_line(n))
-        });
-    }
-
-    /// Event log: a stage computes a persisted RDD.
-    pub(super) fn rdd_persisted(&mut self, app_id: &str, obs: &RddInfoObs, t: &Telemetry) {
-        let Some((_, d, labeler)) = self.live(app_id) else {
-            return;
-        };
-        let sets = &mut d.label_sets;
-        d.cache.persisted(obs, t, |n| {
-            labeler.value_verbatim(sets, t, "rdd_name", first_line(n))
-        });
-    }
-
-    /// Event log: a block of a persisted RDD changed.
-    pub(super) fn block_updated(&mut self, app_id: &str, obs: &BlockObs, t: &Telemetry) {
-        if let Some((_, d, _)) = self.live(app_id) {
-            d.cache.block(obs, t);
-        }
-    }
-
-    /// Event log: an RDD was unpersisted.
-    pub(super) fn rdd_unpersisted(&mut self, app_id: &str, rdd_id: u64) {
-        if let Some((_, d, _)) = self.live(app_id) {
-            d.cache.unpersisted(rdd_id);
         }
     }
 }
