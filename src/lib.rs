@@ -14,6 +14,9 @@
 //!   poll loop; reports to an [`model::Observer`].
 //! - [`eventlog`]: the event-log collector: discovery, codecs, tailing, parsing, applying
 //!   events; reports to an [`model::Observer`].
+//! - [`collect`]: collectors as one concept: the [`collect::Collector`] trait (run until
+//!   shutdown, or fill a model once) that the REST poller and the event-log reader implement,
+//!   and the list the exporter runs.
 //! - [`export`]: the metric catalogue (every family declared once: name, type, labels, help,
 //!   OTLP form, stability, reader), the families read through the model's view, the Prometheus
 //!   and OpenMetrics text written from them, the shared render, OTLP push, and the generated
@@ -34,6 +37,7 @@
 pub mod alloc;
 pub mod cli;
 pub mod clock;
+pub mod collect;
 pub mod config;
 pub mod diagnose;
 pub mod eventlog;

@@ -8,14 +8,15 @@ use std::time::Duration;
 
 use clap::Parser;
 use spark_exporter::cli::{Cli, Command, EXIT_CONFIG};
+use spark_exporter::collect::{self, Collector};
 use spark_exporter::config::{self, LogFormat, Settings};
 use spark_exporter::export::{otlp, prometheus};
 use spark_exporter::lifecycle::drain::Drain;
 use spark_exporter::lifecycle::{ending, Lifecycle};
-use spark_exporter::model::{Model, Source};
+use spark_exporter::model::Model;
 use spark_exporter::telemetry::Telemetry;
 use spark_exporter::webconfig::{self, WebSecurity};
-use spark_exporter::{diagnose, eventlog, server, spark};
+use spark_exporter::{diagnose, server};
 
 use tokio_util::sync::CancellationToken;
 
@@ -137,41 +138,24 @@ async fn dump(
 ) -> ExitCode {
     let telemetry = Arc::new(Telemetry::default());
     let model = Model::new(&settings, telemetry.clone());
-    let mut ok = true;
+    let mut collectors: Vec<Arc<dyn Collector>> = vec![];
+    // With --event-log only, do not also poll the default UI URL.
+    let rest = (paths.is_empty() || !url_flags.is_empty()) && !settings.spark.urls.is_empty();
     if !paths.is_empty() {
-        // On the blocking pool: object stores block on the runtime.
-        let (s, t, m, p) = (
+        let logs = collect::EventLogs::new(settings.clone(), telemetry.clone()).paths(paths);
+        collectors.push(Arc::new(logs));
+    }
+    if rest {
+        collectors.push(Arc::new(collect::Rest::new(
             settings.clone(),
             telemetry.clone(),
-            model.clone(),
-            paths.clone(),
-        );
-        let read = tokio::task::spawn_blocking(move || {
-            let observer = m.observer(Source::EventLog);
-            eventlog::ingest_paths(&p, &s, &observer, &t)
-        })
-        .await;
-        match read {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                tracing::error!(error = %e, "Reading the event logs failed.");
-                ok = false;
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "Reading the event logs failed.");
-                ok = false;
-            }
-        }
+        )));
     }
-    // With --event-log only, do not also poll the default UI URL.
-    if (paths.is_empty() || !url_flags.is_empty()) && !settings.spark.urls.is_empty() {
-        let observer = Arc::new(model.observer(Source::Rest));
-        if let Err(e) = spark::poll_once(settings.clone(), observer, telemetry).await {
-            tracing::error!(error = %e, "Polling failed.");
-            ok = false;
-        }
+    let errors = collect::fill_once(&collectors, &model).await;
+    for e in &errors {
+        tracing::error!(error = %e, "Reading failed.");
     }
-    model.flush_pending();
+    let ok = errors.is_empty();
     let registry = prometheus::registry(model).with_created(settings.web.openmetrics_created);
     match prometheus::render(&registry, om) {
         Ok(s) => out(&s),
@@ -202,31 +186,7 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
         CancellationToken::new(),
     );
     // After a start, an application is served once every source has given its state for it.
-    let mut expected = vec![];
-    if !settings.spark.urls.is_empty() {
-        expected.push(Source::Rest);
-    }
-    if !settings.event_log.dirs.is_empty() {
-        expected.push(Source::EventLog);
-    }
-    model.expect_sources(&expected);
-    let mut sources = tokio::task::JoinSet::new();
-    if !settings.spark.urls.is_empty() {
-        sources.spawn(spark::run(
-            settings.clone(),
-            Arc::new(model.observer(Source::Rest)),
-            telemetry.clone(),
-            finish.clone(),
-        ));
-    }
-    if !settings.event_log.dirs.is_empty() {
-        sources.spawn(eventlog::run(
-            settings.clone(),
-            Arc::new(model.observer(Source::EventLog)),
-            telemetry.clone(),
-            finish.clone(),
-        ));
-    }
+    let sources = collect::spawn_all(&collect::configured(&settings, &telemetry), &model, &finish);
     let otlp = tokio::spawn(otlp::run(
         settings.clone(),
         model.clone(),

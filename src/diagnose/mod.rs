@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::collect::{CollectError, Collector, EventLogs, Rest};
 use crate::config::{Settings, SummaryLevel};
 use crate::model::details::StageDetail;
 use crate::model::view::AppView;
@@ -76,6 +77,9 @@ pub enum DiagnoseError {
     /// The event logs could not be read.
     #[error("reading the event logs failed: {0}")]
     EventLog(String),
+    /// A one-shot read stopped.
+    #[error("reading failed: {0}")]
+    Read(String),
 }
 
 fn known_list(ids: &[String]) -> String {
@@ -232,19 +236,10 @@ async fn read_logs(
     model: &Arc<Model>,
     paths: &[String],
 ) -> Result<(), DiagnoseError> {
-    let (s, t, m, p) = (
-        settings.clone(),
-        telemetry.clone(),
-        model.clone(),
-        paths.to_vec(),
-    );
-    tokio::task::spawn_blocking(move || {
-        let observer = m.observer(Source::EventLog);
-        crate::eventlog::ingest_paths(&p, &s, &observer, &t)
-    })
-    .await
-    .map_err(|e| DiagnoseError::EventLog(e.to_string()))?
-    .map_err(|e| DiagnoseError::EventLog(e.to_string()))
+    let logs = EventLogs::new(settings.clone(), telemetry.clone()).paths(paths.to_vec());
+    logs.fill_once(Arc::new(model.observer(Source::EventLog)))
+        .await
+        .map_err(|e| DiagnoseError::EventLog(e.to_string()))
 }
 
 /// Read application `app_id` of the REST target `url` once, whole; without an id, the target's
@@ -262,12 +257,10 @@ async fn read_rest(
     };
     let mut one = (**settings).clone();
     one.spark.urls = vec![url.to_string()];
-    let observer = Arc::new(model.observer(Source::Rest));
-    match crate::spark::poll_once_app(Arc::new(one), observer, telemetry.clone(), Some(id.clone()))
-        .await
-    {
+    let rest = Rest::new(Arc::new(one), telemetry.clone()).only_app(Some(id.clone()));
+    match rest.fill_once(Arc::new(model.observer(Source::Rest))).await {
         Ok(()) => Ok(()),
-        Err(mut e) => match e.failures.pop() {
+        Err(CollectError::Rest(mut e)) => match e.failures.pop() {
             Some((_, ClientError::HttpStatus { status: 404, .. })) => {
                 let known = list(settings, telemetry, url)
                     .await
@@ -282,6 +275,7 @@ async fn read_rest(
             Some((_, c)) => Err(DiagnoseError::Rest(c)),
             None => Ok(()),
         },
+        Err(e) => Err(DiagnoseError::Read(e.to_string())),
     }
 }
 

@@ -1,0 +1,202 @@
+//! Collectors: the sources that report what Spark does to the model, as one concept.
+//!
+//! A collector is one [`Collector`]: it names its [`Source`] (the model keeps what each source
+//! delivered apart), and it either runs until shutdown (the exporter) or fills a model once
+//! (`dump`, `diagnose`, the benches). Both ways report through the model's
+//! [`crate::model::Observer`]. The
+//! REST poller ([`Rest`]) and the event-log reader ([`EventLogs`]) are the two; [`configured`]
+//! is the list the exporter runs, and a new source that emits the existing observations is one
+//! module implementing [`Collector`] and one entry there.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Settings;
+use crate::model::{Model, ModelObserver, Source};
+use crate::telemetry::Telemetry;
+
+/// A boxed future a collector returns (the trait is object safe, so the list is one `Vec`).
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// Why a one-shot read failed (a running collector logs, counts and retries instead).
+#[derive(Debug, thiserror::Error)]
+pub enum CollectError {
+    /// A REST target failed.
+    #[error(transparent)]
+    Rest(#[from] crate::spark::poller::PollError),
+    /// An event log could not be read at all.
+    #[error(transparent)]
+    EventLog(#[from] crate::eventlog::EventLogError),
+    /// The read's task ended abnormally.
+    #[error("the read stopped: {0}")]
+    Task(String),
+}
+
+/// One source of observations.
+pub trait Collector: Send + Sync {
+    /// The source its observations are.
+    fn source(&self) -> Source;
+    /// Report to `observer` until `finish` is cancelled, then make a last pass and return.
+    fn run(&self, observer: Arc<ModelObserver>, finish: CancellationToken) -> BoxFuture<()>;
+    /// Read everything there is once, into `observer`.
+    fn fill_once(&self, observer: Arc<ModelObserver>) -> BoxFuture<Result<(), CollectError>>;
+}
+
+/// The REST poller: every `spark.urls` target (or one application of one target).
+#[derive(Debug, Clone)]
+pub struct Rest {
+    settings: Arc<Settings>,
+    telemetry: Arc<Telemetry>,
+    only_app: Option<String>,
+}
+
+impl Rest {
+    /// Every target of `settings.spark.urls`.
+    pub fn new(settings: Arc<Settings>, telemetry: Arc<Telemetry>) -> Rest {
+        Rest {
+            settings,
+            telemetry,
+            only_app: None,
+        }
+    }
+
+    /// One read only application `id` (a History Server serves many).
+    pub fn only_app(mut self, id: Option<String>) -> Rest {
+        self.only_app = id;
+        self
+    }
+}
+
+impl Collector for Rest {
+    fn source(&self) -> Source {
+        Source::Rest
+    }
+
+    fn run(&self, observer: Arc<ModelObserver>, finish: CancellationToken) -> BoxFuture<()> {
+        Box::pin(crate::spark::run(
+            self.settings.clone(),
+            observer,
+            self.telemetry.clone(),
+            finish,
+        ))
+    }
+
+    fn fill_once(&self, observer: Arc<ModelObserver>) -> BoxFuture<Result<(), CollectError>> {
+        let (s, t, only) = (
+            self.settings.clone(),
+            self.telemetry.clone(),
+            self.only_app.clone(),
+        );
+        Box::pin(async move {
+            crate::spark::poll_once_app(s, observer, t, only)
+                .await
+                .map_err(CollectError::from)
+        })
+    }
+}
+
+/// The event-log reader: the folders of `event_log.dirs` (followed), or given paths (read once).
+#[derive(Debug, Clone)]
+pub struct EventLogs {
+    settings: Arc<Settings>,
+    telemetry: Arc<Telemetry>,
+    paths: Vec<String>,
+}
+
+impl EventLogs {
+    /// The folders of `settings.event_log.dirs`.
+    pub fn new(settings: Arc<Settings>, telemetry: Arc<Telemetry>) -> EventLogs {
+        let paths = settings.event_log.dirs.clone();
+        EventLogs {
+            settings,
+            telemetry,
+            paths,
+        }
+    }
+
+    /// Files, folders or object-store URLs to read once instead.
+    pub fn paths(mut self, paths: Vec<String>) -> EventLogs {
+        self.paths = paths;
+        self
+    }
+}
+
+impl Collector for EventLogs {
+    fn source(&self) -> Source {
+        Source::EventLog
+    }
+
+    fn run(&self, observer: Arc<ModelObserver>, finish: CancellationToken) -> BoxFuture<()> {
+        Box::pin(crate::eventlog::run(
+            self.settings.clone(),
+            observer,
+            self.telemetry.clone(),
+            finish,
+        ))
+    }
+
+    fn fill_once(&self, observer: Arc<ModelObserver>) -> BoxFuture<Result<(), CollectError>> {
+        let (s, t, p) = (
+            self.settings.clone(),
+            self.telemetry.clone(),
+            self.paths.clone(),
+        );
+        // On the blocking pool: object stores block on the runtime.
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || {
+                crate::eventlog::ingest_paths(&p, &s, &*observer, &t)
+            })
+            .await
+            .map_err(|e| CollectError::Task(e.to_string()))?
+            .map_err(CollectError::from)
+        })
+    }
+}
+
+/// The collectors the settings ask for: a REST poller when `spark.urls` names a target, an
+/// event-log reader when `event_log.dirs` names a folder. A new source joins here.
+pub fn configured(settings: &Arc<Settings>, telemetry: &Arc<Telemetry>) -> Vec<Arc<dyn Collector>> {
+    let mut v: Vec<Arc<dyn Collector>> = vec![];
+    if !settings.spark.urls.is_empty() {
+        v.push(Arc::new(Rest::new(settings.clone(), telemetry.clone())));
+    }
+    if !settings.event_log.dirs.is_empty() {
+        v.push(Arc::new(EventLogs::new(
+            settings.clone(),
+            telemetry.clone(),
+        )));
+    }
+    v
+}
+
+/// Start every collector on `model` until `finish` (the exporter). After a start an
+/// application is served only once each of them has given its start-up state for it.
+pub fn spawn_all(
+    collectors: &[Arc<dyn Collector>],
+    model: &Arc<Model>,
+    finish: &CancellationToken,
+) -> tokio::task::JoinSet<()> {
+    let sources: Vec<Source> = collectors.iter().map(|c| c.source()).collect();
+    model.expect_sources(&sources);
+    let mut set = tokio::task::JoinSet::new();
+    for c in collectors {
+        set.spawn(c.run(Arc::new(model.observer(c.source())), finish.clone()));
+    }
+    set
+}
+
+/// Fill `model` once from every collector, one after the other, then apply the stages still
+/// waiting for their job. Every collector is read even if one fails; the errors, in order.
+pub async fn fill_once(collectors: &[Arc<dyn Collector>], model: &Arc<Model>) -> Vec<CollectError> {
+    let mut errors = vec![];
+    for c in collectors {
+        if let Err(e) = c.fill_once(Arc::new(model.observer(c.source()))).await {
+            errors.push(e);
+        }
+    }
+    model.flush_pending();
+    errors
+}
