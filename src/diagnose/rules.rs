@@ -375,7 +375,7 @@ impl Step<'_, '_> {
                 continue;
             }
             let task_s = secs(mine.iter().map(|s| s.totals.run_time_ms).sum());
-            let exec = p.latest().map(|l| l.execution_id);
+            let exec = p.latest().map(|l| l.execution_id());
             let strategy = if smj > 0 {
                 "SortMergeJoin"
             } else {
@@ -428,7 +428,7 @@ impl Step<'_, '_> {
             if p.shapes().len() < 2 || queries.iter().any(|n| n == q.job_group) {
                 continue;
             }
-            let exec = p.latest().map(|l| l.execution_id);
+            let exec = p.latest().map(|l| l.execution_id());
             let mut nums = numbers([
                 ("plan_shapes", p.shapes().len() as f64),
                 ("executions", p.plans() as f64),

@@ -483,22 +483,22 @@ pub const CATALOGUE: &[Metric] = &[
         .labels(&[l("reason", &["killed_by_driver", "heartbeat_timeout", "decommissioned", "exited", "lost", "other"])])
         .doc("Executors removed."),
     Metric::new("spark_executor_task_time_seconds", Counter, Executor, "Sum of the durations of the tasks this executor ran.", "spark.executor.time", "ms", C,
-        |c, o| per_executor(c, o, |e| Some(secs(e.totals.task_time_ms))))
+        |c, o| per_executor(c, o, |e| Some(secs(e.totals.task_time_ms()))))
         .rx().ms()
         .doc("Sum of task durations on the executor. For `executor_id=\"driver\"` Spark's REST API reports the driver's uptime instead, and we report what Spark reports."),
     Metric::new("spark_executor_gc_time_seconds", Counter, Executor, "JVM garbage-collection time of this executor's tasks.", "spark.executor.gc_time", "ms", C,
-        |c, o| per_executor(c, o, |e| Some(secs(e.totals.gc_time_ms))))
+        |c, o| per_executor(c, o, |e| Some(secs(e.totals.gc_time_ms()))))
         .rx().ms()
         .doc("GC time of the executor's tasks (for the driver, Spark's REST API reports the driver JVM's total GC time)."),
     Metric::new("spark_executor_input_bytes", Counter, Executor, "Bytes read from input sources by this executor.", "spark.executor.input_size", "By", C,
-        |c, o| per_executor(c, o, |e| Some(Value::Int(e.totals.input_bytes))))
+        |c, o| per_executor(c, o, |e| Some(Value::Int(e.totals.input_bytes()))))
         .rx()
         .doc("Input bytes."),
     Metric::new("spark_executor_shuffle_read_bytes", Counter, Executor, "Shuffle bytes read by this executor.", "spark.executor.shuffle.io.size", "By", C,
-        |c, o| per_executor(c, o, |e| Some(Value::Int(e.totals.shuffle_read_bytes))))
+        |c, o| per_executor(c, o, |e| Some(Value::Int(e.totals.shuffle_read_bytes()))))
         .rx().attrs(IN),
     Metric::new("spark_executor_shuffle_write_bytes", Counter, Executor, "Shuffle bytes written by this executor.", "spark.executor.shuffle.io.size", "By", C,
-        |c, o| per_executor(c, o, |e| Some(Value::Int(e.totals.shuffle_write_bytes))))
+        |c, o| per_executor(c, o, |e| Some(Value::Int(e.totals.shuffle_write_bytes()))))
         .rx().attrs(OUT),
     Metric::new("spark_executor_active_tasks", Gauge, Executor, "Tasks running now on this executor.", "spark.executor.task.active", "{task}", U,
         |c, o| per_executor(c, o, |e| Some(Value::Int(e.running_tasks))))
@@ -515,7 +515,7 @@ pub const CATALOGUE: &[Metric] = &[
         |c, o| per_executor(c, o, |e| e.disk_used_bytes.map(Value::Int)))
         .rx(),
     Metric::new("spark_executor_tasks", Counter, Executor, "Tasks ended on this executor, by status (completed, failed).", "spark.executor.task.result", "{task}", C,
-        |c, o| per_executor_by(c, o, "status", |e| [("completed", e.totals.completed_tasks), ("failed", e.totals.failed_tasks)]))
+        |c, o| per_executor_by(c, o, "status", |e| [("completed", e.totals.completed_tasks()), ("failed", e.totals.failed_tasks())]))
         .labels(&[l("status", &["completed", "failed"])])
         .rx()
         .doc("Tasks ended on the executor."),

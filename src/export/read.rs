@@ -286,12 +286,12 @@ pub fn per_sql_fingerprint(c: &Ctx, out: &mut Vec<Sample>) {
     for a in &c.apps {
         for (group, desc, l) in a.app.plan_fingerprints() {
             let key = (a.app.name().clone(), Arc::from(group), desc.clone());
-            let rank = (l.end_ms, &**a.app.id(), l.execution_id);
+            let rank = (l.end_ms(), &**a.app.id(), l.execution_id());
             let e = best
                 .entry(key)
-                .or_insert((rank, l.fingerprint, a.app.created_ms()));
+                .or_insert((rank, l.fingerprint(), a.app.created_ms()));
             if rank > e.0 {
-                *e = (rank, l.fingerprint, a.app.created_ms());
+                *e = (rank, l.fingerprint(), a.app.created_ms());
             }
         }
     }

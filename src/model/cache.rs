@@ -36,15 +36,15 @@ pub const MAX_BLOCKS: usize = 100_000;
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Dataset {
     /// Name label value (first line, capped).
-    pub name: Arc<str>,
+    pub(super) name: Arc<str>,
     /// Partitions of the RDD.
-    pub partitions: u64,
+    pub(super) partitions: u64,
     /// Partitions with at least one cached block.
-    pub cached_partitions: u64,
+    pub(super) cached_partitions: u64,
     /// Bytes in memory, every replica.
-    pub memory_bytes: u64,
+    pub(super) memory_bytes: u64,
     /// Bytes on disk, every replica.
-    pub disk_bytes: u64,
+    pub(super) disk_bytes: u64,
 }
 
 impl Dataset {

@@ -9,22 +9,50 @@ use super::obs::{EpochMs, ExecutorObs};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ExecutorTotals {
     /// Sum of task durations, ms.
-    pub task_time_ms: u64,
+    pub(super) task_time_ms: u64,
     /// GC time, ms.
-    pub gc_time_ms: u64,
+    pub(super) gc_time_ms: u64,
     /// Tasks completed.
-    pub completed_tasks: u64,
+    pub(super) completed_tasks: u64,
     /// Tasks failed.
-    pub failed_tasks: u64,
+    pub(super) failed_tasks: u64,
     /// Input bytes.
-    pub input_bytes: u64,
+    pub(super) input_bytes: u64,
     /// Shuffle bytes read.
-    pub shuffle_read_bytes: u64,
+    pub(super) shuffle_read_bytes: u64,
     /// Shuffle bytes written.
-    pub shuffle_write_bytes: u64,
+    pub(super) shuffle_write_bytes: u64,
 }
 
 impl ExecutorTotals {
+    /// Sum of task durations, ms.
+    pub fn task_time_ms(&self) -> u64 {
+        self.task_time_ms
+    }
+    /// JVM GC time, ms.
+    pub fn gc_time_ms(&self) -> u64 {
+        self.gc_time_ms
+    }
+    /// Tasks completed.
+    pub fn completed_tasks(&self) -> u64 {
+        self.completed_tasks
+    }
+    /// Tasks failed.
+    pub fn failed_tasks(&self) -> u64 {
+        self.failed_tasks
+    }
+    /// Bytes read from input sources.
+    pub fn input_bytes(&self) -> u64 {
+        self.input_bytes
+    }
+    /// Shuffle bytes read.
+    pub fn shuffle_read_bytes(&self) -> u64 {
+        self.shuffle_read_bytes
+    }
+    /// Shuffle bytes written.
+    pub fn shuffle_write_bytes(&self) -> u64 {
+        self.shuffle_write_bytes
+    }
     /// Field-wise maximum (source merge).
     pub fn max(&self, o: &ExecutorTotals) -> ExecutorTotals {
         ExecutorTotals {

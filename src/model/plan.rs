@@ -318,11 +318,26 @@ impl PlanGraph {
 )]
 pub struct Latest {
     /// When the execution ended (Spark's clock), when known.
-    pub end_ms: Option<EpochMs>,
+    pub(super) end_ms: Option<EpochMs>,
     /// The execution.
-    pub execution_id: u64,
+    pub(super) execution_id: u64,
     /// Its plan's fingerprint.
-    pub fingerprint: u64,
+    pub(super) fingerprint: u64,
+}
+
+impl Latest {
+    /// When the execution ended (Spark's clock), when known.
+    pub fn end_ms(&self) -> Option<EpochMs> {
+        self.end_ms
+    }
+    /// The execution.
+    pub fn execution_id(&self) -> u64 {
+        self.execution_id
+    }
+    /// Its plan's fingerprint.
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
 }
 
 /// The plans counted into one SQL aggregate (job group and description).
