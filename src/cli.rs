@@ -1,11 +1,12 @@
-//! Command-line flags, named after Prometheus exporter conventions (`--web.listen-address`), and
-//! their translation into configuration overrides (flags beat env vars, files and defaults).
+//! The command line: the commands (`run`, `check-config`, `dump`, `diagnose`) and their own
+//! arguments, derived here, plus the configuration keys' flags, which come from the key
+//! declarations (`config::flags`).
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use crate::config::{OverrideValue, Overrides};
+use crate::config::{self, Overrides};
 
 /// Exit code for invalid configuration or flags (EX_USAGE).
 pub const EXIT_CONFIG: i32 = 64;
@@ -20,109 +21,6 @@ pub struct Cli {
     /// Configuration file (YAML or TOML).
     #[arg(long = "config.file", global = true)]
     pub config_file: Option<PathBuf>,
-    /// Address to serve /metrics on [default: 0.0.0.0:9809].
-    #[arg(long = "web.listen-address", global = true)]
-    pub listen_address: Option<String>,
-    /// Path of the exposition [default: /metrics].
-    #[arg(long = "web.telemetry-path", global = true)]
-    pub telemetry_path: Option<String>,
-    /// How far behind the model a scrape may be; 0 = always current [default: 1s].
-    #[arg(long = "web.max-staleness", global = true)]
-    pub web_max_staleness: Option<String>,
-    /// OpenMetrics output carries `_created` for every counter and histogram [default: off].
-    #[arg(long = "web.openmetrics-created", global = true)]
-    pub web_openmetrics_created: bool,
-    /// `spark_connect_jobs_total` carries the Spark Connect user [default: off].
-    #[arg(long = "labels.connect-user", global = true)]
-    pub labels_connect_user: bool,
-    /// TLS and basic-auth file (Prometheus exporter-toolkit format).
-    #[arg(long = "web.config.file", global = true)]
-    pub web_config_file: Option<String>,
-    /// Log level: error, warn, info, debug, trace [default: info].
-    #[arg(long = "log.level", global = true)]
-    pub log_level: Option<String>,
-    /// Log format: logfmt or json [default: logfmt].
-    #[arg(long = "log.format", global = true)]
-    pub log_format: Option<String>,
-    /// Spark UI or History Server base URL; repeatable [default: http://localhost:4040].
-    /// Pass an empty value (`--spark.url=`) to disable REST polling.
-    #[arg(long = "spark.url", global = true)]
-    pub spark_url: Vec<String>,
-    /// Time between REST polls [default: 5s].
-    #[arg(long = "spark.poll-interval", global = true)]
-    pub spark_poll_interval: Option<String>,
-    /// Per-request timeout [default: 5s].
-    #[arg(long = "spark.timeout", global = true)]
-    pub spark_timeout: Option<String>,
-    /// Only follow applications whose name matches this regex (History Servers).
-    #[arg(long = "spark.app-name-filter", global = true)]
-    pub spark_app_name_filter: Option<String>,
-    /// Most applications followed per REST target [default: 20].
-    #[arg(long = "spark.app-limit", global = true)]
-    pub spark_app_limit: Option<String>,
-    /// Event-log folder (`spark.eventLog.dir`) to tail; repeatable.
-    #[arg(long = "event-log.dir", global = true)]
-    pub event_log_dir: Vec<String>,
-    /// OTLP collector endpoint; enables OTLP push (also OTEL_EXPORTER_OTLP_ENDPOINT).
-    #[arg(long = "otlp.endpoint", global = true)]
-    pub otlp_endpoint: Option<String>,
-    /// OTLP protocol: grpc or http/protobuf [default: grpc].
-    #[arg(long = "otlp.protocol", global = true)]
-    pub otlp_protocol: Option<String>,
-    /// Time between OTLP exports [default: 30s].
-    #[arg(long = "otlp.interval", global = true)]
-    pub otlp_interval: Option<String>,
-    /// Event-log back-off and discovery interval [default: 1s].
-    #[arg(long = "event-log.poll-interval", global = true)]
-    pub event_log_poll_interval: Option<String>,
-    /// How often folders are listed for new logs and parts [default: the poll interval].
-    #[arg(long = "event-log.discovery-interval", global = true)]
-    pub event_log_discovery_interval: Option<String>,
-    /// Logs read in parallel [default: one thread per core, at most 16].
-    #[arg(long = "event-log.threads", global = true)]
-    pub event_log_threads: Option<String>,
-    /// This exporter's shard, 0..shard.count [default: the StatefulSet pod's ordinal].
-    #[arg(long = "shard.index", global = true)]
-    pub shard_index: Option<String>,
-    /// How many exporters share the applications [default: 1].
-    #[arg(long = "shard.count", global = true)]
-    pub shard_count: Option<String>,
-    /// How long an ended application stays exported [default: 1h].
-    #[arg(long = "model.app-retention", global = true)]
-    pub app_retention: Option<String>,
-    /// What an ended application keeps after model.summary-after: full, groups or app
-    /// [default: groups].
-    #[arg(long = "model.summary-level", global = true)]
-    pub summary_level: Option<String>,
-    /// How long after its end an application keeps its full detail [default: 5m].
-    #[arg(long = "model.summary-after", global = true)]
-    pub summary_after: Option<String>,
-    /// Keep only applications whose name matches this regex (every source).
-    #[arg(long = "model.app-name-filter", global = true)]
-    pub app_name_filter: Option<String>,
-    /// Keep only applications that started within this long [default: no limit].
-    #[arg(long = "model.max-app-age", global = true)]
-    pub max_app_age: Option<String>,
-    /// Series per run (app_id) or per application name across runs (app_name) [default: app_id].
-    #[arg(long = "model.aggregate-by", global = true)]
-    pub aggregate_by: Option<String>,
-    /// Finished stage attempts per application that keep per-stage series (failed, skewed,
-    /// longest; 0: active stages only) [default: 20].
-    #[arg(long = "model.max-finished-stages", global = true)]
-    pub max_finished_stages: Option<String>,
-    /// Exit by itself once the application has ended and the drain is done (a classic sidecar).
-    #[arg(long = "lifecycle.exit-when-app-ends", global = true)]
-    pub exit_when_app_ends: bool,
-    /// Longest drain after SIGTERM or the application's end [default: 25s].
-    #[arg(long = "lifecycle.grace-period", global = true)]
-    pub grace_period: Option<String>,
-    /// Scrapes of the final state that end a drain early [default: 1].
-    #[arg(long = "lifecycle.drain-scrapes", global = true)]
-    pub drain_scrapes: Option<String>,
-    /// How long REST must be unreachable, after a success, for the application to count as
-    /// ended [default: 60s].
-    #[arg(long = "lifecycle.rest-unreachable-after", global = true)]
-    pub rest_unreachable_after: Option<String>,
 }
 
 /// Subcommands.
@@ -172,84 +70,80 @@ pub enum Command {
 }
 
 impl Cli {
-    /// The flags that were given, as configuration overrides.
-    pub fn overrides(&self) -> Overrides {
-        let mut v: Vec<(String, OverrideValue)> = vec![];
-        let mut one = |k: &str, x: &Option<String>| {
-            if let Some(x) = x {
-                v.push((k.into(), OverrideValue::One(x.clone())));
-            }
+    /// The command line: the commands and `--config.file` (derived), plus one flag per
+    /// configuration key that has one (`config::flags`, from the key declarations).
+    pub fn build() -> clap::Command {
+        <Cli as CommandFactory>::command().args(config::flags::args())
+    }
+
+    /// Parse `args` (the program name first): the command, and the flags that were given as
+    /// configuration overrides (flags beat env vars, files and defaults).
+    pub fn parse_from<I, T>(args: I) -> Result<(Cli, Overrides), clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let m = Self::build().try_get_matches_from(args)?;
+        let cli = Cli::from_arg_matches(&m)?;
+        // Global flags are propagated to the innermost command's matches.
+        let inner = m.subcommand().map_or(&m, |(_, sub)| sub);
+        let over = Overrides {
+            config_file: cli.config_file.clone(),
+            values: config::flags::overrides(inner),
         };
-        one("web.listen_address", &self.listen_address);
-        one("web.telemetry_path", &self.telemetry_path);
-        one("web.config_file", &self.web_config_file);
-        one("web.max_staleness", &self.web_max_staleness);
-        one("log.level", &self.log_level);
-        one("log.format", &self.log_format);
-        one("spark.poll_interval", &self.spark_poll_interval);
-        one("spark.timeout", &self.spark_timeout);
-        one("spark.app_name_filter", &self.spark_app_name_filter);
-        one("spark.app_limit", &self.spark_app_limit);
-        one("event_log.poll_interval", &self.event_log_poll_interval);
-        one("event_log.threads", &self.event_log_threads);
-        one(
-            "event_log.discovery_interval",
-            &self.event_log_discovery_interval,
+        Ok((cli, over))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::OverrideValue;
+
+    fn values(args: &[&str]) -> Vec<(String, String)> {
+        let (_, o) = Cli::parse_from(std::iter::once("spark-exporter").chain(args.iter().copied()))
+            .expect("parses");
+        o.values
+            .into_iter()
+            .map(|(k, v)| match v {
+                OverrideValue::One(s) => (k, s),
+                OverrideValue::Many(l) => (k, l.join("|")),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::build().debug_assert();
+    }
+
+    #[test]
+    fn every_flag_sets_its_key_before_or_after_the_command() {
+        for k in config::keys() {
+            let Some(long) = k.flag.long() else { continue };
+            let flag = format!("--{long}");
+            let (args, want): (Vec<&str>, &str) = match k.flag {
+                config::key::Flag::Switch(_) => (vec![flag.as_str()], "true"),
+                _ => (vec![flag.as_str(), "x"], "x"),
+            };
+            let before = values(&[&args[..], &["dump"]].concat());
+            let after = values(&[&["dump"], &args[..]].concat());
+            for got in [before, after] {
+                assert_eq!(got, vec![(k.name.to_string(), want.to_string())], "{flag}");
+            }
+        }
+    }
+
+    #[test]
+    fn repeated_flags_are_one_list_and_an_empty_one_is_none() {
+        assert_eq!(
+            values(&["--spark.url", "http://a:1", "--spark.url=http://b:2"]),
+            vec![("spark.urls".into(), "http://a:1|http://b:2".into())]
         );
-        one("otlp.endpoint", &self.otlp_endpoint);
-        one("otlp.protocol", &self.otlp_protocol);
-        one("otlp.interval", &self.otlp_interval);
-        one("shard.index", &self.shard_index);
-        one("shard.count", &self.shard_count);
-        one("model.app_retention", &self.app_retention);
-        one("model.summary_level", &self.summary_level);
-        one("model.summary_after", &self.summary_after);
-        one("model.app_name_filter", &self.app_name_filter);
-        one("model.max_app_age", &self.max_app_age);
-        one("model.aggregate_by", &self.aggregate_by);
-        one("model.max_finished_stages", &self.max_finished_stages);
-        one("lifecycle.grace_period", &self.grace_period);
-        one("lifecycle.drain_scrapes", &self.drain_scrapes);
-        one(
-            "lifecycle.rest_unreachable_after",
-            &self.rest_unreachable_after,
+        assert_eq!(
+            values(&["--spark.url="]),
+            vec![("spark.urls".into(), String::new())]
         );
-        if self.labels_connect_user {
-            v.push((
-                "labels.connect_user".into(),
-                OverrideValue::One("true".into()),
-            ));
-        }
-        if self.web_openmetrics_created {
-            v.push((
-                "web.openmetrics_created".into(),
-                OverrideValue::One("true".into()),
-            ));
-        }
-        if self.exit_when_app_ends {
-            v.push((
-                "lifecycle.exit_when_app_ends".into(),
-                OverrideValue::One("true".into()),
-            ));
-        }
-        let urls: Vec<String> = self
-            .spark_url
-            .iter()
-            .filter(|u| !u.is_empty())
-            .cloned()
-            .collect();
-        if !self.spark_url.is_empty() {
-            v.push(("spark.urls".into(), OverrideValue::Many(urls)));
-        }
-        if !self.event_log_dir.is_empty() {
-            v.push((
-                "event_log.dirs".into(),
-                OverrideValue::Many(self.event_log_dir.clone()),
-            ));
-        }
-        Overrides {
-            config_file: self.config_file.clone(),
-            values: v,
-        }
+        assert!(values(&[]).is_empty());
     }
 }

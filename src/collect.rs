@@ -109,7 +109,12 @@ pub struct EventLogs {
 impl EventLogs {
     /// The folders of `settings.event_log.dirs`.
     pub fn new(settings: Arc<Settings>, telemetry: Arc<Telemetry>) -> EventLogs {
-        let paths = settings.event_log.dirs.clone();
+        let paths = settings
+            .event_log
+            .dirs
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         EventLogs {
             settings,
             telemetry,

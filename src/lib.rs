@@ -2,8 +2,11 @@
 //!
 //! Layout (every arrow points from a file to what it may import; no file imports back):
 //! - [`alloc`]: the allocator's tuning (freed decoder buffers go back to the system).
-//! - [`cli`]: command-line flags and their mapping onto configuration keys.
-//! - [`config`]: layered configuration (defaults, file, env, flags) and validation.
+//! - [`cli`]: the commands and their arguments, plus the configuration keys' flags.
+//! - [`config`]: layered configuration (defaults, file, env, flags): every key declared once
+//!   (name, flag, doc, default, commands, parser), from which the reader, the flags,
+//!   `check-config` and the configuration reference come; values parsed once into types.
+//! - [`location`]: where event logs are (a path or an object-store URL), parsed once.
 //! - [`clock`]: the wall clock (epoch ms), one definition, replaceable in tests.
 //! - [`telemetry`]: the exporter's own health counters, handed to every task as a value.
 //! - [`model`]: the in-memory state of applications, jobs, stages, tasks, executors, SQL and
@@ -43,6 +46,7 @@ pub mod diagnose;
 pub mod eventlog;
 pub mod export;
 pub mod lifecycle;
+pub mod location;
 pub mod model;
 pub mod process;
 pub mod server;

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Parser;
 use spark_exporter::cli::{Cli, Command, EXIT_CONFIG};
 use spark_exporter::collect::{self, Collector};
 use spark_exporter::config::{self, LogFormat, Settings};
@@ -25,7 +24,7 @@ const IN_FLIGHT_GRACE: Duration = Duration::from_secs(5);
 
 fn main() -> ExitCode {
     spark_exporter::alloc::tune();
-    let cli = match Cli::try_parse() {
+    let (cli, overrides) = match Cli::parse_from(std::env::args_os()) {
         Ok(c) => c,
         Err(e) if !e.use_stderr() => {
             let _ = e.print();
@@ -36,7 +35,7 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_CONFIG as u8);
         }
     };
-    let settings = match config::load(&cli.overrides()) {
+    let settings = match config::load(&overrides) {
         Ok(s) => Arc::new(s),
         Err(e) => {
             eprintln!("spark-exporter: {e}");
@@ -78,7 +77,12 @@ fn main() -> ExitCode {
         Some(Command::Dump {
             event_log,
             openmetrics,
-        }) => rt.block_on(dump(settings, &cli.spark_url, event_log, openmetrics)),
+        }) => rt.block_on(dump(
+            settings,
+            overrides.sets("spark.urls"),
+            event_log,
+            openmetrics,
+        )),
         Some(Command::Diagnose {
             event_log,
             app_id,
@@ -130,17 +134,12 @@ fn init_logging(s: &Settings) {
     }
 }
 
-async fn dump(
-    settings: Arc<Settings>,
-    url_flags: &[String],
-    paths: Vec<String>,
-    om: bool,
-) -> ExitCode {
+async fn dump(settings: Arc<Settings>, url_flag: bool, paths: Vec<String>, om: bool) -> ExitCode {
     let telemetry = Arc::new(Telemetry::default());
     let model = Model::new(&settings, telemetry.clone());
     let mut collectors: Vec<Arc<dyn Collector>> = vec![];
     // With --event-log only, do not also poll the default UI URL.
-    let rest = (paths.is_empty() || !url_flags.is_empty()) && !settings.spark.urls.is_empty();
+    let rest = (paths.is_empty() || url_flag) && !settings.spark.urls.is_empty();
     if !paths.is_empty() {
         let logs = collect::EventLogs::new(settings.clone(), telemetry.clone()).paths(paths);
         collectors.push(Arc::new(logs));

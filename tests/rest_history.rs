@@ -54,7 +54,7 @@ async fn history_server_filters_limits_and_reads_completed_apps_once() {
     let server = FakeSpark::start(apps).await;
     let rec = Arc::new(Recorder::default());
     let mut s = settings(&[&server.url]);
-    s.spark.app_name_filter = Some("^etl".into());
+    s.spark.app_name_filter = spark_exporter::config::Pattern::new("^etl").ok();
     s.spark.app_limit = 2;
     // These applications ended in 1970: within a retention that long.
     s.model.app_retention = std::time::Duration::from_secs(100 * 365 * 86_400);

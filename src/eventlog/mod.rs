@@ -66,7 +66,7 @@ pub enum EventLogError {
 /// The roots of `locations` (paths or object-store URLs), blocking on `rt` for object stores.
 /// A location whose store cannot be set up is logged and left out.
 pub fn roots(
-    locations: &[String],
+    locations: &[crate::location::Location],
     rt: &tokio::runtime::Handle,
     telemetry: &Arc<Telemetry>,
     poll_interval: std::time::Duration,
@@ -207,8 +207,10 @@ pub fn ingest_paths<P: AsRef<std::ffi::OsStr>>(
     .with_max_age(settings.model.max_app_age);
     let rt = tokio::runtime::Handle::try_current().ok();
     for path in paths {
+        let text = path.as_ref().to_string_lossy();
+        let location = objfs::parse_location(&text).map_err(objfs::StoreError::Location)?;
         let root = objfs::root(
-            &path.as_ref().to_string_lossy(),
+            &location,
             rt.as_ref(),
             telemetry,
             settings.event_log.poll_interval,

@@ -55,62 +55,7 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Connection timeout.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Where an event-log location points.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Location {
-    /// A local path (a plain path or `file://`).
-    Local(PathBuf),
-    /// An object store: its URL, and the key prefix inside the bucket or container.
-    Object {
-        /// The URL as given (without query or fragment).
-        url: Url,
-        /// `s3`, `gs` or `azure`.
-        kind: StoreKind,
-        /// The key prefix, without leading or trailing `/`.
-        prefix: String,
-    },
-}
-
-/// The kinds of object store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StoreKind {
-    /// Amazon S3 and S3-compatible stores.
-    S3,
-    /// Google Cloud Storage.
-    Gcs,
-    /// Azure Blob Storage and ADLS Gen2.
-    Azure,
-}
-
-/// Parse an event-log location: a plain path, `file://`, or an object-store URL.
-pub fn parse_location(s: &str) -> Result<Location, String> {
-    if s.is_empty() {
-        return Err("empty location".into());
-    }
-    let Some((scheme, _)) = s.split_once("://") else {
-        return Ok(Location::Local(PathBuf::from(s)));
-    };
-    let url = Url::parse(s).map_err(|e| format!("{s:?} is not a valid URL ({e})"))?;
-    let kind = match scheme.to_ascii_lowercase().as_str() {
-        "file" => return Ok(Location::Local(PathBuf::from(url.path()))),
-        "s3" | "s3a" => StoreKind::S3,
-        "gs" => StoreKind::Gcs,
-        "az" | "abfs" | "abfss" => StoreKind::Azure,
-        other => {
-            return Err(format!(
-                "unsupported scheme {other:?} (use a path, file://, s3://, s3a://, gs://, az://, abfs:// or abfss://)"
-            ))
-        }
-    };
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err(format!("{s:?} names no bucket or container"));
-    }
-    let mut url = url;
-    url.set_query(None);
-    url.set_fragment(None);
-    let prefix = url.path().trim_matches('/').to_string();
-    Ok(Location::Object { url, kind, prefix })
-}
+pub use crate::location::{parse_location, Location, StoreKind};
 
 /// Why a store cannot be set up.
 #[derive(Debug, thiserror::Error)]
@@ -132,12 +77,12 @@ pub enum StoreError {
 /// the environment's credentials, blocking on `rt` (which an object store needs), its requests
 /// counted in `telemetry`.
 pub fn root(
-    location: &str,
+    location: &Location,
     rt: Option<&Handle>,
     telemetry: &Arc<Telemetry>,
     poll_interval: Duration,
 ) -> Result<Root, StoreError> {
-    match parse_location(location).map_err(StoreError::Location)? {
+    match location.clone() {
         Location::Local(p) => Ok(Root::local(p)),
         Location::Object { url, kind, prefix } => {
             let rt = rt.ok_or_else(|| {
@@ -581,41 +526,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn locations() {
-        assert_eq!(
-            parse_location("/var/spark-events").unwrap(),
-            Location::Local("/var/spark-events".into())
-        );
-        assert_eq!(
-            parse_location("file:///var/spark-events").unwrap(),
-            Location::Local("/var/spark-events".into())
-        );
-        for (s, kind, prefix) in [
-            ("s3://bucket/spark-events/", StoreKind::S3, "spark-events"),
-            ("s3a://bucket/a/b", StoreKind::S3, "a/b"),
-            ("gs://bucket", StoreKind::Gcs, ""),
-            ("az://container/logs", StoreKind::Azure, "logs"),
-            (
-                "abfss://container@account.dfs.core.windows.net/spark/events",
-                StoreKind::Azure,
-                "spark/events",
-            ),
-        ] {
-            match parse_location(s).unwrap() {
-                Location::Object {
-                    kind: k, prefix: p, ..
-                } => assert_eq!((k, p.as_str()), (kind, prefix), "{s}"),
-                l => panic!("{s}: {l:?}"),
-            }
-        }
-        assert!(parse_location("hdfs://nn/spark-events")
-            .unwrap_err()
-            .contains("unsupported scheme"));
-        assert!(parse_location("s3:///nobucket").is_err());
-        assert!(parse_location("").is_err());
-    }
-
-    #[test]
     fn requests_are_counted_by_operation() {
         let req = |m: Method, uri: &str| {
             http::Request::builder()
@@ -665,7 +575,8 @@ mod tests {
                 "abfss://logs@acct.dfs.core.windows.net/spark/local-1",
             ),
         ] {
-            let root = root(loc, Some(rt.handle()), &t, Duration::from_secs(1)).expect(loc);
+            let l = parse_location(loc).expect(loc);
+            let root = root(&l, Some(rt.handle()), &t, Duration::from_secs(1)).expect(loc);
             assert_eq!(
                 root.fs.store().map(|s| s.split('/').count()),
                 Some(3),
@@ -675,7 +586,13 @@ mod tests {
             assert!(root.fs.listed_size_is_current());
         }
         assert!(
-            root("gs://b/p", None, &t, Duration::from_secs(1)).is_err(),
+            root(
+                &parse_location("gs://b/p").unwrap(),
+                None,
+                &t,
+                Duration::from_secs(1)
+            )
+            .is_err(),
             "an object store needs a runtime"
         );
     }

@@ -43,7 +43,7 @@ impl Attribution {
         Attribution {
             from: cfg.job_group_from.clone(),
             // `config::validate` already rejected bad patterns.
-            tag_pattern: cfg.tag_pattern.as_deref().and_then(|p| Regex::new(p).ok()),
+            tag_pattern: cfg.tag_pattern.as_ref().map(|p| p.0.clone()),
         }
     }
 
@@ -319,7 +319,7 @@ mod tests {
             Some("alpha".into())
         );
         let mut c = Settings::default().labels;
-        c.tag_pattern = Some("^team_(.+)$".into());
+        c.tag_pattern = crate::config::Pattern::new("^team_(.+)$").ok();
         c.job_group_from = vec![GroupSource::Tag];
         let a = Attribution::new(&c);
         assert_eq!(

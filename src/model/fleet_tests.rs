@@ -146,7 +146,7 @@ fn full_keeps_everything_until_app_retention() {
 #[test]
 fn filters_drop_applications_by_name_and_by_age_for_good() {
     let m = TestModel::with(|s| {
-        s.model.app_name_filter = Some("^etl".into());
+        s.model.app_name_filter = crate::config::Pattern::new("^etl").ok();
         s.model.max_app_age = Some(Duration::from_secs(3600));
     });
     run(&m, "a", "etl-daily", T0 - 60_000, None);

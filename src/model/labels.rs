@@ -28,18 +28,13 @@ pub struct LabelSets {
 }
 
 impl Labeler {
-    /// Compile the configured rules. Rules were validated with the configuration, so a rule that
-    /// fails to compile here is skipped.
+    /// The configured rules (compiled when the configuration was read).
     pub fn new(cfg: &LabelsConfig) -> Labeler {
         Labeler {
             rules: cfg
                 .rewrite_rules
                 .iter()
-                .filter_map(|r| {
-                    Regex::new(&r.pattern)
-                        .ok()
-                        .map(|re| (re, r.replacement.clone()))
-                })
+                .map(|r| (r.pattern.0.clone(), r.replacement.clone()))
                 .collect(),
             max_len: cfg.max_value_length,
             max_values: cfg.max_values_per_label,

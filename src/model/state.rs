@@ -101,12 +101,7 @@ impl State {
             started_ms: 0,
             excluded: HashSet::new(),
             names: BTreeMap::new(),
-            // `config::validate` already rejected bad patterns.
-            name_filter: settings
-                .model
-                .app_name_filter
-                .as_deref()
-                .and_then(|p| regex::Regex::new(p).ok()),
+            name_filter: settings.model.app_name_filter.as_ref().map(|p| p.0.clone()),
             shard: settings.shard,
             trigger_intervals: settings
                 .streaming

@@ -126,14 +126,7 @@ impl<O: Observer> TargetPoller<O> {
             telemetry.clone(),
             &sp.auth,
         )?;
-        // `config::validate` already rejected bad patterns; one that slips through is ignored.
-        let name_filter = sp.app_name_filter.as_deref().and_then(|p| {
-            Regex::new(p)
-                .inspect_err(
-                    |e| tracing::warn!(pattern = p, error = %e, "Ignoring app_name_filter"),
-                )
-                .ok()
-        });
+        let name_filter = sp.app_name_filter.as_ref().map(|p| p.0.clone());
         Ok(TargetPoller {
             client,
             observer,
@@ -148,11 +141,7 @@ impl<O: Observer> TargetPoller<O> {
             last_ok_ms: now_ms(),
             shard: settings.shard,
             shard_by_name: settings.model.aggregate_by == crate::config::AggregateBy::AppName,
-            model_name_filter: settings
-                .model
-                .app_name_filter
-                .as_deref()
-                .and_then(|p| Regex::new(p).ok()),
+            model_name_filter: settings.model.app_name_filter.as_ref().map(|p| p.0.clone()),
             one_shot: false,
             only_app: None,
             app_retention_ms: i64::try_from(settings.model.app_retention.as_millis())

@@ -1,0 +1,225 @@
+//! The key declarations as documentation: the key table of `docs/configuration.md` and the
+//! `otlp.*` table of `docs/otlp.md`, between marker comments. A test fails when either drifts
+//! from the declarations; `UPDATE_DOCS=1 cargo test --lib config::docs` rewrites them.
+
+use serde_json::Value;
+
+use super::key::{Flag, Key, Set, Uses};
+use super::{keys, Settings};
+
+/// The default's value in [`Settings::default`] at `k`'s path (`Null` when there is none).
+fn default_value(k: &Key) -> Value {
+    static DEFAULTS: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    let mut v =
+        DEFAULTS.get_or_init(|| serde_json::to_value(Settings::default()).unwrap_or(Value::Null));
+    for part in k.name.split('.') {
+        match v.get(part) {
+            Some(x) => v = x,
+            None => return Value::Null,
+        }
+    }
+    v.clone()
+}
+
+/// A printed default, without Markdown.
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::Null => "none".into(),
+        Value::String(s) => s.clone(),
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if n.is_f64() && x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", x as i64),
+            _ => n.to_string(),
+        },
+        Value::Bool(b) => b.to_string(),
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(value_text).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(m) if m.is_empty() => "{}".into(),
+        Value::Object(_) => v.to_string(),
+    }
+}
+
+/// The default as the reference shows it (Markdown).
+pub fn default_md(k: &Key) -> String {
+    if let Some(d) = k.default {
+        return d.to_string();
+    }
+    match default_value(k) {
+        Value::Null => "none".into(),
+        v => format!("`{}`", value_text(&v)),
+    }
+}
+
+/// The default as a flag's help shows it.
+pub fn default_plain(k: &Key) -> String {
+    default_md(k).replace('`', "")
+}
+
+fn flag_md(k: &Key) -> String {
+    match k.flag {
+        Flag::None => String::new(),
+        Flag::Value(l) | Flag::Switch(l) => format!("`--{l}`"),
+        Flag::Repeat(l) => format!("`--{l}` (repeatable)"),
+    }
+}
+
+fn env_md(k: &Key) -> String {
+    match k.set {
+        Set::Tree(_) => String::new(),
+        _ => format!("`{}`", k.env()),
+    }
+}
+
+fn uses_md(u: Uses) -> String {
+    if u == Uses::ALL {
+        "all".into()
+    } else {
+        u.names().join(", ")
+    }
+}
+
+/// Cells of a Markdown table row (pipes in the text escaped).
+fn row(cells: &[String]) -> String {
+    let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+    format!("| {} |\n", cells.join(" | "))
+}
+
+/// The key table of `docs/configuration.md`: every key but `otlp.*`.
+pub fn reference_table() -> String {
+    let mut s = String::from(
+        "| Key | Flag | Environment | Default | Commands | Meaning |\n|---|---|---|---|---|---|\n",
+    );
+    for k in keys().filter(|k| !k.name.starts_with("otlp.")) {
+        s.push_str(&row(&[
+            format!("`{}`", k.name),
+            flag_md(k),
+            env_md(k),
+            default_md(k),
+            uses_md(k.uses),
+            k.doc.to_string(),
+        ]));
+    }
+    s
+}
+
+/// The `otlp.*` table of `docs/otlp.md`: each key with its flag and the standard variables
+/// that set it when it is unset.
+pub fn otlp_table() -> String {
+    let mut s =
+        String::from("| Key | Flag | Variable | Default | Meaning |\n|---|---|---|---|---|\n");
+    for k in keys().filter(|k| k.name.starts_with("otlp.")) {
+        s.push_str(&row(&[
+            format!("`{}`", k.name),
+            flag_md(k),
+            k.otel_env.unwrap_or("").to_string(),
+            default_md(k),
+            k.doc.to_string(),
+        ]));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::from_value;
+
+    /// Check (or, with `UPDATE_DOCS=1`, rewrite) the text between `name`'s markers in `file`.
+    fn check(file: &str, name: &str, want: &str) {
+        let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
+        let doc = std::fs::read_to_string(&path).expect("doc readable");
+        let (begin, end) = (
+            format!("<!-- {name}:begin -->\n"),
+            format!("<!-- {name}:end -->"),
+        );
+        let i = doc.find(&begin).expect("begin marker") + begin.len();
+        let j = doc.find(&end).expect("end marker");
+        if std::env::var_os("UPDATE_DOCS").is_some() {
+            let new = format!("{}{want}{}", &doc[..i], &doc[j..]);
+            std::fs::write(&path, new).expect("doc writable");
+            return;
+        }
+        assert!(
+            doc[i..j] == *want,
+            "{file} ({name}) drifted from the key declarations: run \
+             `UPDATE_DOCS=1 cargo test --lib config::docs`"
+        );
+    }
+
+    #[test]
+    fn configuration_doc_table_is_generated_from_the_declarations() {
+        check("docs/configuration.md", "config-keys", &reference_table());
+    }
+
+    #[test]
+    fn otlp_doc_table_is_generated_from_the_declarations() {
+        check("docs/otlp.md", "otlp-keys", &otlp_table());
+    }
+
+    /// Every value `check-config` prints is a declared key, and every declared key is a value
+    /// of the settings: a field added without a declaration (or the reverse) fails here.
+    #[test]
+    fn every_settings_field_is_a_declared_key_and_back() {
+        fn walk(v: &Value, path: &str, out: &mut Vec<String>) {
+            if keys().any(|k| k.name == path) {
+                return;
+            }
+            match v {
+                Value::Object(m) if !m.is_empty() => {
+                    for (k, child) in m {
+                        let p = if path.is_empty() {
+                            k.clone()
+                        } else {
+                            format!("{path}.{k}")
+                        };
+                        walk(child, &p, out);
+                    }
+                }
+                _ => out.push(path.to_string()),
+            }
+        }
+        let v = serde_json::to_value(Settings::default()).unwrap();
+        let mut undeclared = vec![];
+        walk(&v, "", &mut undeclared);
+        assert!(
+            undeclared.is_empty(),
+            "settings without a key: {undeclared:?}"
+        );
+        for k in keys() {
+            let mut at = Some(&v);
+            for part in k.name.split('.') {
+                at = at.and_then(|x| x.get(part));
+            }
+            assert!(at.is_some(), "{} declared but not a settings field", k.name);
+        }
+        let mut names: Vec<&str> = keys().map(|k| k.name).collect();
+        names.sort();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(names.len(), n, "a key is declared twice");
+    }
+
+    /// What `check-config` prints is itself a valid configuration meaning the same settings, so
+    /// each default goes through its own key's parser.
+    #[test]
+    fn the_printed_defaults_read_back_as_the_defaults() {
+        let printed = serde_json::to_value(Settings::default()).unwrap();
+        let read = from_value(&printed).expect("the printed defaults are valid");
+        assert_eq!(serde_json::to_value(read).unwrap(), printed);
+    }
+
+    #[test]
+    fn every_key_is_documented_and_flags_are_unique() {
+        let mut flags = vec![];
+        for k in keys() {
+            assert!(!k.doc.is_empty(), "{} has no documentation", k.name);
+            assert!(!k.help().is_empty());
+            flags.extend(k.flag.long());
+        }
+        let n = flags.len();
+        flags.sort();
+        flags.dedup();
+        assert_eq!(flags.len(), n, "a flag is declared twice");
+    }
+}

@@ -1,0 +1,110 @@
+//! The `lifecycle` and `shard` sections: its keys.
+
+use std::time::Duration;
+
+use crate::config::key::{Key, Uses};
+use crate::config::parse;
+use crate::config::settings::Settings;
+
+/// After reading: without `shard.index`, a sharded exporter takes the ordinal of its
+/// StatefulSet pod from `HOSTNAME` (`fleet-3` is shard 3); an index must be below the count.
+pub(crate) fn check_shard(s: &mut Settings, index_given: bool, errors: &mut Vec<String>) {
+    let count = s.shard.count;
+    if index_given {
+        if s.shard.index >= count {
+            errors.push(format!(
+                "shard.index: {} is not below shard.count ({count})",
+                s.shard.index
+            ));
+            s.shard.index = 0;
+        }
+        return;
+    }
+    if count <= 1 {
+        return;
+    }
+    let host = std::env::var("HOSTNAME").unwrap_or_default();
+    match crate::shard::statefulset_ordinal(&host) {
+        Some(i) if i < count => s.shard.index = i,
+        _ => errors.push(format!(
+            "shard.index: not set, and HOSTNAME ({host:?}) is no StatefulSet pod name with an \
+             ordinal below shard.count ({count})"
+        )),
+    }
+}
+
+/// The `lifecycle` and `shard` keys.
+pub(crate) const KEYS: &[Key] = &[
+    Key::one("lifecycle.grace_period", |s, v| {
+        let d = parse::positive(v)?;
+        if d > Duration::from_secs(3600) {
+            return Err("must be at most 1h".into());
+        }
+        s.lifecycle.grace_period = d;
+        Ok(())
+    })
+    .flag("lifecycle.grace-period")
+    .uses(Uses::RUN)
+    .doc(
+        "Longest drain, from SIGTERM (or the application's end) to exit (see [The \
+         application's end](internals.md#the-applications-end)). Keep it below the pod's \
+         `terminationGracePeriodSeconds` (the shipped templates set 40). At most `1h`.",
+    ),
+    Key::one("lifecycle.drain_scrapes", |s, v| {
+        s.lifecycle.drain_scrapes = parse::whole(v)?;
+        Ok(())
+    })
+    .flag("lifecycle.drain-scrapes")
+    .uses(Uses::RUN)
+    .doc(
+        "Scrapes of `/metrics` showing the final state that end the drain early; `2` for an HA \
+         pair of Prometheus servers, `0` to end it as soon as the final state is reached (and \
+         exported, with OTLP).",
+    ),
+    Key::one("lifecycle.exit_when_app_ends", |s, v| {
+        s.lifecycle.exit_when_app_ends = parse::boolean(v)?;
+        Ok(())
+    })
+    .switch("lifecycle.exit-when-app-ends")
+    .uses(Uses::RUN)
+    .doc(
+        "Exit 0 by itself once the followed application has ended and the drain is done: for a \
+         classic sidecar container, which nothing else stops. Never for a native sidecar (it \
+         would be restarted) or a History Server.",
+    ),
+    Key::one("lifecycle.rest_unreachable_after", |s, v| {
+        s.lifecycle.rest_unreachable_after = parse::positive(v)?;
+        Ok(())
+    })
+    .flag("lifecycle.rest-unreachable-after")
+    .uses(Uses::RUN)
+    .doc(
+        "With `exit_when_app_ends`: how long every REST target must be unreachable, after \
+         answering once, for the application to count as ended (a driver that died without \
+         writing its end).",
+    ),
+    Key::one("shard.count", |s, v| {
+        s.shard.count = parse::count(v)?;
+        Ok(())
+    })
+    .flag("shard.count")
+    .doc(
+        "Exporters sharing one event-log store or History Server. Each exports the \
+         applications whose id hashes to its index: `XXH32(app_id) mod count` \
+         (`XXH32(app_name)` with `model.aggregate_by: app_name`, so all runs of a name stay on \
+         one shard), stable across versions and machines, so the union of all shards is every \
+         application exactly once (`tests/shards.rs`). Prometheus aggregates; there is no \
+         coordinator.",
+    ),
+    Key::one("shard.index", |s, v| {
+        s.shard.index = parse::whole(v)?;
+        Ok(())
+    })
+    .flag("shard.index")
+    .default("the StatefulSet pod's ordinal")
+    .doc(
+        "This exporter's shard, below `shard.count`; when unset and `shard.count` > 1 it is \
+         read from `HOSTNAME` (`spark-exporter-fleet-2` is shard 2), else the configuration is \
+         refused (exit 64).",
+    ),
+];

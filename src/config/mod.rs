@@ -1,0 +1,251 @@
+//! Configuration: defaults, then a file (`--config.file`, YAML or TOML), then environment
+//! variables (`SPARK_EXPORTER_<SECTION>__<KEY>`), then flags, merged with the `config` crate.
+//!
+//! Every key is declared once, in its section's file, as a [`key::Key`]: name, flag,
+//! documentation, default's description, the commands that use it, and its parser, which turns
+//! the text into a typed value (durations, regexes, locations) once, here. From those
+//! declarations come the reader (`reader.rs`), the flags (`flags.rs`), `check-config` (the
+//! [`Settings`] it fills, printed) and the reference in `docs/configuration.md` (`docs.rs`, with
+//! a test that fails on drift).
+//!
+//! - `key.rs`: what a declaration is.
+//! - `parse.rs`: the value parsers the declarations share.
+//! - `reader.rs`: a merged tree into [`Settings`], every problem named at once.
+//! - `flags.rs`: the flags, built from the declarations (clap's builder API).
+//! - `docs.rs`: the reference tables.
+//! - The sections: `web.rs` (`web`, `log`), `spark.rs`, `event_log.rs`, `model.rs` (`model`,
+//!   `streaming`), `labels.rs` (`labels`, `histograms`), `otlp.rs`, `lifecycle.rs`
+//!   (`lifecycle`, `shard`), `diagnose.rs`.
+//!
+//! Every field is validated separately, so one run of `check-config` names every wrong field at
+//! once instead of stopping at the first.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+pub mod diagnose;
+pub mod docs;
+mod event_log;
+pub mod flags;
+pub mod key;
+mod keys;
+mod labels;
+mod lifecycle;
+mod model;
+mod otlp;
+pub mod parse;
+mod reader;
+mod settings;
+mod spark;
+mod web;
+
+pub use diagnose::{DiagnoseConfig, Thresholds};
+pub use event_log::*;
+pub use key::ENV_PREFIX;
+pub use labels::*;
+pub use lifecycle::*;
+pub use model::*;
+pub use otlp::*;
+pub use parse::Pattern;
+pub use settings::Settings;
+pub use spark::*;
+pub use web::*;
+
+/// Every declared key, in the order they are read and documented.
+pub fn keys() -> impl Iterator<Item = &'static key::Key> + Clone {
+    keys::all()
+}
+
+/// Configuration errors: every invalid field, found in one pass.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The sources could not be read or merged (missing file, syntax error).
+    #[error("cannot load configuration: {0}")]
+    Load(String),
+    /// One or more fields are invalid.
+    #[error("invalid configuration:\n{}", .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]
+    Invalid(Vec<String>),
+}
+
+/// Flag values that override everything else; `None` means "not given".
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    /// `--config.file`.
+    pub config_file: Option<PathBuf>,
+    /// `(key, value)` pairs such as `("web.listen_address", "0.0.0.0:9000")`.
+    pub values: Vec<(String, OverrideValue)>,
+}
+
+impl Overrides {
+    /// Whether a flag set `key`.
+    pub fn sets(&self, key: &str) -> bool {
+        self.values.iter().any(|(k, _)| k == key)
+    }
+}
+
+/// A flag value.
+#[derive(Debug, Clone)]
+pub enum OverrideValue {
+    /// A scalar.
+    One(String),
+    /// A repeatable flag.
+    Many(Vec<String>),
+}
+
+/// Load defaults, file, environment and flags, then validate every field.
+pub fn load(over: &Overrides) -> Result<Settings, ConfigError> {
+    let mut b = config::Config::builder();
+    if let Some(path) = &over.config_file {
+        if !path.exists() {
+            return Err(ConfigError::Invalid(vec![format!(
+                "config.file: {} does not exist",
+                path.display()
+            )]));
+        }
+        b = b.add_source(config::File::from(path.as_path()));
+    }
+    let mut env = config::Environment::with_prefix(ENV_PREFIX)
+        .prefix_separator("_")
+        .separator("__")
+        .list_separator(",")
+        .try_parsing(false);
+    for k in keys().filter(|k| k.is_list()) {
+        env = env.with_list_parse_key(k.name);
+    }
+    b = b.add_source(env);
+    for (k, v) in &over.values {
+        b = match v {
+            OverrideValue::One(s) => b.set_override(k.as_str(), s.as_str()),
+            OverrideValue::Many(l) => b.set_override(k.as_str(), l.clone()),
+        }
+        .map_err(|e| ConfigError::Load(e.to_string()))?;
+    }
+    let merged: Value = b
+        .build()
+        .and_then(|c| c.try_deserialize())
+        .map_err(|e| ConfigError::Load(e.to_string()))?;
+    from_value(&merged)
+}
+
+/// Validate a merged tree (missing keys take defaults) and list every problem.
+pub fn from_value(v: &Value) -> Result<Settings, ConfigError> {
+    let mut s = Settings::default();
+    let mut r = reader::Reader::new(v);
+    r.read_all(&mut s, keys());
+    r.unknown_keys(keys());
+    let index_given = r.get("shard.index").is_some();
+    keys::check_shard(&mut s, index_given, &mut r.errors);
+    spark::check_auth(&s.spark.auth, &mut r.errors);
+    if r.errors.is_empty() {
+        Ok(s)
+    } else {
+        Err(ConfigError::Invalid(r.errors))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+
+    #[test]
+    fn defaults_are_valid() {
+        let s = from_value(&json!({})).unwrap();
+        assert_eq!(s.spark.urls, vec![DEFAULT_SPARK_URL.to_string()]);
+        assert_eq!(s.web.telemetry_path, "/metrics");
+    }
+
+    #[test]
+    fn streaming_trigger_intervals_are_durations_by_query_name() {
+        let s =
+            from_value(&json!({"streaming": {"trigger_intervals": {"orders": "30s"}}})).unwrap();
+        let want = BTreeMap::from([("orders".to_string(), Duration::from_secs(30))]);
+        assert_eq!(s.streaming.trigger_intervals, want);
+        // The environment's `k=v,k2=v2` form.
+        let s = from_value(&json!({"streaming": {"trigger_intervals": "a=1s, b=500ms"}})).unwrap();
+        assert_eq!(
+            s.streaming.trigger_intervals["b"],
+            Duration::from_millis(500)
+        );
+        let v = json!({"streaming": {"trigger_intervals": {"a": "0s", "b": "soon"}, "x": 1}});
+        let Err(ConfigError::Invalid(errs)) = from_value(&v) else {
+            panic!("expected errors")
+        };
+        let all = errs.join("\n");
+        for k in [
+            "streaming.trigger_intervals.a: must be greater than zero",
+            "streaming.trigger_intervals.b: \"soon\" is not a duration",
+            "streaming.x: unknown field",
+        ] {
+            assert!(all.contains(k), "{k} not in {all}");
+        }
+    }
+
+    #[test]
+    fn every_wrong_field_is_listed() {
+        let v = json!({
+            "web": {"listen_address": "nope", "telemetry_path": "metrics"},
+            "spark": {"urls": ["ftp://x", "http://ok:4040"], "poll_interval": "0s", "timeout": "soon",
+                      "app_name_filter": "(" , "pol_interval": "1s"},
+            "labels": {"rewrite_rules": [{"pattern": "["}]},
+            "histograms": {"duration_buckets": [3, 1]},
+            "model": {"summary_level": "stages", "summary_after": "later", "app_name_filter": "[",
+                      "max_app_age": "-1h", "aggregate_by": "app", "max_finished_stages": "-1",
+                      "stage_skew_ratio": "0.5", "stage_skew_min_duration": "long"},
+            "bogus": 1
+        });
+        let Err(ConfigError::Invalid(errs)) = from_value(&v) else {
+            panic!("expected errors")
+        };
+        let all = errs.join("\n");
+        for k in [
+            "web.listen_address",
+            "web.telemetry_path",
+            "spark.urls[0]",
+            "spark.poll_interval",
+            "spark.timeout",
+            "spark.app_name_filter",
+            "spark.pol_interval: unknown",
+            "labels.rewrite_rules[0].pattern",
+            "histograms.duration_buckets",
+            "bogus: unknown",
+            "model.summary_level",
+            "model.summary_after",
+            "model.app_name_filter",
+            "model.max_app_age",
+            "model.aggregate_by",
+            "model.max_finished_stages",
+            "model.stage_skew_ratio",
+            "model.stage_skew_min_duration",
+        ] {
+            assert!(all.contains(k), "{k} missing from:\n{all}");
+        }
+        assert_eq!(errs.len(), 18, "{all}");
+    }
+
+    #[test]
+    fn finished_stage_keys_default_and_take_zero() {
+        let d = from_value(&json!({})).unwrap().model;
+        assert_eq!(d.max_finished_stages, DEFAULT_MAX_FINISHED_STAGES);
+        assert_eq!(d.stage_skew_ratio, DEFAULT_STAGE_SKEW_RATIO);
+        assert_eq!(d.stage_skew_min_duration, DEFAULT_STAGE_SKEW_MIN_DURATION);
+        // As the environment gives them: strings.
+        let m = from_value(&json!({"model": {"max_finished_stages": "0",
+            "stage_skew_ratio": "2.5", "stage_skew_min_duration": "0s"}}))
+        .unwrap()
+        .model;
+        assert_eq!(m.max_finished_stages, 0, "0: active stages only");
+        assert_eq!(m.stage_skew_ratio, 2.5);
+        assert_eq!(m.stage_skew_min_duration, Duration::ZERO);
+    }
+
+    #[test]
+    fn urls_are_normalised() {
+        let s = from_value(&json!({"spark": {"urls": "http://a:4040/api/v1/, http://b:18080"}}))
+            .unwrap();
+        assert_eq!(s.spark.urls, vec!["http://a:4040", "http://b:18080"]);
+    }
+}

@@ -1,0 +1,55 @@
+//! The whole effective configuration: one value per section, each section's values in its
+//! own file, filled by the key declarations (`keys/`) and printed by `check-config`.
+
+use serde::Serialize;
+
+use super::diagnose::DiagnoseConfig;
+use super::event_log::EventLogConfig;
+use super::labels::{HistogramConfig, LabelsConfig};
+use super::lifecycle::LifecycleConfig;
+use super::model::{AggregateBy, ModelConfig, StreamingConfig};
+use super::otlp::OtlpConfig;
+use super::spark::SparkConfig;
+use super::web::{LogConfig, WebConfig};
+
+/// The whole effective configuration.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Settings {
+    /// `/metrics` server.
+    pub web: WebConfig,
+    /// Logging.
+    pub log: LogConfig,
+    /// REST collector.
+    pub spark: SparkConfig,
+    /// Event-log tailer.
+    pub event_log: EventLogConfig,
+    /// Retention.
+    pub model: ModelConfig,
+    /// Labels.
+    pub labels: LabelsConfig,
+    /// Histogram buckets.
+    pub histograms: HistogramConfig,
+    /// OTLP push.
+    pub otlp: OtlpConfig,
+    /// Drain and end.
+    pub lifecycle: LifecycleConfig,
+    /// This exporter's part of the applications (`shard.index`, `shard.count`).
+    pub shard: crate::shard::Shard,
+    /// Structured Streaming.
+    pub streaming: StreamingConfig,
+    /// What `spark-exporter diagnose` reports.
+    pub diagnose: DiagnoseConfig,
+}
+
+impl Settings {
+    /// The part of the applications a source can select by application id alone, before
+    /// reading anything: this exporter's shard, or every application when shards go by
+    /// application name (`model.aggregate_by: app_name`; the model then drops other shards'
+    /// names).
+    pub fn shard_by_app_id(&self) -> crate::shard::Shard {
+        match self.model.aggregate_by {
+            AggregateBy::AppId => self.shard,
+            AggregateBy::AppName => crate::shard::Shard::default(),
+        }
+    }
+}
