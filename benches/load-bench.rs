@@ -729,12 +729,16 @@ async fn serve_mode(scale: Scale, addr: SocketAddr, churn_ms: u64, max_staleness
             Duration::from_millis(churn_ms),
         ));
     }
+    let handles = server::Handles {
+        settings,
+        model: model.clone(),
+        health: Arc::default(),
+        security: Arc::new(spark_exporter::webconfig::WebSecurity::open()),
+        lifecycle: Arc::new(spark_exporter::lifecycle::Lifecycle::default()),
+    };
     let srv = tokio::spawn(server::serve(
         listener,
-        settings,
-        model.clone(),
-        Arc::new(spark_exporter::webconfig::WebSecurity::open()),
-        Arc::new(spark_exporter::lifecycle::Lifecycle::default()),
+        handles,
         shutdown.clone(),
         Duration::from_secs(2),
     ));

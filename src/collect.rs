@@ -2,11 +2,15 @@
 //!
 //! A collector is one [`Collector`]: it names its [`Source`] (the model keeps what each source
 //! delivered apart), and it either runs until shutdown (the exporter) or fills a model once
-//! (`dump`, `diagnose`, the benches). Both ways report through the model's
-//! [`crate::model::Observer`]. The
-//! REST poller ([`Rest`]) and the event-log reader ([`EventLogs`]) are the two; [`configured`]
-//! is the list the exporter runs, and a new source that emits the existing observations is one
-//! module implementing [`Collector`] and one entry there.
+//! (`dump`, `diagnose`, the benches: a one-shot read is a mode of its own, such as
+//! [`crate::spark::Mode`], not a poll with rewritten settings). Both ways report through the
+//! model's [`crate::model::Observer`], and read only the applications of the model's
+//! [`crate::filter::AppFilter`] (asked before reading). A running collector writes how its
+//! sources answer to the [`Health`] handle (readiness, the lifecycle) and counts in
+//! [`Telemetry`] (exported only). The REST poller ([`Rest`]) and the event-log reader
+//! ([`EventLogs`]) are the two; [`configured`] is the list the exporter runs, and a new source
+//! that emits the existing observations is one module implementing [`Collector`] and one entry
+//! there.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -15,7 +19,9 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Settings;
+use crate::health::Health;
 use crate::model::{Model, ModelObserver, Source};
+use crate::spark::Mode;
 use crate::telemetry::Telemetry;
 
 /// A boxed future a collector returns (the trait is object safe, so the list is one `Vec`).
@@ -45,28 +51,59 @@ pub trait Collector: Send + Sync {
     fn fill_once(&self, observer: Arc<ModelObserver>) -> BoxFuture<Result<(), CollectError>>;
 }
 
-/// The REST poller: every `spark.urls` target (or one application of one target).
+/// The REST poller: every `spark.urls` target, or given targets; read once, as the exporter
+/// would see them now, or whole (a diagnosis).
 #[derive(Debug, Clone)]
 pub struct Rest {
     settings: Arc<Settings>,
     telemetry: Arc<Telemetry>,
-    only_app: Option<String>,
+    health: Arc<Health>,
+    targets: Vec<String>,
+    /// How a one-shot read reads ([`Mode::Once`] unless told otherwise).
+    once: Mode,
 }
 
 impl Rest {
     /// Every target of `settings.spark.urls`.
     pub fn new(settings: Arc<Settings>, telemetry: Arc<Telemetry>) -> Rest {
+        let targets = settings.spark.urls.clone();
         Rest {
             settings,
             telemetry,
-            only_app: None,
+            health: Arc::default(),
+            targets,
+            once: Mode::Once,
         }
     }
 
-    /// One read only application `id` (a History Server serves many).
-    pub fn only_app(mut self, id: Option<String>) -> Rest {
-        self.only_app = id;
+    /// Read these targets (base URLs) instead (`diagnose` reads one).
+    pub fn targets(mut self, urls: Vec<String>) -> Rest {
+        self.targets = urls;
         self
+    }
+
+    /// A one-shot read reads everything there is, every task summary however old (a
+    /// diagnosis, [`Mode::Whole`]), and only application `only_app` when given (a History
+    /// Server serves many).
+    pub fn whole(mut self, only_app: Option<String>) -> Rest {
+        self.once = Mode::Whole { only_app };
+        self
+    }
+
+    /// Write how each target answers to `health` (readiness, the lifecycle); by default, to a
+    /// handle nobody reads.
+    pub fn health(mut self, health: Arc<Health>) -> Rest {
+        self.health = health;
+        self
+    }
+
+    /// The targets, the model's filter and the health handle.
+    fn scope(&self, observer: &ModelObserver) -> crate::spark::Targets {
+        crate::spark::Targets {
+            urls: self.targets.clone(),
+            filter: observer.filter().clone(),
+            health: self.health.clone(),
+        }
     }
 }
 
@@ -78,6 +115,7 @@ impl Collector for Rest {
     fn run(&self, observer: Arc<ModelObserver>, finish: CancellationToken) -> BoxFuture<()> {
         Box::pin(crate::spark::run(
             self.settings.clone(),
+            self.scope(&observer),
             observer,
             self.telemetry.clone(),
             finish,
@@ -85,13 +123,14 @@ impl Collector for Rest {
     }
 
     fn fill_once(&self, observer: Arc<ModelObserver>) -> BoxFuture<Result<(), CollectError>> {
-        let (s, t, only) = (
+        let (s, t, mode) = (
             self.settings.clone(),
             self.telemetry.clone(),
-            self.only_app.clone(),
+            self.once.clone(),
         );
+        let targets = self.scope(&observer);
         Box::pin(async move {
-            crate::spark::poll_once_app(s, observer, t, only)
+            crate::spark::read_once(s, targets, mode, observer, t)
                 .await
                 .map_err(CollectError::from)
         })
@@ -103,6 +142,7 @@ impl Collector for Rest {
 pub struct EventLogs {
     settings: Arc<Settings>,
     telemetry: Arc<Telemetry>,
+    health: Arc<Health>,
     paths: Vec<String>,
 }
 
@@ -118,8 +158,16 @@ impl EventLogs {
         EventLogs {
             settings,
             telemetry,
+            health: Arc::default(),
             paths,
         }
+    }
+
+    /// Tell `health` when the first discovery pass is done (readiness); by default, a handle
+    /// nobody reads.
+    pub fn health(mut self, health: Arc<Health>) -> EventLogs {
+        self.health = health;
+        self
     }
 
     /// Files, folders or object-store URLs to read once instead.
@@ -137,6 +185,8 @@ impl Collector for EventLogs {
     fn run(&self, observer: Arc<ModelObserver>, finish: CancellationToken) -> BoxFuture<()> {
         Box::pin(crate::eventlog::run(
             self.settings.clone(),
+            observer.filter().clone(),
+            self.health.clone(),
             observer,
             self.telemetry.clone(),
             finish,
@@ -152,7 +202,7 @@ impl Collector for EventLogs {
         // On the blocking pool: object stores block on the runtime.
         Box::pin(async move {
             tokio::task::spawn_blocking(move || {
-                crate::eventlog::ingest_paths(&p, &s, &*observer, &t)
+                crate::eventlog::ingest_paths_with(&p, &s, observer.filter(), &*observer, &t)
             })
             .await
             .map_err(|e| CollectError::Task(e.to_string()))?
@@ -162,17 +212,21 @@ impl Collector for EventLogs {
 }
 
 /// The collectors the settings ask for: a REST poller when `spark.urls` names a target, an
-/// event-log reader when `event_log.dirs` names a folder. A new source joins here.
-pub fn configured(settings: &Arc<Settings>, telemetry: &Arc<Telemetry>) -> Vec<Arc<dyn Collector>> {
+/// event-log reader when `event_log.dirs` names a folder, each writing how its sources answer to
+/// `health`. A new source joins here.
+pub fn configured(
+    settings: &Arc<Settings>,
+    telemetry: &Arc<Telemetry>,
+    health: &Arc<Health>,
+) -> Vec<Arc<dyn Collector>> {
     let mut v: Vec<Arc<dyn Collector>> = vec![];
     if !settings.spark.urls.is_empty() {
-        v.push(Arc::new(Rest::new(settings.clone(), telemetry.clone())));
+        let rest = Rest::new(settings.clone(), telemetry.clone()).health(health.clone());
+        v.push(Arc::new(rest));
     }
     if !settings.event_log.dirs.is_empty() {
-        v.push(Arc::new(EventLogs::new(
-            settings.clone(),
-            telemetry.clone(),
-        )));
+        let logs = EventLogs::new(settings.clone(), telemetry.clone()).health(health.clone());
+        v.push(Arc::new(logs));
     }
     v
 }

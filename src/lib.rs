@@ -8,7 +8,13 @@
 //!   `check-config` and the configuration reference come; values parsed once into types.
 //! - [`location`]: where event logs are (a path or an object-store URL), parsed once.
 //! - [`clock`]: the wall clock (epoch ms), one definition, replaceable in tests.
-//! - [`telemetry`]: the exporter's own health counters, handed to every task as a value.
+//! - [`telemetry`]: the exporter's own metrics (counters, `spark_up`), handed to every task as a
+//!   value; exported only.
+//! - [`health`]: the sources' health (a REST target answered or not, the event-log folders
+//!   listed), written by the collectors, read by readiness and the lifecycle.
+//! - [`filter`]: which applications this exporter follows (shard, name filters,
+//!   `model.max_app_age`), built once from the settings and asked by the collectors and the
+//!   model alike.
 //! - [`model`]: the in-memory state of applications, jobs, stages, tasks, executors, SQL and
 //!   streaming queries. One way in: the [`model::Observer`] trait that both collectors report
 //!   through (idempotent calls keyed by Spark's ids); one way out: the read-only
@@ -45,6 +51,8 @@ pub mod config;
 pub mod diagnose;
 pub mod eventlog;
 pub mod export;
+pub mod filter;
+pub mod health;
 pub mod lifecycle;
 pub mod location;
 pub mod model;

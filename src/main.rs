@@ -10,6 +10,7 @@ use spark_exporter::cli::{Cli, Command, EXIT_CONFIG};
 use spark_exporter::collect::{self, Collector};
 use spark_exporter::config::{self, LogFormat, Settings};
 use spark_exporter::export::{otlp, prometheus};
+use spark_exporter::health::Health;
 use spark_exporter::lifecycle::drain::Drain;
 use spark_exporter::lifecycle::{ending, Lifecycle};
 use spark_exporter::model::Model;
@@ -179,13 +180,16 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
     };
     tracing::info!(address = %settings.web.listen_address, path = %settings.web.telemetry_path, "Serving metrics.");
     let lifecycle = Arc::new(Lifecycle::default());
+    // Written by the collectors, read by readiness and the application's end.
+    let health = Arc::new(Health::default());
     let (finish, flush, stop) = (
         CancellationToken::new(),
         CancellationToken::new(),
         CancellationToken::new(),
     );
     // After a start, an application is served once every source has given its state for it.
-    let sources = collect::spawn_all(&collect::configured(&settings, &telemetry), &model, &finish);
+    let collectors = collect::configured(&settings, &telemetry, &health);
+    let sources = collect::spawn_all(&collectors, &model, &finish);
     let otlp = tokio::spawn(otlp::run(
         settings.clone(),
         model.clone(),
@@ -193,19 +197,23 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
         flush.clone(),
     ));
     let mut others = tokio::task::JoinSet::new();
+    let handles = server::Handles {
+        settings: settings.clone(),
+        model: model.clone(),
+        health: health.clone(),
+        security,
+        lifecycle: lifecycle.clone(),
+    };
     others.spawn(server::serve(
         listener,
-        settings.clone(),
-        model.clone(),
-        security,
-        lifecycle.clone(),
+        handles,
         stop.clone(),
         IN_FLIGHT_GRACE,
     ));
     others.spawn(expire_loop(model.clone(), stop.clone()));
     let app_end = async {
         if settings.lifecycle.exit_when_app_ends {
-            ending::watch(model.clone(), settings.clone(), stop.clone()).await
+            ending::watch(model.clone(), settings.clone(), health, stop.clone()).await
         } else {
             std::future::pending().await
         }

@@ -1,5 +1,6 @@
-//! The exporter's own health: target reachability, poll durations, error counters, event-log
-//! progress. Sources write here; the Prometheus collector and OTLP exporter read it at export time.
+//! The exporter's own metrics: `spark_up`, poll durations, error counters, event-log progress.
+//! Sources write here; the Prometheus collector and OTLP exporter read it at export time. Nothing
+//! decides from it: readiness and the lifecycle read the sources' [`crate::health`].
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,16 +14,6 @@ pub struct Telemetry {
     generation: AtomicU64,
 }
 
-/// When a REST target last answered, and since when it has not (for the end of an application
-/// whose driver went away, `lifecycle.rest_unreachable_after`).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Reach {
-    /// Epoch ms of the last successful poll.
-    pub last_ok_ms: Option<i64>,
-    /// Epoch ms of the first failed poll after the last success (None while it answers).
-    pub down_since_ms: Option<i64>,
-}
-
 /// A snapshot of every self-metric, taken at export time.
 #[derive(Debug, Default, Clone)]
 pub struct TelemetrySnapshot {
@@ -30,8 +21,6 @@ pub struct TelemetrySnapshot {
     pub started_ms: i64,
     /// `spark_up{target}`.
     pub up: BTreeMap<String, bool>,
-    /// When each REST target last answered and since when it has not (not exported).
-    pub reach: BTreeMap<String, Reach>,
     /// `spark_exporter_scrape_duration_seconds{target}` (last poll).
     pub scrape_duration: BTreeMap<String, f64>,
     /// `spark_exporter_scrape_errors_total{target,kind}`.
@@ -48,8 +37,6 @@ pub struct TelemetrySnapshot {
     pub eventlog_files: BTreeMap<String, u64>,
     /// Timestamp (ms) of the newest event read, for `spark_exporter_eventlog_lag_seconds`.
     pub eventlog_newest_event_ms: Option<i64>,
-    /// True once the event-log tailer finished its first discovery pass.
-    pub eventlog_scanned: bool,
     /// `spark_exporter_rest_bytes_total{target}`: response bytes read from Spark.
     pub rest_bytes: BTreeMap<String, u64>,
     /// `spark_exporter_rest_requests_total{target}`.
@@ -106,19 +93,9 @@ impl Telemetry {
     pub fn snapshot(&self) -> TelemetrySnapshot {
         self.inner.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
-    /// Record whether the last poll of `target` succeeded.
+    /// Record whether the last poll of `target` succeeded (`spark_up`).
     pub fn set_up(&self, target: &str, up: bool) {
-        let now = crate::clock::system_now_ms();
-        self.with(|i| {
-            i.up.insert(target.to_string(), up);
-            let r = i.reach.entry(target.to_string()).or_default();
-            if up {
-                r.last_ok_ms = Some(now);
-                r.down_since_ms = None;
-            } else if r.down_since_ms.is_none() {
-                r.down_since_ms = Some(now);
-            }
-        });
+        self.with(|i| i.up.insert(target.to_string(), up));
     }
     /// Record how many applications the last listing of `target` left out
     /// (`spark.app_limit`).
@@ -209,11 +186,10 @@ impl Telemetry {
         // Every event-log step reports the counts; unchanged ones must not look like a change
         // (each change makes the next scrape render again).
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        if g.eventlog_scanned && g.eventlog_files == counts {
+        if g.eventlog_files == counts {
             return;
         }
         g.eventlog_files = counts;
-        g.eventlog_scanned = true;
         self.generation.fetch_add(1, Ordering::Release);
     }
 }

@@ -259,8 +259,11 @@ async fn run_follows_a_folder_until_shutdown() {
     let (m, t) = model();
     let stop = tokio_util::sync::CancellationToken::new();
     let observer = Arc::new(m.observer(Source::EventLog));
+    let filter = spark_exporter::filter::AppFilter::new(&settings);
     let task = tokio::spawn(run(
         Arc::new(settings),
+        filter,
+        Arc::default(),
         observer,
         m.telemetry().clone(),
         stop.clone(),

@@ -6,7 +6,7 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use spark_exporter::spark::{poll_once, run, TargetPoller};
+use spark_exporter::spark::{poll_once, run, TargetPoller, Targets};
 use support::rest::*;
 use tokio_util::sync::CancellationToken;
 
@@ -152,8 +152,10 @@ async fn a_slow_target_does_not_delay_the_others_and_the_last_poll_is_bounded() 
     s.spark.timeout = Duration::from_secs(2);
     let rec = Arc::new(Recorder::default());
     let finish = CancellationToken::new();
+    let targets = Targets::of(&s);
     let task = tokio::spawn(run(
         Arc::new(s),
+        targets,
         rec.clone(),
         rec.telemetry.clone(),
         finish.clone(),

@@ -376,3 +376,32 @@ async fn a_completed_application_is_done_only_once_its_summaries_are_read() {
     assert_eq!(per_poll, [33, 33, 33, 5, 0]);
     assert_eq!(rec.with(|c| c.summaries.len()), 101);
 }
+
+#[tokio::test]
+async fn a_whole_read_takes_every_task_summary_whatever_stage_retention_says() {
+    use spark_exporter::spark::Mode;
+    // 100 finished stages that ended long before the default `model.stage_retention`.
+    let server = FakeSpark::start(vec![AppData::generated("old", 100)]).await;
+    let s = settings(&[&server.url]);
+    let summaries = |mode: Mode| {
+        let (server, s) = (&server, &s);
+        async move {
+            let rec = Arc::new(Recorder::default());
+            let p = TargetPoller::new(&server.url, s, rec.clone(), rec.telemetry.clone()).unwrap();
+            p.mode(mode).poll().await.unwrap();
+            server.take_log();
+            rec.with(|c| c.summaries.len())
+        }
+    };
+    assert_eq!(
+        summaries(Mode::Once).await,
+        1,
+        "as followed: the active stage only"
+    );
+    let whole = Mode::Whole { only_app: None };
+    assert_eq!(
+        summaries(whole).await,
+        101,
+        "every stage that ran, in one read"
+    );
+}

@@ -18,10 +18,9 @@ pub mod text;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::collect::{CollectError, Collector, EventLogs, Rest};
-use crate::config::{Settings, SummaryLevel};
+use crate::config::Settings;
 use crate::model::details::StageDetail;
 use crate::model::view::AppView;
 use crate::model::{Model, Source};
@@ -93,19 +92,6 @@ fn known_list(ids: &[String]) -> String {
 /// Most application ids an error lists.
 const MAX_LISTED: usize = 20;
 
-/// The settings of a diagnosis' model: every application keeps its detail (SQL, executors,
-/// streaming queries), and every ended stage is within REST's task-summary window. The stages
-/// themselves need no retention: a diagnosis reads each attempt's detail as it settled
-/// ([`Model::keep_settled_stages`]), whatever the model let go since.
-fn model_settings(s: &Settings) -> Settings {
-    let mut s = s.clone();
-    s.model.summary_level = SummaryLevel::Full;
-    // About 30 years: a one-shot REST read asks for the final task summary of each stage that
-    // ended within `stage_retention`.
-    s.model.stage_retention = Duration::from_secs(1 << 30);
-    s
-}
-
 /// The details of every stage attempt of `app`: as it is now if the model still holds it (a
 /// killed speculative task may end after its stage), else as it settled, in `(stage_id,
 /// attempt)` order.
@@ -134,14 +120,18 @@ pub async fn diagnose(settings: &Settings, req: &Request) -> Result<Report, Diag
 }
 
 /// [`diagnose`], counting what it reads (bytes, events, requests, errors) in `telemetry`.
+///
+/// The settings are taken as they are: the model is a diagnosis' ([`Model::for_diagnosis`]:
+/// every application keeps its detail, every stage attempt's detail is kept as it settled,
+/// whatever the model let go since), and a REST read is whole (every task summary, however old:
+/// [`crate::spark::Mode::Whole`]).
 pub async fn diagnose_counted(
     settings: &Settings,
     req: &Request,
     telemetry: Arc<Telemetry>,
 ) -> Result<Report, DiagnoseError> {
-    let settings = Arc::new(model_settings(settings));
-    let model = Model::new(&settings, telemetry.clone());
-    model.keep_settled_stages();
+    let settings = Arc::new(settings.clone());
+    let model = Model::for_diagnosis(&settings, telemetry.clone());
     let (source, inputs, ui) = if req.event_logs.is_empty() {
         let url = req
             .spark_url
@@ -255,9 +245,9 @@ async fn read_rest(
         Some(id) => id.to_string(),
         None => only_app(settings, telemetry, url).await?,
     };
-    let mut one = (**settings).clone();
-    one.spark.urls = vec![url.to_string()];
-    let rest = Rest::new(Arc::new(one), telemetry.clone()).only_app(Some(id.clone()));
+    let rest = Rest::new(settings.clone(), telemetry.clone())
+        .targets(vec![url.to_string()])
+        .whole(Some(id.clone()));
     match rest.fill_once(Arc::new(model.observer(Source::Rest))).await {
         Ok(()) => Ok(()),
         Err(CollectError::Rest(mut e)) => match e.failures.pop() {

@@ -44,6 +44,8 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Settings;
+use crate::filter::AppFilter;
+use crate::health::Health;
 use crate::model::Observer;
 use crate::telemetry::Telemetry;
 
@@ -83,14 +85,17 @@ pub fn roots(
         .collect()
 }
 
-/// Discovers and tails every log under `settings.event_log.dirs` until `finish` is cancelled,
-/// then makes a last pass (discovers new files, reads every log to its end) and returns.
+/// Discovers and tails every log under `settings.event_log.dirs` of the applications `filter`
+/// follows until `finish` is cancelled, then makes a last pass (discovers new files, reads every
+/// log to its end) and returns. Tells `health` once the first discovery pass is done.
 ///
 /// Each step (listing when due, then reading every log up to a budget) runs on the blocking
 /// pool; between steps that read nothing the task sleeps `poll_interval`. The last pass is not
 /// bounded here: the drain that asked for it stops waiting at its grace period.
 pub async fn run<O: Observer + 'static>(
     settings: Arc<Settings>,
+    filter: AppFilter,
+    health: Arc<Health>,
     observer: Arc<O>,
     telemetry: Arc<Telemetry>,
     finish: CancellationToken,
@@ -108,9 +113,8 @@ pub async fn run<O: Observer + 'static>(
     let discovery = settings.event_log.discovery_interval.unwrap_or(interval);
     let max_line = settings.event_log.max_line_bytes;
     let threads = settings.event_log.threads;
-    let mut engine = Pool::new(threads, max_line)
-        .with_shard(settings.shard_by_app_id())
-        .with_max_age(settings.model.max_app_age);
+    let new_pool = || Pool::new(threads, max_line).with_filter(filter.clone());
+    let mut engine = new_pool();
     let mut last_scan: Option<tokio::time::Instant> = None;
     // `Some(scanned)` once finishing: the last pass lists the folders once, then reads until
     // every log is at its end.
@@ -148,15 +152,14 @@ pub async fn run<O: Observer + 'static>(
                 // (see the module documentation), only slower.
                 tracing::error!(error = %e, "Event-log step failed; reading every log again.");
                 telemetry.eventlog_error("internal");
-                engine = Pool::new(threads, max_line)
-                    .with_shard(settings.shard_by_app_id())
-                    .with_max_age(settings.model.max_app_age);
+                engine = new_pool();
                 last_pass = last_pass.map(|_| false);
                 continue;
             }
         };
         if scan_due {
             last_scan = Some(tokio::time::Instant::now());
+            health.event_logs_listed();
         }
         if !startup_told && read == 0 {
             startup_told = true;
@@ -189,9 +192,24 @@ pub async fn run<O: Observer + 'static>(
 /// a folder holding logs. Damaged input is counted and skipped as when tailing; only an
 /// unreadable path is an error. Object stores block on the current runtime: call this from a
 /// blocking thread of it (not from an async task); local paths need no runtime.
+///
+/// The logs read are those of the settings' [`AppFilter`]; [`ingest_paths_with`] takes the
+/// filter of the model being filled.
 pub fn ingest_paths<P: AsRef<std::ffi::OsStr>>(
     paths: &[P],
     settings: &Settings,
+    observer: &dyn Observer,
+    telemetry: &Arc<Telemetry>,
+) -> Result<(), EventLogError> {
+    let filter = AppFilter::new(settings);
+    ingest_paths_with(paths, settings, &filter, observer, telemetry)
+}
+
+/// [`ingest_paths`], reading only the logs of the applications `filter` follows.
+pub fn ingest_paths_with<P: AsRef<std::ffi::OsStr>>(
+    paths: &[P],
+    settings: &Settings,
+    filter: &AppFilter,
     observer: &dyn Observer,
     telemetry: &Arc<Telemetry>,
 ) -> Result<(), EventLogError> {
@@ -203,8 +221,7 @@ pub fn ingest_paths<P: AsRef<std::ffi::OsStr>>(
         settings.event_log.threads,
         settings.event_log.max_line_bytes,
     )
-    .with_shard(settings.shard_by_app_id())
-    .with_max_age(settings.model.max_app_age);
+    .with_filter(filter.clone());
     let rt = tokio::runtime::Handle::try_current().ok();
     for path in paths {
         let text = path.as_ref().to_string_lossy();

@@ -11,7 +11,7 @@ use super::apply::Out;
 use super::discovery::{app_id_from_name, FileId, Found};
 use super::engine::{empty_counts, list_dirs, Engine};
 use super::fs::Root;
-use crate::shard::Shard;
+use crate::filter::AppFilter;
 
 /// Engines reading in parallel.
 #[derive(Debug)]
@@ -22,11 +22,9 @@ pub struct Pool {
     assigned: HashMap<FileId, (usize, u64)>,
     /// Bytes (as first listed; a rolling folder counts [`ROLLING_WEIGHT`]) given to each engine.
     load: Vec<u64>,
-    /// The applications this exporter reads (by the id a log's name gives).
-    shard: Shard,
-    /// `model.max_app_age`: a log last modified longer ago is of an application that started
-    /// longer ago, which the model would drop; it is not read at all.
-    max_age: Option<std::time::Duration>,
+    /// The applications this exporter reads, asked by the id a log's name gives and the log's
+    /// last modification (`model.max_app_age`): a log the model would drop is not read at all.
+    filter: AppFilter,
 }
 
 /// What a rolling folder weighs when it is assigned (its parts are not listed yet): one part.
@@ -47,37 +45,27 @@ impl Pool {
             failing_dirs: HashSet::new(),
             assigned: HashMap::new(),
             load: vec![0; threads.max(1)],
-            shard: Shard::default(),
-            max_age: None,
+            filter: AppFilter::default(),
         }
     }
 
-    /// Skip logs last modified more than `max_age` ago.
-    pub fn with_max_age(mut self, max_age: Option<std::time::Duration>) -> Pool {
-        self.max_age = max_age;
+    /// Read only the logs `filter` lets through (the model's filter; every log by default).
+    pub fn with_filter(mut self, filter: AppFilter) -> Pool {
+        self.filter = filter;
         self
     }
 
-    /// Read only the logs of `shard`'s applications.
-    pub fn with_shard(mut self, shard: Shard) -> Pool {
-        self.shard = shard;
-        self
-    }
-
-    /// Whether `found` is a log of this shard's applications.
+    /// Whether `found` is a log of an application this exporter follows.
     fn owns(&self, found: &Found) -> bool {
         let name = match found {
             Found::Single { name, .. } => name.name.as_str(),
             Found::Rolling { name, .. } => name.as_str(),
         };
-        let recent = match (self.max_age, found.modified_ms()) {
-            (Some(age), Some(m)) => {
-                let age = i64::try_from(age.as_millis()).unwrap_or(i64::MAX);
-                m >= crate::clock::system_now_ms().saturating_sub(age)
-            }
-            _ => true,
-        };
-        recent && self.shard.owns(&app_id_from_name(name))
+        self.filter.reads_log(
+            &app_id_from_name(name),
+            found.modified_ms(),
+            crate::clock::system_now_ms(),
+        )
     }
 
     /// The engine of `found`: the one it was given to, or (first sight) the least loaded, so a
@@ -202,7 +190,9 @@ mod tests {
     #[test]
     fn logs_older_than_max_app_age_are_not_read() {
         let now = crate::clock::system_now_ms();
-        let p = Pool::new(1, 1024).with_max_age(Some(std::time::Duration::from_secs(3600)));
+        let mut s = crate::config::Settings::default();
+        s.model.max_app_age = Some(std::time::Duration::from_secs(3600));
+        let p = Pool::new(1, 1024).with_filter(AppFilter::new(&s));
         assert!(p.owns(&log("local-1", Some(now - 60_000))));
         assert!(!p.owns(&log("local-2", Some(now - 7_200_000))));
         assert!(p.owns(&log("local-3", None)), "no time known: read");

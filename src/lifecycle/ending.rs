@@ -21,8 +21,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clock::EpochMs;
 use crate::config::Settings;
+use crate::health::Health;
 use crate::model::Model;
-use crate::telemetry::TelemetrySnapshot;
 
 /// How often [`watch`] looks.
 const CHECK_EVERY: Duration = Duration::from_millis(500);
@@ -66,12 +66,13 @@ impl Watcher {
         Watcher { started_ms }
     }
 
-    /// Has the followed application ended, as of `now_ms`?
+    /// Has the followed application ended, as of `now_ms`, by what the model holds and how the
+    /// REST targets answered (`health`)?
     pub fn check(
         &self,
         model: &Model,
         settings: &Settings,
-        t: &TelemetrySnapshot,
+        health: &Health,
         now_ms: EpochMs,
     ) -> Option<Ending> {
         let started = self.started_ms;
@@ -91,7 +92,7 @@ impl Watcher {
         if !apps.is_empty() && all_reported {
             return Some(Ending::Reported { apps });
         }
-        unreachable_for(settings, t, now_ms)
+        unreachable_for(settings, health, now_ms)
             .filter(|d| *d >= settings.lifecycle.rest_unreachable_after)
             .map(|d| Ending::Unreachable {
                 for_secs: d.as_secs(),
@@ -101,14 +102,10 @@ impl Watcher {
 
 /// How long every REST target has been unreachable after answering at least once; `None` if
 /// there is none, or one answers, or one never did.
-fn unreachable_for(
-    settings: &Settings,
-    t: &TelemetrySnapshot,
-    now_ms: EpochMs,
-) -> Option<Duration> {
+fn unreachable_for(settings: &Settings, health: &Health, now_ms: EpochMs) -> Option<Duration> {
     let mut newest_down: Option<EpochMs> = None;
     for url in &settings.spark.urls {
-        let r = t.reach.get(url)?;
+        let r = health.reach(url)?;
         r.last_ok_ms?;
         let down = r.down_since_ms?;
         newest_down = Some(newest_down.map_or(down, |d| d.max(down)));
@@ -121,6 +118,7 @@ fn unreachable_for(
 pub async fn watch(
     model: Arc<Model>,
     settings: Arc<Settings>,
+    health: Arc<Health>,
     stop: CancellationToken,
 ) -> Option<Ending> {
     let w = Watcher::new(model.now_ms());
@@ -130,8 +128,7 @@ pub async fn watch(
             _ = stop.cancelled() => return None,
             _ = tick.tick() => {}
         }
-        let t = model.telemetry().snapshot();
-        if let Some(e) = w.check(&model, &settings, &t, model.now_ms()) {
+        if let Some(e) = w.check(&model, &settings, &health, model.now_ms()) {
             return Some(e);
         }
     }
@@ -143,7 +140,7 @@ mod tests {
     use crate::model::obs::AppObs;
     use crate::model::Observer;
     use crate::model::Source;
-    use crate::telemetry::{Reach, Telemetry};
+    use crate::telemetry::Telemetry;
 
     fn setup(urls: &[&str]) -> (Arc<Model>, Settings) {
         let mut s = Settings::default();
@@ -164,7 +161,7 @@ mod tests {
     #[test]
     fn ends_when_spark_reports_the_end_of_the_followed_app() {
         let (m, s) = setup(&[]);
-        let t = TelemetrySnapshot::default();
+        let t = Health::default();
         let w = Watcher::new(1_000);
         assert_eq!(w.check(&m, &s, &t, 1_500), None, "nothing known yet");
         let o = m.observer(Source::EventLog);
@@ -191,7 +188,7 @@ mod tests {
         // The first piece of an old log shows its application running; the next piece has its
         // end, long before the exporter started. That end is not the followed application's.
         let (m, s) = setup(&[]);
-        let t = TelemetrySnapshot::default();
+        let t = Health::default();
         let w = Watcher::new(10_000);
         let o = m.observer(Source::EventLog);
         o.upsert_app(&app("old", 100, None));
@@ -220,7 +217,7 @@ mod tests {
     #[test]
     fn an_app_that_started_after_the_exporter_counts_even_if_first_seen_ended() {
         let (m, s) = setup(&[]);
-        let t = TelemetrySnapshot::default();
+        let t = Health::default();
         let w = Watcher::new(1_000);
         m.observer(Source::EventLog)
             .upsert_app(&app("quick", 1_200, Some(1_400)));
@@ -230,7 +227,7 @@ mod tests {
     #[test]
     fn a_vanished_driver_is_not_a_reported_end() {
         let (m, s) = setup(&["http://driver:4040"]);
-        let mut t = TelemetrySnapshot::default();
+        let t = Health::default();
         let w = Watcher::new(1_000);
         let o = m.observer(Source::Rest);
         o.upsert_app(&app("cur", 1_100, None));
@@ -238,13 +235,8 @@ mod tests {
         o.app_gone("cur", 5_000);
         assert_eq!(w.check(&m, &s, &t, 6_000), None, "gone is not reported");
         // Unreachable since 5 s after a success: ends after rest_unreachable_after (60 s).
-        t.reach.insert(
-            "http://driver:4040".into(),
-            Reach {
-                last_ok_ms: Some(4_000),
-                down_since_ms: Some(5_000),
-            },
-        );
+        t.polled("http://driver:4040", true, 4_000);
+        t.polled("http://driver:4040", false, 5_000);
         assert_eq!(w.check(&m, &s, &t, 64_999), None);
         assert_eq!(
             w.check(&m, &s, &t, 65_000),
@@ -255,31 +247,14 @@ mod tests {
     #[test]
     fn a_target_that_never_answered_never_ends_it() {
         let (m, s) = setup(&["http://a:4040", "http://b:4040"]);
-        let mut t = TelemetrySnapshot::default();
+        let t = Health::default();
         let w = Watcher::new(0);
-        t.reach.insert(
-            "http://a:4040".into(),
-            Reach {
-                last_ok_ms: None,
-                down_since_ms: Some(0),
-            },
-        );
+        t.polled("http://a:4040", false, 0);
         assert_eq!(w.check(&m, &s, &t, 1_000_000), None, "never answered");
-        t.reach.insert(
-            "http://a:4040".into(),
-            Reach {
-                last_ok_ms: Some(1),
-                down_since_ms: Some(2),
-            },
-        );
+        t.polled("http://a:4040", true, 1);
+        t.polled("http://a:4040", false, 2);
         assert_eq!(w.check(&m, &s, &t, 1_000_000), None, "b is not known down");
-        t.reach.insert(
-            "http://b:4040".into(),
-            Reach {
-                last_ok_ms: Some(1),
-                down_since_ms: None,
-            },
-        );
+        t.polled("http://b:4040", true, 1);
         assert_eq!(w.check(&m, &s, &t, 1_000_000), None, "b answers");
     }
 }

@@ -135,6 +135,18 @@ fn an_app_that_ended_long_ago_is_summarised_as_it_is_read() {
 }
 
 #[test]
+fn a_diagnosis_summarises_nothing_whatever_the_summary_level() {
+    let m = TestModel::with(|s| s.model.summary_level = SummaryLevel::App);
+    m.model.keep_every_detail();
+    run(&m, "old", "etl", T0 - 7_200_000, Some(T0 - 3_600_000));
+    m.expire(m.now_ms());
+    let old = m.app("old");
+    assert_eq!(jobs(&old), 2, "the detail stays");
+    assert_eq!(skewed(&old), 2);
+    assert_eq!(old.executors.len(), 1);
+}
+
+#[test]
 fn full_keeps_everything_until_app_retention() {
     let m = TestModel::with(|s| s.model.summary_level = SummaryLevel::Full);
     run(&m, "old", "etl", T0 - 7_200_000, Some(T0 - 3_600_000));

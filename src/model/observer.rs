@@ -92,6 +92,11 @@ pub struct ModelObserver {
 }
 
 impl ModelObserver {
+    /// The model's application filter, for a collector to skip early what the model would drop.
+    pub fn filter(&self) -> &crate::filter::AppFilter {
+        self.model.filter()
+    }
+
     /// A write of `app_id`'s detail, skipped once the model no longer takes it (excluded, or
     /// summarised: see `summary.rs`).
     fn detail(

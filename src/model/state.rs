@@ -36,10 +36,11 @@ pub(crate) struct State {
     pub(super) excluded: HashSet<Box<str>>,
     /// Name mode: what runs that left the model added to their name's series.
     pub(super) names: BTreeMap<Arc<str>, NameAgg>,
-    /// `model.app_name_filter`, compiled.
-    pub(super) name_filter: Option<regex::Regex>,
-    /// This exporter's shard (name mode shards by application name, here).
-    pub(super) shard: crate::shard::Shard,
+    /// The applications this exporter follows (`model.app_name_filter`, `model.max_app_age`,
+    /// in name mode the shard), the same filter the collectors ask.
+    pub(super) filter: crate::filter::AppFilter,
+    /// A diagnosis: no application is summarised, whatever `model.summary_level` says.
+    pub(super) keep_detail: bool,
     /// `streaming.trigger_intervals`: seconds by query name (or stand-in).
     pub(super) trigger_intervals: BTreeMap<String, f64>,
     /// The sources the exporter runs and their start-up reads (`delivery.rs`).
@@ -87,8 +88,8 @@ impl State {
     }
 
     /// An empty model's state with the histogram buckets, retention and label rules of
-    /// `settings`.
-    pub(super) fn new(settings: &Settings) -> State {
+    /// `settings`, keeping the applications `filter` lets through.
+    pub(super) fn new(settings: &Settings, filter: crate::filter::AppFilter) -> State {
         State {
             apps: BTreeMap::new(),
             duration_bounds: Arc::from(settings.histograms.duration_buckets.clone()),
@@ -101,8 +102,8 @@ impl State {
             started_ms: 0,
             excluded: HashSet::new(),
             names: BTreeMap::new(),
-            name_filter: settings.model.app_name_filter.as_ref().map(|p| p.0.clone()),
-            shard: settings.shard,
+            filter,
+            keep_detail: false,
             trigger_intervals: settings
                 .streaming
                 .trigger_intervals

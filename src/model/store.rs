@@ -18,6 +18,8 @@ pub struct Model {
     generation: AtomicU64,
     telemetry: Arc<Telemetry>,
     clock: Clock,
+    /// The applications kept, built once from the settings: the collectors ask it too.
+    filter: crate::filter::AppFilter,
 }
 
 impl std::fmt::Debug for Model {
@@ -34,14 +36,39 @@ impl Model {
 
     /// A new, empty model on the given clock (tests).
     pub fn with_clock(settings: &Settings, telemetry: Arc<Telemetry>, clock: Clock) -> Arc<Model> {
-        let mut state = State::new(settings);
+        let filter = crate::filter::AppFilter::new(settings);
+        let mut state = State::new(settings, filter.clone());
         state.started_ms = clock();
         Arc::new(Model {
             state: Mutex::new(state),
             generation: AtomicU64::new(0),
             telemetry,
             clock,
+            filter,
         })
+    }
+
+    /// A model for one diagnosis (`diagnose`): every application keeps its detail (SQL,
+    /// executors, streaming queries) whatever `model.summary_level` says, since a diagnosis
+    /// reads old applications whole, and every stage attempt's detail is kept as it settles
+    /// ([`Self::keep_settled_stages`]).
+    pub fn for_diagnosis(settings: &Settings, telemetry: Arc<Telemetry>) -> Arc<Model> {
+        let m = Self::new(settings, telemetry);
+        m.keep_every_detail();
+        m.keep_settled_stages();
+        m
+    }
+
+    /// From now on no application is summarised, whatever `model.summary_level` says (a
+    /// diagnosis, [`Self::for_diagnosis`]).
+    pub(crate) fn keep_every_detail(&self) {
+        self.write(|s, _, _| s.keep_detail = true)
+    }
+
+    /// The applications this model keeps: the collectors ask the same filter before they read
+    /// an application, so they read nothing the model would drop.
+    pub fn filter(&self) -> &crate::filter::AppFilter {
+        &self.filter
     }
 
     /// The exporter runs `sources`: after a start, an application is served only once each has

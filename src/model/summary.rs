@@ -15,18 +15,8 @@ use super::obs::EpochMs;
 use super::rules::stage::retire_stage;
 use super::state::State;
 use crate::config::{AggregateBy, SummaryLevel};
+use crate::filter::Refusal;
 use crate::telemetry::Telemetry;
-
-/// Why an application is not kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Refusal {
-    /// `model.app_name_filter`.
-    Name,
-    /// Name mode: the name is another shard's.
-    Shard,
-    /// `model.max_app_age`.
-    Age,
-}
 
 impl State {
     /// Whether observations of `app_id` are taken: it is not excluded, and, for `detail`
@@ -70,32 +60,21 @@ impl State {
         self.excluded.insert(app_id.into());
     }
 
+    /// Why the filter does not keep `app` (the one filter the collectors ask too).
     fn refuses(&self, app: &AppState, now: EpochMs) -> Option<Refusal> {
-        let app = &app.summary;
-        if !app.name.is_empty() {
-            if self
-                .name_filter
-                .as_ref()
-                .is_some_and(|r| !r.is_match(&app.name))
-            {
-                return Some(Refusal::Name);
-            }
-            if self.retention.aggregate_by == AggregateBy::AppName && !self.shard.owns(&app.name) {
-                return Some(Refusal::Shard);
-            }
-        }
-        let max_age = self.retention.max_app_age?;
-        let oldest = now.saturating_sub(i64::try_from(max_age.as_millis()).unwrap_or(i64::MAX));
-        app.start_ms.filter(|s| *s < oldest).map(|_| Refusal::Age)
+        self.filter
+            .refuses(&app.summary.name, app.summary.start_ms, now)
     }
 
     /// The level `app` is to be summarised at now, if it is due: the one place that reads
-    /// `model.summary_level` (what a level keeps is applied once, by [`Self::summarise`]).
+    /// `model.summary_level` (what a level keeps is applied once, by [`Self::summarise`]). A
+    /// diagnosis' model summarises nothing.
     fn summary_due(&self, app: &AppState, now: EpochMs) -> Option<SummaryLevel> {
         let after = i64::try_from(self.retention.summary_after.as_millis()).unwrap_or(i64::MAX);
         let level = self.retention.summary_level;
         let s = &app.summary;
         (level != SummaryLevel::Full
+            && !self.keep_detail
             && app.detail.is_some()
             && !s.delivery.in_progress(now)
             && s.end_ms.is_some_and(|e| e <= now.saturating_sub(after)))

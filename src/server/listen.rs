@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::routes::{self, Ctx};
 use crate::config::Settings;
 use crate::export::cache::Exposition;
+use crate::health::Health;
 use crate::lifecycle::Lifecycle;
 use crate::model::Model;
 use crate::webconfig::WebSecurity;
@@ -53,38 +54,61 @@ pub async fn bind(settings: &Settings) -> Result<TcpListener, ServerError> {
         .map_err(|source| ServerError::Bind { addr, source })
 }
 
+/// The shared handles the server answers from (it renders the exposition itself).
+pub struct Handles {
+    /// The configuration.
+    pub settings: Arc<Settings>,
+    /// The model the exposition is rendered from.
+    pub model: Arc<Model>,
+    /// The sources' health, for readiness.
+    pub health: Arc<Health>,
+    /// TLS and basic-auth settings of `--web.config.file`.
+    pub security: Arc<WebSecurity>,
+    /// The exporter's phase.
+    pub lifecycle: Arc<Lifecycle>,
+}
+
+/// What the handlers share: `handles` and the exposition, rendered until `shutdown`.
+fn context(handles: Handles, shutdown: &CancellationToken) -> Ctx {
+    let h = handles;
+    Ctx {
+        exposition: Exposition::start(
+            h.model.clone(),
+            h.settings.web.max_staleness,
+            h.settings.web.openmetrics_created,
+            shutdown.clone(),
+        ),
+        model: h.model,
+        health: h.health,
+        settings: h.settings,
+        security: h.security,
+        lifecycle: h.lifecycle,
+    }
+}
+
 /// Serve until `shutdown`, then let in-flight requests finish for up to `grace`.
 pub async fn serve(
     listener: TcpListener,
-    settings: Arc<Settings>,
-    model: Arc<Model>,
-    security: Arc<WebSecurity>,
-    lifecycle: Arc<Lifecycle>,
+    handles: Handles,
     shutdown: CancellationToken,
     grace: Duration,
 ) {
-    let tls = security.tls.clone().map(tokio_rustls::TlsAcceptor::from);
+    let ctx = Arc::new(context(handles, &shutdown));
+    let tls = ctx
+        .security
+        .tls
+        .clone()
+        .map(tokio_rustls::TlsAcceptor::from);
     if tls.is_some() {
-        let m = model.clone();
-        security.on_tls_error(Box::new(move |kind| m.telemetry().http_error(kind)));
+        let m = ctx.model.clone();
+        ctx.security
+            .on_tls_error(Box::new(move |kind| m.telemetry().http_error(kind)));
         // exporter-toolkit's default is `http2: true`; HTTP/2 is not served here, and ALPN
         // offers only http/1.1, which scrapers fall back to. Say so rather than ignore it.
-        if security.http2 != Some(false) {
-            tracing::info!(http2 = false, requested = ?security.http2, "TLS is enabled; HTTP/2 is not served (ALPN offers http/1.1 only).");
+        if ctx.security.http2 != Some(false) {
+            tracing::info!(http2 = false, requested = ?ctx.security.http2, "TLS is enabled; HTTP/2 is not served (ALPN offers http/1.1 only).");
         }
     }
-    let ctx = Arc::new(Ctx {
-        exposition: Exposition::start(
-            model.clone(),
-            settings.web.max_staleness,
-            settings.web.openmetrics_created,
-            shutdown.clone(),
-        ),
-        model,
-        settings,
-        security,
-        lifecycle,
-    });
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let telemetry = ctx.model.telemetry().clone();
     let permits = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));

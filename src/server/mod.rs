@@ -14,5 +14,5 @@ pub mod listen;
 pub mod negotiate;
 pub mod routes;
 
-pub use listen::{bind, serve, ServerError, MAX_CONNECTIONS};
+pub use listen::{bind, serve, Handles, ServerError, MAX_CONNECTIONS};
 pub use routes::ready;

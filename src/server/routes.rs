@@ -20,6 +20,7 @@ use super::body::{Body, PlainBody};
 use super::negotiate::{self, Negotiated};
 use crate::config::Settings;
 use crate::export::cache::Exposition;
+use crate::health::Health;
 use crate::lifecycle::{Lifecycle, Phase};
 use crate::model::Model;
 use crate::webconfig::WebSecurity;
@@ -28,8 +29,10 @@ use crate::webconfig::WebSecurity;
 pub struct Ctx {
     /// The shared, gzip-compressed exposition.
     pub exposition: Exposition,
-    /// The model (for telemetry and readiness).
+    /// The model (for telemetry and the start-up read).
     pub model: Arc<Model>,
+    /// The sources' health (readiness).
+    pub health: Arc<Health>,
     /// The configuration (the telemetry path, the sources readiness waits for).
     pub settings: Arc<Settings>,
     /// TLS and basic-auth settings of `--web.config.file`.
@@ -38,11 +41,11 @@ pub struct Ctx {
     pub lifecycle: Arc<Lifecycle>,
 }
 
-/// True once every configured source has finished its first round.
-pub fn ready(model: &Model, settings: &Settings) -> bool {
-    let t = model.telemetry().snapshot();
-    let rest = settings.spark.urls.iter().all(|u| t.up.contains_key(u));
-    let logs = settings.event_log.dirs.is_empty() || t.eventlog_scanned;
+/// True once every configured source has finished its first round: every REST target polled
+/// (answered or not), the event-log folders listed.
+pub fn ready(health: &Health, settings: &Settings) -> bool {
+    let rest = health.polled_all(&settings.spark.urls);
+    let logs = settings.event_log.dirs.is_empty() || health.event_logs_ready();
     rest && logs
 }
 
@@ -123,7 +126,7 @@ async fn answer(ctx: &Ctx, req: &Request<Incoming>) -> Response<Body> {
                 .query()
                 .is_some_and(|q| q.split('&').any(|p| p == "complete")) =>
         {
-            if !ready(&ctx.model, &ctx.settings) {
+            if !ready(&ctx.health, &ctx.settings) {
                 reply(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "text/plain",
@@ -144,7 +147,7 @@ async fn answer(ctx: &Ctx, req: &Request<Incoming>) -> Response<Body> {
             }
         }
         "/readyz" => {
-            if ready(&ctx.model, &ctx.settings) {
+            if ready(&ctx.health, &ctx.settings) {
                 reply(StatusCode::OK, "text/plain", "ready\n")
             } else {
                 reply(

@@ -7,7 +7,8 @@
 //!   metrics; their failures never fail a poll.
 //! - [`tracker`]: which entity ids are known, so only new ones are fetched.
 //! - `app`: the per-application incremental read (private).
-//! - [`poller`]: the per-target poll loop, [`run`] and [`poll_once`].
+//! - [`poller`]: the per-target poll loop ([`Mode::Follow`], [`run`]) and the one-shot reads
+//!   ([`Mode::Once`], [`Mode::Whole`]: [`read_once`], [`poll_once`]) of a set of [`Targets`].
 
 pub mod api;
 mod app;
@@ -18,4 +19,4 @@ pub mod poller;
 pub mod tracker;
 
 pub use client::ClientError;
-pub use poller::{poll_once, poll_once_app, run, PollError, PollStats, TargetPoller};
+pub use poller::{poll_once, read_once, run, Mode, PollError, PollStats, TargetPoller, Targets};

@@ -6,13 +6,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
-use regex::Regex;
 use tokio::task::JoinSet;
 use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::system_now_ms as now_ms;
 use crate::config::Settings;
+use crate::filter::AppFilter;
+use crate::health::Health;
 use crate::model::obs::EpochMs;
 use crate::model::Observer;
 use crate::telemetry::Telemetry;
@@ -71,14 +72,66 @@ pub struct PollStats {
     pub bytes: u64,
 }
 
+/// How a poller reads its target: following it over time (the exporter), or once (`dump`,
+/// `diagnose`), there being no next poll.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Each poll reads what changed. Completed applications are listed within
+    /// `model.app_retention`; on a first read, task summaries and SQL plans only of what ended
+    /// within `model.stage_retention` (older per-stage series would already have expired), and
+    /// backlogs a slice per poll.
+    #[default]
+    Follow,
+    /// One read of what the exporter would export now (`dump`): every completed application and
+    /// every SQL plan, backlogs whole; task summaries of the stages that ended within
+    /// `model.stage_retention`, as when following.
+    Once,
+    /// One read of everything there is (`diagnose`): [`Mode::Once`], and every ended stage's
+    /// task summary however long ago it ended, whatever the retention settings say.
+    Whole {
+        /// Read only this application, asked for by id (`/applications/{id}`), whatever the
+        /// listing's limit; an unknown id fails the poll with HTTP 404 (`diagnose --app-id`).
+        only_app: Option<String>,
+    },
+}
+
+/// What a REST collector reads besides the settings: its targets (`spark.urls`, or the one a
+/// diagnosis names), the applications it follows (the model's filter) and where each poll's
+/// outcome goes (readiness, the end of an application whose driver went away).
+#[derive(Debug, Clone)]
+pub struct Targets {
+    /// Base URLs of drivers or History Servers.
+    pub urls: Vec<String>,
+    /// The applications followed.
+    pub filter: AppFilter,
+    /// Written after every poll of every target.
+    pub health: Arc<Health>,
+}
+
+impl Targets {
+    /// Every target of `settings.spark.urls`, the settings' own filter, and a health handle
+    /// nobody reads (tests, one-shot reads).
+    pub fn of(settings: &Settings) -> Targets {
+        Targets {
+            urls: settings.spark.urls.clone(),
+            filter: AppFilter::new(settings),
+            health: Arc::default(),
+        }
+    }
+}
+
 /// Polls one target and remembers, between polls, what it already knows of each application.
 #[derive(Debug)]
 pub struct TargetPoller<O: Observer> {
     client: Client,
     observer: Arc<O>,
     telemetry: Arc<Telemetry>,
+    /// Each poll's outcome (readiness, the lifecycle).
+    health: Arc<Health>,
     apps: BTreeMap<String, PolledApp>,
-    name_filter: Option<Regex>,
+    /// The applications followed (the model drops the others; not polling them saves
+    /// requests).
+    filter: AppFilter,
     app_limit: usize,
     summary_window_ms: i64,
     last_error: Option<&'static str>,
@@ -86,22 +139,12 @@ pub struct TargetPoller<O: Observer> {
     failures_in_row: u32,
     /// When the last poll succeeded.
     last_ok_ms: EpochMs,
-    /// The applications this exporter follows.
-    shard: crate::shard::Shard,
-    /// Shards go by application name, not id (`model.aggregate_by: app_name`).
-    shard_by_name: bool,
-    /// `model.app_name_filter` (the model drops the others; not polling them saves requests).
-    model_name_filter: Option<Regex>,
-    /// A one-shot read (`dump`): backlogs (SQL plans) are read whole, not a slice per poll.
-    pub one_shot: bool,
+    /// Following the target, or reading it once.
+    mode: Mode,
     /// `model.app_retention` (ms): completed applications that ended longer ago are not listed.
     app_retention_ms: i64,
     /// The skip count last logged ([`Self::report_skipped`]).
     skipped_logged: usize,
-    /// Read only this application (`diagnose --app-id`), asked for by id
-    /// (`/applications/{id}`), whatever the listing's limit; an unknown id fails the poll with
-    /// HTTP 404.
-    pub only_app: Option<String>,
 }
 
 /// After this many failed polls in a row, the target's unfinished applications are marked as
@@ -110,11 +153,23 @@ pub struct TargetPoller<O: Observer> {
 pub const GONE_AFTER_FAILED_POLLS: u32 = 3;
 
 impl<O: Observer> TargetPoller<O> {
-    /// A poller for `url` with the timeouts and limits of `settings`, reporting to `observer`
-    /// and counting its requests, bytes and errors in `telemetry`.
+    /// A poller for `url` with the timeouts and limits of `settings`, following the
+    /// applications of the settings' own filter, reporting to `observer` and counting its
+    /// requests, bytes and errors in `telemetry`.
     pub fn new(
         url: &str,
         settings: &Settings,
+        observer: Arc<O>,
+        telemetry: Arc<Telemetry>,
+    ) -> Result<Self, ClientError> {
+        Self::with_filter(url, settings, AppFilter::new(settings), observer, telemetry)
+    }
+
+    /// [`Self::new`], following the applications of `filter` (the model's).
+    pub fn with_filter(
+        url: &str,
+        settings: &Settings,
+        filter: AppFilter,
         observer: Arc<O>,
         telemetry: Arc<Telemetry>,
     ) -> Result<Self, ClientError> {
@@ -126,28 +181,41 @@ impl<O: Observer> TargetPoller<O> {
             telemetry.clone(),
             &sp.auth,
         )?;
-        let name_filter = sp.app_name_filter.as_ref().map(|p| p.0.clone());
         Ok(TargetPoller {
             client,
             observer,
             telemetry,
+            health: Arc::default(),
             apps: BTreeMap::new(),
-            name_filter,
+            filter,
             app_limit: sp.app_limit.max(1),
             summary_window_ms: i64::try_from(settings.model.stage_retention.as_millis())
                 .unwrap_or(i64::MAX),
             last_error: None,
             failures_in_row: 0,
             last_ok_ms: now_ms(),
-            shard: settings.shard,
-            shard_by_name: settings.model.aggregate_by == crate::config::AggregateBy::AppName,
-            model_name_filter: settings.model.app_name_filter.as_ref().map(|p| p.0.clone()),
-            one_shot: false,
-            only_app: None,
+            mode: Mode::Follow,
             app_retention_ms: i64::try_from(settings.model.app_retention.as_millis())
                 .unwrap_or(i64::MAX),
             skipped_logged: 0,
         })
+    }
+
+    /// Write each poll's outcome to `health` (by default, to a handle nobody reads).
+    pub fn health(mut self, health: Arc<Health>) -> Self {
+        self.health = health;
+        self
+    }
+
+    /// Read the target as `mode` says (by default, [`Mode::Follow`]).
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Whether this is a one-shot read.
+    fn once(&self) -> bool {
+        self.mode != Mode::Follow
     }
 
     /// The target (base URL) this poller reads.
@@ -155,8 +223,9 @@ impl<O: Observer> TargetPoller<O> {
         self.client.target()
     }
 
-    /// One poll, with telemetry: `spark_up`, scrape duration, error counters and a warning the
-    /// first time a given kind of failure happens in a row.
+    /// One poll, with telemetry (`spark_up`, scrape duration, error counters), its outcome in
+    /// the health handle, and a warning the first time a given kind of failure happens in a
+    /// row.
     pub async fn poll(&mut self) -> Result<PollStats, ClientError> {
         let started = Instant::now();
         let (bytes0, requests0) = self.client.counters();
@@ -176,6 +245,7 @@ impl<O: Observer> TargetPoller<O> {
                 telemetry.set_scrape_duration(target, secs);
                 self.failures_in_row = 0;
                 self.last_ok_ms = now_ms();
+                self.health.polled(target, true, self.last_ok_ms);
                 if self.last_error.take().is_some() {
                     tracing::info!(target, "REST target recovered");
                 }
@@ -192,6 +262,7 @@ impl<O: Observer> TargetPoller<O> {
             Err(e) => {
                 let kind = e.kind();
                 telemetry.set_up(target, false);
+                self.health.polled(target, false, now_ms());
                 telemetry.scrape_error(target, kind);
                 if self.last_error.replace(kind) == Some(kind) {
                     tracing::debug!(target, kind, error = %e, "REST poll failed again");
@@ -213,21 +284,21 @@ impl<O: Observer> TargetPoller<O> {
     /// completed ones. The completed ones are read a page at a time by end date (`minEndDate`,
     /// then `maxEndDate` at the oldest end of the page before), so a History Server listing
     /// thousands never answers with one huge body. Each poll lists them again: about 500 bytes
-    /// per application ended within the window. With [`Self::only_app`], that one
+    /// per application ended within the window. With [`Mode::Whole`]'s `only_app`, that one
     /// application.
     async fn list_apps(
         &self,
         now: EpochMs,
     ) -> Result<(Vec<ApplicationInfo>, Vec<ApplicationInfo>), ClientError> {
         let c = &self.client;
-        if let Some(id) = &self.only_app {
+        if let Mode::Whole { only_app: Some(id) } = &self.mode {
             let path = format!("/api/v1/applications/{}", encode_segment(id));
             return Ok((vec![c.get(&path).await?], vec![]));
         }
         let running = c.get("/api/v1/applications?status=running").await?;
         // A one-shot read (`dump`, `diagnose`) asks for every completed application, however
         // long ago it ended.
-        let min_end = if self.one_shot {
+        let min_end = if self.once() {
             0
         } else {
             now.saturating_sub(self.app_retention_ms).max(0)
@@ -269,16 +340,22 @@ impl<O: Observer> TargetPoller<O> {
 
     async fn poll_inner(&mut self) -> Result<usize, ClientError> {
         let now = now_ms();
+        let once = self.once();
         let ctx = PollCtx {
             now_ms: now,
-            summary_window_ms: self.summary_window_ms,
-            plans_since_ms: (!self.one_shot).then(|| now.saturating_sub(self.summary_window_ms)),
-            plans_per_poll: if self.one_shot {
+            // A whole read takes every ended stage's task summary, however long ago it ended.
+            summary_window_ms: if matches!(self.mode, Mode::Whole { .. }) {
+                i64::MAX
+            } else {
+                self.summary_window_ms
+            },
+            plans_since_ms: (!once).then(|| now.saturating_sub(self.summary_window_ms)),
+            plans_per_poll: if once {
                 usize::MAX
             } else {
                 super::app::PLANS_PER_POLL
             },
-            summaries_per_poll: if self.one_shot {
+            summaries_per_poll: if once {
                 usize::MAX
             } else {
                 super::app::SUMMARY_BACKLOG_PER_POLL
@@ -294,16 +371,9 @@ impl<O: Observer> TargetPoller<O> {
             .chain(completed)
             .filter(|a| {
                 let name = a.name.as_deref().unwrap_or("");
-                let key = if self.shard_by_name { name } else { &a.id };
-                !a.id.is_empty() && self.shard.owns(key) && seen.insert(a.id.clone())
+                !a.id.is_empty() && self.filter.owns(&a.id, name) && seen.insert(a.id.clone())
             })
-            .filter(|a| {
-                let name = a.name.as_deref().unwrap_or("");
-                [&self.name_filter, &self.model_name_filter]
-                    .into_iter()
-                    .flatten()
-                    .all(|r| r.is_match(name))
-            })
+            .filter(|a| self.filter.lists_name(a.name.as_deref().unwrap_or("")))
             .collect();
         // `spark.app_limit` counts applications (each with all its attempts): a memory guard,
         // whose skips are counted and logged.
@@ -417,24 +487,26 @@ impl<O: Observer> TargetPoller<O> {
     }
 }
 
-/// Polls every target every `settings.spark.poll_interval`, reporting to `observer` (the
-/// model's REST observer; a recorder in tests), until `finish` is cancelled; then polls each
-/// target once more, within `spark.timeout`, and returns. A target that does not answer that last
-/// poll in time has its unfinished applications marked ended at its last good poll: the exporter
-/// is going, and so, most likely, is the driver.
+/// Polls every target of `targets` every `settings.spark.poll_interval`, reporting to
+/// `observer` (the model's REST observer; a recorder in tests), until `finish` is cancelled;
+/// then polls each target once more, within `spark.timeout`, and returns. A target that does
+/// not answer that last poll in time has its unfinished applications marked ended at its last
+/// good poll: the exporter is going, and so, most likely, is the driver.
 pub async fn run<O: Observer + 'static>(
     settings: Arc<Settings>,
+    targets: Targets,
     observer: Arc<O>,
     telemetry: Arc<Telemetry>,
     finish: CancellationToken,
 ) {
     let mut tasks = JoinSet::new();
-    let pollers: Vec<TargetPoller<O>> = settings
-        .spark
+    let pollers: Vec<TargetPoller<O>> = targets
         .urls
         .iter()
         .filter_map(|url| {
-            TargetPoller::new(url, &settings, observer.clone(), telemetry.clone())
+            let filter = targets.filter.clone();
+            TargetPoller::with_filter(url, &settings, filter, observer.clone(), telemetry.clone())
+                .map(|p| p.health(targets.health.clone()))
                 .inspect_err(
                     |e| tracing::error!(target = %url, error = %e, "Cannot poll REST target"),
                 )
@@ -498,38 +570,38 @@ fn first_poll_made(
     }
 }
 
-/// One poll of every target (the `dump` subcommand), concurrently. Err if any target failed.
+/// One read of every target of `settings.spark.urls` ([`Mode::Once`]), concurrently, with the
+/// settings' own filter. Err if any target failed.
 pub async fn poll_once<O: Observer + 'static>(
     settings: Arc<Settings>,
     observer: Arc<O>,
     telemetry: Arc<Telemetry>,
 ) -> Result<(), PollError> {
-    poll_once_app(settings, observer, telemetry, None).await
+    let targets = Targets::of(&settings);
+    read_once(settings, targets, Mode::Once, observer, telemetry).await
 }
 
-/// [`poll_once`], reading only application `only_app` when given (see
-/// [`TargetPoller::only_app`]).
-pub async fn poll_once_app<O: Observer + 'static>(
+/// One read of every target of `targets` in `mode` ([`Mode::Once`] or [`Mode::Whole`]),
+/// concurrently. Err if any target failed.
+pub async fn read_once<O: Observer + 'static>(
     settings: Arc<Settings>,
+    targets: Targets,
+    mode: Mode,
     observer: Arc<O>,
     telemetry: Arc<Telemetry>,
-    only_app: Option<String>,
 ) -> Result<(), PollError> {
     let mut tasks = JoinSet::new();
-    for url in settings.spark.urls.clone() {
+    for url in targets.urls.clone() {
         let settings = settings.clone();
         let observer = observer.clone();
         let telemetry = telemetry.clone();
-        let only_app = only_app.clone();
+        let (filter, health, mode) = (targets.filter.clone(), targets.health.clone(), mode.clone());
         tasks.spawn(async move {
-            let result = match TargetPoller::new(&url, &settings, observer, telemetry) {
-                Ok(mut p) => {
-                    p.one_shot = true;
-                    p.only_app = only_app;
-                    p.poll().await.map(|_| ())
-                }
-                Err(e) => Err(e),
-            };
+            let result =
+                match TargetPoller::with_filter(&url, &settings, filter, observer, telemetry) {
+                    Ok(p) => p.health(health).mode(mode).poll().await.map(|_| ()),
+                    Err(e) => Err(e),
+                };
             (url, result)
         });
     }
