@@ -53,10 +53,6 @@ fn main() -> ExitCode {
             }
         },
     };
-    if let Err(e) = otlp::settings(&settings.otlp) {
-        eprintln!("spark-exporter: {e}");
-        return ExitCode::from(EXIT_CONFIG as u8);
-    }
     init_logging(&settings);
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -10,7 +10,10 @@
 //!
 //! - `key.rs`: what a declaration is.
 //! - `parse.rs`: the value parsers the declarations share.
+//! - `otlp_env.rs`: the OTLP push as the `otlp` keys and the standard `OTEL_*` variables make
+//!   it, resolved by [`load`] with the rest (a wrong variable is listed with the wrong keys).
 //! - `reader.rs`: a merged tree into [`Settings`], every problem named at once.
+//! - `settings.rs`: [`Settings`], one value per section.
 //! - `flags.rs`: the flags, built from the declarations (clap's builder API).
 //! - `docs.rs`: the reference tables.
 //! - The sections: `web.rs` (`web`, `log`), `spark.rs`, `event_log.rs`, `model.rs` (`model`,
@@ -34,6 +37,7 @@ mod labels;
 mod lifecycle;
 mod model;
 mod otlp;
+pub mod otlp_env;
 pub mod parse;
 mod reader;
 mod settings;
@@ -125,11 +129,40 @@ pub fn load(over: &Overrides) -> Result<Settings, ConfigError> {
         .build()
         .and_then(|c| c.try_deserialize())
         .map_err(|e| ConfigError::Load(e.to_string()))?;
-    from_value(&merged)
+    from_value_and_env(&merged, &otlp_env::process_env)
 }
 
-/// Validate a merged tree (missing keys take defaults) and list every problem.
+/// [`from_value`], then the OTLP push resolved with the `OTEL_*` variables `env` gives; every
+/// problem of both listed at once.
+pub fn from_value_and_env(
+    v: &Value,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Settings, ConfigError> {
+    let (mut s, mut errors) = read(v);
+    match otlp_env::resolve(&s.otlp, env) {
+        Ok(push) => s.otlp_push = push,
+        Err(e) => errors.extend(e),
+    }
+    if errors.is_empty() {
+        Ok(s)
+    } else {
+        Err(ConfigError::Invalid(errors))
+    }
+}
+
+/// Validate a merged tree (missing keys take defaults) and list every problem. The OTLP push
+/// is left unresolved (no environment is read): [`load`] resolves it.
 pub fn from_value(v: &Value) -> Result<Settings, ConfigError> {
+    let (s, errors) = read(v);
+    if errors.is_empty() {
+        Ok(s)
+    } else {
+        Err(ConfigError::Invalid(errors))
+    }
+}
+
+/// The settings a merged tree gives (a wrong value keeps its default) and every problem found.
+fn read(v: &Value) -> (Settings, Vec<String>) {
     let mut s = Settings::default();
     let mut r = reader::Reader::new(v);
     r.read_all(&mut s, keys());
@@ -137,11 +170,7 @@ pub fn from_value(v: &Value) -> Result<Settings, ConfigError> {
     let index_given = r.get("shard.index").is_some();
     keys::check_shard(&mut s, index_given, &mut r.errors);
     spark::check_auth(&s.spark.auth, &mut r.errors);
-    if r.errors.is_empty() {
-        Ok(s)
-    } else {
-        Err(ConfigError::Invalid(r.errors))
-    }
+    (s, r.errors)
 }
 
 #[cfg(test)]
@@ -240,6 +269,37 @@ mod tests {
         assert_eq!(m.max_finished_stages, 0, "0: active stages only");
         assert_eq!(m.stage_skew_ratio, 2.5);
         assert_eq!(m.stage_skew_min_duration, Duration::ZERO);
+    }
+
+    #[test]
+    fn otlp_variables_are_resolved_with_the_configuration() {
+        let env = |k: &str| match k {
+            "OTEL_EXPORTER_OTLP_ENDPOINT" => Some("http://collector:4318".to_string()),
+            "OTEL_EXPORTER_OTLP_PROTOCOL" => Some("http/protobuf".to_string()),
+            "OTEL_SERVICE_NAME" => Some("etl-exporter".to_string()),
+            _ => None,
+        };
+        let s = from_value_and_env(&json!({"otlp": {"interval": "10s"}}), &env).unwrap();
+        let push = s.otlp_push.expect("on: the variable names an endpoint");
+        assert_eq!(push.endpoint, "http://collector:4318/v1/metrics");
+        assert_eq!(push.interval, Duration::from_secs(10), "the key wins");
+        assert!(push
+            .resource
+            .iter()
+            .any(|(k, v)| k == "service.name" && v == "etl-exporter"));
+        assert!(from_value_and_env(&json!({}), &|_| None)
+            .unwrap()
+            .otlp_push
+            .is_none());
+        // A wrong variable is named beside a wrong key, in one list.
+        let bad = |k: &str| (k == "OTEL_EXPORTER_OTLP_TIMEOUT").then(|| "soon".to_string());
+        let v = json!({"otlp": {"endpoint": "http://c:4317"}, "model": {"summary_level": "x"}});
+        let Err(ConfigError::Invalid(errs)) = from_value_and_env(&v, &bad) else {
+            panic!("expected errors")
+        };
+        let all = errs.join("\n");
+        assert!(all.contains("model.summary_level"), "{all}");
+        assert!(all.contains("OTEL_EXPORTER_OTLP_TIMEOUT"), "{all}");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The `otlp` section: pushing the model to an OpenTelemetry collector. Unset keys fall back to
-//! the standard `OTEL_EXPORTER_OTLP_*` variables (`export/otlp/resolve.rs`); the reference of
-//! these keys is in `docs/otlp.md`.
+//! the standard `OTEL_EXPORTER_OTLP_*` variables (`otlp_env.rs`, resolved when the
+//! configuration is loaded); the reference of these keys is in `docs/otlp.md`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -39,6 +39,10 @@ pub struct Settings {
     pub streaming: StreamingConfig,
     /// What `spark-exporter diagnose` reports.
     pub diagnose: DiagnoseConfig,
+    /// The OTLP push as the `otlp` keys and the standard `OTEL_*` variables make it, resolved
+    /// when the configuration is loaded ([`super::load`]); `None`: OTLP is off.
+    #[serde(skip)]
+    pub otlp_push: Option<super::otlp_env::Resolved>,
 }
 
 impl Settings {

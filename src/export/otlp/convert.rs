@@ -22,7 +22,7 @@ use opentelemetry_proto::tonic::metrics::v1::{
 use opentelemetry_proto::tonic::resource::v1::Resource as ProtoResource;
 
 use super::mapping::{self, AttrType, Instrument, Scale};
-use super::resolve::Resource;
+use crate::config::otlp_env::Resource;
 use crate::export::families::{Family, Value};
 
 /// A number as it goes on the wire.

@@ -5,9 +5,6 @@
 /// OTLP errors.
 #[derive(Debug, thiserror::Error)]
 pub enum OtlpError {
-    /// Invalid settings (config or `OTEL_*` variables), every one listed.
-    #[error("invalid OTLP settings:\n{}", .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]
-    Config(Vec<String>),
     /// The exporter could not be built.
     #[error("cannot build the OTLP exporter: {0}")]
     Build(String),

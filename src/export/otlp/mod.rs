@@ -18,7 +18,6 @@ pub mod convert;
 mod error;
 pub mod mapping;
 pub mod push;
-pub mod resolve;
 pub mod transport;
 
 use std::sync::Arc;
@@ -26,19 +25,13 @@ use std::time::SystemTime;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{OtlpConfig, Settings};
+use crate::config::Settings;
 use crate::export::families::collect;
 use crate::model::Model;
 use crate::telemetry::Telemetry;
 
+pub use crate::config::otlp_env::Resolved;
 pub use error::OtlpError;
-pub use resolve::Resolved;
-
-/// The effective settings from `cfg` and the process environment; `Ok(None)` when no endpoint
-/// is configured anywhere (OTLP off). For `check-config` and startup validation.
-pub fn settings(cfg: &OtlpConfig) -> Result<Option<Resolved>, OtlpError> {
-    resolve::resolve(cfg, &resolve::process_env)
-}
 
 /// Push the model to the configured collector every interval until `shutdown`, then once more
 /// (within 5 s); true if that final export was sent. Returns false at once when OTLP is off;
@@ -50,16 +43,10 @@ pub async fn run(
     telemetry: Arc<Telemetry>,
     shutdown: CancellationToken,
 ) -> bool {
-    let r = match self::settings(&settings.otlp) {
-        Ok(Some(r)) => r,
-        Ok(None) => {
-            tracing::debug!("No OTLP endpoint configured; OTLP push is off.");
-            return false;
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "OTLP push is off.");
-            return false;
-        }
+    // Resolved with the configuration, environment included (`config::otlp_env`).
+    let Some(r) = settings.otlp_push.clone() else {
+        tracing::debug!("No OTLP endpoint configured; OTLP push is off.");
+        return false;
     };
     let exporter = match transport::build(&r) {
         Ok(x) => x,
@@ -79,7 +66,7 @@ pub async fn run(
         interval: r.interval,
         timeout: r.timeout,
         temporality: r.temporality,
-        resource: resolve::resource(&resolve::process_env),
+        resource: r.resource.clone(),
         endpoint: r.endpoint.clone(),
         telemetry,
     };

@@ -19,8 +19,8 @@ use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
 
 use super::convert::{Baseline, Snapshot};
-use super::resolve::Resource;
 use super::transport::{Export, ExportError};
+use crate::config::otlp_env::Resource;
 use crate::config::Temporality;
 use crate::telemetry::Telemetry;
 

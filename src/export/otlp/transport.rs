@@ -22,7 +22,7 @@ use tonic::metadata::{MetadataKey, MetadataMap, MetadataValue};
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 
 use super::error::OtlpError;
-use super::resolve::Resolved;
+use crate::config::otlp_env::Resolved;
 use crate::config::OtlpProtocol;
 
 /// `User-Agent` of both transports.

@@ -7,8 +7,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::error::OtlpError;
-use crate::config::{OtlpConfig, OtlpProtocol, Temporality};
+use super::otlp::{OtlpConfig, OtlpProtocol, Temporality};
 
 /// Export interval when neither `otlp.interval` nor `OTEL_METRIC_EXPORT_INTERVAL` is set.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(30);
@@ -48,6 +47,8 @@ pub struct Resolved {
     pub temporality: Temporality,
     /// PEM bundle of extra CAs to trust, and where it came from.
     pub ca: Option<(PathBuf, Vec<u8>)>,
+    /// Who is sending (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, the pod).
+    pub resource: Resource,
 }
 
 impl std::fmt::Debug for Resolved {
@@ -64,6 +65,7 @@ impl std::fmt::Debug for Resolved {
             .field("interval", &self.interval)
             .field("temporality", &self.temporality)
             .field("ca", &self.ca.as_ref().map(|(p, _)| p))
+            .field("resource", &self.resource)
             .finish()
     }
 }
@@ -154,7 +156,7 @@ fn ca_file(
 pub fn resolve(
     cfg: &OtlpConfig,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Option<Resolved>, OtlpError> {
+) -> Result<Option<Resolved>, Vec<String>> {
     let mut errors = vec![];
     let protocol = match cfg.protocol {
         Some(p) => p,
@@ -238,7 +240,7 @@ pub fn resolve(
         tracing::warn!(endpoint = %endpoint, "A CA file is set but the OTLP endpoint is plain http://; it is not used.");
     }
     if !errors.is_empty() {
-        return Err(OtlpError::Config(errors));
+        return Err(errors);
     }
     Ok(Some(Resolved {
         endpoint,
@@ -248,6 +250,7 @@ pub fn resolve(
         interval,
         temporality,
         ca,
+        resource: resource(env),
     }))
 }
 
@@ -511,7 +514,7 @@ mod tests {
             ("OTEL_METRIC_EXPORT_INTERVAL", "0"),
             ("OTEL_EXPORTER_OTLP_CERTIFICATE", "/nonexistent/ca.pem"),
         ]);
-        let Err(OtlpError::Config(errs)) = resolve(&cfg(), &e) else {
+        let Err(errs) = resolve(&cfg(), &e) else {
             panic!("expected errors")
         };
         assert_eq!(errs.len(), 6, "{errs:#?}");
