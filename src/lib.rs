@@ -1,24 +1,15 @@
 //! spark-exporter: turns running Apache Spark applications into Prometheus and OTLP metrics.
 //!
+//! A workspace whose crates are the layers: `spark-exporter-core` (`crates/core`: the model
+//! and the configuration, no I/O) and this crate (the collectors, the exposition, the server,
+//! the lifecycle and `diagnose`; `src/main.rs` wires them).
+//!
 //! Layout (every arrow points from a file to what it may import; no file imports back):
 //! - [`alloc`]: the allocator's tuning (freed decoder buffers go back to the system).
 //! - [`cli`]: the commands and their arguments, plus the configuration keys' flags.
-//! - [`config`]: layered configuration (defaults, file, env, flags): every key declared once
-//!   (name, flag, doc, default, commands, parser), from which the reader, the flags,
-//!   `check-config` and the configuration reference come; values parsed once into types.
-//! - [`location`]: where event logs are (a path or an object-store URL), parsed once.
-//! - [`clock`]: the wall clock (epoch ms), one definition, replaceable in tests.
-//! - [`telemetry`]: the exporter's own metrics (counters, `spark_up`), handed to every task as a
-//!   value; exported only.
-//! - [`health`]: the sources' health (a REST target answered or not, the event-log folders
-//!   listed), written by the collectors, read by readiness and the lifecycle.
-//! - [`filter`]: which applications this exporter follows (shard, name filters,
-//!   `model.max_app_age`), built once from the settings and asked by the collectors and the
-//!   model alike.
-//! - [`model`]: the in-memory state of applications, jobs, stages, tasks, executors, SQL and
-//!   streaming queries. One way in: the [`model::Observer`] trait that both collectors report
-//!   through (idempotent calls keyed by Spark's ids); one way out: the read-only
-//!   [`model::view`] that exporters read. The state itself is private to the module.
+//! - The core (`crates/core`, re-exported here under the same paths): [`config`],
+//!   [`location`], [`clock`], [`telemetry`], [`health`], [`filter`], [`model`] and [`shard`];
+//!   its map is the `//!` of `crates/core/src/lib.rs`. It cannot import anything below.
 //! - [`spark`]: the REST collector: API types, client, per-application incremental reads, the
 //!   poll loop; reports to an [`model::Observer`].
 //! - [`eventlog`]: the event-log collector: discovery, codecs, tailing, parsing, applying
@@ -37,7 +28,6 @@
 //!   read through the view step by step (the Spark UI's top-down procedure), findings ranked by
 //!   the time they explain, printed as text or versioned JSON.
 //! - [`process`]: the exporter process's own resources (`process_*`), read from `/proc/self`.
-//! - [`shard`]: which applications this exporter exports when several share one store.
 //! - [`server`]: HTTP: `/metrics` (format and gzip negotiated per scrape), `/healthz`,
 //!   `/readyz`, the landing page.
 //! - [`webconfig`]: `--web.config.file` (TLS with certificate reload, mTLS, basic auth, headers,
@@ -45,20 +35,14 @@
 
 pub mod alloc;
 pub mod cli;
-pub mod clock;
 pub mod collect;
-pub mod config;
 pub mod diagnose;
 pub mod eventlog;
 pub mod export;
-pub mod filter;
-pub mod health;
 pub mod lifecycle;
-pub mod location;
-pub mod model;
 pub mod process;
 pub mod server;
-pub mod shard;
 pub mod spark;
-pub mod telemetry;
 pub mod webconfig;
+
+pub use spark_exporter_core::{clock, config, filter, health, location, model, shard, telemetry};

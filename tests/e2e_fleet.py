@@ -329,7 +329,7 @@ def run_shards(a, tmp, res, procs):
     total_bytes = sum(sizes.values())
     total_jobs = sum(job_ends.values())
     print(f"e2e-fleet: {APPS} applications, {total_bytes} bytes, {total_jobs} jobs", flush=True)
-    res.add("XXH32 here = the exporter's reference value (src/shard.rs)",
+    res.add("XXH32 here = the exporter's reference value (crates/core/src/shard.rs)",
             xxh32(b"local-1795981136444") == 0xBE92E177, f"{xxh32(b'local-1795981136444'):#x}")
     # One histogram bucket each: the exporters render ~60k series each instead of ~220k.
     cfg = os.path.join(tmp, "shard-exporter.yml")

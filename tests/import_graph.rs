@@ -259,8 +259,18 @@ fn rs_files(dir: &Path, out: &mut Vec<String>) {
 /// Edges between files: from → to → the first reference behind it (`line: path`).
 type Graph = BTreeMap<String, BTreeMap<String, String>>;
 
-fn graph() -> Graph {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+/// The crates of the workspace, each scanned on its own (a cycle between crates cannot
+/// compile).
+const CRATES: &[&str] = &["", "crates/core"];
+
+fn graph(dir: &str) -> Graph {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = if dir.is_empty() {
+        manifest.to_path_buf()
+    } else {
+        manifest.join(dir)
+    };
+    let root = root.as_path();
     let mut paths = Vec::new();
     rs_files(&root.join("src"), &mut paths);
     let rel = |p: &str| p[root.to_string_lossy().len() + 1..].to_string();
@@ -337,7 +347,28 @@ fn cycles(g: &Graph) -> Vec<Vec<String>> {
 
 #[test]
 fn src_files_import_no_cycles() {
-    let g = graph();
+    let mut g = Graph::new();
+    for dir in CRATES {
+        // Files named from the repository's root, so the crates' `src/` files stay apart.
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        let name = |f: &str| format!("{prefix}{f}");
+        for (from, edges) in graph(dir) {
+            let edges = edges
+                .into_iter()
+                .map(|(to, why)| (name(&to), name(&why)))
+                .collect();
+            g.insert(name(&from), edges);
+        }
+    }
+    assert!(
+        g.keys().any(|f| f.starts_with("crates/core/src/model/"))
+            && g.keys().any(|f| f.starts_with("src/export/")),
+        "both crates are scanned"
+    );
     let found = cycles(&g);
     let known: Vec<Vec<String>> = KNOWN_CYCLES
         .iter()
@@ -399,4 +430,37 @@ fn the_scanner_sees_paths_in_bodies_and_skips_tests_comments_and_strings() {
     assert_eq!(s.imports["C"], ["super", "sib", "B"]);
     assert_eq!(s.globs, [vec!["super".to_string()]]);
     assert!(s.defs.contains("f") && s.defs.contains("S") && !s.defs.contains("helper"));
+}
+
+/// The core crate (the model and the configuration) has no I/O dependency and does not depend
+/// on the crate of the collectors: an import from it into a collector cannot compile.
+#[test]
+fn the_core_crate_depends_on_no_io_and_no_collector() {
+    let manifest = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/core/Cargo.toml"),
+    )
+    .expect("crates/core/Cargo.toml");
+    let deps: Vec<&str> = manifest
+        .split("\n[")
+        .filter(|section| section.starts_with("dependencies]"))
+        .flat_map(|section| section.lines().skip(1))
+        .filter_map(|l| l.split('=').next())
+        .map(str::trim)
+        .filter(|name| !name.is_empty() && !name.starts_with('#'))
+        .collect();
+    assert!(
+        deps.contains(&"serde"),
+        "the dependencies are read: {deps:?}"
+    );
+    for io in [
+        "tokio",
+        "reqwest",
+        "hyper",
+        "hyper-util",
+        "object_store",
+        "tonic",
+        "spark-exporter",
+    ] {
+        assert!(!deps.contains(&io), "crates/core depends on {io}");
+    }
 }

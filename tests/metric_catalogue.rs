@@ -252,7 +252,7 @@ fn declared_labels_are_the_labels_every_golden_sample_carries() {
 /// `spark_sql_plan_fingerprint` has no `app_id`: one series per application name, job group and
 /// description, the latest run's (by end time), whether the model holds each run
 /// (`model.aggregate_by: app_id`, the exposition picks the latest) or a state per name (the
-/// model folds the runs; see `src/model/plan_tests.rs`).
+/// model folds the runs; see `crates/core/src/model/plan_tests.rs`).
 #[test]
 fn the_plan_fingerprint_is_one_series_per_name_the_latest_runs() {
     for aggregate_by in [AggregateBy::AppId, AggregateBy::AppName] {

@@ -14,7 +14,8 @@
 //!   it, resolved by [`load`] with the rest (a wrong variable is listed with the wrong keys).
 //! - `reader.rs`: a merged tree into [`Settings`], every problem named at once.
 //! - `settings.rs`: [`Settings`], one value per section.
-//! - `flags.rs`: the flags, built from the declarations (clap's builder API).
+//! - the flags are built from the declarations by the binary's `cli/flags.rs` (clap's builder
+//!   API).
 //! - `docs.rs`: the reference tables.
 //! - The sections: `web.rs` (`web`, `log`), `spark.rs`, `event_log.rs`, `model.rs` (`model`,
 //!   `streaming`), `labels.rs` (`labels`, `histograms`), `otlp.rs`, `lifecycle.rs`
@@ -30,7 +31,6 @@ use serde_json::Value;
 pub mod diagnose;
 pub mod docs;
 mod event_log;
-pub mod flags;
 pub mod key;
 mod keys;
 mod labels;

@@ -5,8 +5,8 @@
 
 use clap::{Arg, ArgAction, ArgMatches};
 
-use super::key::Flag;
-use super::{docs, keys, OverrideValue};
+use crate::config::key::Flag;
+use crate::config::{docs, keys, OverrideValue};
 
 /// One argument per key with a flag; its help is the key's first sentence and its default.
 pub fn args() -> Vec<Arg> {

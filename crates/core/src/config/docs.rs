@@ -127,7 +127,8 @@ mod tests {
 
     /// Check (or, with `UPDATE_DOCS=1`, rewrite) the text between `name`'s markers in `file`.
     fn check(file: &str, name: &str, want: &str) {
-        let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
+        // The repository root, two levels above this crate.
+        let path = format!("{}/../../{file}", env!("CARGO_MANIFEST_DIR"));
         let doc = std::fs::read_to_string(&path).expect("doc readable");
         let (begin, end) = (
             format!("<!-- {name}:begin -->\n"),

@@ -1,12 +1,14 @@
 //! The command line: the commands (`run`, `check-config`, `dump`, `diagnose`) and their own
 //! arguments, derived here, plus the configuration keys' flags, which come from the key
-//! declarations (`config::flags`).
+//! declarations (`flags.rs`).
 
 use std::path::PathBuf;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use crate::config::{self, Overrides};
+use crate::config::Overrides;
+
+pub mod flags;
 
 /// Exit code for invalid configuration or flags (EX_USAGE).
 pub const EXIT_CONFIG: i32 = 64;
@@ -71,9 +73,9 @@ pub enum Command {
 
 impl Cli {
     /// The command line: the commands and `--config.file` (derived), plus one flag per
-    /// configuration key that has one (`config::flags`, from the key declarations).
+    /// configuration key that has one (`flags.rs`, from the key declarations).
     pub fn build() -> clap::Command {
-        <Cli as CommandFactory>::command().args(config::flags::args())
+        <Cli as CommandFactory>::command().args(flags::args())
     }
 
     /// Parse `args` (the program name first): the command, and the flags that were given as
@@ -89,7 +91,7 @@ impl Cli {
         let inner = m.subcommand().map_or(&m, |(_, sub)| sub);
         let over = Overrides {
             config_file: cli.config_file.clone(),
-            values: config::flags::overrides(inner),
+            values: flags::overrides(inner),
         };
         Ok((cli, over))
     }
@@ -98,7 +100,7 @@ impl Cli {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::OverrideValue;
+    use crate::config::{self, OverrideValue};
 
     fn values(args: &[&str]) -> Vec<(String, String)> {
         let (_, o) = Cli::parse_from(std::iter::once("spark-exporter").chain(args.iter().copied()))
