@@ -2,7 +2,7 @@
 # Writes a Spark Connect fixture from a REAL Spark Connect server and a REAL PySpark Connect
 # client (scripts/connect_workload.py, user id `etl_bot`): the server's rolling zstd event log,
 # and its REST answers taken before it stops (rest/: applications.json, app.json, jobs.json,
-# stages.json, sql__details-false.json, allexecutors.json), which tests/connect.rs compares with.
+# stages.json, sql__details-false.json, allexecutors.json), which tests/it/connect.rs compares with.
 #
 #   scripts/connect-fixture.sh [PYTHON [OUT]]   # PYTHON: a Python whose pyspark has the Connect
 #                                               # client deps (grpcio, grpcio-status,

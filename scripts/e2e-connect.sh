@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Spark Connect, live: a real Spark Connect server (PySpark's jars) and a real PySpark Connect
-# client (scripts/connect-fixture.sh, scripts/connect_workload.py), then tests/connect.rs on that
+# client (scripts/connect-fixture.sh, scripts/connect_workload.py), then tests/it/connect.rs on that
 # run (SPARK_CONNECT_FIXTURE): jobs, tasks and SQL executions by the user's tag from the server's
 # event log and from its REST answers equal Spark's REST numbers; jobs by client application and
 # user; no plan dump or internal tag in any label.
@@ -20,5 +20,5 @@ out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 start=$(date +%s)
 scripts/connect-fixture.sh "$PWD/$py" "$out/run"
-SPARK_CONNECT_FIXTURE="$out/run" cargo test --test connect
+SPARK_CONNECT_FIXTURE="$out/run" cargo test --test it connect::
 echo "e2e-connect: passed in $(( $(date +%s) - start )) s"

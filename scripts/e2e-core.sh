@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end test of the exporter against a real PySpark application (tests/e2e_core.rs).
+# End-to-end test of the exporter against a real PySpark application (tests/it/jvm/e2e_core.rs).
 #
 # Which PySpark:
 #   - $PYSPARK_VERSION without $SPARK_E2E_PYTHON (e.g. PYSPARK_VERSION=3.3.4): .venv-versions/$PYSPARK_VERSION/
@@ -31,4 +31,4 @@ fi
 echo "e2e-core: $("$PY" -c 'import pyspark, sys; print("pyspark", pyspark.__version__, "on Python", sys.version.split()[0])')" >&2
 
 SPARK_E2E_PYTHON="$PY" PYSPARK_PYTHON="$PY" SPARK_E2E_REQUIRED=1 \
-  exec cargo test --test e2e_core -- --nocapture "$@"
+  exec cargo test --test it jvm::e2e_core:: -- --nocapture "$@"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The live REST end-to-end test (tests/e2e_core.rs, through scripts/e2e-core.sh) on other Spark
+# The live REST end-to-end test (tests/it/jvm/e2e_core.rs, through scripts/e2e-core.sh) on other Spark
 # versions than the 4.1.1 every other suite runs (docs/internals.md, "Spark versions"); every version is
-# covered by the replayed real-run fixtures of tests/version_matrix.rs. scripts/test.sh runs the
+# covered by the replayed real-run fixtures of tests/it/version_matrix.rs. scripts/test.sh runs the
 # one representative case, the oldest supported Spark (3.3.4); the whole matrix:
 #   scripts/e2e-versions.sh 3.3.4 3.4.4 3.5.9 4.0.5 4.2.1 4.3.0
 # Prints each run's time.
@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(3.3.4)
-cargo build --test e2e_core
+cargo build --test it
 for v in "${versions[@]}"; do
   echo "=== e2e-core on pyspark $v"
   start=$(date +%s)

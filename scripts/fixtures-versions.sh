@@ -5,7 +5,7 @@
 #   <app-id>.zstd   its event log (single file, zstd)
 #   rest/*.json     the live driver's REST API once every job had ended, before the driver stopped
 #   meta.json       versions (PySpark, Python, Java), the application id, what the workload ran
-# tests/version_matrix.rs replays them; CI never runs Spark for them.
+# tests/it/version_matrix.rs replays them; CI never runs Spark for them.
 #
 # Needs Java 17 (no --add-opens options needed, 3.3 included: spark-submit adds them) and PyPI.
 # Venvs: .venv-versions/<version>/, made by scripts/pyspark-venv.sh (Python 3.10 for 3.3 and 3.4,

@@ -10,7 +10,7 @@
 # hostile input is a crash, not a silent wrap. Seed corpora
 # come from the repository's own fixtures (real Spark event logs in every codec, REST
 # snapshots); corpora grow in fuzz/corpus/<target> and crashes land in fuzz/artifacts/<target>
-# (both git-ignored). A crash input becomes a test in tests/fuzz_regressions.rs.
+# (both git-ignored). A crash input becomes a test in tests/it/fuzz_regressions.rs.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes tests/data/streaming-<version>/ from a REAL PySpark Structured Streaming run
 # (scripts/streaming_workload.py, local[2], about a minute): its zstd event log, and the REST
-# answers its live driver served once the queries had stopped (rest/), which tests/streaming.rs
+# answers its live driver served once the queries had stopped (rest/), which tests/it/streaming.rs
 # compares with.
 #
 #   scripts/streaming-fixture.sh [PYTHON] [SECONDS]   # default /work/venv/bin/python, 30 s

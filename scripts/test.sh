@@ -46,7 +46,7 @@ fi
 # A strict OpenMetrics parser for tests/openmetrics_strict.py.
 .venv/bin/python -c "import prometheus_client" 2>/dev/null \
     || .venv/bin/pip install -q "prometheus_client==$PROMETHEUS_CLIENT_VERSION"
-# The JSON Schema validator of the diagnose reports (tests/diagnose.rs, tests/e2e_diagnosis.py).
+# The JSON Schema validator of the diagnose reports (tests/it/diagnose.rs, tests/e2e_diagnosis.py).
 .venv/bin/python -c "import jsonschema" 2>/dev/null \
     || .venv/bin/pip install -q "jsonschema==$JSONSCHEMA_VERSION"
 # The Spark Connect client's packages (pandas, pyarrow, grpcio), before any test uses the venv.
@@ -85,25 +85,29 @@ wait_background() {
         background=""
     fi
 }
-# Two lanes side by side, each one test binary at a time: the binaries that start a real Spark
-# driver or History Server (a JVM each), and all the others (fault injection, OTLP, the server:
-# mostly waiting on timeouts). Several JVMs at once (cargo-nextest, four binaries at a time)
-# starved each other on 2 cores and a workload's own REST call timed out; one JVM beside the
-# waiting tests does not. Each lane's output is printed when it ends.
-jvm_tests=(diagnose_history e2e_core e2e_executor_lost eventlog_live faults_spark_ui history_server otlp_live)
-other_tests=()
-for t in tests/*.rs; do
-    t="$(basename "$t" .rs)"
-    [[ " ${jvm_tests[*]} " == *" $t "* ]] || other_tests+=("$t")
-done
+# Two lanes side by side: the suites that start a real Spark driver or History Server (a JVM
+# each), one suite at a time, and all the others (fault injection, OTLP, the server: mostly
+# waiting on timeouts). Several JVMs at once (cargo-nextest, four binaries at a time) starved
+# each other on 2 cores and a workload's own REST call timed out; one JVM beside the waiting
+# tests does not. The integration tests are one binary (tests/it/main.rs), its JVM suites the
+# module `jvm` (tests/it/jvm/). Each lane's output is printed when it ends.
+jvm_suites=(diagnose_history e2e_core e2e_executor_lost eventlog_live faults_spark_ui history_server otlp_live)
 lane_dir="$root/target/test-lanes"
 mkdir -p "$lane_dir"
-jvm_args=(); for t in "${jvm_tests[@]}"; do jvm_args+=(--test "$t"); done
-other_args=(); for t in "${other_tests[@]}"; do other_args+=(--test "$t"); done
-cargo test --no-fail-fast "${jvm_args[@]}" >"$lane_dir/jvm.log" 2>&1 &
+(
+    status=0
+    for s in "${jvm_suites[@]}"; do
+        log="$lane_dir/jvm-$s.log"
+        cargo test --no-fail-fast --test it "jvm::$s::" >"$log" 2>&1 || status=1
+        cat "$log"
+        # A suite renamed or gone would otherwise pass by running nothing.
+        if grep -q "^running 0 tests" "$log"; then echo "jvm::$s: no such suite" >&2; status=1; fi
+    done
+    exit "$status"
+) >"$lane_dir/jvm.log" 2>&1 &
 jvm_lane=$!
 other_status=0
-cargo test --no-fail-fast --lib --bins --benches "${other_args[@]}" >"$lane_dir/other.log" 2>&1 || other_status=$?
+cargo test --no-fail-fast --lib --bins --benches --test it -- --skip jvm:: >"$lane_dir/other.log" 2>&1 || other_status=$?
 echo "--- tests without a JVM (exit $other_status)"; cat "$lane_dir/other.log"
 jvm_status=0
 wait "$jvm_lane" || jvm_status=$?

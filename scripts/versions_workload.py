@@ -250,7 +250,7 @@ meta = {
     "groups": groups,
     "job_tags": tags,
     # For the lead: once jobs are grouped by job tag (Spark Connect / addJobTag), the jobs with no
-    # job group can be asserted per tag group too; tests/version_matrix.rs only sums them now.
+    # job group can be asserted per tag group too; tests/it/version_matrix.rs only sums them now.
     "todo": "jobs with no job group are asserted only as totals over all groups; "
             + ("tag groups to tighten: " + ", ".join(sorted(tags)) if tags
                else "this Spark version has no job tags"),

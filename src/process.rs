@@ -141,7 +141,7 @@ mod tests {
         let status = std::fs::read_to_string("/proc/self/status").unwrap();
         let kb = |k: &str| kb(&status, k);
         // Other tests of this binary run in threads of this process and move its RSS, so this
-        // only bounds it loosely (tests/server_probes.rs checks a running exporter closely).
+        // only bounds it loosely (tests/it/server_probes.rs checks a running exporter closely).
         let rss = s.resident_bytes.unwrap();
         assert!(
             rss * 2 >= before.min(after) && rss <= before.max(after) * 2,

@@ -79,7 +79,7 @@ SCHEMA = os.path.join(ROOT, "schemas", "diagnose-report.v1.schema.json")
 LOG_ONLY = {"locality", "scheduler_delay"}
 # How far a finding's cost may differ between live and post-mortem (relative). Stage findings
 # come from the same task metrics (REST's task summary is in ms as doubles): 2%, as
-# tests/diagnose.rs. Idle cores count the executors' core time up to the moment of reading:
+# tests/it/diagnose.rs. Idle cores count the executors' core time up to the moment of reading:
 # live, the driver's REST answer, about a second before spark.stop() (the hook itself), where
 # the event log counts to the executors' removal; in a run, 0.1 to 1 of 88 to 133 idle
 # core-seconds (under 1%); 5% leaves room for a slow stop on a loaded machine.

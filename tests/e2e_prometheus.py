@@ -101,7 +101,7 @@ EXPECTED_EMPTY = {
     ("spark-fleet.json", "Object store up per shard"): "the event logs are in a local folder",
     ("spark-fleet.json", "Object-store requests per shard"): "the event logs are in a local folder",
     ("spark-fleet.json", "Object-store errors per shard"): "the event logs are in a local folder",
-    ("spark-sql-streaming.json", "Watermark lag"): "e2e_rate has no withWatermark (tests/streaming.rs checks the watermark families)",
+    ("spark-sql-streaming.json", "Watermark lag"): "e2e_rate has no withWatermark (tests/it/streaming.rs checks the watermark families)",
 }
 
 

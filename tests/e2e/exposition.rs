@@ -2,8 +2,8 @@
 
 use std::collections::BTreeSet;
 
+use super::truth::{add, key, nonzero, Series};
 pub use crate::support::exposition::{parse_line, went_backwards, Sample};
-use crate::truth::{add, key, nonzero, Series};
 
 /// A parsed scrape.
 pub struct Scrape {

@@ -2,8 +2,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::truth::Series;
-use crate::Run;
+use super::truth::Series;
+use super::Run;
 
 /// Every problem of one test, reported together with a diff for each mismatching family.
 #[derive(Default)]

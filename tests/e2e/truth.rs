@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::Value;
 
-use crate::report::Failures;
+use super::report::Failures;
 
 /// GET `url`: status and body.
 pub async fn get(http: &reqwest::Client, url: &str) -> Result<(u16, String), String> {

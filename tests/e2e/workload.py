@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The PySpark application behind tests/e2e_core.rs.
+"""The PySpark application behind tests/it/jvm/e2e_core.rs.
 
 It runs a small, fixed set of jobs on a real local Spark (pip pyspark + the machine's Java 17),
 with the UI on --ui-port and event logs in --event-log-dir, so the exporter sees every shape it
@@ -93,7 +93,7 @@ cached.groupBy("region").agg(F.max("amount")).collect()
 ran.append(["daily_report", 'audit "EU" totals in C:\\reports'])
 cached.unpersist()
 
-# 3. No job group, no description: the call site is the group (tests/e2e_core.rs pins line 98).
+# 3. No job group, no description: the call site is the group (tests/it/jvm/e2e_core.rs pins line 98).
 step(None, None)
 spark.range(0, 10_000).selectExpr("sum(id)").collect()
 

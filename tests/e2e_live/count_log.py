@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Counts the events of one Spark event log directly, as the ground truth of tests/eventlog_live.rs.
+"""Counts the events of one Spark event log directly, as the ground truth of tests/it/jvm/eventlog_live.rs.
 
 Reads a rolling log folder (`eventlog_v2_<app>/`, parts `events_<N>_...` in N order) or a single
 file, decompressing zstd parts with `zstd -dc`, parses every line with Python's json module (not

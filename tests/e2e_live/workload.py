@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The PySpark application behind tests/eventlog_live.rs: a live application whose event log the
+"""The PySpark application behind tests/it/jvm/eventlog_live.rs: a live application whose event log the
 exporter tails while it grows.
 
 It runs on a real local Spark (pip pyspark + the machine's Java 17), with Spark 4's default event

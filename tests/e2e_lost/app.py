@@ -1,4 +1,4 @@
-"""PySpark application for tests/e2e_executor_lost.rs.
+"""PySpark application for tests/it/jvm/e2e_executor_lost.rs.
 
 Runs on `local-cluster[2,1,1024]` (a standalone master and two workers inside the driver JVM,
 each executor a separate JVM), so an executor can really be lost. Protocol on stdout:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A tiny PySpark driver for tests/faults_spark_ui.rs: a real local Spark (pip pyspark, the
+"""A tiny PySpark driver for tests/it/jvm/faults_spark_ui.rs: a real local Spark (pip pyspark, the
 machine's Java 17) whose UI and REST API the exporter polls while the test injects faults.
 
 It starts Spark with its UI on --ui-port (spark.port.maxRetries=0: if the port is taken Spark

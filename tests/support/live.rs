@@ -1,5 +1,5 @@
-//! The live event-log tests' exporters and checks (`tests/eventlog_live.rs`,
-//! `tests/eventlog_restart.rs`): an exporter on a given port, counts projected onto label
+//! The live event-log tests' exporters and checks (`tests/it/jvm/eventlog_live.rs`,
+//! `tests/it/eventlog_restart.rs`): an exporter on a given port, counts projected onto label
 //! values, and a collector of failed checks.
 
 use std::path::Path;

@@ -1,5 +1,5 @@
-//! Support code of the integration tests, in one module. Every test binary that needs any of it
-//! declares `mod support;` and uses its part:
+//! Support code of the integration tests, in one module of their one binary (`tests/it/main.rs`
+//! declares it; a suite says `use crate::support;` and uses its part):
 //!
 //! - [`proc`]: [`proc::Guard`], the one child-process guard (killed, with its process group, on
 //!   drop; output to a log file or captured line by line), and waiting and signal helpers;
@@ -19,9 +19,9 @@
 //!
 //! `sparkwork.py` beside this file is the Python side: what the PySpark workloads share.
 //!
-//! Files specific to one test binary stay beside it (`tests/e2e/`, `tests/faults/logs.rs`).
+//! Files specific to one suite stay beside the tests (`tests/e2e/`, `tests/faults/logs.rs`).
 
-// Each test binary uses a different part.
+// Not every part is used by the suites of every build (the JVM ones are skipped by filter).
 #![allow(dead_code)]
 
 pub mod command;

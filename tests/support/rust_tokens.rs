@@ -1,4 +1,4 @@
-//! A small Rust lexer for `tests/import_graph.rs`: tokens with line numbers (comments and the
+//! A small Rust lexer for `tests/it/import_graph.rs`: tokens with line numbers (comments and the
 //! insides of literals dropped), bracket and item skipping, and `use` trees expanded into paths.
 //! Enough to find the paths a file names, not a parser.
 

@@ -328,7 +328,7 @@ mod through_the_model {
 
     /// Each run keeps its latest plan's fingerprint; a name's state across runs
     /// (`model.aggregate_by: app_name`) the latest of its runs'. (Across the runs of a name in
-    /// `app_id` mode, the exposition keeps the latest run's: `tests/metric_catalogue.rs`.)
+    /// `app_id` mode, the exposition keeps the latest run's: `tests/it/metric_catalogue.rs`.)
     #[test]
     fn the_fingerprint_is_the_latest_runs_one_series_per_name() {
         // `job_group/description=fingerprint` of each latest plan.

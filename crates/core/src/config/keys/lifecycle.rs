@@ -93,7 +93,7 @@ pub(crate) const KEYS: &[Key] = &[
          applications whose id hashes to its index: `XXH32(app_id) mod count` \
          (`XXH32(app_name)` with `model.aggregate_by: app_name`, so all runs of a name stay on \
          one shard), stable across versions and machines, so the union of all shards is every \
-         application exactly once (`tests/shards.rs`). Prometheus aggregates; there is no \
+         application exactly once (`tests/it/shards.rs`). Prometheus aggregates; there is no \
          coordinator.",
     ),
     Key::one("shard.index", |s, v| {

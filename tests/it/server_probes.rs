@@ -2,7 +2,7 @@
 //! made its first attempt, even a failed one (a driver UI that is not up yet), and never back
 //! until the drain; the drain after SIGTERM (docs/internals.md "The application's end").
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -5,7 +5,7 @@
 //! the poll. A first read of an application reads the plans of the executions that ended within
 //! the task-summary window (`model.stage_retention`) only.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

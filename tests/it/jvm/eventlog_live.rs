@@ -37,7 +37,7 @@
 //! is set (CI sets it), in which case it fails. Artefacts (logs, scrapes, REST JSON, the log
 //! count) stay in `target/tmp/eventlog-live-<pid>/`.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;

@@ -7,7 +7,7 @@
 //! test --test golden` rewrites them (only do that for a change meant to alter the output, and
 //! say so in the commit).
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -23,14 +23,14 @@
 //! scrapes, dumps) stay in `target/tmp/e2e-core-<pid>/` for post-mortems. `scripts/e2e-core.sh`
 //! creates the virtualenv if needed and runs the tests.
 
-#[path = "e2e/exposition.rs"]
+#[path = "../../e2e/exposition.rs"]
 mod exposition;
-#[path = "e2e/relay.rs"]
+#[path = "../../e2e/relay.rs"]
 mod relay;
-#[path = "e2e/report.rs"]
+#[path = "../../e2e/report.rs"]
 mod report;
-mod support;
-#[path = "e2e/truth.rs"]
+use crate::support;
+#[path = "../../e2e/truth.rs"]
 mod truth;
 
 use std::collections::BTreeSet;

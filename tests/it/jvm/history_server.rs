@@ -22,7 +22,7 @@
 //! passes with a loud message, unless `SPARK_E2E_REQUIRED=1`. Artefacts stay in
 //! `target/tmp/history-server-<pid>/`.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

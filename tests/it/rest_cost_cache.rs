@@ -5,7 +5,7 @@
 //! poll: a 404 (a server without it), an error status or a bad body is logged and counted, and
 //! every other metric is still read.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

@@ -29,7 +29,7 @@
 //! case they fail. The two tests take turns (one JVM at a time on two cores). Artefacts (driver
 //! and exporter logs, scrapes, REST JSON) stay in `target/tmp/faults-<test>-<pid>/`.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

@@ -27,9 +27,9 @@
 //! Artefacts (exporter logs, scrapes, the damaged copies) stay in
 //! `target/tmp/faults-<test>-<pid>/`.
 
-#[path = "faults/logs.rs"]
+#[path = "../faults/logs.rs"]
 mod logs;
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};

@@ -28,7 +28,7 @@ const KNOWN_CYCLES: &[&[&str]] = &[];
 /// Cycles enumerated at most (a dense tangle could otherwise take forever to list).
 const MAX_CYCLES: usize = 2000;
 
-#[path = "support/rust_tokens.rs"]
+#[path = "../support/rust_tokens.rs"]
 mod rust_tokens;
 use rust_tokens::{ident, is, is_cfg_test, lex, skip_group, skip_item, use_tree, Tok};
 

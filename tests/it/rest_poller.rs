@@ -1,7 +1,7 @@
 //! End-to-end tests of the REST poller against a fake Spark server: recorded Spark 4.1.1 JSON,
 //! generated histories, new and evicted ids, and the cost of an idle poll.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

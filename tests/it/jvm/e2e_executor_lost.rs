@@ -25,7 +25,7 @@
 //!
 //! Run: `cargo test --test e2e_executor_lost -- --nocapture`
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::{Path, PathBuf};

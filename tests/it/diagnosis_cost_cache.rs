@@ -19,7 +19,7 @@
 //!
 //! `DIAGNOSIS_FIXTURE=DIR` runs the same checks on another run of the script.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

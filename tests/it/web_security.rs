@@ -1,7 +1,7 @@
 //! `--web.config.file`: a real TLS client (reqwest + rustls) against the real binary, with right
 //! and wrong credentials, and mutual TLS.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 //! without overlap. Bad shard settings exit 64; a StatefulSet pod takes its ordinal from
 //! `HOSTNAME`.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;

@@ -8,7 +8,7 @@
 //! passes with a loud message, unless `SPARK_E2E_REQUIRED=1`. Artefacts (the History Server's
 //! log) stay in `target/tmp/diagnose-hs-<pid>/`.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

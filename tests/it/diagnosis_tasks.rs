@@ -12,7 +12,7 @@
 //! stage totals of `stages.json`. The exporter reads the event log (`dump`), and the REST
 //! answers replayed by a fake Spark server (the real poller into the real model).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! The REST poller against misbehaving targets: every failure is counted by kind, marks the
 //! target down, and the next poll recovers by itself; a slow target never holds up the others.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -7,7 +7,7 @@
 //! (`spark_exporter_eventlog_lag_seconds`, and the OTLP self-metrics) are compared within a few
 //! seconds only.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! End-to-end tests of application discovery: driver restarts, History Server listings (name
 //! filter, limit, completed applications read once), application attempts.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

@@ -6,10 +6,10 @@
 //! the same port: exports must resume by themselves and the failures must be counted. Once the
 //! jobs are done and two more polls have passed, an export is compared with a `/metrics` scrape
 //! taken just before it, every series of every family both ways, with the same rules as
-//! tests/otlp_export.rs (the tables of docs/otlp.md, the × 1000 ms scaling, the clock-driven
+//! tests/it/otlp_export.rs (the tables of docs/otlp.md, the × 1000 ms scaling, the clock-driven
 //! gauges of `otlp::TIME_DEPENDENT` within a few seconds).
 //!
-//! Looser than tests/otlp_export.rs, because a live application is not a static file:
+//! Looser than tests/it/otlp_export.rs, because a live application is not a static file:
 //! - `spark_executor_task_time_seconds_total` and `spark_executor_gc_time_seconds_total` for
 //!   `executor_id="driver"`: Spark's REST API reports the live driver's `totalDuration` as the
 //!   application's uptime and its `totalGCTime` as the whole JVM's GC time, so both grow between
@@ -27,7 +27,7 @@
 //! guard on drop, so a failed assertion leaves nothing running. Logs stay in
 //! `target/tmp/otlp-live-<pid>/`.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -149,7 +149,7 @@ fn loose(name: &str, labels: &BTreeMap<String, String>) -> bool {
         || name.starts_with("process_")
 }
 
-/// Compare like tests/otlp_export.rs, except that the loose series are checked here and then set
+/// Compare like tests/it/otlp_export.rs, except that the loose series are checked here and then set
 /// to the exported value before `otlp::compare` does the exact comparison of everything else.
 fn compare_live(prom: &Prom, pts: &[Point]) -> Vec<String> {
     let (rows, renames) = documented();

@@ -14,7 +14,7 @@
 //! - an unknown application gets a clear message naming what is there, exit 1; bad flags exit 64;
 //!   `--fail-on` exits 3; hostile inputs (damaged logs, HTML pages, garbage) never crash it.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::io::Write;

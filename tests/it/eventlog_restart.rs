@@ -23,7 +23,7 @@
 //!
 //! Artefacts (exporter logs, scrapes, the dump) stay in `target/tmp/eventlog-restart-*-<pid>/`.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::io::Write;

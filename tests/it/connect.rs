@@ -8,7 +8,7 @@
 //! `SPARK_CONNECT_FIXTURE=DIR` runs the same checks on another run of the script:
 //! scripts/e2e-connect.sh (in scripts/test.sh) makes one live, with a real server and client.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -13,7 +13,7 @@
 //! - every progress family equals the last or summed values of the log's
 //!   `QueryProgressEvent`s, for the query with a watermark and state and for those without.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

@@ -5,7 +5,7 @@
 //! (`model.summary_level: full`) and with the summary levels under which an ended application
 //! keeps only its summary (`groups`, the default, and `app`).
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

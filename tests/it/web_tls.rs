@@ -3,7 +3,7 @@
 //! scrape; versions, cipher suites, curves, headers and `client_allowed_sans` shape the
 //! handshake and the responses; unsupported values exit 64 naming them.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -11,7 +11,7 @@
 //!
 //! `DIAGNOSIS_FIXTURE=DIR` runs the same checks on another run of the script.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
