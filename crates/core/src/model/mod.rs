@@ -68,12 +68,6 @@ pub use streaming::{OperatorAgg, SourceAgg, StreamAgg, TriggerInterval};
 pub use crate::clock::{system_now_ms, Clock};
 
 #[cfg(test)]
-mod cost_tests;
-#[cfg(test)]
-mod fleet_tests;
-#[cfg(test)]
-mod stage_tests;
-#[cfg(test)]
 pub(crate) mod testkit;
 #[cfg(test)]
 mod tests;

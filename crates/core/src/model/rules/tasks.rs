@@ -201,7 +201,3 @@ impl State {
             .saturating_add(obs.metrics.shuffle_write_bytes);
     }
 }
-
-#[cfg(test)]
-#[path = "../tasks_tests.rs"]
-mod model_tests;

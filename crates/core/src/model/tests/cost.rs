@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::testkit::*;
+use crate::model::testkit::*;
 
 /// Core-seconds allocated to [`APP`] so far.
 fn allocated(m: &TestModel) -> f64 {

@@ -1,6 +1,13 @@
-//! Model behaviour: idempotence, source merging, retention, label control.
+//! The model's tests, through the read view with one test kit (`testkit.rs`): here idempotence,
+//! source merging, retention and label control; in the files beside this one, cost and cached
+//! data (`cost.rs`), fleets (`fleet.rs`), stages (`stage.rs`) and task rules (`tasks.rs`).
 
-use super::testkit::*;
+mod cost;
+mod fleet;
+mod stage;
+mod tasks;
+
+use crate::model::testkit::*;
 
 #[test]
 fn a_job_seen_twice_or_by_two_sources_counts_once() {

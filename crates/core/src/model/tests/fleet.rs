@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::testkit::*;
+use crate::model::testkit::*;
 
 /// One run of `name`: two jobs in group `g` (one stage of two tasks each, with a task summary,
 /// so each finished stage has a skew ratio of its own while the model holds its detail) on

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use super::testkit::*;
+use crate::model::testkit::*;
 
 fn model(cap: usize) -> TestModel {
     TestModel::with(|s| s.model.max_finished_stages = cap)
