@@ -66,9 +66,12 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Some(Command::CheckConfig) => {
-            let text = serde_json::to_string_pretty(&*settings).unwrap_or_default();
-            out(&format!("{text}\n"));
+        Some(Command::CheckConfig { format }) => {
+            let text = match format.as_str() {
+                "json" => serde_json::to_string_pretty(&*settings).unwrap_or_default() + "\n",
+                _ => config::print::yaml(&settings),
+            };
+            out(&text);
             ExitCode::SUCCESS
         }
         Some(Command::Dump {

@@ -36,7 +36,7 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
-from promkit import Proc, Prom, Results, free_port, wait_for  # noqa: E402
+from promkit import Proc, Prom, Results, e2e_main, free_port, wait_for  # noqa: E402
 
 WORKLOAD = os.path.join(ROOT, "scripts", "streaming_workload.py")
 INTERVAL = 5
@@ -61,37 +61,8 @@ def result(prom, expr):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--exporter", default=os.path.join(ROOT, "target", "debug", "spark-exporter"))
-    ap.add_argument("--python", default=os.environ.get("SPARK_E2E_PYTHON", os.path.join(ROOT, ".venv", "bin", "python")))
-    ap.add_argument("--keep", action="store_true")
-    a = ap.parse_args()
-    missing = [] if shutil.which("prometheus") else ["prometheus not on PATH (apt-get install -y prometheus)"]
-    if not os.access(a.exporter, os.X_OK):
-        missing.append(f"{a.exporter} missing (cargo build)")
-    if subprocess.run([a.python, "-c", "import pyspark"], capture_output=True).returncode != 0:
-        missing.append(f"{a.python} cannot import pyspark (set SPARK_E2E_PYTHON)")
-    if missing:
-        print("e2e-streaming prerequisites missing:\n  " + "\n  ".join(missing), file=sys.stderr)
-        return 2
-    tmp = tempfile.mkdtemp(prefix="e2e-streaming-")
-    print(f"e2e-streaming: temporary folder {tmp}", flush=True)
-    res, procs = Results(), []
-    try:
-        run(a, tmp, res, procs)
-    except Exception as e:  # a broken run is a failed assertion, with the logs to look at
-        res.add("run completed", False, f"{type(e).__name__}: {e}")
-        for p in procs:
-            print(f"--- last lines of {p.log}\n{p.tail()}", file=sys.stderr)
-    finally:
-        for p in reversed(procs):
-            p.stop()
-    print(f"\ne2e-streaming: {len(res.items) - len(res.failed)} passed, {len(res.failed)} failed")
-    if res.failed or a.keep:
-        print(f"e2e-streaming: kept {tmp}")
-    else:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if res.failed else 0
+    return e2e_main("e2e-streaming", __doc__, run)
+
 
 
 def run(a, tmp, res, procs):

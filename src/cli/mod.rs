@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use crate::config::Overrides;
+use crate::config::key::Uses;
+use crate::config::{self, Overrides};
 
 pub mod flags;
 
@@ -30,8 +31,13 @@ pub struct Cli {
 pub enum Command {
     /// Run the exporter (the default).
     Run,
-    /// Print the effective configuration, or list every invalid field and exit 64.
-    CheckConfig,
+    /// Print the effective configuration (YAML that --config.file reads back; secrets
+    /// redacted), or list every invalid field and exit 64.
+    CheckConfig {
+        /// Output: yaml or json.
+        #[arg(long, default_value = "yaml", value_parser = ["yaml", "json"])]
+        format: String,
+    },
     /// Poll once / read event logs to the end, print the exposition and exit
     /// (non-zero if a target failed).
     Dump {
@@ -58,40 +64,113 @@ pub enum Command {
         /// worth of applications if only one is wanted).
         #[arg(long = "app-id")]
         app_id: Option<String>,
-        /// Output: text or json (the versioned schema in schemas/) [default: text].
+        /// Output: text or json (the versioned schema in schemas/).
         #[arg(long, default_value = "text")]
         format: String,
         /// A History Server that serves these event logs: findings link to its pages.
         #[arg(long = "ui-url")]
         ui_url: Option<String>,
-        /// Exit 3 when any finding is of one of these kinds (comma-separated, e.g.
-        /// `join_strategy,plan_change`): a CI gate.
+        /// Exit 3 when any finding is of one of these kinds (comma-separated): a CI gate.
         #[arg(long = "fail-on", value_delimiter = ',')]
         fail_on: Vec<String>,
     },
 }
 
+/// Examples at the end of `spark-exporter --help` (and `run --help`).
+const RUN_EXAMPLES: &str = "Examples:
+  spark-exporter                                        # the driver in this pod (localhost:4040), /metrics on :9809
+  spark-exporter --event-log.dir /var/log/spark-events  # the driver's REST API and its event logs (exact final counts)
+  spark-exporter --spark.url= --event-log.dir s3://bucket/spark-events --shard.count 4   # a fleet shard
+  spark-exporter --config.file exporter.yaml
+
+Each command has its own flags: spark-exporter <command> --help";
+
+/// Examples at the end of `dump --help`.
+const DUMP_EXAMPLES: &str = "Examples:
+  spark-exporter dump --event-log /var/log/spark-events/eventlog_v2_app-20261202-0001
+  spark-exporter dump --spark.url http://driver:4040 --openmetrics";
+
+/// Examples at the end of `diagnose --help`.
+const DIAGNOSE_EXAMPLES: &str = "Examples:
+  spark-exporter diagnose --event-log /var/log/spark-events/eventlog_v2_app-20261202-0001
+  spark-exporter diagnose --spark.url http://history:18080 --app-id app-20261202-0001 --format json
+  spark-exporter diagnose --event-log app.zstd --fail-on join_strategy,plan_change   # a CI gate";
+
+/// Examples at the end of `check-config --help`.
+const CHECK_EXAMPLES: &str = "Examples:
+  spark-exporter --config.file exporter.yaml check-config
+  SPARK_EXPORTER_MODEL__SUMMARY_LEVEL=app spark-exporter check-config --shard.count 2 --shard.index 1";
+
 impl Cli {
-    /// The command line: the commands and `--config.file` (derived), plus one flag per
-    /// configuration key that has one (`flags.rs`, from the key declarations).
+    /// The command line: the commands and `--config.file` (derived), plus, for each command,
+    /// one flag per configuration key it uses (`flags.rs`, from the key declarations), under
+    /// its section's heading, and examples.
     pub fn build() -> clap::Command {
-        <Cli as CommandFactory>::command().args(flags::args())
+        let kinds: Vec<&'static str> = crate::diagnose::report::Kind::ALL
+            .iter()
+            .map(|k| k.as_str())
+            .collect();
+        <Cli as CommandFactory>::command()
+            .args(flags::args(Some(Uses::RUN)))
+            .after_help(RUN_EXAMPLES)
+            .mut_subcommand("run", |c| {
+                c.args(flags::args(Some(Uses::RUN)))
+                    .after_help(RUN_EXAMPLES)
+            })
+            .mut_subcommand("check-config", |c| {
+                c.args(flags::args(None)).after_help(CHECK_EXAMPLES)
+            })
+            .mut_subcommand("dump", |c| {
+                c.args(flags::args(Some(Uses::DUMP)))
+                    .after_help(DUMP_EXAMPLES)
+            })
+            .mut_subcommand("diagnose", |c| {
+                c.args(flags::args(Some(Uses::DIAGNOSE)))
+                    .after_help(DIAGNOSE_EXAMPLES)
+                    // Listed, not a parser's possible values: `diagnose` names every wrong
+                    // flag at once (`main.rs`), a parser would stop at this one.
+                    .mut_arg("fail_on", |a| {
+                        a.help(format!(
+                            "Exit 3 when any finding is of one of these kinds (comma-separated): \
+                             a CI gate. Kinds: {}",
+                            kinds.join(", ")
+                        ))
+                    })
+            })
     }
 
     /// Parse `args` (the program name first): the command, and the flags that were given as
-    /// configuration overrides (flags beat env vars, files and defaults).
+    /// configuration overrides (flags beat env vars, files and defaults). A flag may come before
+    /// the command only if the command uses it too.
     pub fn parse_from<I, T>(args: I) -> Result<(Cli, Overrides), clap::Error>
     where
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
-        let m = Self::build().try_get_matches_from(args)?;
+        let mut cmd = Self::build();
+        let m = cmd.try_get_matches_from_mut(args)?;
         let cli = Cli::from_arg_matches(&m)?;
-        // Global flags are propagated to the innermost command's matches.
-        let inner = m.subcommand().map_or(&m, |(_, sub)| sub);
+        // Before the command: the top level's (the exporter's) flags.
+        let mut values = flags::overrides(&m);
+        if let Some((name, sub)) = m.subcommand() {
+            let uses = flags::uses_of(name);
+            for (key, _) in &values {
+                let Some(k) = config::keys().find(|k| k.name == key) else {
+                    continue;
+                };
+                if !flags::takes(k, uses) {
+                    let long = k.flag.long().unwrap_or(k.name);
+                    return Err(cmd.error(
+                        clap::error::ErrorKind::ArgumentConflict,
+                        format!("--{long} is not a flag of `{name}` (see `{name} --help`)"),
+                    ));
+                }
+            }
+            values.extend(flags::overrides(sub));
+        }
         let over = Overrides {
             config_file: cli.config_file.clone(),
-            values: flags::overrides(inner),
+            values,
         };
         Ok((cli, over))
     }
@@ -119,8 +198,21 @@ mod tests {
         Cli::build().debug_assert();
     }
 
+    /// The overrides `args` give, or clap's message.
+    fn try_values(args: &[&str]) -> Result<Vec<(String, String)>, String> {
+        let (_, o) = Cli::parse_from(std::iter::once("spark-exporter").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        Ok(o.values
+            .into_iter()
+            .map(|(k, v)| match v {
+                OverrideValue::One(s) => (k, s),
+                OverrideValue::Many(l) => (k, l.join("|")),
+            })
+            .collect())
+    }
+
     #[test]
-    fn every_flag_sets_its_key_before_or_after_the_command() {
+    fn every_flag_sets_its_key_after_each_command_that_uses_it_and_before_it_too() {
         for k in config::keys() {
             let Some(long) = k.flag.long() else { continue };
             let flag = format!("--{long}");
@@ -128,12 +220,44 @@ mod tests {
                 config::key::Flag::Switch(_) => (vec![flag.as_str()], "true"),
                 _ => (vec![flag.as_str(), "x"], "x"),
             };
-            let before = values(&[&args[..], &["dump"]].concat());
-            let after = values(&[&["dump"], &args[..]].concat());
-            for got in [before, after] {
-                assert_eq!(got, vec![(k.name.to_string(), want.to_string())], "{flag}");
+            let want = vec![(k.name.to_string(), want.to_string())];
+            for command in ["run", "dump", "diagnose", "check-config"] {
+                let uses = flags::uses_of(command);
+                let after = try_values(&[&[command], &args[..]].concat());
+                let before = try_values(&[&args[..], &[command]].concat());
+                if flags::takes(k, uses) {
+                    assert_eq!(after.as_ref(), Ok(&want), "{command} {flag}");
+                    if k.uses.includes(Uses::RUN) {
+                        assert_eq!(before.as_ref(), Ok(&want), "{flag} {command}");
+                    }
+                } else {
+                    assert!(after.is_err(), "{command} {flag} is refused");
+                    let e = before.expect_err("a run flag before a command not using it");
+                    assert!(
+                        e.contains(&format!("{flag} is not a flag of `{command}`")),
+                        "{e}"
+                    );
+                }
             }
         }
+    }
+
+    #[test]
+    fn the_run_flag_for_event_logs_names_the_one_dump_and_diagnose_take() {
+        for command in ["dump", "diagnose"] {
+            let e = try_values(&[command, "--event-log.dir", "/tmp"]).unwrap_err();
+            assert!(e.contains("--event-log"), "{e}");
+        }
+        let mut cmd = Cli::build();
+        let help = cmd
+            .find_subcommand_mut("diagnose")
+            .expect("diagnose")
+            .render_help()
+            .to_string();
+        assert!(
+            help.contains("join_strategy, plan_change"),
+            "the kinds: {help}"
+        );
     }
 
     #[test]

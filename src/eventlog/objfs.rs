@@ -55,7 +55,7 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Connection timeout.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
-pub use crate::location::{parse_location, Location, StoreKind};
+pub use crate::location::{parse_location, Location, Place, StoreKind};
 
 /// Why a store cannot be set up.
 #[derive(Debug, thiserror::Error)]
@@ -82,9 +82,9 @@ pub fn root(
     telemetry: &Arc<Telemetry>,
     poll_interval: Duration,
 ) -> Result<Root, StoreError> {
-    match location.clone() {
-        Location::Local(p) => Ok(Root::local(p)),
-        Location::Object { url, kind, prefix } => {
+    match location.place().clone() {
+        Place::Local(p) => Ok(Root::local(p)),
+        Place::Object { url, kind, prefix } => {
             let rt = rt.ok_or_else(|| {
                 StoreError::Location(format!("{url}: an object store needs a runtime"))
             })?;

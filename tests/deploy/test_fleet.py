@@ -426,7 +426,7 @@ def test_exporter_accepts_the_fleet(render, tmp_path, variant):
     if r.returncode != 0 and re.search(r"model\.(summary_level|summary_after|aggregate_by): unknown field", r.stdout + r.stderr):
         pytest.skip(f"{exe.relative_to(ROOT)} predates the fleet's model settings (issue 15)")
     assert r.returncode == 0, r.stdout + r.stderr
-    eff = json.loads(r.stdout)
+    eff = yaml.safe_load(r.stdout)
     assert eff["shard"] == {"index": 1, "count": sts["spec"]["replicas"]}
     dirs = [a.split("=", 1)[1] for a in c["args"] if a.startswith("--event-log.dir=")]
     assert eff["event_log"]["dirs"] == dirs

@@ -252,7 +252,7 @@ fn rolling_zstd_parts_split_from_a_real_log() {
 async fn run_follows_a_folder_until_shutdown() {
     let root = tempfile::tempdir().unwrap();
     let mut settings = Settings::default();
-    settings.event_log.dirs = vec![spark_exporter::location::Location::Local(
+    settings.event_log.dirs = vec![spark_exporter::location::Location::local(
         root.path().to_path_buf(),
     )];
     settings.event_log.poll_interval = Duration::from_millis(20);

@@ -112,7 +112,7 @@ fn shards_export_every_application_exactly_once() {
 fn bad_shard_settings_exit_64_and_a_statefulset_pod_takes_its_ordinal() {
     let check = |args: &[&str], host: Option<&str>| {
         let mut c = Command::new(EXPORTER);
-        c.arg("check-config").args(args);
+        c.args(["check-config", "--format=json"]).args(args);
         match host {
             Some(h) => c.env("HOSTNAME", h),
             None => c.env_remove("HOSTNAME"),

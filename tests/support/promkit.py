@@ -1,6 +1,6 @@
-"""What the Python end-to-end tests with a real Prometheus share (tests/e2e_prometheus.py,
-tests/e2e_drain.py): free ports, a Prometheus API client, child processes in their own process
-group with their output in a log file, assertion results, and waiting."""
+"""What the Python end-to-end tests with a real Prometheus share (tests/e2e_*.py): free ports, a
+Prometheus API client, child processes in their own process group with their output in a log
+file, assertion results, waiting, and the scripts' one `main()` (`e2e_main`)."""
 import json
 import math
 import os
@@ -131,3 +131,54 @@ def finite_values(result):
             if not math.isnan(f) and not math.isinf(f):
                 out.append(f)
     return out
+
+
+def e2e_main(name, doc, run, *, flags=None, tools=("prometheus",), modules=("pyspark",)):
+    """The one `main()` of the end-to-end scripts: the flags every one takes (`--exporter`,
+    `--python`, `--keep`) plus its own (`flags(argparse parser)`), the prerequisites (a missing one
+    is an error, exit 2, not a skip: the `tools` on PATH, the exporter built, the `modules` the
+    Python imports), a temporary folder, then `run(args, tmp, results, procs)`: a run that breaks
+    is a failed assertion with the last lines of every process's log, and every process in
+    `procs` is stopped at the end. Prints the summary; exit 1 when an assertion failed."""
+    import argparse
+    import shutil
+    import sys
+    import tempfile
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--exporter", default=os.path.join(ROOT, "target", "debug", "spark-exporter"))
+    ap.add_argument("--python", default=os.environ.get("SPARK_E2E_PYTHON", os.path.join(ROOT, ".venv", "bin", "python")))
+    ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    if flags:
+        flags(ap)
+    a = ap.parse_args()
+    missing = [f"{t} not on PATH (apt-get install -y {t})" for t in tools if not shutil.which(t)]
+    if not os.access(a.exporter, os.X_OK):
+        missing.append(f"{a.exporter} missing (cargo build)")
+    for m in modules:
+        if subprocess.run([a.python, "-c", f"import {m}"], capture_output=True).returncode != 0:
+            hint = "set SPARK_E2E_PYTHON" if m == "pyspark" else f"pip install {m}"
+            missing.append(f"{a.python} cannot import {m} ({hint})")
+            break
+    if missing:
+        print(f"{name} prerequisites missing:\n  " + "\n  ".join(missing), file=sys.stderr)
+        return 2
+    tmp = tempfile.mkdtemp(prefix=f"{name}-")
+    print(f"{name}: temporary folder {tmp}", flush=True)
+    res, procs = Results(), []
+    try:
+        run(a, tmp, res, procs)
+    except Exception as e:  # a broken run is a failed assertion, with the logs to look at
+        res.add("run completed", False, f"{type(e).__name__}: {e}")
+        for p in procs:
+            print(f"--- last lines of {p.log}\n{p.tail()}", file=sys.stderr)
+    finally:
+        for p in reversed(procs):
+            p.stop()
+    with open(os.path.join(tmp, "report.json"), "w") as f:
+        json.dump(res.items, f, indent=2)
+    print(f"\n{name}: {len(res.items) - len(res.failed)} passed, {len(res.failed)} failed")
+    if res.failed or a.keep:
+        print(f"{name}: kept {tmp}")
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 1 if res.failed else 0

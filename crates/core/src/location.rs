@@ -7,9 +7,36 @@ use std::path::PathBuf;
 
 use url::Url;
 
+/// An event-log location: the text it was given as (what `check-config` prints and logs name)
+/// and where it points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    text: String,
+    place: Place,
+}
+
+impl Location {
+    /// A local folder or file.
+    pub fn local(path: impl Into<PathBuf>) -> Location {
+        let path = path.into();
+        Location {
+            text: path.display().to_string(),
+            place: Place::Local(path),
+        }
+    }
+    /// Where it points.
+    pub fn place(&self) -> &Place {
+        &self.place
+    }
+    /// The text it was given as.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
 /// Where an event-log location points.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Location {
+pub enum Place {
     /// A local path (a plain path or `file://`).
     Local(PathBuf),
     /// An object store: its URL, and the key prefix inside the bucket or container.
@@ -39,12 +66,18 @@ pub fn parse_location(s: &str) -> Result<Location, String> {
     if s.is_empty() {
         return Err("empty location".into());
     }
+    let at = |place| {
+        Ok(Location {
+            text: s.to_string(),
+            place,
+        })
+    };
     let Some((scheme, _)) = s.split_once("://") else {
-        return Ok(Location::Local(PathBuf::from(s)));
+        return at(Place::Local(PathBuf::from(s)));
     };
     let url = Url::parse(s).map_err(|e| format!("{s:?} is not a valid URL ({e})"))?;
     let kind = match scheme.to_ascii_lowercase().as_str() {
-        "file" => return Ok(Location::Local(PathBuf::from(url.path()))),
+        "file" => return at(Place::Local(PathBuf::from(url.path()))),
         "s3" | "s3a" => StoreKind::S3,
         "gs" => StoreKind::Gcs,
         "az" | "abfs" | "abfss" => StoreKind::Azure,
@@ -61,15 +94,12 @@ pub fn parse_location(s: &str) -> Result<Location, String> {
     url.set_query(None);
     url.set_fragment(None);
     let prefix = url.path().trim_matches('/').to_string();
-    Ok(Location::Object { url, kind, prefix })
+    at(Place::Object { url, kind, prefix })
 }
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Location::Local(p) => write!(f, "{}", p.display()),
-            Location::Object { url, .. } => write!(f, "{url}"),
-        }
+        f.write_str(&self.text)
     }
 }
 
@@ -87,12 +117,12 @@ mod tests {
     #[test]
     fn locations() {
         assert_eq!(
-            parse_location("/var/spark-events").unwrap(),
-            Location::Local("/var/spark-events".into())
+            *parse_location("/var/spark-events").unwrap().place(),
+            Place::Local("/var/spark-events".into())
         );
         assert_eq!(
-            parse_location("file:///var/spark-events").unwrap(),
-            Location::Local("/var/spark-events".into())
+            *parse_location("file:///var/spark-events").unwrap().place(),
+            Place::Local("/var/spark-events".into())
         );
         for (s, kind, prefix) in [
             ("s3://bucket/spark-events/", StoreKind::S3, "spark-events"),
@@ -105,8 +135,8 @@ mod tests {
                 "spark/events",
             ),
         ] {
-            match parse_location(s).unwrap() {
-                Location::Object {
+            match parse_location(s).unwrap().place().clone() {
+                Place::Object {
                     kind: k, prefix: p, ..
                 } => assert_eq!((k, p.as_str()), (kind, prefix), "{s}"),
                 l => panic!("{s}: {l:?}"),
@@ -117,5 +147,13 @@ mod tests {
             .contains("unsupported scheme"));
         assert!(parse_location("s3:///nobucket").is_err());
         assert!(parse_location("").is_err());
+        // Printed (check-config, logs) as given.
+        for s in [
+            "file:///var/spark-events",
+            "s3a://bucket/a/b/",
+            "/var/spark-events",
+        ] {
+            assert_eq!(parse_location(s).unwrap().to_string(), s);
+        }
     }
 }

@@ -28,8 +28,11 @@ pub struct Key {
     /// How the reference describes the default, when the default's printed value does not say
     /// it well (a computed default, a long list).
     pub default: Option<&'static str>,
-    /// What it does (Markdown): the reference's *Meaning*; its first sentence is the flag's help.
+    /// What it does (Markdown): the reference's *Meaning*; its first sentence is the flag's help
+    /// unless [`Key::brief`] gives a shorter one.
     pub doc: &'static str,
+    /// The flag's help when the documentation's first sentence is too long for `--help`.
+    pub brief: Option<&'static str>,
     /// The commands it changes.
     pub uses: Uses,
     /// Standard OpenTelemetry variables that also set it (`otlp.*`).
@@ -77,6 +80,11 @@ impl Uses {
     /// Every command that reads Spark.
     pub const ALL: Uses = Uses(1 | 2 | 4);
 
+    /// Whether every command of `other` is one of these.
+    pub fn includes(self, other: Uses) -> bool {
+        self.0 & other.0 == other.0
+    }
+
     /// The command names, for the reference.
     pub fn names(self) -> Vec<&'static str> {
         [
@@ -113,6 +121,7 @@ impl Key {
             flag: Flag::None,
             default: None,
             doc: "",
+            brief: None,
             uses: Uses::ALL,
             otel_env: None,
             set,
@@ -178,6 +187,13 @@ impl Key {
     pub const fn doc(self, doc: &'static str) -> Key {
         Key { doc, ..self }
     }
+    /// With a short help for its flag (the documentation stays the reference's).
+    pub const fn brief(self, brief: &'static str) -> Key {
+        Key {
+            brief: Some(brief),
+            ..self
+        }
+    }
     /// With the reference's description of its default.
     pub const fn default(self, default: &'static str) -> Key {
         Key {
@@ -213,6 +229,9 @@ impl Key {
 
     /// The flag's help: the documentation's first sentence, as plain text.
     pub fn help(&self) -> String {
+        if let Some(b) = self.brief {
+            return b.to_string();
+        }
         let plain = plain_text(self.doc);
         let first = match plain.find(". ") {
             Some(i) => &plain[..=i],

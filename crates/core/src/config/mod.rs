@@ -14,6 +14,7 @@
 //!   it, resolved by [`load`] with the rest (a wrong variable is listed with the wrong keys).
 //! - `reader.rs`: a merged tree into [`Settings`], every problem named at once.
 //! - `settings.rs`: [`Settings`], one value per section.
+//! - `print.rs`: the settings as `check-config` prints them (YAML `--config.file` reads back).
 //! - the flags are built from the declarations by the binary's `cli/flags.rs` (clap's builder
 //!   API).
 //! - `docs.rs`: the reference tables.
@@ -39,6 +40,7 @@ mod model;
 mod otlp;
 pub mod otlp_env;
 pub mod parse;
+pub mod print;
 mod reader;
 mod settings;
 mod spark;

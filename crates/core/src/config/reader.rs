@@ -53,12 +53,19 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Report the keys of the tree that no declaration names.
+    /// Report the keys of the tree that no declaration names, each with the declared key
+    /// nearest to it when one is near (a typo).
     pub(super) fn unknown_keys<'k>(&mut self, keys: impl Iterator<Item = &'k Key> + Clone) {
         let mut found = vec![];
         walk(self.root, "", &keys, &mut found);
-        self.errors
-            .extend(found.into_iter().map(|k| format!("{k}: unknown field")));
+        for k in found {
+            match nearest(&k, keys.clone().map(|key| key.name)) {
+                Some(near) => self
+                    .errors
+                    .push(format!("{k}: unknown field (did you mean {near}?)")),
+                None => self.errors.push(format!("{k}: unknown field")),
+            }
+        }
     }
 }
 
@@ -138,6 +145,31 @@ fn map(v: &Value) -> Result<BTreeMap<String, String>, Problems> {
     }
 }
 
+/// The name among `names` closest to `unknown` by edit distance, if it is close: at most a
+/// third of its length apart (a typo or a dropped letter, not another key).
+pub(super) fn nearest<'n>(unknown: &str, names: impl Iterator<Item = &'n str>) -> Option<&'n str> {
+    let (d, best) = names
+        .map(|n| (edit_distance(unknown, n), n))
+        .min_by_key(|(d, _)| *d)?;
+    (d > 0 && d * 3 <= unknown.chars().count().max(3)).then_some(best)
+}
+
+/// Levenshtein distance, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let up = row[j + 1];
+            row[j + 1] = (diag + usize::from(ca != *cb)).min(up + 1).min(row[j] + 1);
+            diag = up;
+        }
+    }
+    row[b.len()]
+}
+
 /// Collect the dotted paths under `v` that are neither a declared key nor on the way to one.
 fn walk<'k>(
     v: &Value,
@@ -163,5 +195,29 @@ fn walk<'k>(
         } else {
             found.push(path);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_typo_gets_the_nearest_key() {
+        let names = [
+            "spark.poll_interval",
+            "spark.timeout",
+            "model.summary_level",
+        ];
+        assert_eq!(
+            nearest("spark.pol_interval", names.into_iter()),
+            Some("spark.poll_interval")
+        );
+        assert_eq!(
+            nearest("model.sumary_levl", names.into_iter()),
+            Some("model.summary_level")
+        );
+        assert_eq!(nearest("bogus", names.into_iter()), None, "nothing near");
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 }

@@ -11,6 +11,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .repeat("event-log.dir")
+    .brief("spark.eventLog.dir folder to tail (path, file://, s3://, gs://, az://, abfs://); repeatable.")
     .uses(Uses::RUN)
     .doc(
         "`spark.eventLog.dir` folders to tail: paths, `file://`, `s3://`, `s3a://`, `gs://`, \
@@ -39,6 +40,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("event-log.discovery-interval")
+    .brief("How often folders are listed for new logs and rolling parts.")
     .uses(Uses::RUN)
     .default("the poll interval")
     .doc(
@@ -55,6 +57,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("event-log.threads")
+    .brief("Logs read in parallel (one reader thread each).")
     .default("one per core (at most 16)")
     .doc(
         "Logs read in parallel: each log belongs to one reader thread; a cold start over many \

@@ -84,6 +84,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .switch("labels.connect-user")
+    .brief("spark_connect_jobs_total carries the Spark Connect user.")
     .doc("`spark_connect_jobs_total` carries the Spark Connect user in `user` (else empty)."),
     Key::list("histograms.duration_buckets", |s, v| {
         s.histograms.duration_buckets = parse::buckets(v)?;

@@ -44,6 +44,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("lifecycle.grace-period")
+    .brief("Longest drain, from SIGTERM (or the application's end) to exit.")
     .uses(Uses::RUN)
     .doc(
         "Longest drain, from SIGTERM (or the application's end) to exit (see [The \
@@ -66,6 +67,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .switch("lifecycle.exit-when-app-ends")
+    .brief("Exit by itself once the application has ended and the drain is done (a classic sidecar).")
     .uses(Uses::RUN)
     .doc(
         "Exit 0 by itself once the followed application has ended and the drain is done: for a \
@@ -77,6 +79,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("lifecycle.rest-unreachable-after")
+    .brief("How long REST must be unreachable, after a success, for the application to count as ended.")
     .uses(Uses::RUN)
     .doc(
         "With `exit_when_app_ends`: how long every REST target must be unreachable, after \
@@ -88,6 +91,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("shard.count")
+    .brief("Exporters sharing one event-log store or History Server (XXH32 of the id, or name, mod count).")
     .doc(
         "Exporters sharing one event-log store or History Server. Each exports the \
          applications whose id hashes to its index: `XXH32(app_id) mod count` \
@@ -101,6 +105,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("shard.index")
+    .brief("This exporter's shard, below shard.count (unset: the StatefulSet pod's ordinal).")
     .default("the StatefulSet pod's ordinal")
     .doc(
         "This exporter's shard, below `shard.count`; when unset and `shard.count` > 1 it is \

@@ -24,6 +24,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("model.summary-level")
+    .brief("What an ended application keeps after model.summary-after: full, groups or app.")
     .doc(
         "What an ended application keeps once `model.summary_after` has passed since its end: \
          `full` (everything, until `model.app_retention`), `groups` (application and job-group \
@@ -41,6 +42,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("model.summary-after")
+    .brief("How long after its end (Spark's time) an application keeps its detail.")
     .doc(
         "How long after its end (Spark's end time, not when the exporter read it) an \
          application keeps its detail: a sidecar's last scrapes see everything, and a fleet \
@@ -65,6 +67,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("model.max-app-age")
+    .brief("Only applications that started within this long are kept (older logs are not read).")
     .doc(
         "Only applications that started within this long are kept; older ones are dropped as \
          they age out (in name mode their counts stay in their name's series). A log last \
@@ -82,6 +85,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("model.aggregate-by")
+    .brief("Series per run (app_id) or per application name across runs (app_name).")
     .doc(
         "`app_id`: series per run. `app_name`: series per application name across runs, \
          without `app_id` (see [Trends across runs](metrics.md#trends-across-runs)); shards \
@@ -108,6 +112,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("model.max-finished-stages")
+    .brief("Finished stage attempts per application that keep per-stage series (failed, skewed, longest; 0: active only).")
     .doc(
         "Per application, at most this many finished stage attempts keep per-stage series \
          (within `model.stage_retention`): only those worth a look, failed ones first (newest \

@@ -18,6 +18,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("otlp.endpoint")
+    .brief("OTLP collector URL; enables the push (also OTEL_EXPORTER_OTLP_[METRICS_]ENDPOINT).")
     .uses(Uses::RUN)
     .otel("`OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, `OTEL_EXPORTER_OTLP_ENDPOINT`")
     .default("off")

@@ -10,6 +10,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .repeat("spark.url")
+    .brief("Driver UI or History Server base URL; repeatable; --spark.url= disables REST polling.")
     .doc(
         "Driver UIs or History Servers. `--spark.url=` (empty) disables REST polling; \
          `diagnose` reads the one given.",
@@ -37,6 +38,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("spark.app-limit")
+    .brief("Most applications followed per target (running first, then the most recently ended).")
     .doc(
         "Most applications followed per target (running first, then the most recently \
          ended): a memory guard. It counts applications, each with all its attempts. What it \

@@ -39,6 +39,9 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("web.config.file")
+    .brief(
+        "TLS, mutual TLS, basic auth, headers and rate limit (Prometheus exporter-toolkit format).",
+    )
     .uses(Uses::RUN)
     .doc(
         "TLS, mutual TLS, basic auth, headers and a rate limit, in the Prometheus \
@@ -49,6 +52,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .switch("web.openmetrics-created")
+    .brief("OpenMetrics output carries a _created sample for every counter and histogram.")
     .uses(Uses::SERVE)
     .doc(
         "OpenMetrics output carries a `_created` sample for every counter and histogram (see \
@@ -63,6 +67,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("web.max-staleness")
+    .brief("How far behind the model a scrape may be (0s: always current, at most 60s).")
     .uses(Uses::RUN)
     .doc(
         "How far behind the model a scrape may be: scrapes share one rendering of the \
