@@ -182,15 +182,7 @@ mod tests {
     use crate::config::{self, OverrideValue};
 
     fn values(args: &[&str]) -> Vec<(String, String)> {
-        let (_, o) = Cli::parse_from(std::iter::once("spark-exporter").chain(args.iter().copied()))
-            .expect("parses");
-        o.values
-            .into_iter()
-            .map(|(k, v)| match v {
-                OverrideValue::One(s) => (k, s),
-                OverrideValue::Many(l) => (k, l.join("|")),
-            })
-            .collect()
+        try_values(args).expect("parses")
     }
 
     #[test]
