@@ -25,8 +25,9 @@
 //!   served until scraped or exported, bounded by a grace period) and, in classic mode, the
 //!   end of the followed application.
 //! - [`diagnose`]: `spark-exporter diagnose`: the model filled once from event logs or REST,
-//!   read through the view step by step (the Spark UI's top-down procedure), findings ranked by
-//!   the time they explain, printed as text or versioned JSON.
+//!   then read by the crate `spark-exporter-diagnose` (re-exported here) through the view step
+//!   by step (the Spark UI's top-down procedure), findings ranked by the time they explain,
+//!   printed as text or versioned JSON.
 //! - [`process`]: the exporter process's own resources (`process_*`), read from `/proc/self`.
 //! - [`server`]: HTTP: `/metrics` (format and gzip negotiated per scrape), `/healthz`,
 //!   `/readyz`, the landing page.

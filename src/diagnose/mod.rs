@@ -6,15 +6,14 @@
 //! they explain; [`text`] prints them for a human, `--format json` as a [`report::Report`]
 //! (versioned, with a committed JSON Schema).
 //!
+//! The procedure, the report and its text are the crate `spark-exporter-diagnose` (re-exported
+//! here under their old paths); this module gathers the application it reads:
 //! - [`report`]: the report's types and schema version.
 //! - [`rules`]: the procedure's steps and each finding's cost formula.
 //! - [`links`]: Spark UI links of stages and SQL executions.
 //! - [`text`]: the human rendering.
 
-pub mod links;
-pub mod report;
-pub mod rules;
-pub mod text;
+pub use spark_exporter_diagnose::{links, report, rules, text};
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

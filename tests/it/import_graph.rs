@@ -261,7 +261,7 @@ type Graph = BTreeMap<String, BTreeMap<String, String>>;
 
 /// The crates of the workspace, each scanned on its own (a cycle between crates cannot
 /// compile).
-const CRATES: &[&str] = &["", "crates/core"];
+const CRATES: &[&str] = &["", "crates/core", "crates/diagnose"];
 
 fn graph(dir: &str) -> Graph {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -435,32 +435,43 @@ fn the_scanner_sees_paths_in_bodies_and_skips_tests_comments_and_strings() {
 /// The core crate (the model and the configuration) has no I/O dependency and does not depend
 /// on the crate of the collectors: an import from it into a collector cannot compile.
 #[test]
-fn the_core_crate_depends_on_no_io_and_no_collector() {
-    let manifest = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/core/Cargo.toml"),
-    )
-    .expect("crates/core/Cargo.toml");
-    let deps: Vec<&str> = manifest
-        .split("\n[")
-        .filter(|section| section.starts_with("dependencies]"))
-        .flat_map(|section| section.lines().skip(1))
-        .filter_map(|l| l.split('=').next())
-        .map(str::trim)
-        .filter(|name| !name.is_empty() && !name.starts_with('#'))
-        .collect();
-    assert!(
-        deps.contains(&"serde"),
-        "the dependencies are read: {deps:?}"
-    );
-    for io in [
-        "tokio",
-        "reqwest",
-        "hyper",
-        "hyper-util",
-        "object_store",
-        "tonic",
-        "spark-exporter",
+fn the_core_and_diagnose_crates_depend_on_no_io_and_no_collector() {
+    for (krate, allowed_local) in [
+        ("crates/core", &[][..]),
+        ("crates/diagnose", &["spark-exporter-core"][..]),
     ] {
-        assert!(!deps.contains(&io), "crates/core depends on {io}");
+        let manifest = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("{krate}/Cargo.toml")),
+        )
+        .expect("a crate manifest");
+        let deps: Vec<&str> = manifest
+            .split("\n[")
+            .filter(|section| section.starts_with("dependencies]"))
+            .flat_map(|section| section.lines().skip(1))
+            .filter_map(|l| l.split('=').next())
+            .map(str::trim)
+            .filter(|name| !name.is_empty() && !name.starts_with('#'))
+            .collect();
+        assert!(
+            deps.contains(&"serde"),
+            "the dependencies of {krate} are read: {deps:?}"
+        );
+        for io in [
+            "tokio",
+            "reqwest",
+            "hyper",
+            "hyper-util",
+            "object_store",
+            "tonic",
+        ] {
+            assert!(!deps.contains(&io), "{krate} depends on {io}");
+        }
+        // Of the workspace's own crates, only those below it in the layering.
+        for d in deps.iter().filter(|d| d.starts_with("spark-exporter")) {
+            assert!(
+                allowed_local.contains(d),
+                "{krate} depends on {d}, a crate above it"
+            );
+        }
     }
 }

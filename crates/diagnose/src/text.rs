@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::report::{AppReport, Place, Report};
+use crate::report::{AppReport, Place, Report};
 
 /// The whole report as text.
 pub fn render(r: &Report) -> String {

@@ -4,13 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::{DiagnoseConfig, Thresholds};
-use crate::model::details::StageDetail;
-use crate::model::view::{AppView, GroupView, SqlView};
-use crate::model::{StageStatus, TriggerInterval};
+use spark_exporter_core::config::{DiagnoseConfig, Thresholds};
+use spark_exporter_core::model::details::StageDetail;
+use spark_exporter_core::model::view::{AppView, GroupView, SqlView};
+use spark_exporter_core::model::{StageStatus, TriggerInterval};
 
-use super::links::Links;
-use super::report::{AppReport, Bottleneck, Finding, Kind, Place, Summary};
+use crate::links::Links;
+use crate::report::{AppReport, Bottleneck, Finding, Kind, Place, Summary};
 
 /// Stages listed as bottlenecks.
 const BOTTLENECKS: usize = 5;

@@ -1,0 +1,16 @@
+//! The diagnosis of a Spark application, read the way the Spark UI teaches: where the time went,
+//! the bottleneck stage, then skew, spill, GC, join strategy, cache, locality, idle cores and
+//! streaming batches near their trigger, each finding ranked by the time it explains.
+//!
+//! The rules read an application through the model's view ([`spark_exporter_core::model::view`]);
+//! gathering it (event logs, REST) is the main crate's `diagnose` module.
+//!
+//! - [`report`]: the report's types and schema version.
+//! - [`rules`]: the procedure's steps and each finding's cost formula.
+//! - [`links`]: Spark UI links of stages and SQL executions.
+//! - [`text`]: the human rendering.
+
+pub mod links;
+pub mod report;
+pub mod rules;
+pub mod text;
