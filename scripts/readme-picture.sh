@@ -103,8 +103,8 @@ def report_html(line):
     e = html.escape(line)
     e = re.sub(r"^(==.*)$", r'<span class="h">\1</span>', e)
     e = re.sub(r"\[([a-z_]+)\]", r'[<span class="n">\1</span>]', e)
-    e = re.sub(r"\(cost ([0-9.]+ s)\)", r'(cost <span class="x">\1</span>)', e)
-    e = re.sub(r"^(\s+)(where|numbers|remedy):", r'\1<span class="k">\2</span>:', e)
+    e = re.sub(r"cost ([0-9.,]+ [a-z-]+)", r'cost <span class="x">\1</span>', e)
+    e = re.sub(r"^(\s+)(where|numbers|limit|remedy|ui):", r'\1<span class="k">\2</span>:', e)
     return e
 
 shown = report[:n_diag]

@@ -666,3 +666,134 @@ async fn streaming_batches_near_their_trigger_are_found_and_the_twin_is_not() {
         a.findings
     );
 }
+
+/// The text report of the diagnosis fixture (issue 33): findings grouped by kind, each kind's
+/// remedy printed once; every number a finding carries has a label and a unit; counts agree
+/// with their nouns; no `name=value` dump.
+#[tokio::test]
+async fn the_text_report_groups_findings_and_gives_every_number_its_unit() {
+    use spark_exporter::diagnose::text;
+    let req = Request {
+        event_logs: vec![fixture().join("eventlog").to_string_lossy().into_owned()],
+        ..Request::default()
+    };
+    let r = diagnose(&settings(), &req)
+        .await
+        .expect("diagnose the fixture");
+    let mut names = std::collections::BTreeSet::new();
+    for a in &r.applications {
+        for f in &a.findings {
+            names.extend(f.numbers.keys().cloned());
+        }
+    }
+    assert!(
+        names.len() > 20,
+        "the fixture's findings carry numbers: {names:?}"
+    );
+    for n in &names {
+        assert!(
+            text::label(n).is_some(),
+            "the number {n:?} has no label and unit in diagnose's text table"
+        );
+    }
+    let out = text::render(&r);
+    // One section per kind per application; each kind's remedies once.
+    let sections = |app: &str| -> Vec<String> {
+        let mut out: Vec<String> = vec![];
+        let mut open = false;
+        for l in app.lines() {
+            let head = l
+                .strip_prefix("  ")
+                .and_then(|r| r.split_once(". ["))
+                .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+            if head {
+                out.push(String::new());
+                open = true;
+            } else if !l.starts_with("   ") {
+                open = false;
+            }
+            if open {
+                let last = out.last_mut().unwrap();
+                last.push_str(l);
+                last.push('\n');
+            }
+        }
+        out
+    };
+    let mut gc = None;
+    for app in out.split("\n== ") {
+        let mut kinds = std::collections::BTreeSet::new();
+        for section in sections(app) {
+            let kind = section
+                .split(']')
+                .next()
+                .unwrap()
+                .split('[')
+                .nth(1)
+                .unwrap()
+                .to_string();
+            assert!(
+                kinds.insert(kind.clone()),
+                "kind {kind} printed twice:\n{app}"
+            );
+            let remedies: Vec<&str> = section
+                .lines()
+                .filter(|l| l.trim_start().starts_with("remedy:"))
+                .collect();
+            assert!(!remedies.is_empty(), "a remedy for {kind}:\n{section}");
+            let unique: std::collections::BTreeSet<&&str> = remedies.iter().collect();
+            assert_eq!(
+                unique.len(),
+                remedies.len(),
+                "a remedy repeated in {section}"
+            );
+            if kind == "gc_pressure" {
+                gc = Some(section.clone());
+            }
+        }
+        assert!(!kinds.is_empty() || app.contains("No findings."), "{app}");
+    }
+    // The GC findings of the gc_pressure group: several, one remedy.
+    let gc = gc.expect("a gc_pressure section");
+    assert!(gc.matches("\n       - Stage").count() >= 2, "{gc}");
+    assert_eq!(gc.matches("remedy:").count(), 1, "{gc}");
+    for bad in ["1 jobs", "1 stage attempts", "1 tasks", "1 findings", "="] {
+        assert!(
+            !out.lines()
+                .filter(|l| !l.contains("remedy:") && !l.contains("ui:"))
+                .any(|l| l.contains(&format!(" {bad}"))
+                    || (bad == "=" && l.contains("numbers:") && l.contains('='))),
+            "{bad:?} in the text:\n{out}"
+        );
+    }
+    // Costs say their unit; times read as durations.
+    assert!(out.contains("task-seconds"), "{out}");
+    assert!(out.contains("core-seconds"), "{out}");
+    assert!(out.contains("Where the time went, by job group"), "{out}");
+}
+
+/// A streaming query whose trigger interval is neither configured nor inferable (slow_sink of
+/// the streaming fixture, always behind) gets a note naming the key; with the key set, the
+/// note goes.
+#[tokio::test]
+async fn a_streaming_query_without_a_trigger_interval_gets_a_note() {
+    use spark_exporter::diagnose::text;
+    let log = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/streaming-4.1.1/eventlog");
+    let req = Request {
+        event_logs: vec![log.to_string_lossy().into_owned()],
+        ..Request::default()
+    };
+    let r = diagnose(&settings(), &req).await.expect("diagnose");
+    let out = text::render(&r);
+    let note = out
+        .lines()
+        .find(|l| l.starts_with("note: streaming query \"slow_sink\""))
+        .unwrap_or_else(|| panic!("a note for slow_sink:\n{out}"));
+    assert!(note.contains("trigger_intervals"), "{note}");
+    let mut s = settings();
+    s.streaming
+        .trigger_intervals
+        .insert("slow_sink".into(), Duration::from_secs(10));
+    let out = text::render(&diagnose(&s, &req).await.expect("diagnose"));
+    assert!(!out.contains("note: streaming query"), "{out}");
+}

@@ -55,6 +55,27 @@ pub struct AppReport {
     pub bottlenecks: Vec<Bottleneck>,
     /// The findings, most costly first.
     pub findings: Vec<Finding>,
+    /// Task time by job group and description, most first: where the time went, per group.
+    /// For the text only (the JSON report, schema v1, is unchanged).
+    #[serde(skip)]
+    pub group_times: Vec<GroupTime>,
+    /// What the procedure could not check, and how to let it (a streaming query whose trigger
+    /// interval is unknown, ...). For the text only.
+    #[serde(skip)]
+    pub notes: Vec<String>,
+}
+
+/// One job group's (and description's) share of an application's task time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupTime {
+    /// Job group label value.
+    pub job_group: String,
+    /// Job description label value.
+    pub description: String,
+    /// Task run time, seconds.
+    pub task_seconds: f64,
+    /// Jobs ended.
+    pub jobs: u64,
 }
 
 /// An application's totals.

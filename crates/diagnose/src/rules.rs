@@ -10,7 +10,7 @@ use spark_exporter_core::model::view::{AppView, GroupView, SqlView};
 use spark_exporter_core::model::{StageStatus, TriggerInterval};
 
 use crate::links::Links;
-use crate::report::{AppReport, Bottleneck, Finding, Kind, Place, Summary};
+use crate::report::{AppReport, Bottleneck, Finding, GroupTime, Kind, Place, Summary};
 
 /// Stages listed as bottlenecks.
 const BOTTLENECKS: usize = 5;
@@ -65,7 +65,24 @@ pub fn diagnose_app(
             .then(a.at.job_group.cmp(&b.at.job_group))
             .then(a.at.description.cmp(&b.at.description))
     });
+    let mut group_times: Vec<GroupTime> = groups
+        .iter()
+        .filter(|g| g.totals.run_time_ms > 0)
+        .map(|g| GroupTime {
+            job_group: g.key.0.to_string(),
+            description: g.key.1.to_string(),
+            task_seconds: secs(g.totals.run_time_ms),
+            jobs: g.jobs.iter().map(|(_, n)| n).sum(),
+        })
+        .collect();
+    group_times.sort_by(|a, b| {
+        b.task_seconds
+            .total_cmp(&a.task_seconds)
+            .then_with(|| (&a.job_group, &a.description).cmp(&(&b.job_group, &b.description)))
+    });
     AppReport {
+        group_times,
+        notes: step.notes(),
         app_id: app.id().to_string(),
         app_name: app.name().to_string(),
         spark_version: app.spark_version().to_string(),
@@ -572,13 +589,11 @@ impl Step<'_, '_> {
         let mut out = vec![];
         for (name, q) in self.app.streaming() {
             let (interval, how) = match q.trigger_interval() {
-                Some(TriggerInterval::Configured(s)) => (s, "configured"),
-                Some(TriggerInterval::Inferred(s)) => (s, "inferred"),
-                None => continue,
+                Some(TriggerInterval::Configured(s)) if s > 0.0 => (s, "configured"),
+                Some(TriggerInterval::Inferred(s)) if s > 0.0 => (s, "inferred"),
+                // Not checked: notes() says so.
+                _ => continue,
             };
-            if interval <= 0.0 {
-                continue;
-            }
             let budget_ms = interval * 1000.0 * t.trigger_ratio;
             let d: Vec<u64> = q.recent_durations_ms().collect();
             if d.is_empty() {
@@ -595,10 +610,15 @@ impl Step<'_, '_> {
             }
             let cost: f64 = near.iter().map(|x| (x - budget_ms) / 1000.0).sum();
             let longest = d.iter().max().copied().unwrap_or(0);
+            // Over the whole trigger, a batch starts the next one late: with half the recent
+            // batches so, the query is behind, not close to it.
+            let over = d.iter().filter(|x| **x as f64 > interval * 1000.0).count();
+            let behind = over * 2 >= d.len();
             out.push(Finding {
                 kind: Kind::StreamingTrigger,
                 title: format!(
-                    "{} of the last {} batches took over {:.0}% of the {interval} s trigger",
+                    "{} of the last {} batches took over {:.0}% of the {interval} s trigger, \
+                     {over} over all of it",
                     near.len(),
                     d.len(),
                     t.trigger_ratio * 100.0
@@ -615,15 +635,48 @@ impl Step<'_, '_> {
                     ("batches_near_trigger", near.len() as f64),
                     ("longest_batch_seconds", secs(longest)),
                     ("batches", q.batches() as f64),
+                    ("batches_over_trigger", over as f64),
                 ]),
-                remedy: "The query is close to falling behind: cap each batch's input \
-                         (maxOffsetsPerTrigger, maxFilesPerTrigger), add executors or partitions, \
-                         or lengthen the trigger interval."
-                    .into(),
+                remedy: format!(
+                    "{} cap each batch's input (maxOffsetsPerTrigger, maxFilesPerTrigger), add \
+                     executors or partitions, or lengthen the trigger interval.",
+                    if behind {
+                        "The query is falling behind: its batches outlast the trigger, so each \
+                         starts late and the backlog grows;"
+                    } else {
+                        "The query is close to falling behind:"
+                    }
+                ),
                 url: self.links.page(self.app.id(), "StreamingQuery/"),
             });
         }
         out
+    }
+
+    /// What the procedure could not check: each streaming query without a trigger interval
+    /// (none configured in `streaming.trigger_intervals`, and none inferred from its batch
+    /// starts, as for a query always behind, whose batches start back to back).
+    fn notes(&self) -> Vec<String> {
+        self.app
+            .streaming()
+            .filter(|(_, q)| q.batches() > 0)
+            .filter(|(_, q)| {
+                !matches!(
+                    q.trigger_interval(),
+                    Some(TriggerInterval::Configured(s) | TriggerInterval::Inferred(s)) if s > 0.0
+                )
+            })
+            .map(|(name, q)| {
+                format!(
+                    "streaming query {name:?} ({} batches) was not checked against its trigger: \
+                     its interval is not configured and could not be inferred from its batch \
+                     starts (a query always behind starts each batch right after the last). Set \
+                     it in the configuration file (--config.file), e.g. `streaming: \
+                     {{trigger_intervals: {{{name:?}: 10s}}}}`.",
+                    q.batches()
+                )
+            })
+            .collect()
     }
 
     /// Idle cores: used / allocated core time below `min_core_utilization`, once at least
