@@ -141,7 +141,8 @@ async fn dump(settings: Arc<Settings>, url_flag: bool, paths: Vec<String>, om: b
     // With --event-log only, do not also poll the default UI URL.
     let rest = (paths.is_empty() || url_flag) && !settings.spark.urls.is_empty();
     if !paths.is_empty() {
-        let logs = collect::EventLogs::new(settings.clone(), telemetry.clone()).paths(paths);
+        let logs =
+            collect::EventLogs::new(settings.clone(), telemetry.clone()).paths(paths.clone());
         collectors.push(Arc::new(logs));
     }
     if rest {
@@ -154,7 +155,29 @@ async fn dump(settings: Arc<Settings>, url_flag: bool, paths: Vec<String>, om: b
     for e in &errors {
         tracing::error!(error = %e, "Reading failed.");
     }
-    let ok = errors.is_empty();
+    let mut ok = errors.is_empty();
+    // Nothing to show is a mistake to say out loud (a wrong folder, the run command's flag):
+    // the (empty) exposition is printed, and the exit is 1.
+    if ok && model.view(|v| v.apps().next().is_none()) {
+        let mut inputs: Vec<String> = paths.clone();
+        if rest {
+            inputs.extend(settings.spark.urls.iter().map(|u| u.to_string()));
+        }
+        eprintln!(
+            "spark-exporter dump: no application found in {}{}",
+            inputs.join(", "),
+            if paths.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (read: event-log files and eventlog_v2_* folders, {} levels of sub-folders \
+                     deep; --event-log.depth changes it)",
+                    settings.event_log.depth
+                )
+            }
+        );
+        ok = false;
+    }
     let registry = prometheus::registry(model).with_created(settings.web.openmetrics_created);
     match prometheus::render(&registry, om) {
         Ok(s) => out(&s),

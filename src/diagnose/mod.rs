@@ -166,7 +166,16 @@ pub async fn diagnose_counted(
                     known: ids.into_iter().take(MAX_LISTED).collect(),
                 }),
             },
-            None if ids.is_empty() => Err(DiagnoseError::Empty(inputs.join(", "))),
+            None if ids.is_empty() => Err(DiagnoseError::Empty(if source == "event_log" {
+                format!(
+                    "{} (read: event-log files and eventlog_v2_* folders, {} levels of \
+                     sub-folders deep; --event-log.depth changes it)",
+                    inputs.join(", "),
+                    settings.event_log.depth
+                )
+            } else {
+                inputs.join(", ")
+            })),
             None => Ok(v
                 .apps()
                 .map(|a| {

@@ -50,6 +50,8 @@ const WARN_LIMIT: u64 = 10;
 #[derive(Debug)]
 pub struct LogApp {
     name_id: String,
+    /// Spark events read (known, ignored or unknown kinds): none means not an event log.
+    events: u64,
     app_id: Option<String>,
     spark_version: Option<String>,
     waiting: Vec<Event>,
@@ -67,6 +69,7 @@ impl LogApp {
     pub fn new(name_id: String) -> LogApp {
         LogApp {
             name_id,
+            events: 0,
             app_id: None,
             spark_version: None,
             waiting: Vec::new(),
@@ -100,6 +103,12 @@ impl LogApp {
                 description.clone_from(&op.statement);
             }
         }
+    }
+
+    /// Spark events read so far (of any kind): 0 for a file that holds none, which is not an
+    /// event log.
+    pub fn events(&self) -> u64 {
+        self.events
     }
 
     /// True once the application id is known (its start read, or settled on the name's).
@@ -408,6 +417,7 @@ impl LineSink for Applier<'_> {
         match parse_line(line) {
             Ok(Some(ev)) => {
                 self.stats.events += 1;
+                self.app.events += 1;
                 if let Some(t) = ev.time_ms() {
                     self.stats.newest_ms = Some(self.stats.newest_ms.map_or(t, |n| n.max(t)));
                 }
@@ -416,10 +426,12 @@ impl LineSink for Applier<'_> {
             Ok(None) => {
                 if !line.trim_ascii().is_empty() {
                     self.stats.events += 1;
+                    self.app.events += 1;
                 }
             }
             Err(e @ ParseError::UnknownEvent(_)) => {
                 self.stats.events += 1;
+                self.app.events += 1;
                 self.warnings
                     .report(self.out.telemetry, self.file, e.kind(), &e);
             }

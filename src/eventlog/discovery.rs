@@ -188,7 +188,27 @@ fn list(fs: &dyn Fs, dir: &Path) -> Result<Vec<Entry>, DiscoveryError> {
 
 /// Every log directly inside `dir`.
 pub fn scan(fs: &dyn Fs, dir: &Path) -> Result<Vec<Found>, DiscoveryError> {
+    scan_to(fs, dir, 0)
+}
+
+/// Every log inside `dir` and its sub-folders down to `depth` levels (not rolling logs'
+/// folders, which are logs, nor names starting with `.` or `_`). `dir` that cannot be listed is
+/// an error; a sub-folder that cannot be (gone since it was listed, or refused) is logged and
+/// left out.
+pub fn scan_to(fs: &dyn Fs, dir: &Path, depth: u32) -> Result<Vec<Found>, DiscoveryError> {
+    scan_noting(fs, dir, depth, &mut vec![])
+}
+
+/// [`scan_to`], noting in `stray` the files (as shown) whose names are no event log's (hidden
+/// names and names starting with `_`, such as Hadoop's `_SUCCESS`, are not noted).
+pub fn scan_noting(
+    fs: &dyn Fs,
+    dir: &Path,
+    depth: u32,
+    stray: &mut Vec<String>,
+) -> Result<Vec<Found>, DiscoveryError> {
     let mut found = Vec::new();
+    let mut below = vec![];
     for e in list(fs, dir)? {
         if e.is_dir {
             if let Some(app) = e.name.strip_prefix(ROLLING_DIR) {
@@ -198,6 +218,8 @@ pub fn scan(fs: &dyn Fs, dir: &Path) -> Result<Vec<Found>, DiscoveryError> {
                     id: e.id,
                     modified_ms: e.modified_ms,
                 });
+            } else if depth > 0 && !e.name.starts_with(['.', '_']) {
+                below.push(e.path);
             }
         } else if let Some(log) = parse_single_name(&e.name) {
             found.push(Found::Single {
@@ -207,6 +229,14 @@ pub fn scan(fs: &dyn Fs, dir: &Path) -> Result<Vec<Found>, DiscoveryError> {
                 len: e.len,
                 modified_ms: e.modified_ms,
             });
+        } else if !e.name.starts_with(['.', '_']) {
+            stray.push(fs.display(&e.path));
+        }
+    }
+    for sub in below {
+        match scan_noting(fs, &sub, depth - 1, stray) {
+            Ok(more) => found.extend(more),
+            Err(e) => tracing::warn!(error = %e, "Cannot list an event-log sub-folder; skipped."),
         }
     }
     Ok(found)

@@ -189,13 +189,36 @@ impl Engine {
     }
 
     /// Post-mortem: every log is as complete as it will get; settle application ids.
+    ///
+    /// A log that held no Spark event at all is not an event log (a stray file, a text file
+    /// named by mistake): it is not an application, and is counted (`not_event_log`), warned
+    /// about and listed by [`Engine::not_event_logs`].
     pub fn settle_all(&mut self, out: Out<'_>) {
         for log in self.logs.values_mut() {
-            if !log.app.settled() {
-                log.app.settle(out.observer);
-                out.observer.app_delivered(log.app.app_id());
+            if log.app.settled() {
+                continue;
             }
+            if log.app.events() == 0 {
+                let file = log.fs.display(&log.path);
+                tracing::warn!(file = %file, "Not a Spark event log (no event in it); skipped.");
+                out.telemetry.eventlog_error("not_event_log");
+                continue;
+            }
+            log.app.settle(out.observer);
+            out.observer.app_delivered(log.app.app_id());
         }
+    }
+
+    /// The logs, as shown, that held no Spark event (after [`Engine::settle_all`]).
+    pub fn not_event_logs(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .logs
+            .values()
+            .filter(|l| !l.app.settled() && l.app.events() == 0)
+            .map(|l| l.fs.display(&l.path))
+            .collect();
+        v.sort();
+        v
     }
 
     /// Report file counts by state (`active`, `finished`, `error`).
@@ -253,7 +276,7 @@ pub fn list_dirs<'d>(
     dirs.iter()
         .map(|dir| {
             let shown = dir.display();
-            let listed = discovery::scan(&*dir.fs, &dir.path);
+            let listed = discovery::scan_to(&*dir.fs, &dir.path, dir.depth);
             if let Some(store) = dir.fs.store() {
                 out.telemetry.set_store_up(store, listed.is_ok());
             }

@@ -176,6 +176,8 @@ pub struct Root {
     pub fs: std::sync::Arc<dyn Fs>,
     /// The folder or file inside it.
     pub path: PathBuf,
+    /// Levels of sub-folders listed under it (`event_log.depth`; 0: the folder only).
+    pub depth: u32,
 }
 
 impl Root {
@@ -184,7 +186,14 @@ impl Root {
         Root {
             fs: std::sync::Arc::new(LocalFs),
             path: path.into(),
+            depth: 0,
         }
+    }
+
+    /// The same root, its sub-folders listed `depth` levels down.
+    pub fn with_depth(mut self, depth: u32) -> Root {
+        self.depth = depth;
+        self
     }
 
     /// As logs show it.

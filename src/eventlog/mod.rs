@@ -63,6 +63,13 @@ pub enum EventLogError {
     /// An object store cannot be set up.
     #[error(transparent)]
     Store(#[from] objfs::StoreError),
+    /// A file named to [`ingest_paths`] holds no Spark event.
+    #[error(
+        "not a Spark event log (no event in it; an event log is JSON lines like {{\"Event\":\"SparkListenerLogStart\",...}}, \
+         possibly compressed): {}",
+        .0.join(", ")
+    )]
+    NotEventLog(Vec<String>),
 }
 
 /// The roots of `locations` (paths or object-store URLs), blocking on `rt` for object stores.
@@ -103,12 +110,15 @@ pub async fn run<O: Observer + 'static>(
     if settings.event_log.dirs.is_empty() {
         return;
     }
-    let dirs = roots(
+    let dirs: Vec<fs::Root> = roots(
         &settings.event_log.dirs,
         &tokio::runtime::Handle::current(),
         &telemetry,
         settings.event_log.poll_interval,
-    );
+    )
+    .into_iter()
+    .map(|r| r.with_depth(settings.event_log.depth))
+    .collect();
     let interval = settings.event_log.poll_interval;
     let discovery = settings.event_log.discovery_interval.unwrap_or(interval);
     let max_line = settings.event_log.max_line_bytes;
@@ -223,6 +233,8 @@ pub fn ingest_paths_with<P: AsRef<std::ffi::OsStr>>(
     )
     .with_filter(filter.clone());
     let rt = tokio::runtime::Handle::try_current().ok();
+    // The single files named (not found in a folder): one that is no event log is an error.
+    let mut named = vec![];
     for path in paths {
         let text = path.as_ref().to_string_lossy();
         let location = objfs::parse_location(&text).map_err(objfs::StoreError::Location)?;
@@ -237,9 +249,26 @@ pub fn ingest_paths_with<P: AsRef<std::ffi::OsStr>>(
             telemetry.set_store_up(store, found.is_ok());
         }
         match found? {
-            Some(found) => engine.add(found, &root, out),
+            Some(found) => {
+                if let discovery::Found::Single { path, .. } = &found {
+                    named.push(root.fs.display(path));
+                }
+                engine.add(found, &root, out);
+            }
             None => {
-                for found in discovery::scan(&*root.fs, &root.path)? {
+                let mut stray = vec![];
+                let listed = discovery::scan_noting(
+                    &*root.fs,
+                    &root.path,
+                    settings.event_log.depth,
+                    &mut stray,
+                )?;
+                // Not counted as errors: a folder may hold notes and expectations beside its
+                // logs; a file named like a log that holds no event is (settle_all).
+                for file in stray {
+                    tracing::warn!(file = %file, "Not an event log's name; skipped.");
+                }
+                for found in listed {
                     engine.add(found, &root, out);
                 }
             }
@@ -249,5 +278,13 @@ pub fn ingest_paths_with<P: AsRef<std::ffi::OsStr>>(
     engine.settle_all(out);
     engine.report(out);
     observer.startup_done();
+    let not_logs: Vec<String> = engine
+        .not_event_logs()
+        .into_iter()
+        .filter(|p| named.contains(p))
+        .collect();
+    if !not_logs.is_empty() {
+        return Err(EventLogError::NotEventLog(not_logs));
+    }
     Ok(())
 }

@@ -92,6 +92,7 @@ pub fn root(
             Ok(Root {
                 fs: Arc::new(fs),
                 path: PathBuf::from(prefix),
+                depth: 0,
             })
         }
     }
@@ -218,7 +219,50 @@ fn io_err(e: object_store::Error) -> io::Error {
     };
     let text = e.to_string();
     let one_line: Vec<String> = text.split_whitespace().map(redact_query).collect();
-    io::Error::new(kind, one_line.join(" "))
+    let one_line = one_line.join(" ");
+    match credential_hint(&one_line) {
+        Some(hint) => io::Error::new(kind, format!("{hint}; the store said: {one_line}")),
+        None => io::Error::new(kind, one_line),
+    }
+}
+
+/// When a store's error is that of finding no credentials (the last place looked being the
+/// cloud's instance metadata service, which off that cloud refuses or is not there), say so,
+/// and where they were looked for.
+fn credential_hint(text: &str) -> Option<String> {
+    let lower = text.to_lowercase();
+    let metadata = lower.contains("169.254.169.254")
+        || lower.contains("metadata.google.internal")
+        || lower.contains("169.254.170.2");
+    if !metadata && !lower.contains("credential") {
+        return None;
+    }
+    let (store, env) = if lower.contains(" s3 ") || lower.starts_with("generic s3") {
+        (
+            "S3",
+            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_WEB_IDENTITY_TOKEN_FILE with \
+             AWS_ROLE_ARN (IRSA), AWS_CONTAINER_CREDENTIALS_FULL_URI or _RELATIVE_URI (ECS, EKS \
+             Pod Identity), then the EC2 instance metadata service (169.254.169.254)",
+        )
+    } else if lower.contains("gcs") || lower.contains("google") {
+        (
+            "GCS",
+            "GOOGLE_SERVICE_ACCOUNT (or GOOGLE_APPLICATION_CREDENTIALS) naming a key file, \
+             application default credentials, then the GCE metadata server",
+        )
+    } else if lower.contains("azure") {
+        (
+            "Azure",
+            "AZURE_STORAGE_ACCOUNT_KEY, AZURE_STORAGE_SAS_TOKEN, AZURE_CLIENT_ID with \
+             AZURE_CLIENT_SECRET and AZURE_TENANT_ID, AZURE_FEDERATED_TOKEN_FILE (workload \
+             identity), then the instance metadata service (169.254.169.254)",
+        )
+    } else {
+        return None;
+    };
+    Some(format!(
+        "no {store} credentials found (looked in: {env}); set them in the exporter's environment"
+    ))
 }
 
 /// A URL's query string (a SAS token's signature lives there) as `?<redacted>`.
@@ -524,6 +568,40 @@ impl Reader for ObjectReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The errors object_store gave when no credentials were set (S3 off AWS: the metadata
+    /// service refused; Azure likewise) say so, with where they were looked for; others do
+    /// not get the hint.
+    #[test]
+    fn a_missing_credential_is_named() {
+        let s3 = "Generic S3 error: Error performing PUT http://169.254.169.254/latest/api/token \
+                  in 11.4ms - Server returned non-2xx status code: 403 Forbidden";
+        let h = credential_hint(s3).expect("a hint");
+        assert!(h.starts_with("no S3 credentials found"), "{h}");
+        assert!(
+            h.contains("AWS_ACCESS_KEY_ID") && h.contains("169.254.169.254"),
+            "{h}"
+        );
+        let az = "Generic MicrosoftAzure error: Error performing token request: \
+                  http://169.254.169.254/metadata/identity/oauth2/token";
+        assert!(credential_hint(az)
+            .unwrap()
+            .starts_with("no Azure credentials"));
+        let gcs = "Generic GCS error: Error performing token request: \
+                   http://metadata.google.internal/computeMetadata/v1";
+        assert!(credential_hint(gcs)
+            .unwrap()
+            .starts_with("no GCS credentials"));
+        assert_eq!(
+            credential_hint("Generic S3 error: 403 Forbidden: AccessDenied on bucket b"),
+            None
+        );
+        let e = io_err(object_store::Error::Generic {
+            store: "S3",
+            source: s3.into(),
+        });
+        assert!(e.to_string().contains("no S3 credentials found"), "{e}");
+    }
 
     #[test]
     fn requests_are_counted_by_operation() {

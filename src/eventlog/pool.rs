@@ -145,11 +145,22 @@ impl Pool {
         })
     }
 
-    /// Post-mortem: settle every log's application id.
+    /// Post-mortem: settle every log's application id (not of files that held no event).
     pub fn settle_all(&mut self, out: Out<'_>) {
         for e in &mut self.shards {
             e.settle_all(out);
         }
+    }
+
+    /// The logs, as shown, that held no Spark event (after [`Pool::settle_all`]).
+    pub fn not_event_logs(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .shards
+            .iter()
+            .flat_map(|e| e.not_event_logs())
+            .collect();
+        v.sort();
+        v
     }
 
     /// Report file counts by state, all engines together.

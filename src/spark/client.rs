@@ -55,6 +55,72 @@ fn auth_headers(auth: &SparkAuthConfig) -> Result<reqwest::header::HeaderMap, Cl
 /// anything past this is a misconfigured target, not Spark.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 
+/// ` Not Found`: a status code's reason phrase, when it has one.
+fn reason(status: u16) -> String {
+    reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .map(|r| format!(" {r}"))
+        .unwrap_or_default()
+}
+
+/// Why a connection failed, in words: refused, DNS, TLS, reset, or the innermost error's
+/// message (reqwest's own is "error sending request", which names no cause).
+pub fn connect_cause(e: &reqwest::Error) -> String {
+    let mut chain: Vec<&(dyn std::error::Error + 'static)> = vec![];
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cur {
+        chain.push(c);
+        cur = c.source();
+    }
+    let host = e
+        .url()
+        .map(|u| {
+            let port = u.port_or_known_default().map(|p| format!(":{p}"));
+            format!(
+                "{}{}",
+                u.host_str().unwrap_or("?"),
+                port.unwrap_or_default()
+            )
+        })
+        .unwrap_or_default();
+    for c in &chain {
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => {
+                    return format!("connection refused: nothing listens on {host}")
+                }
+                std::io::ErrorKind::ConnectionReset => {
+                    return "connection reset by the peer".into()
+                }
+                std::io::ErrorKind::TimedOut => return format!("connecting to {host} timed out"),
+                _ => {}
+            }
+        }
+    }
+    let innermost = chain.last().map(|c| c.to_string()).unwrap_or_default();
+    let all: String = chain
+        .iter()
+        .map(|c| c.to_string().to_lowercase())
+        .collect::<Vec<_>>()
+        .join(" / ");
+    if all.contains("dns error") || all.contains("failed to lookup address") {
+        format!(
+            "DNS lookup of {} failed ({innermost})",
+            host.split(':').next().unwrap_or("")
+        )
+    } else if all.contains("certificate")
+        || all.contains("tls")
+        || all.contains("handshake")
+        || all.contains("invalidcontenttype")
+        || all.contains("corrupt message")
+    {
+        format!("TLS handshake with {host} failed ({innermost})")
+    } else {
+        innermost
+    }
+}
+
 /// Why a request failed. [`ClientError::kind`] is the `kind` label of
 /// `spark_exporter_scrape_errors_total`.
 #[derive(Debug, thiserror::Error)]
@@ -67,7 +133,7 @@ pub enum ClientError {
     #[error("spark.auth: {0}")]
     Auth(String),
     /// Connection refused, DNS failure, TLS handshake, reset before a response.
-    #[error("cannot connect to {url}: {source}")]
+    #[error("cannot connect to {url}: {}", connect_cause(.source))]
     Connect {
         /// Request URL.
         url: String,
@@ -84,7 +150,7 @@ pub enum ClientError {
         timeout: Duration,
     },
     /// A status other than 2xx (404 only where it is not an expected "not yet").
-    #[error("{url} answered HTTP {status}")]
+    #[error("{url} answered HTTP {status}{}", reason(*.status))]
     HttpStatus {
         /// Request URL.
         url: String,

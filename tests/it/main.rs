@@ -24,6 +24,7 @@ mod golden;
 mod import_graph;
 mod jvm;
 mod metric_catalogue;
+mod mistakes;
 mod model_state;
 mod otlp_export;
 mod proptest_parsers;

@@ -8,6 +8,8 @@ use crate::location::Location;
 
 /// Default event-log poll interval (back-off at EOF).
 pub const DEFAULT_EVENTLOG_POLL: Duration = Duration::from_secs(1);
+/// Default depth of sub-folders read under an event-log location (`<cluster>/<year>/<day>/`).
+pub const DEFAULT_EVENTLOG_DEPTH: u32 = 3;
 /// Default cap on one event-log line; longer lines are skipped and counted.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
@@ -28,6 +30,10 @@ pub struct EventLogConfig {
     /// `poll_interval`). On a bucket each listing is a request per 1,000 keys.
     #[serde(with = "humantime_serde::option")]
     pub discovery_interval: Option<Duration>,
+    /// How many levels of sub-folders (not `eventlog_v2_*` logs, not hidden) are read under a
+    /// location: 0 reads the folder itself only. Each sub-folder is one more listing per
+    /// discovery pass.
+    pub depth: u32,
 }
 
 impl Default for EventLogConfig {
@@ -38,6 +44,7 @@ impl Default for EventLogConfig {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             threads: default_eventlog_threads(),
             discovery_interval: None,
+            depth: DEFAULT_EVENTLOG_DEPTH,
         }
     }
 }

@@ -48,6 +48,25 @@ pub(crate) const KEYS: &[Key] = &[
          listing costs a request per 1,000 keys, so raise it for large buckets (a log's growth \
          is still read every poll).",
     ),
+    Key::one("event_log.depth", |s, v| {
+        let n = parse::count(v)?;
+        if n > 16 {
+            return Err("must be at most 16".into());
+        }
+        s.event_log.depth = n as u32;
+        Ok(())
+    })
+    .flag("event-log.depth")
+    .brief("Levels of sub-folders read under an event-log location (0: the folder only).")
+    .uses(Uses::ALL)
+    .default("3")
+    .doc(
+        "Levels of sub-folders read under an event-log location or an `--event-log` folder, for \
+         stores that keep one prefix per cluster or per day (`<cluster>/<yyyy>/<mm-dd>/`); 0 \
+         reads the folder itself only. `eventlog_v2_*` folders are logs, not sub-folders, and \
+         names starting with `.` or `_` are skipped. Each sub-folder costs one more listing per \
+         discovery pass: on a bucket, one LIST request per 1,000 keys of each sub-folder.",
+    ),
     Key::one("event_log.threads", |s, v| {
         let n = parse::count(v)?;
         if n > 256 {
