@@ -28,7 +28,7 @@
 //!   then read by the crate `spark-exporter-diagnose` (re-exported here) through the view step
 //!   by step (the Spark UI's top-down procedure), findings ranked by the time they explain,
 //!   printed as text or versioned JSON.
-//! - [`process`]: the exporter process's own resources (`process_*`), read from `/proc/self`.
+//! - `process`: the exporter process's own resources (`process_*`), read from `/proc/self`.
 //! - [`server`]: HTTP: `/metrics` (format and gzip negotiated per scrape), `/healthz`,
 //!   `/readyz`, the landing page.
 //! - [`webconfig`]: `--web.config.file` (TLS with certificate reload, mTLS, basic auth, headers,
@@ -41,7 +41,7 @@ pub mod diagnose;
 pub mod eventlog;
 pub mod export;
 pub mod lifecycle;
-pub mod process;
+pub(crate) mod process;
 pub mod server;
 pub mod spark;
 pub mod webconfig;

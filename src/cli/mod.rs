@@ -9,7 +9,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use crate::config::key::Uses;
 use crate::config::{self, Overrides};
 
-pub mod flags;
+mod flags;
 
 /// Exit code for invalid configuration or flags (EX_USAGE).
 pub const EXIT_CONFIG: i32 = 64;

@@ -1,5 +1,5 @@
 //! Where event logs are read from, behind one interface: a local folder ([`LocalFs`]), or a
-//! bucket of an object store ([`super::objfs::ObjectFs`]). Discovery lists through it and the
+//! bucket of an object store (`super::objfs::ObjectFs`). Discovery lists through it and the
 //! tailer reads through it, so every layout and codec is read the same way from both.
 //!
 //! Paths are kept as [`PathBuf`]s in both cases: a local path, or the key of an object inside its

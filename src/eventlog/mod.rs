@@ -6,15 +6,15 @@
 //!   plain text, as Spark's `CompressionCodec` writes them; `codec_error`: what they report.
 //! - [`tailer`]: follows one file by identity (device, inode): offsets, undecoded bytes, partial
 //!   lines, truncation.
-//! - [`parser`], [`json`] and [`scan`]: one JSON line to one [`parser::Event`], reading only the
+//! - [`parser`], [`json`] and `scan`: one JSON line to one [`parser::Event`], reading only the
 //!   events and fields the exporter uses (task ends with a structural scanner, the rest with serde).
-//!   [`sqlplan`]: SQL plans (deep trees, read with the scanner into the graph Spark's SQL tab
+//!   `sqlplan`: SQL plans (deep trees, read with the scanner into the graph Spark's SQL tab
 //!   draws) and driver accumulator updates.
 //! - [`apply`]: completes events with what the log said before and feeds the model
 //!   ([`crate::model::Source::EventLog`]).
-//! - [`engine`]: the set of followed logs, polled in turn; [`pool`]: one engine per core, read
+//! - `engine`: the set of followed logs, polled in turn; `pool`: one engine per core, read
 //!   in parallel.
-//! - [`fs`]: where logs are listed and read from: a local folder, or ([`objfs`]) a bucket of S3,
+//! - [`fs`]: where logs are listed and read from: a local folder, or (`objfs`) a bucket of S3,
 //!   GCS or Azure Blob, behind one interface.
 //!
 //! **Restarts.** No checkpoint is kept: on start every log is read again from its beginning.
@@ -29,14 +29,14 @@ pub mod block;
 pub mod codec;
 mod codec_error;
 pub mod discovery;
-pub mod engine;
+mod engine;
 pub mod fs;
 pub mod json;
-pub mod objfs;
+mod objfs;
 pub mod parser;
-pub mod pool;
-pub mod scan;
-pub mod sqlplan;
+mod pool;
+mod scan;
+mod sqlplan;
 pub mod tailer;
 
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! The model as metric families, built at export time: every catalogue entry reads its samples
-//! from the model's read view ([`super::rows`]). This neutral form is what both the Prometheus
+//! from the model's read view (`super::rows`). This neutral form is what both the Prometheus
 //! exposition and the OTLP exporter render, so the two can never disagree.
 
 use super::catalogue::{Metric, CATALOGUE};

@@ -1,15 +1,15 @@
 //! Exposition of the model. The [`catalogue`] declares every family once; [`families`] reads
-//! them from the model's read view ([`rows`], [`read`]) into the neutral form of [`sample`];
-//! [`prometheus`] writes them for `/metrics`, [`cache`] shares one render among concurrent
+//! them from the model's read view (`rows`, [`read`]) into the neutral form of `sample`;
+//! [`prometheus`] writes them for `/metrics`, `cache` shares one render among concurrent
 //! scrapes, [`otlp`] pushes the same families to an OpenTelemetry collector, and [`docs`]
 //! renders the catalogue as the metric reference of `docs/metrics.md`.
 
-pub mod cache;
+pub(crate) mod cache;
 pub mod catalogue;
 pub mod docs;
 pub mod families;
 pub mod otlp;
 pub mod prometheus;
 pub mod read;
-pub mod rows;
-pub mod sample;
+mod rows;
+mod sample;

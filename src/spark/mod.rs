@@ -3,7 +3,7 @@
 //! - [`api`]: serde types of the REST API, tolerant of missing, extra and odd fields.
 //! - [`client`]: the HTTP client of one target (timeouts, body cap, byte counting, [`ClientError`]).
 //! - [`convert`]: REST values to model observations (statuses, units, Spark's time format).
-//! - [`cost_cache`]: `/environment` (once) and `/storage/rdd`, read for the cost and cache
+//! - `cost_cache`: `/environment` (once) and `/storage/rdd`, read for the cost and cache
 //!   metrics; their failures never fail a poll.
 //! - [`tracker`]: which entity ids are known, so only new ones are fetched.
 //! - `app`: the per-application incremental read (private).
@@ -14,7 +14,7 @@ pub mod api;
 mod app;
 pub mod client;
 pub mod convert;
-pub mod cost_cache;
+mod cost_cache;
 pub mod poller;
 pub mod tracker;
 

@@ -15,19 +15,19 @@
 //! Every field of that version is honoured or refused at start-up (exit 64, every problem
 //! listed, naming the field and value); unknown fields are refused. Parts:
 //!
-//! - [`tls`]: `tls_server_config` to a rustls (ring) config: versions, cipher suites, curves,
+//! - `tls`: `tls_server_config` to a rustls (ring) config: versions, cipher suites, curves,
 //!   client verification.
-//! - [`reload`]: the server certificate, re-read when its files change.
-//! - [`sans`]: checks `client_allowed_sans`.
-//! - [`auth`]: `basic_auth_users` and `rate_limit`.
+//! - `reload`: the server certificate, re-read when its files change.
+//! - `sans`: checks `client_allowed_sans`.
+//! - `auth`: `basic_auth_users` and `rate_limit`.
 //!
 //! `http_server_config.http2` is accepted but HTTP/2 is not served: TLS offers only
 //! `http/1.1` by ALPN, which every scraper falls back to (the server logs it at start-up).
 
-pub mod auth;
-pub mod reload;
-pub mod sans;
-pub mod tls;
+mod auth;
+mod reload;
+mod sans;
+mod tls;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -146,7 +146,7 @@ impl WebSecurity {
         !self.auth.users.is_empty()
     }
 
-    /// Check an `Authorization` header (see [`BasicAuth::authorized`]).
+    /// Check an `Authorization` header (see `BasicAuth::authorized`).
     pub async fn authorized(&self, header: Option<&str>) -> bool {
         self.auth.authorized(header).await
     }

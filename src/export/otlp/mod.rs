@@ -9,16 +9,16 @@
 //! - [`resolve`]: our `otlp` config over the standard `OTEL_*` variables; the resource.
 //! - [`mapping`]: the table of OTLP names, units, instruments and attribute renames.
 //! - [`convert`]: families to protobuf `ResourceMetrics`, exact values, cumulative or delta.
-//! - [`transport`]: the gRPC (tonic) and HTTP (reqwest) clients: TLS with a custom CA, headers,
+//! - `transport`: the gRPC (tonic) and HTTP (reqwest) clients: TLS with a custom CA, headers,
 //!   timeouts, retryable and permanent failures as the OTLP spec defines them.
-//! - [`push`]: the interval loop, retries with backoff, bounded memory, the final export.
+//! - `push`: the interval loop, retries with backoff, bounded memory, the final export.
 //! - [`OtlpError`]: invalid settings, or an exporter that cannot be built.
 
 pub mod convert;
 mod error;
 pub mod mapping;
-pub mod push;
-pub mod transport;
+mod push;
+mod transport;
 
 use std::sync::Arc;
 use std::time::SystemTime;

@@ -29,7 +29,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-pub mod diagnose;
+mod diagnose;
 pub mod docs;
 mod event_log;
 pub mod key;
@@ -39,7 +39,7 @@ mod lifecycle;
 mod model;
 mod otlp;
 pub mod otlp_env;
-pub mod parse;
+mod parse;
 pub mod print;
 mod reader;
 mod settings;

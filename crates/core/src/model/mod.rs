@@ -1,7 +1,7 @@
 //! The one in-memory model of every Spark application the sources see.
 //!
 //! **One way in**: both collectors report observations ([`obs`]) through the [`Observer`] trait
-//! ([`observer`]), which the model implements per source ([`Model::observer`]); each call is
+//! (`observer`), which the model implements per source ([`Model::observer`]); each call is
 //! idempotent and keyed by Spark's own ids, so a job seen twice, or by the REST poller and the
 //! event-log tailer both, counts once. **One way out**: exporters read through [`Model::view`]
 //! and its read-only [`view::ModelView`]; no field of the state is public.
@@ -42,7 +42,7 @@ mod job;
 mod labels;
 mod names;
 pub mod obs;
-pub mod observer;
+mod observer;
 pub mod plan;
 mod rules;
 mod serial;

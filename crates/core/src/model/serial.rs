@@ -208,7 +208,7 @@ pub(super) mod exact {
     }
 
     /// An optional float, exactly.
-    pub mod opt {
+    pub(crate) mod opt {
         use super::*;
 
         /// Write `v` exactly.
@@ -228,7 +228,7 @@ pub(super) mod exact {
     }
 
     /// Histogram bounds, exactly.
-    pub mod slice {
+    pub(crate) mod slice {
         use super::*;
 
         /// Write `v` exactly.
