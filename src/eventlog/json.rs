@@ -87,13 +87,6 @@ pub struct AppStart<'a> {
     pub user: Option<Cow<'a, str>>,
 }
 
-/// Any event with only a `Timestamp` of interest.
-#[derive(Deserialize)]
-pub struct Timestamped {
-    #[serde(rename = "Timestamp")]
-    pub time: i64,
-}
-
 /// `SparkListenerApplicationEnd`: its time, and the driver's exit code (Spark 4.0+).
 #[derive(Deserialize)]
 pub struct AppEnd {

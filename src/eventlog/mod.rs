@@ -31,7 +31,7 @@ mod codec_error;
 pub mod discovery;
 mod engine;
 pub mod fs;
-pub mod json;
+mod json;
 mod objfs;
 pub mod parser;
 mod pool;

@@ -6,7 +6,8 @@
 
 pub(crate) mod cache;
 pub mod catalogue;
-pub mod docs;
+#[cfg(test)]
+mod docs;
 pub mod families;
 pub mod otlp;
 pub mod prometheus;

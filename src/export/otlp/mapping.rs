@@ -1,13 +1,11 @@
 //! The OTLP form of each family, read from the metric catalogue
 //! ([`crate::export::catalogue`]): OpenTelemetry names (dotted, unit in the unit field, labels as
 //! attributes) and the attribute renames. `docs/otlp.md`'s tables are generated from the catalogue
-//! ([`crate::export::docs`]).
+//! (`export::docs`, a test).
 
 #[cfg(test)]
 use crate::export::catalogue::CATALOGUE;
-pub use crate::export::catalogue::{
-    attribute, AttrType, Instrument, Otlp as Mapping, Scale, ATTRIBUTES,
-};
+pub use crate::export::catalogue::{attribute, AttrType, Instrument, Scale};
 
 #[cfg(test)]
 mod tests {

@@ -16,7 +16,7 @@
 
 pub mod convert;
 mod error;
-pub mod mapping;
+mod mapping;
 mod push;
 mod transport;
 
