@@ -1,6 +1,6 @@
 //! `spark-exporter diagnose`: the Spark UI's top-down reading of an application as a command.
 //!
-//! The same collectors as the exporter fill one model ([`read`]): the event-log reader (files,
+//! The same collectors as the exporter fill one model (`read`): the event-log reader (files,
 //! folders, object storage) or one one-shot REST read of a live driver or History Server. Then
 //! the procedure ([`rules`]) reads it through the model's view and ranks the findings by the time
 //! they explain; [`text`] prints them for a human, `--format json` as a [`report::Report`]

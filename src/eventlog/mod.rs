@@ -6,7 +6,7 @@
 //!   plain text, as Spark's `CompressionCodec` writes them; `codec_error`: what they report.
 //! - [`tailer`]: follows one file by identity (device, inode): offsets, undecoded bytes, partial
 //!   lines, truncation.
-//! - [`parser`], [`json`] and `scan`: one JSON line to one [`parser::Event`], reading only the
+//! - [`parser`], `json` and `scan`: one JSON line to one [`parser::Event`], reading only the
 //!   events and fields the exporter uses (task ends with a structural scanner, the rest with serde).
 //!   `sqlplan`: SQL plans (deep trees, read with the scanner into the graph Spark's SQL tab
 //!   draws) and driver accumulator updates.

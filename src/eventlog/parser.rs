@@ -3,7 +3,7 @@
 //! Most bytes of a log are task events and SQL plans the exporter does not need, so the event
 //! name is read first from the line's prefix (Spark always writes `{"Event":"<name>",...` first)
 //! and only the wanted events are handed to serde, which reads the few fields named in
-//! [`super::json`] and skips the rest.
+//! `super::json` and skips the rest.
 
 use std::borrow::Cow;
 

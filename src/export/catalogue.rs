@@ -5,7 +5,7 @@
 //! exists and whether it is stable, whether its value follows the wall clock, and how its
 //! samples are read from the model ([`super::read`]). Everything else comes from this table:
 //! the Prometheus text and OpenMetrics ([`super::prometheus`]), OTLP ([`super::otlp`]), the
-//! `docs/metrics.md`'s metric reference and `docs/otlp.md` ([`super::docs`], kept current by tests), and the
+//! `docs/metrics.md`'s metric reference and `docs/otlp.md` (`super::docs`, kept current by tests), and the
 //! stability check (`tests/data/stable-metrics.txt`).
 //!
 //! Adding a metric is one entry here plus the model data it reads.

@@ -6,8 +6,8 @@
 //! built outside the SDK since 0.30, and exporting the model's values and histograms exactly
 //! needs that.
 //!
-//! - [`resolve`]: our `otlp` config over the standard `OTEL_*` variables; the resource.
-//! - [`mapping`]: the table of OTLP names, units, instruments and attribute renames.
+//! - `resolve`: our `otlp` config over the standard `OTEL_*` variables; the resource.
+//! - `mapping`: the table of OTLP names, units, instruments and attribute renames.
 //! - [`convert`]: families to protobuf `ResourceMetrics`, exact values, cumulative or delta.
 //! - `transport`: the gRPC (tonic) and HTTP (reqwest) clients: TLS with a custom CA, headers,
 //!   timeouts, retryable and permanent failures as the OTLP spec defines them.

@@ -1,5 +1,5 @@
 //! Every stage attempt in full, for a diagnosis (`spark-exporter diagnose`): unlike
-//! [`AppView::stages`], which bounds the per-stage series an exposition carries, a diagnosis reads
+//! `AppView::stages`, which bounds the per-stage series an exposition carries, a diagnosis reads
 //! every attempt, with its merged task totals and its task-duration spread.
 //!
 //! A stage attempt's [`StageDetail`] is a value, complete when the attempt **settles**: when the

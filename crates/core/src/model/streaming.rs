@@ -268,7 +268,7 @@ impl StreamAgg {
     /// a few tens of ms (the trigger's thread woke late on a loaded machine: 970 ms between two
     /// starts of a 1 s trigger was seen), so it is the median of the spacings within 10% of the
     /// smallest, rounded to 10 ms. A batch started on schedule when it began at least
-    /// [`BACK_TO_BACK_MS`] after the previous one ended; the first batch kept counts as off
+    /// `BACK_TO_BACK_MS` after the previous one ended; the first batch kept counts as off
     /// schedule. No such pair (a query always behind, `Trigger.AvailableNow`): no inferred
     /// interval.
     pub fn trigger_interval(&self) -> Option<TriggerInterval> {

@@ -368,7 +368,7 @@ impl<'a> AppView<'a> {
     }
 
     /// Stage attempts with per-stage series, in `(stage_id, attempt)` order, with the stall time
-    /// at `now`: every active one, and the finished ones [`Self::kept_finished`] lets through
+    /// at `now`: every active one, and the finished ones `Self::kept_finished` lets through
     /// (the others still count in their job group's series until `model.stage_retention`).
     pub fn stages(&self, now: EpochMs) -> Vec<StageView<'a>> {
         let kept = self.kept_finished();
