@@ -32,6 +32,7 @@ need=()
 command -v promtool >/dev/null && command -v prometheus >/dev/null || need+=(prometheus)
 command -v zstd >/dev/null || need+=(zstd)
 command -v java >/dev/null || need+=(openjdk-17-jre-headless)
+command -v chromium >/dev/null || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
     sudo_=""; [ "$(id -u)" -eq 0 ] || sudo_="sudo"
     $sudo_ apt-get update -qq

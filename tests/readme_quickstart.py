@@ -14,6 +14,9 @@ README.md marks the fenced blocks of its quick start with an HTML comment on the
   that is only `…` marks lines left out and is not checked; a `…` inside a line stands for any
   value (a run of characters without spaces), for values that vary between runs.
 
+Then the served exporter's status page at `/`, rendered by headless Chromium (Debian's
+`chromium`), must list the application and its event-log source, up.
+
 Fails (exit 1), naming each difference, when a command fails, when an expected line is not in
 the output, or when the README has no quick start blocks at all. Port 9809 must be free: the
 README's command listens there, and a test that scraped someone else's exporter would prove
@@ -31,7 +34,7 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")
-BINARY = os.environ.get("SPARK_EXPORTER_BIN", os.path.join(ROOT, "target/release/spark-exporter"))
+BINARY = os.environ.get("QUICKSTART_EXPORTER", os.path.join(ROOT, "target/release/spark-exporter"))
 CARGO_RUN = "cargo run --release --"
 PORT = 9809
 MARK = re.compile(r"^<!-- quickstart(?::\s*(serve|output))?\s*-->\s*$")
@@ -130,6 +133,42 @@ def stop(proc):
         proc.wait()
 
 
+def status_page():
+    """The served exporter's status page at `/`, as headless Chromium renders it (Debian's
+    `chromium`): it lists the application of the embedded default, its event-log source as up,
+    and links to the metrics. The failures, as lines."""
+    import html as html_mod
+    chromium = next((c for c in ("chromium", "chromium-browser", "google-chrome") if shutil_which(c)), None)
+    if chromium is None:
+        return ["status page: no chromium on PATH (apt-get install -y chromium)"]
+    r = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+                        f"http://127.0.0.1:{PORT}/"], capture_output=True, text=True, timeout=120)
+    dom = r.stdout
+    out = []
+    if r.returncode != 0 or "<h1>spark-exporter" not in dom:
+        return [f"status page: chromium exited {r.returncode} without the page: {r.stderr[-500:]}"]
+    apps = re.findall(r'<tr class="app">(.*?)</tr>', dom, re.S)
+    if not any("local-1795981136444" in a and "acceptance-basic" in a for a in apps):
+        out.append(f"status page: the embedded default's application is not listed: {apps}")
+    sources = re.findall(r'<tr class="source">(.*?)</tr>', dom, re.S)
+    if not any("event log" in x and 'class="up">up<' in x and "spark-4.1.1-basic/eventlog" in x for x in sources):
+        out.append(f"status page: the event-log source is not listed as up: {sources}")
+    if '<a href="/metrics">' not in dom:
+        out.append("status page: no link to /metrics")
+    text = re.sub(r"<[^>]+>", " ", dom)
+    print(f"status page (headless {chromium}): {len(apps)} application(s), {len(sources)} source(s): "
+          + " | ".join(" ".join(html_mod.unescape(re.sub(r"<[^>]+>", " ", x)).split()) for x in sources + apps)[:400],
+          flush=True)
+    if "start-up read complete" not in text:
+        out.append("status page: the start-up read is not shown complete")
+    return out
+
+
+def shutil_which(name):
+    import shutil
+    return shutil.which(name)
+
+
 def main():
     found = blocks(open(README, encoding="utf-8").read())
     if not any(k == "serve" for k, _, _, _ in found) or not any(k == "output" for k, _, _, _ in found):
@@ -180,6 +219,8 @@ def main():
                 for w in missing:
                     failures.append(f"README.md:{at}: not in the output of `{last[1]}` (README.md:{last[0]}), or out of order:\n    {w}")
                 last = None
+        if server is not None and not failures:
+            failures += status_page()
     finally:
         if server is not None:
             stop(server)

@@ -66,7 +66,7 @@ struct Log {
 pub struct Engine {
     max_line: usize,
     logs: HashMap<FileId, Log>,
-    failing_dirs: HashSet<String>,
+    failing_dirs: HashMap<String, String>,
     cursor: usize,
 }
 
@@ -267,10 +267,11 @@ pub fn empty_counts() -> BTreeMap<String, u64> {
 }
 
 /// List every folder in `dirs`: what each holds, or `None` if it cannot be listed (counted and
-/// logged when it starts failing; `failing` remembers which do). Sets each store's `up`.
+/// logged when it starts failing; `failing` remembers which do, with their error). Sets each
+/// store's `up`.
 pub fn list_dirs<'d>(
     dirs: &'d [Root],
-    failing: &mut HashSet<String>,
+    failing: &mut HashMap<String, String>,
     out: Out<'_>,
 ) -> Vec<(&'d Root, Option<Vec<Found>>)> {
     dirs.iter()
@@ -282,13 +283,13 @@ pub fn list_dirs<'d>(
             }
             match listed {
                 Ok(found) => {
-                    if failing.remove(&shown) {
+                    if failing.remove(&shown).is_some() {
                         tracing::info!(dir = %shown, "Event-log folder readable again.");
                     }
                     (dir, Some(found))
                 }
                 Err(e) => {
-                    if failing.insert(shown.clone()) {
+                    if failing.insert(shown.clone(), e.to_string()).is_none() {
                         out.telemetry.eventlog_error("io");
                         tracing::warn!(dir = %shown, error = %e, "Cannot list event-log folder.");
                     }

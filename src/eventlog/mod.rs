@@ -169,6 +169,12 @@ pub async fn run<O: Observer + 'static>(
         };
         if scan_due {
             last_scan = Some(tokio::time::Instant::now());
+            let now = crate::clock::system_now_ms();
+            for d in &dirs {
+                let shown = d.display();
+                let error = engine.failing_dirs().get(&shown).map(String::as_str);
+                health.folder_listed(&shown, error, now);
+            }
             health.event_logs_listed();
         }
         if !startup_told && read == 0 {

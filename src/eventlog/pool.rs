@@ -17,7 +17,7 @@ use crate::filter::AppFilter;
 #[derive(Debug)]
 pub struct Pool {
     shards: Vec<Engine>,
-    failing_dirs: HashSet<String>,
+    failing_dirs: HashMap<String, String>,
     /// The engine each log belongs to, for good, and the weight it added to that engine's load.
     assigned: HashMap<FileId, (usize, u64)>,
     /// Bytes (as first listed; a rolling folder counts [`ROLLING_WEIGHT`]) given to each engine.
@@ -42,7 +42,7 @@ impl Pool {
     pub fn new(threads: usize, max_line: usize) -> Pool {
         Pool {
             shards: (0..threads.max(1)).map(|_| Engine::new(max_line)).collect(),
-            failing_dirs: HashSet::new(),
+            failing_dirs: HashMap::new(),
             assigned: HashMap::new(),
             load: vec![0; threads.max(1)],
             filter: AppFilter::default(),
@@ -96,6 +96,11 @@ impl Pool {
             }
             kept
         });
+    }
+
+    /// The folders (as shown) that could not be listed last time, with why.
+    pub fn failing_dirs(&self) -> &HashMap<String, String> {
+        &self.failing_dirs
     }
 
     /// List every folder once and hand each log to its engine.

@@ -1,4 +1,4 @@
-//! HTTP server: `/metrics` (or the configured path), `/healthz`, `/readyz` and a landing page.
+//! HTTP server: `/metrics` (or the configured path), `/healthz`, `/readyz` and a status page.
 //! The exposition comes from `crate::export::cache::Exposition` (one shared, gzip-compressed
 //! render per format, at most a second old); nothing here blocks on Spark.
 //!
@@ -13,6 +13,7 @@ mod body;
 mod listen;
 mod negotiate;
 mod routes;
+mod status;
 
 pub use listen::{bind, serve, Handles, ServerError, MAX_CONNECTIONS};
 pub use routes::ready;

@@ -1,5 +1,6 @@
 //! What each path answers: the exposition at `web.telemetry_path` (as [`Negotiated`] from the
-//! request's headers), `/healthz`, `/readyz`, a landing page at `/`, and 404 elsewhere. Only
+//! request's headers), `/healthz`, `/readyz`, the status page at `/` with the documentation,
+//! dashboards and rules it links to (`status`), and 404 elsewhere. Only
 //! GET and HEAD are served (hyper sends a HEAD response without its body, with the headers and
 //! Content-Length a GET gets); every path but the probes needs the web config's credentials. The
 //! web config's `rate_limit` applies to every request (429 over it, as exporter-toolkit), and its
@@ -160,15 +161,12 @@ async fn answer(ctx: &Ctx, req: &Request<Incoming>) -> Response<Body> {
         "/" => reply(
             StatusCode::OK,
             "text/html; charset=utf-8",
-            format!(
-                "<html><head><title>spark-exporter</title></head><body><h1>spark-exporter {}</h1>\
-                 <p><a href=\"{p}\">{p}</a> &middot; <a href=\"/healthz\">/healthz</a> &middot; \
-                 <a href=\"/readyz\">/readyz</a></p></body></html>\n",
-                env!("CARGO_PKG_VERSION"),
-                p = ctx.settings.web.telemetry_path
-            ),
+            super::status::page(ctx),
         ),
-        _ => reply(StatusCode::NOT_FOUND, "text/plain", "not found\n"),
+        _ => match super::status::asset(path) {
+            Some((_, ctype, body)) => reply(StatusCode::OK, ctype, *body),
+            None => reply(StatusCode::NOT_FOUND, "text/plain", "not found\n"),
+        },
     }
 }
 

@@ -262,7 +262,9 @@ impl<O: Observer> TargetPoller<O> {
             Err(e) => {
                 let kind = e.kind();
                 telemetry.set_up(target, false);
-                self.health.polled(target, false, now_ms());
+                let at = now_ms();
+                self.health.polled(target, false, at);
+                self.health.rest_error(target, at, &e.to_string());
                 telemetry.scrape_error(target, kind);
                 if self.last_error.replace(kind) == Some(kind) {
                     tracing::debug!(target, kind, error = %e, "REST poll failed again");

@@ -156,6 +156,16 @@ def test_dockerignore_keeps_the_build_inputs_only():
     for p in ("target/release/spark-exporter", ".git/HEAD", ".venv/bin/python", ".venv-deploy/bin/python",
               "deploy/kubernetes/configmap.yaml", "tests/data/x.json"):
         assert ignored(p), p
+    # The workspace's other crates, and every file the binary embeds (include_str!/include_bytes!).
+    for p in ("crates/core/src/lib.rs", "crates/diagnose/src/lib.rs"):
+        assert not ignored(p), p
+    embedded = []
+    for rs in (ROOT / "src").rglob("*.rs"):
+        for rel in re.findall(r'include_(?:str|bytes)!\("([^"]+)"\)', rs.read_text()):
+            embedded.append((rs.parent / rel).resolve().relative_to(ROOT.resolve()).as_posix())
+    assert "docs/metrics.md" in embedded, embedded
+    for p in embedded:
+        assert not ignored(p), p
 
 
 def test_binary_needs_only_distroless_cc_libraries():

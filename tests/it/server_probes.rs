@@ -478,3 +478,71 @@ fn process_metrics_are_what_proc_says_of_the_exporter() {
         "{build}"
     );
 }
+
+/// The status page at `/` (issue 33): the exporter's build and state, each source with its state
+/// (a REST target nobody answers: down, with the cause; the event-log folder: up), the
+/// application read, the configuration with its secrets redacted, and links to the
+/// documentation, dashboards and rules the binary serves.
+#[test]
+fn the_status_page_lists_sources_their_state_and_the_applications() {
+    let logs = finished_log();
+    let port = free_port();
+    let refused = format!("http://127.0.0.1:{}", free_port());
+    let mut cmd = Command::new(EXPORTER);
+    cmd.args(["--web.listen-address", &format!("127.0.0.1:{port}")])
+        .args(["--spark.url", &refused, "--spark.poll-interval", "500ms"])
+        .args(["--event-log.dir", logs.path().to_str().unwrap()])
+        // A secret has no flag: the environment.
+        .env("SPARK_EXPORTER_SPARK__AUTH__BEARER_TOKEN", "s3cr3t-t0ken");
+    let _e = Guard::quiet("exporter", cmd);
+    wait_ok(port, "/readyz");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let page = loop {
+        let (code, page) = body(port, "/");
+        assert_eq!(code, 200);
+        if page.contains("local-1795981136444") || Instant::now() > deadline {
+            break page;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let row = |needle: &str| {
+        page.split("<tr class=\"source\">")
+            .find(|r| r.contains(needle))
+            .unwrap_or_else(|| panic!("no source row for {needle}:\n{page}"))
+            .split("</tr>")
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let rest = row(&refused);
+    assert!(rest.contains("class=\"down\">down"), "{rest}");
+    assert!(rest.contains("connection refused"), "{rest}");
+    let folder = row(logs.path().to_str().unwrap());
+    assert!(folder.contains("class=\"up\">up"), "{folder}");
+    let app = page
+        .split("<tr class=\"app\">")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no application row:\n{page}"));
+    assert!(
+        app.contains("local-1795981136444") && app.contains("acceptance-basic"),
+        "{app}"
+    );
+    assert!(app.contains("4.1.1") && app.contains("succeeded"), "{app}");
+    assert!(page.contains("<pre id=\"config\">"), "{page}");
+    assert!(
+        !page.contains("s3cr3t-t0ken"),
+        "the bearer token is on the page"
+    );
+    assert!(page.contains("spark-exporter 0.2.0"), "{page}");
+    for link in [
+        "/docs/metrics.md",
+        "/dashboards/spark-jobs.json",
+        "/alerts/spark-exporter.rules.yml",
+    ] {
+        assert!(page.contains(&format!("href=\"{link}\"")), "{link}");
+        let (code, b) = body(port, link);
+        assert_eq!(code, 200, "{link}");
+        assert!(b.len() > 1000, "{link}");
+    }
+    assert_eq!(status(port, "/dashboards/nope.json"), Some(404));
+}

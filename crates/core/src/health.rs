@@ -29,8 +29,43 @@ pub struct Health {
 struct Inner {
     /// Every REST target polled at least once, answered or not.
     targets: BTreeMap<String, Reach>,
+    /// The last error of each REST target, since its last success (for the status page).
+    target_errors: BTreeMap<String, (EpochMs, String)>,
+    /// Each event-log folder as last listed (for the status page).
+    folders: BTreeMap<String, SourceState>,
     /// The event-log reader has listed its folders once and read a first step.
     event_logs_listed: bool,
+}
+
+/// What a person asks of a source: is it answering, since when, and what went wrong last.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct SourceState {
+    /// Epoch ms of the last success.
+    pub last_ok_ms: Option<EpochMs>,
+    /// Epoch ms and text of the last failure, when it failed after its last success.
+    pub last_error: Option<(EpochMs, String)>,
+}
+
+impl SourceState {
+    /// Answering: it succeeded last (`None` before its first attempt).
+    pub fn up(&self) -> Option<bool> {
+        match (&self.last_ok_ms, &self.last_error) {
+            (None, None) => None,
+            (_, Some(_)) => Some(false),
+            (Some(_), None) => Some(true),
+        }
+    }
+}
+
+/// One source, for the status page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceStatus {
+    /// `rest` or `event_log`.
+    pub kind: &'static str,
+    /// The target URL or folder, as configured.
+    pub name: String,
+    /// Its state.
+    pub state: SourceState,
 }
 
 impl Health {
@@ -49,6 +84,74 @@ impl Health {
             } else if r.down_since_ms.is_none() {
                 r.down_since_ms = Some(at_ms);
             }
+        })
+    }
+
+    /// Why the last poll of REST target `target` failed (kept until it answers again).
+    pub fn rest_error(&self, target: &str, at_ms: EpochMs, error: &str) {
+        self.with(|i| {
+            i.target_errors
+                .insert(target.to_string(), (at_ms, error.to_string()))
+        });
+    }
+
+    /// Event-log folder `folder` was listed (`error: None`) or could not be, at `at_ms`.
+    pub fn folder_listed(&self, folder: &str, error: Option<&str>, at_ms: EpochMs) {
+        self.with(|i| {
+            let f = i.folders.entry(folder.to_string()).or_default();
+            match error {
+                None => {
+                    f.last_ok_ms = Some(at_ms);
+                    f.last_error = None;
+                }
+                Some(e) => f.last_error = Some((at_ms, e.to_string())),
+            }
+        })
+    }
+
+    /// The sources: each of `rest_targets` (in their order), then the event-log folders as
+    /// listed (or, before the first listing, `folders` as configured).
+    pub fn sources(&self, rest_targets: &[String], folders: &[String]) -> Vec<SourceStatus> {
+        self.with(|i| {
+            let mut v = vec![];
+            for t in rest_targets {
+                let reach = i.targets.get(t).copied().unwrap_or_default();
+                let last_error = if reach.down_since_ms.is_some() {
+                    i.target_errors
+                        .get(t)
+                        .cloned()
+                        .or_else(|| reach.down_since_ms.map(|at| (at, "no answer".to_string())))
+                } else {
+                    None
+                };
+                v.push(SourceStatus {
+                    kind: "rest",
+                    name: t.clone(),
+                    state: SourceState {
+                        last_ok_ms: reach.last_ok_ms,
+                        last_error,
+                    },
+                });
+            }
+            // The folders as the reader shows them once it has listed them; before that, as
+            // configured.
+            if i.folders.is_empty() {
+                for f in folders {
+                    v.push(SourceStatus {
+                        kind: "event_log",
+                        name: f.clone(),
+                        state: SourceState::default(),
+                    });
+                }
+            }
+            for (f, state) in &i.folders {
+                v.push(SourceStatus {
+                    kind: "event_log",
+                    name: f.clone(),
+                    state: state.clone(),
+                });
+            }
+            v
         })
     }
 
@@ -76,6 +179,32 @@ impl Health {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sources_say_up_down_and_why() {
+        let h = Health::default();
+        let (a, b) = ("http://a:4040".to_string(), "http://b:4040".to_string());
+        h.polled(&a, true, 1_000);
+        h.polled(&b, false, 2_000);
+        h.rest_error(&b, 2_000, "connection refused");
+        h.folder_listed("/logs", None, 3_000);
+        h.folder_listed("s3://b/logs", Some("no S3 credentials found"), 3_000);
+        let s = h.sources(
+            &[a.clone(), b.clone(), "http://c".into()],
+            &["/logs".into(), "s3://b/logs".into()],
+        );
+        let up: Vec<Option<bool>> = s.iter().map(|x| x.state.up()).collect();
+        assert_eq!(up, [Some(true), Some(false), None, Some(true), Some(false)]);
+        assert_eq!(
+            s[1].state.last_error,
+            Some((2_000, "connection refused".into()))
+        );
+        // Answering again clears the error.
+        h.polled(&b, true, 4_000);
+        let s = h.sources(&[b], &[]);
+        assert_eq!(s[0].state.up(), Some(true));
+        assert_eq!(s[0].state.last_error, None);
+    }
 
     #[test]
     fn a_target_is_down_since_its_first_failure_after_a_success() {
