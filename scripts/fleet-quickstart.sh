@@ -6,13 +6,16 @@
 #   scripts/fleet-quickstart.sh [--shards N] [--port P] [DIR] [-- EXPORTER FLAGS...]
 #
 #   DIR      spark.eventLog.dir to read: a folder of logs (single files and rolling eventlog_v2_*
-#            folders), or a folder of such folders, whose subfolders are read too; or an
-#            object-store URL (s3://, gs://, az://, ... with credentials in the environment).
+#            folders), or a folder of such folders (the exporter reads 3 levels of subfolders,
+#            --event-log.depth); or an object-store URL (s3://, gs://, az://, ... with
+#            credentials in the environment).
 #            Default: tests/data/eventlogs, the repository's 16 real Spark 3.5.5 and 4.1.1
 #            applications, one folder per codec and layout.
 #   --shards N  exporters, each with --shard.count=N and HOSTNAME=spark-exporter-fleet-<i>: the
 #            exporter takes its shard from the name's ordinal, as a StatefulSet pod does (default 2)
-#   --port P    shard i listens on 127.0.0.1:P+i (default 9809)
+#   --port P    shard i listens on 127.0.0.1:P+i (default 9809); each port must be free (exit 1
+#            naming the port otherwise), and a shard that exits or is not ready is exit 1 with its
+#            log
 #   after --  more exporter flags, e.g. -- --model.aggregate-by app_name
 #
 # No REST polling (--spark.url=): the event logs are the only source. Logs of the exporters go to
@@ -33,7 +36,7 @@ while [[ $# -gt 0 ]]; do
     --shards) shards="$2"; shift 2 ;;
     --port) port="$2"; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     *) [[ -z "$dir" ]] || { echo "one DIR only" >&2; exit 2; }; dir="$1"; shift ;;
   esac
@@ -41,18 +44,21 @@ done
 dir="${dir:-tests/data/eventlogs}"
 [[ "$shards" =~ ^[1-9][0-9]*$ ]] || { echo "--shards must be a positive integer" >&2; exit 2; }
 
-# The folders to read: DIR, and each subfolder that is not itself a rolling log (the exporter
-# reads the logs in a folder, not in its subfolders).
-dirs=()
-if [[ "$dir" =~ ^[A-Za-z][A-Za-z0-9+.-]*:// && "$dir" != file://* ]]; then
-  dirs=("$dir")
-else
+# The folder to read: the exporter reads its subfolders too (event_log.depth, 3 levels).
+if [[ ! "$dir" =~ ^[A-Za-z][A-Za-z0-9+.-]*:// || "$dir" == file://* ]]; then
   [[ -d "${dir#file://}" ]] || { echo "no such folder: $dir" >&2; exit 2; }
-  dirs=("${dir#file://}")
-  for sub in "${dir#file://}"/*/; do
-    [[ -d "$sub" && "$(basename "$sub")" != eventlog_v2_* ]] && dirs+=("${sub%/}")
-  done
 fi
+dirs=("$dir")
+
+# Each shard's port must be free: a shard that cannot listen exits, and another process answering
+# on its port would be counted in its place.
+for ((i = 0; i < shards; i++)); do
+  p=$((port + i))
+  if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+    echo "fleet-quickstart: port $p (shard $i) is in use by another process; stop it or pick other ports with --port" >&2
+    exit 1
+  fi
+done
 
 if [[ -n "${EXPORTER_BIN:-}" ]]; then
   exe="$EXPORTER_BIN"
@@ -82,21 +88,30 @@ for ((i = 0; i < shards; i++)); do
   pids+=("$!")
 done
 
-# Ready once every source has made its first attempt (/readyz); a shard that exits is an error.
+# Ready once every source has made its first attempt (/readyz); a shard that exits, or that
+# never says it serves on its own address, is an error (whatever else may answer on its port).
+shard_failed() {
+  echo "fleet-quickstart: shard $1 $2; its log, $logs/shard-$1.log:" >&2
+  tail -20 "$logs/shard-$1.log" >&2
+  exit 1
+}
 for ((i = 0; i < shards; i++)); do
   for ((t = 0; ; t++)); do
-    curl -fs "http://127.0.0.1:$((port + i))/readyz" >/dev/null 2>&1 && break
-    if ! kill -0 "${pids[$i]}" 2>/dev/null || ((t > 300)); then
-      echo "shard $i did not start; its log, $logs/shard-$i.log:" >&2
-      tail -20 "$logs/shard-$i.log" >&2
-      exit 1
+    kill -0 "${pids[$i]}" 2>/dev/null || shard_failed "$i" "exited"
+    if grep -q "Serving metrics" "$logs/shard-$i.log" 2>/dev/null \
+        && curl -fs "http://127.0.0.1:$((port + i))/readyz" >/dev/null 2>&1; then
+      break
     fi
+    ((t > 300)) && shard_failed "$i" "was not ready within 30 s"
     sleep 0.1
   done
 done
 sleep 1  # a poll interval, for the logs' first reads to land
+for ((i = 0; i < shards; i++)); do
+  kill -0 "${pids[$i]}" 2>/dev/null || shard_failed "$i" "exited"
+done
 
-echo "A fleet of $shards exporters reads ${dir} (${#dirs[@]} folder(s)); each exports its share of the applications:"
+echo "A fleet of $shards exporters reads ${dir}; each exports its share of the applications:"
 # spark_app_info: one series per application, or per name (no app_id) with model.aggregate_by
 # app_name, where shards go by name.
 counts=()

@@ -232,3 +232,28 @@ fn a_rest_target_that_fails_says_why() {
         stderr(&o)
     );
 }
+
+/// `scripts/fleet-quickstart.sh` checks each shard's port before it starts the fleet: another
+/// process answering there would be counted as the shard.
+#[test]
+fn the_fleet_quick_start_refuses_a_port_in_use() {
+    let busy = TcpListener::bind("127.0.0.1:0").unwrap();
+    let p = busy.local_addr().unwrap().port();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let o = std::process::Command::new("bash")
+        .arg(root.join("scripts/fleet-quickstart.sh"))
+        .args(["--shards", "2", "--port", &(p - 1).to_string()])
+        .env("EXPORTER_BIN", support::EXPORTER)
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    // Port p - 1 (shard 0) is almost always free; either way a port in use is named.
+    assert!(
+        e.contains(&format!("port {p} (shard 1) is in use by another process"))
+            || e.contains(&format!("port {} (shard 0) is in use", p - 1)),
+        "{e}"
+    );
+    drop(busy);
+}
