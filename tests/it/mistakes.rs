@@ -257,3 +257,33 @@ fn the_fleet_quick_start_refuses_a_port_in_use() {
     );
     drop(busy);
 }
+
+/// The run command's event-log flag given to `dump` or `diagnose` (which read `--event-log`):
+/// refused, exit 64, naming the flag they take; a run flag before a command that does not use
+/// it is refused naming the command.
+#[test]
+fn the_run_commands_flag_on_dump_or_diagnose_names_the_right_one() {
+    let d = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["dump", "--spark.url=", "--event-log.dir", s(d.path())],
+        vec!["dump", "--event-log.dir", s(d.path())],
+        vec!["diagnose", "--event-log.dir", s(d.path())],
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(64), "{args:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains("unexpected argument '--event-log.dir'"), "{e}");
+        assert!(
+            e.contains("a similar argument exists: '--event-log'"),
+            "{e}"
+        );
+    }
+    let o = run(&[
+        "--model.summary-level",
+        "full",
+        "diagnose",
+        "--event-log",
+        s(d.path()),
+    ]);
+    assert_eq!(o.status.code(), Some(64), "{}", stderr(&o));
+}
