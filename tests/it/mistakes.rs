@@ -279,11 +279,16 @@ fn the_run_commands_flag_on_dump_or_diagnose_names_the_right_one() {
         );
     }
     let o = run(&[
-        "--model.summary-level",
-        "full",
+        "--web.listen-address",
+        "127.0.0.1:1",
         "diagnose",
         "--event-log",
         s(d.path()),
     ]);
     assert_eq!(o.status.code(), Some(64), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--web.listen-address is not a flag of `diagnose`"),
+        "{}",
+        stderr(&o)
+    );
 }
