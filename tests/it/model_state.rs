@@ -278,3 +278,53 @@ fn every_stage_attempt_settles_with_its_final_detail() {
     assert!(late.len() <= 20, "{late:?}");
     eprintln!("{settled_n} stage attempts settled; late task ends: {late:?}");
 }
+
+/// A restart from a checkpoint that holds the state but no read positions reads every log again
+/// (issue 34, step 1): for every committed event log, at every summary level, the model read
+/// back from its state and fed the whole log a second time renders what it rendered before.
+/// Counters do not count twice (the sources' calls are idempotent, keyed by Spark's ids, and the
+/// summarised applications keep their counted-id sets).
+#[test]
+fn a_model_read_back_and_fed_the_same_log_again_counts_nothing_twice() {
+    let logs = support::committed_logs::committed_event_logs(
+        &root(),
+        &root().join("target/tmp/model_state_replay"),
+    );
+    let mut errors = vec![];
+    for log in &logs {
+        for level in LEVELS {
+            let s = settings(level);
+            let m = model(&s);
+            let read = |m: &Arc<Model>| {
+                let observer = m.observer(Source::EventLog);
+                spark_exporter::eventlog::ingest_paths(&[log], &s, &observer, m.telemetry())
+                    .expect("read the log");
+                m.flush_pending();
+            };
+            read(&m);
+            let mut bytes = Vec::new();
+            m.save_state(&mut bytes).expect("save");
+            let back = model(&s);
+            back.load_state(bytes.as_slice()).expect("load");
+            read(&back);
+            let (want, got) = (exposition(&m), exposition(&back));
+            if want != got {
+                let at = want
+                    .lines()
+                    .zip(got.lines())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(0);
+                errors.push(format!(
+                    "{} at {level:?}: line {}: {:?} vs {:?} ({} vs {} lines)",
+                    rel(log),
+                    at + 1,
+                    want.lines().nth(at),
+                    got.lines().nth(at),
+                    want.lines().count(),
+                    got.lines().count()
+                ));
+            }
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
