@@ -35,6 +35,7 @@
 //!   rate limit) in exporter-toolkit v0.17.1 format.
 
 pub mod alloc;
+pub mod checkpoint;
 pub mod cli;
 pub mod collect;
 pub mod diagnose;

@@ -193,6 +193,21 @@ async fn dump(settings: Arc<Settings>, url_flag: bool, paths: Vec<String>, om: b
 async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
     let telemetry = Arc::new(Telemetry::default());
     let model = Model::new(&settings, telemetry.clone());
+    // The state kept across restarts, before any source reads (they then read everything
+    // again, which counts nothing twice).
+    match spark_exporter::checkpoint::load(&settings, &model, &telemetry) {
+        Ok(Some(h)) => tracing::info!(
+            path = ?settings.checkpoint.path,
+            written_ms = h.written_ms,
+            writer = %h.writer,
+            "Checkpoint loaded."
+        ),
+        Ok(None) if settings.checkpoint.path.is_some() => {
+            tracing::info!(path = ?settings.checkpoint.path, "No checkpoint yet; starting empty.")
+        }
+        Ok(None) => {}
+        Err(e) => tracing::warn!(error = %e, "Checkpoint refused; starting empty."),
+    }
     let listener = match server::bind(&settings).await {
         Ok(l) => l,
         Err(e) => {
@@ -233,6 +248,13 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
         IN_FLIGHT_GRACE,
     ));
     others.spawn(expire_loop(model.clone(), stop.clone()));
+    others.spawn(spark_exporter::checkpoint::run(
+        settings.clone(),
+        model.clone(),
+        telemetry.clone(),
+        stop.clone(),
+    ));
+    let last_checkpoint = (settings.clone(), model.clone(), telemetry.clone());
     let app_end = async {
         if settings.lifecycle.exit_when_app_ends {
             ending::watch(model.clone(), settings.clone(), health, stop.clone()).await
@@ -256,6 +278,9 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
         others,
     };
     drain.run(wait_for_signal()).await;
+    // The final state, for the next start.
+    let (s, m, t) = last_checkpoint;
+    spark_exporter::checkpoint::write_once(s, m, t).await;
     ExitCode::SUCCESS
 }
 

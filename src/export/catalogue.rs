@@ -723,6 +723,16 @@ pub const CATALOGUE: &[Metric] = &[
     Metric::new("spark_exporter_eventlog_files", Gauge, Process, "Event-log files by tailer state.", "spark_exporter.eventlog.files", "{file}", U,
         |c, o| per_key(c, o, "state", &c.tele.eventlog_files, Value::Int))
         .labels(&[l("state", &[])]),
+    Metric::new("spark_exporter_checkpoint_writes", Counter, Process, "Checkpoints written (result ok) or not (error).", "spark_exporter.checkpoint.writes", "{write}", C,
+        |c, o| per_key(c, o, "result", &c.tele.checkpoint_writes, Value::Int))
+        .labels(&[l("result", &["ok", "error"])])
+        .doc("Checkpoints written (`ok`) or that could not be (`error`, logged): every `checkpoint.interval` and at the end of the drain.")
+        .experimental("0.2.0"),
+    Metric::new("spark_exporter_checkpoint_loads", Counter, Process, "The checkpoint read at start: loaded, none (no file) or refused (damaged, another version or another configuration).", "spark_exporter.checkpoint.loads", "{load}", C,
+        |c, o| per_key(c, o, "result", &c.tele.checkpoint_loads, Value::Int))
+        .labels(&[l("result", &["loaded", "none", "refused"])])
+        .doc("The checkpoint read at start: `loaded`; `none` (no file yet); `refused` (damaged, of an unknown version, or written under another configuration of the model: the exporter started empty, and the log says why).")
+        .experimental("0.2.0"),
     Metric::new("spark_exporter_otlp_exports", Counter, Process, "OTLP export attempts.", "spark_exporter.otlp.exports", "{export}", C,
         |c, o| single(c, o, Value::Int(c.tele.otlp_exports))),
     Metric::new("spark_exporter_otlp_export_failures", Counter, Process, "Failed OTLP export attempts (refused, timed out, rejected by the collector).", "spark_exporter.otlp.export.failures", "{export}", C,

@@ -161,7 +161,13 @@ async fn answer(ctx: &Ctx, req: &Request<Incoming>) -> Response<Body> {
         "/" => reply(
             StatusCode::OK,
             "text/html; charset=utf-8",
-            super::status::page(ctx),
+            super::status::page(&super::status::Ctx {
+                settings: &ctx.settings,
+                health: &ctx.health,
+                model: &ctx.model,
+                draining,
+                ready: ready(&ctx.health, &ctx.settings),
+            }),
         ),
         _ => match super::status::asset(path) {
             Some((_, ctype, body)) => reply(StatusCode::OK, ctype, *body),

@@ -8,9 +8,24 @@
 
 use std::fmt::Write;
 
-use super::routes::{ready, Ctx};
 use crate::clock::{system_now_ms, EpochMs};
-use crate::health::SourceStatus;
+use crate::config::Settings;
+use crate::health::{Health, SourceStatus};
+use crate::model::Model;
+
+/// What the page reads: the server's handles, and its state.
+pub struct Ctx<'a> {
+    /// The configuration in effect.
+    pub settings: &'a Settings,
+    /// The sources' health.
+    pub health: &'a Health,
+    /// The model.
+    pub model: &'a Model,
+    /// The drain has begun.
+    pub draining: bool,
+    /// `/readyz` would answer 200.
+    pub ready: bool,
+}
 
 /// Most applications listed; a fleet's others are counted, not listed.
 pub const MAX_APPS: usize = 100;
@@ -142,7 +157,7 @@ fn when(ms: EpochMs) -> String {
 }
 
 /// The page.
-pub fn page(ctx: &Ctx) -> String {
+pub fn page(ctx: &Ctx<'_>) -> String {
     let now = system_now_ms();
     let s = &ctx.settings;
     let mut o = String::new();
@@ -159,12 +174,8 @@ pub fn page(ctx: &Ctx) -> String {
          <h1>spark-exporter {}</h1>",
         esc(env!("CARGO_PKG_VERSION"))
     );
-    let phase = if ctx.lifecycle.draining() {
-        "draining"
-    } else {
-        "serving"
-    };
-    let is_ready = ready(&ctx.health, s);
+    let phase = if ctx.draining { "draining" } else { "serving" };
+    let is_ready = ctx.ready;
     let startup = ctx.model.view(|v| v.startup_complete());
     let _ = write!(
         o,
@@ -200,7 +211,7 @@ pub fn page(ctx: &Ctx) -> String {
     o
 }
 
-fn sources(o: &mut String, ctx: &Ctx, now: EpochMs) {
+fn sources(o: &mut String, ctx: &Ctx<'_>, now: EpochMs) {
     let s = &ctx.settings;
     let folders: Vec<String> = s.event_log.dirs.iter().map(|d| d.to_string()).collect();
     let list: Vec<SourceStatus> = ctx.health.sources(&s.spark.urls, &folders);
@@ -245,7 +256,7 @@ fn sources(o: &mut String, ctx: &Ctx, now: EpochMs) {
     o.push_str("</table>");
 }
 
-fn apps(o: &mut String, ctx: &Ctx, now: EpochMs) {
+fn apps(o: &mut String, ctx: &Ctx<'_>, now: EpochMs) {
     struct Row {
         id: String,
         name: String,

@@ -8,6 +8,7 @@
 mod support;
 
 mod cardinality_bomb;
+mod checkpoints;
 mod collectors;
 mod connect;
 mod diagnose;

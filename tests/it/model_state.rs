@@ -291,9 +291,22 @@ fn a_model_read_back_and_fed_the_same_log_again_counts_nothing_twice() {
         &root().join("target/tmp/model_state_replay"),
     );
     let mut errors = vec![];
+    // Per run (the default), and by name with the exporter started before the runs ended (so
+    // they count into their names).
+    let modes = [None, Some(1_700_000_000_000i64)];
+    let mut runs_by_name = 0;
     for log in &logs {
-        for level in LEVELS {
-            let s = settings(level);
+        for (level, early) in LEVELS.into_iter().flat_map(|l| modes.map(|m| (l, m))) {
+            let mut s = settings(level);
+            let model = |s: &Settings| match early {
+                None => model(s),
+                Some(t) => {
+                    Model::with_clock(s, Arc::new(Telemetry::default()), Arc::new(move || t))
+                }
+            };
+            if early.is_some() {
+                s.model.aggregate_by = spark_exporter::config::AggregateBy::AppName;
+            }
             let m = model(&s);
             let read = |m: &Arc<Model>| {
                 let observer = m.observer(Source::EventLog);
@@ -308,6 +321,12 @@ fn a_model_read_back_and_fed_the_same_log_again_counts_nothing_twice() {
             back.load_state(bytes.as_slice()).expect("load");
             read(&back);
             let (want, got) = (exposition(&m), exposition(&back));
+            if early.is_some() {
+                runs_by_name += want
+                    .lines()
+                    .filter(|l| l.starts_with("spark_app_runs_total{") && !l.ends_with(" 0"))
+                    .count();
+            }
             if want != got {
                 let at = want
                     .lines()
@@ -315,8 +334,9 @@ fn a_model_read_back_and_fed_the_same_log_again_counts_nothing_twice() {
                     .position(|(a, b)| a != b)
                     .unwrap_or(0);
                 errors.push(format!(
-                    "{} at {level:?}: line {}: {:?} vs {:?} ({} vs {} lines)",
+                    "{} at {level:?}{}: line {}: {:?} vs {:?} ({} vs {} lines)",
                     rel(log),
+                    if early.is_some() { " by name" } else { "" },
                     at + 1,
                     want.lines().nth(at),
                     got.lines().nth(at),
@@ -327,4 +347,5 @@ fn a_model_read_back_and_fed_the_same_log_again_counts_nothing_twice() {
         }
     }
     assert!(errors.is_empty(), "{}", errors.join("\n"));
+    assert!(runs_by_name > 10, "name mode counted {runs_by_name} runs");
 }

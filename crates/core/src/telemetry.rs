@@ -43,6 +43,10 @@ pub struct TelemetrySnapshot {
     pub rest_requests: BTreeMap<String, u64>,
     /// `spark_exporter_http_errors_total{kind}`: connections to our own server refused or cut.
     pub http_errors: BTreeMap<String, u64>,
+    /// `spark_exporter_checkpoint_writes_total{result}`: `ok` or `error`.
+    pub checkpoint_writes: BTreeMap<String, u64>,
+    /// `spark_exporter_checkpoint_loads_total{result}`: `loaded`, `none` or `refused`.
+    pub checkpoint_loads: BTreeMap<String, u64>,
     /// `spark_exporter_otlp_exports_total`.
     pub otlp_exports: u64,
     /// `spark_exporter_otlp_export_failures_total`.
@@ -149,6 +153,14 @@ impl Telemetry {
     /// `connection_limit`, `rate_limit`, `tls_handshake`, `tls_reload` or `unauthorized`.
     pub fn http_error(&self, kind: &str) {
         self.with(|i| *i.http_errors.entry(kind.into()).or_default() += 1);
+    }
+    /// Count a checkpoint write: `ok` or `error`.
+    pub fn checkpoint_write(&self, result: &str) {
+        self.with(|i| *i.checkpoint_writes.entry(result.into()).or_default() += 1);
+    }
+    /// Count a checkpoint load at start: `loaded`, `none` (no file) or `refused`.
+    pub fn checkpoint_load(&self, result: &str) {
+        self.with(|i| *i.checkpoint_loads.entry(result.into()).or_default() += 1);
     }
     /// Count an OTLP export attempt.
     pub fn otlp_export(&self) {

@@ -45,3 +45,26 @@ impl Default for LifecycleConfig {
         }
     }
 }
+
+/// Default interval between checkpoints.
+pub const DEFAULT_CHECKPOINT_INTERVAL: Duration = Duration::from_secs(30);
+
+/// Checkpoints: the model's state written to a file, read back at start, so that a restart
+/// counts nothing twice and forgets nothing (`docs/internals.md`, *Checkpoints*).
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckpointConfig {
+    /// The checkpoint file (`None`: no checkpoint). Its folder must exist and be writable.
+    pub path: Option<std::path::PathBuf>,
+    /// How often it is written (and once more at the end of the drain).
+    #[serde(with = "humantime_serde")]
+    pub interval: Duration,
+}
+
+impl Default for CheckpointConfig {
+    fn default() -> Self {
+        CheckpointConfig {
+            path: None,
+            interval: DEFAULT_CHECKPOINT_INTERVAL,
+        }
+    }
+}

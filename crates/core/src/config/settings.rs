@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::diagnose::DiagnoseConfig;
 use super::event_log::EventLogConfig;
 use super::labels::{HistogramConfig, LabelsConfig};
-use super::lifecycle::LifecycleConfig;
+use super::lifecycle::{CheckpointConfig, LifecycleConfig};
 use super::model::{AggregateBy, ModelConfig, StreamingConfig};
 use super::otlp::OtlpConfig;
 use super::spark::SparkConfig;
@@ -33,6 +33,8 @@ pub struct Settings {
     pub otlp: OtlpConfig,
     /// Drain and end.
     pub lifecycle: LifecycleConfig,
+    /// The model's state kept across restarts.
+    pub checkpoint: CheckpointConfig,
     /// This exporter's part of the applications (`shard.index`, `shard.count`).
     pub shard: crate::shard::Shard,
     /// Structured Streaming.
@@ -55,5 +57,31 @@ impl Settings {
             AggregateBy::AppId => self.shard,
             AggregateBy::AppName => crate::shard::Shard::default(),
         }
+    }
+}
+
+impl Settings {
+    /// What a checkpoint's model state depends on, as one hex string: the labels (rewrite
+    /// rules, caps), the histogram buckets, the summary level, the aggregation and the shard. A
+    /// checkpoint written under another one is refused.
+    pub fn model_fingerprint(&self) -> String {
+        #[derive(Serialize)]
+        struct Shaping<'a> {
+            labels: &'a LabelsConfig,
+            histograms: &'a HistogramConfig,
+            summary_level: &'a super::model::SummaryLevel,
+            aggregate_by: &'a AggregateBy,
+            shard: &'a crate::shard::Shard,
+        }
+        let text = serde_json::to_string(&Shaping {
+            labels: &self.labels,
+            histograms: &self.histograms,
+            summary_level: &self.model.summary_level,
+            aggregate_by: &self.model.aggregate_by,
+            shard: &self.shard,
+        })
+        .unwrap_or_default();
+        let h = twox_hash::XxHash32::oneshot(0x5e_c4_ec_4b, text.as_bytes());
+        format!("{h:08x}")
     }
 }

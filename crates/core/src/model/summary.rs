@@ -174,6 +174,9 @@ impl State {
             if let Some(app) = self.apps.remove(&id) {
                 self.retire_app(&app);
             }
+            // Retired for good: a source that reports it again (a History Server's listing, a
+            // log read again after a restart from a checkpoint) does not bring it back.
+            self.excluded.insert(id.into());
         }
         let settled = &mut self.settled;
         for (id, app) in self.apps.iter_mut() {

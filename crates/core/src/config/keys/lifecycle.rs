@@ -1,4 +1,4 @@
-//! The `lifecycle` and `shard` sections: its keys.
+//! The `lifecycle`, `checkpoint` and `shard` sections: their keys.
 
 use std::time::Duration;
 
@@ -51,6 +51,33 @@ pub(crate) const KEYS: &[Key] = &[
          application's end](internals.md#the-applications-end)). Keep it below the pod's \
          `terminationGracePeriodSeconds` (the shipped templates set 40). At most `1h`.",
     ),
+    Key::one("checkpoint.path", |s, v| {
+        s.checkpoint.path = (!v.trim().is_empty()).then(|| std::path::PathBuf::from(v.trim()));
+        Ok(())
+    })
+    .flag("checkpoint.path")
+    .brief("File the model's state is kept in across restarts (none: every start reads every log again).")
+    .uses(Uses::RUN)
+    .default("none")
+    .doc(
+        "A file the model's state is written to every `checkpoint.interval` and at the end of \
+         the drain, and read back at start: every application kept (summarised ones with their \
+         counted ids and each series' `_created`), those already retired or excluded (never \
+         served again), the names' runs. The logs are then read again from their start, which \
+         counts nothing twice (the model's calls are idempotent), so no counter goes back and \
+         no run that ended while the exporter was down is lost. A checkpoint written under \
+         another configuration of the model (labels, buckets, summary level, aggregation, \
+         shard), damaged or of an unknown version is refused with a log line \
+         (`spark_exporter_checkpoint_loads_total`) and the exporter starts empty. Its folder \
+         must exist (a volume in Kubernetes).",
+    ),
+    Key::one("checkpoint.interval", |s, v| {
+        s.checkpoint.interval = parse::positive(v)?;
+        Ok(())
+    })
+    .flag("checkpoint.interval")
+    .uses(Uses::RUN)
+    .doc("How often the checkpoint is written (and once more at the end of the drain)."),
     Key::one("lifecycle.drain_scrapes", |s, v| {
         s.lifecycle.drain_scrapes = parse::whole(v)?;
         Ok(())
