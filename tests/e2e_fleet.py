@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end: fleet mode (issue 15), with a real Prometheus (Debian's) scraping real exporters.
 
-    python3 tests/e2e_fleet.py [--keep] [--only shards|names]
+    python3 tests/e2e_fleet.py [--keep] [--only shards|names] [--exporter PATH] [--python PATH]
 
 A. Shards. 200 applications: copies of a real Spark 4.1.1 event log (the fixture
    tests/data/eventlogs/spark-4.1.1-none-single, 12 jobs, 2 of them failed, skipped and failed
@@ -36,23 +36,21 @@ B. Aggregation by application name (--model.aggregate-by app_name). One real PyS
      3. the restarted exporter starts from zero (the runs its predecessor counted are not
         counted again) with a later _created, and at the end shows only the runs since its
         start: the last value alone would be wrong, increase() is right
-Prints one line per assertion; exit 1 if any failed, 2 if a prerequisite is missing. The
-temporary folder (logs, Prometheus data) is kept on failure or with --keep.
+Prints one line per assertion; exit 1 if any failed, 2 if a prerequisite is missing (prometheus,
+zstd, the exporter; pyspark unless --only shards). The temporary folder (logs, Prometheus data,
+report.json) is kept on failure or with --keep.
 """
-import argparse
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
-from promkit import Proc, Prom, Results, free_port, wait_for  # noqa: E402
+from promkit import Proc, Prom, e2e_main, free_port, wait_for  # noqa: E402
 from groups import log_job_group  # noqa: E402
 
 SOURCE_LOG = os.path.join(ROOT, "tests", "data", "eventlogs", "spark-4.1.1-none-single", "local-1796010159017")
@@ -626,44 +624,9 @@ def run_names(a, tmp, res, procs):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--exporter", default=os.path.join(ROOT, "target", "debug", "spark-exporter"))
-    ap.add_argument("--python", default=os.environ.get("SPARK_E2E_PYTHON", os.path.join(ROOT, ".venv", "bin", "python")))
-    ap.add_argument("--only", choices=["shards", "names"])
-    ap.add_argument("--keep", action="store_true")
-    a = ap.parse_args()
-    missing = [f"{c} not on PATH (apt-get install -y {c})" for c in ("prometheus", "zstd") if not shutil.which(c)]
-    if not os.access(a.exporter, os.X_OK):
-        missing.append(f"{a.exporter} missing (cargo build)")
-    if a.only != "shards" and subprocess.run([a.python, "-c", "import pyspark"], capture_output=True).returncode != 0:
-        missing.append(f"{a.python} cannot import pyspark (set SPARK_E2E_PYTHON)")
-    if missing:
-        print("e2e-fleet prerequisites missing:\n  " + "\n  ".join(missing), file=sys.stderr)
-        return 2
-    tmp = tempfile.mkdtemp(prefix="e2e-fleet-")
-    print(f"e2e-fleet: temporary folder {tmp}", flush=True)
-    res = Results()
-    for part, fn in (("shards", run_shards), ("names", run_names)):
-        if a.only and a.only != part:
-            continue
-        print(f"\ne2e-fleet: {part}", flush=True)
-        procs = []
-        try:
-            fn(a, tmp, res, procs)
-        except Exception as e:  # a broken run is a failed assertion, with the logs to look at
-            res.add(f"{part}: run completed", False, f"{type(e).__name__}: {e}")
-            for p in procs:
-                print(f"--- last lines of {p.log}\n{p.tail()}", file=sys.stderr)
-        finally:
-            for p in reversed(procs):
-                p.stop()
-    print(f"\ne2e-fleet: {len(res.items) - len(res.failed)} passed, {len(res.failed)} failed")
-    if res.failed or a.keep:
-        print(f"e2e-fleet: kept {tmp}")
-    else:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if res.failed else 0
-
+    return e2e_main("e2e-fleet", __doc__, [("shards", run_shards), ("names", run_names)],
+                    tools=("prometheus", "zstd"),
+                    modules=lambda a: () if a.only == "shards" else ("pyspark",))
 
 if __name__ == "__main__":
     sys.exit(main())

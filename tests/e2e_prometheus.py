@@ -2,7 +2,7 @@
 """End-to-end: a real Spark application, the real exporter, a real Prometheus with our rules,
 and every dashboard query.
 
-    python3 tests/e2e_prometheus.py [--keep] [--stuck-seconds 75]
+    python3 tests/e2e_prometheus.py [--keep] [--stuck-seconds 75] [--report PATH]
 
 Installs nothing. Needs:
   - target/debug/spark-exporter (cargo build), or --exporter PATH
@@ -29,10 +29,10 @@ after 0.5 minutes instead of 15, target-down after 5s). Then asserts:
      histogram_quantile panels stay within the run's length; the per-run panels (recording rules
      spark_app_job_group:job_duration_seconds:*) have the run's values, placed at its start time
   6. the exporter's histograms are consistent: buckets never decrease and le="+Inf" == _count
-Prints one line per assertion and writes a JSON report; exit 1 if any assertion failed, 2 if a
+Prints one line per assertion and writes a JSON report (report.json in the temporary folder: the
+assertions and what the run saw; a copy at --report PATH); exit 1 if any assertion failed, 2 if a
 prerequisite is missing. Temporary files (logs, Prometheus data) are kept on failure or --keep.
 """
-import argparse
 import importlib.util
 import json
 import os
@@ -40,12 +40,11 @@ import queue
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
-from promkit import Proc, Prom, Results, finite_values, free_port, http_get, wait_for  # noqa: E402
+from promkit import Proc, Prom, e2e_main, finite_values, free_port, http_get, wait_for  # noqa: E402
 WORKLOAD = os.path.join(ROOT, "tests", "e2e_prometheus_workload.py")
 SCRAPE = "1s"
 STUCK_MINUTES = 0.5
@@ -113,59 +112,25 @@ def load_lint():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--exporter", default=os.path.join(ROOT, "target", "debug", "spark-exporter"))
-    ap.add_argument("--python", default=os.environ.get("SPARK_E2E_PYTHON", os.path.join(ROOT, ".venv", "bin", "python")))
+    return e2e_main("e2e-prometheus", __doc__, run, flags=flags, tools=("prometheus", "promtool", "java"),
+                    finish=finish)
+
+
+def flags(ap):
     ap.add_argument("--stuck-seconds", type=float, default=75)
     ap.add_argument("--report", help="also write the JSON report here")
-    ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
-    a = ap.parse_args()
 
-    # --- prerequisites (missing ones are errors, not skips) ---
-    missing = []
-    for tool in ("prometheus", "promtool"):
-        if not shutil.which(tool):
-            missing.append(f"{tool} not on PATH (apt-get install -y prometheus)")
-    if not os.access(a.exporter, os.X_OK):
-        missing.append(f"{a.exporter} missing (cargo build)")
-    if not os.access(a.python, os.X_OK) or subprocess.run([a.python, "-c", "import pyspark"],
-                                                          capture_output=True).returncode != 0:
-        missing.append(f"{a.python} cannot import pyspark (set SPARK_E2E_PYTHON)")
-    if not shutil.which("java"):
-        missing.append("java not on PATH (Spark needs Java 17)")
-    if missing:
-        print("e2e prerequisites missing:\n  " + "\n  ".join(missing), file=sys.stderr)
-        return 2
 
-    lint = load_lint()
-    tmp = tempfile.mkdtemp(prefix="e2e-prometheus-")
-    print(f"e2e: temporary folder {tmp}", flush=True)
-    res = Results()
-    procs = []
-    report = {"tmp": tmp, "results": res.items}
-    try:
-        run(a, lint, tmp, res, procs, report)
-    except Exception as e:  # a broken run is a failed assertion, with the logs to look at
-        res.add("run completed", False, f"{type(e).__name__}: {e}")
-        for p in procs:
-            print(f"--- last lines of {p.log}\n{p.tail()}", file=sys.stderr)
-    finally:
-        for p in reversed(procs):
-            p.stop()
-    report["passed"] = not res.failed
-    text = json.dumps(report, indent=2)
-    open(os.path.join(tmp, "report.json"), "w").write(text)
+def finish(a, tmp, res):
     if a.report:
-        open(a.report, "w").write(text)
-    print(f"\ne2e: {len(res.items) - len(res.failed)} passed, {len(res.failed)} failed; report {tmp}/report.json")
-    if res.failed or a.keep:
-        print(f"e2e: kept {tmp}")
-    else:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if res.failed else 0
+        shutil.copyfile(os.path.join(tmp, "report.json"), a.report)
+    return f"; report {tmp}/report.json"
 
 
-def run(a, lint, tmp, res, procs, report):
+def run(a, tmp, res, procs):
+    lint = load_lint()
+    report = res.info
+    report["tmp"] = tmp
     ui_port, exp_port, prom_port, dead_port, dead_scrape_port = (free_port() for _ in range(5))
     eventlog_dir = os.path.join(tmp, "eventlog")
     os.makedirs(eventlog_dir)

@@ -39,10 +39,9 @@ Prometheus (scrape_interval 1s) scrapes the same port. Asserts:
      sum by (app_id) (spark_tasks_total) is 10,005 for each of the N applications
 Prints PASS/FAIL per check and a summary; exit 1 if any failed, 2 if a prerequisite is missing.
 Artefacts (exporter and Prometheus logs, the scrape record, report.json) stay in
-target/e2e-startup/run-<pid>/; Prometheus' config and data go to a temporary folder (removed
-unless --keep).
+target/e2e-startup/run-<pid>/; Prometheus' config and data go to a temporary folder (kept on
+failure or with --keep). The exporter is target/release/spark-exporter unless --exporter says.
 """
-import argparse
 import json
 import os
 import random
@@ -51,7 +50,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
@@ -60,7 +58,7 @@ from datetime import datetime
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
-from promkit import Proc, Prom, Results, free_port, wait_for  # noqa: E402
+from promkit import Proc, Prom, e2e_main, free_port, wait_for  # noqa: E402
 
 BENCH = os.path.join(ROOT, "tests", "data", "bench", "eventlog-10k-tasks.json.zst")
 TASKS_PER_APP = 10005  # the bench log's SparkListenerTaskEnd events
@@ -356,51 +354,43 @@ def label_str(m):
 # --- the test ------------------------------------------------------------------------------
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    return e2e_main("e2e-startup", __doc__, run, flags=flags, tools=("prometheus", "zstd"), modules=(),
+                    exporter_default=os.path.join(ROOT, "target", "release", "spark-exporter"), finish=finish)
+
+
+def flags(ap):
     ap.add_argument("--apps", type=int, default=8)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--cycles", type=int, default=3, help="restart cycles (SIGTERM, SIGKILL, either) after P1")
-    ap.add_argument("--exporter", default=os.path.join(ROOT, "target", "release", "spark-exporter"))
-    ap.add_argument("--keep", action="store_true", help="keep Prometheus' temporary folder")
-    a = ap.parse_args()
-    missing = [f"{t} not on PATH (apt-get install -y {t})" for t in ("prometheus", "zstd") if not shutil.which(t)]
-    if not os.access(a.exporter, os.X_OK):
-        missing.append(f"{a.exporter} missing (cargo build --release --bin spark-exporter)")
-    if missing:
-        print("e2e-startup prerequisites missing:\n  " + "\n  ".join(missing), file=sys.stderr)
-        return 2
-    seed = a.seed if a.seed is not None else int.from_bytes(os.urandom(4), "big")
-    rng = random.Random(seed)
+
+
+def artefacts():
+    """target/e2e-startup/run-<pid>/: logs, the scrape record, the truth and report.json, kept."""
     run_dir = os.path.join(ROOT, "target", "e2e-startup", f"run-{os.getpid()}")
     os.makedirs(run_dir, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix="e2e-startup-prom-")
-    log(f"{a.apps} applications, seed {seed}, artefacts in {run_dir}, Prometheus data in {tmp}")
-    res, procs, info = Results(), [], {"seed": seed, "apps": a.apps}
-    t_start = time.time()
-    try:
-        run(a, rng, run_dir, tmp, res, procs, info)
-    except Exception as e:  # a broken run is a failed check, with the logs to look at
-        res.add("run completed", False, f"{type(e).__name__}: {e}")
-        for p in procs:
-            print(f"--- last lines of {p.log}\n{p.tail()}", file=sys.stderr)
-    finally:
-        for p in reversed(procs):
-            p.stop()
-    info["wall_seconds"] = round(time.time() - t_start, 1)
-    json.dump({"info": info, "checks": res.items}, open(os.path.join(run_dir, "report.json"), "w"), indent=2)
+    return run_dir
+
+
+def finish(a, tmp, res):
+    """report.json in the artefacts folder, every check again (after the run's log lines), and
+    the summary's end."""
+    run_dir = artefacts()
+    res.info["wall_seconds"] = round(time.time() - res.started, 1)
+    with open(os.path.join(run_dir, "report.json"), "w") as f:
+        json.dump({"info": res.info, "checks": res.items}, f, indent=2)
     print()
     for i in res.items:
         print(f"{'PASS' if i['ok'] else 'FAIL'}  {i['assertion']}")
-    print(f"\ne2e-startup: {len(res.items) - len(res.failed)} passed, {len(res.failed)} failed, "
-          f"{info['wall_seconds']}s; artefacts in {run_dir}")
-    if a.keep or res.failed:
-        log(f"kept {tmp}")
-    else:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if res.failed else 0
+    return f", {res.info['wall_seconds']}s; artefacts in {run_dir}"
 
 
-def run(a, rng, run_dir, tmp, res, procs, info):
+def run(a, tmp, res, procs):
+    seed = a.seed if a.seed is not None else int.from_bytes(os.urandom(4), "big")
+    rng = random.Random(seed)
+    run_dir = artefacts()
+    log(f"{a.apps} applications, seed {seed}, artefacts in {run_dir}, Prometheus data in {tmp}")
+    info = res.info
+    info.update(seed=seed, apps=a.apps)
     n = a.apps
     store, took = make_store(n)
     size = sum(os.path.getsize(os.path.join(store, f)) for f in os.listdir(store))

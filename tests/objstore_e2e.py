@@ -58,7 +58,6 @@ When the exporter does not take s3:// or az:// URLs yet, the first dump says so 
 that need that store fail with the exporter's own message instead of running. The temporary
 folder (logs, dumps, scrapes) is kept on failure or with --keep.
 """
-import argparse
 import concurrent.futures
 import base64
 import difflib
@@ -70,14 +69,13 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
-from promkit import Proc, Results, free_port, wait_for  # noqa: E402
+from promkit import Proc, e2e_main, free_port, wait_for  # noqa: E402
 from faultproxy import FaultProxy  # noqa: E402
 
 BUCKET = "spark-logs"
@@ -796,9 +794,8 @@ def section_faults(ctx, res, store):
 # -- main -------------------------------------------------------------------------------------
 
 def prerequisites(a):
+    """What e2e_main does not check: the modules this Python imports, Azurite."""
     missing = []
-    if not os.access(a.exporter, os.X_OK):
-        missing.append(f"{a.exporter} missing (cargo build)")
     for mod, pkg in (("boto3", "boto3"), ("moto.server", "moto[server]"), ("azure.storage.blob", "azure-storage-blob")):
         try:
             __import__(mod)
@@ -810,8 +807,10 @@ def prerequisites(a):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--exporter", default=os.path.join(ROOT, "target", "debug", "spark-exporter"))
+    return e2e_main("objstore-e2e", __doc__, run, flags=flags, tools=(), modules=(), prerequisites=prerequisites)
+
+
+def flags(ap):
     ap.add_argument("--azurite", default=os.environ.get("AZURITE_BLOB") or shutil.which("azurite-blob")
                     or os.path.join(ROOT, "target", "objstore-tools", "node_modules", ".bin", "azurite-blob"))
     ap.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these sections")
@@ -828,28 +827,23 @@ def main():
     ap.add_argument("--stall-count", type=int, default=1, help="requests stalled [1]")
     ap.add_argument("--run-all", action="store_true",
                     help="run every section even when the exporter rejects s3:// or az:// URLs")
-    ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
-    a = ap.parse_args()
-    a.exporter = os.path.abspath(a.exporter)
-    missing = prerequisites(a)
-    if missing:
-        print("objstore-e2e prerequisites missing:\n  " + "\n  ".join(missing), file=sys.stderr)
-        return 2
-    tmp = tempfile.mkdtemp(prefix="objstore-e2e-")
+
+
+def run(a, tmp, res, procs):
     # Run one binary throughout, even if cargo replaces target/debug/spark-exporter meanwhile:
     # a hard link keeps the file as it is now (a rebuild writes a new one), a copy if it can't.
+    exporter = os.path.abspath(a.exporter)
     snapshot = os.path.join(tmp, "spark-exporter")
     try:
-        os.link(a.exporter, snapshot)
+        os.link(exporter, snapshot)
     except OSError:
-        shutil.copy2(a.exporter, snapshot)
-    print(f"objstore-e2e: temporary folder {tmp}; exporter {a.exporter} (run as {snapshot})", flush=True)
+        shutil.copy2(exporter, snapshot)
+    print(f"objstore-e2e: exporter {exporter} (run as {snapshot})", flush=True)
     a.exporter = snapshot
     extra = {}
     for kv in a.env:
         k, _, v = kv.partition("=")
         extra[k] = v or None
-    res, procs = Results(), []
     ctx = Ctx()
     ctx.tmp, ctx.procs, ctx.run_all = tmp, procs, a.run_all
     ctx.faults = a.fault or []
@@ -924,22 +918,9 @@ def main():
             else:
                 for sc in a.stores:
                     timed(sc)
-    except Exception as e:  # a broken run is a failed assertion, with the logs to look at
-        res.add("run completed", False, f"{type(e).__name__}: {e}")
-        for p in procs:
-            print(f"--- last lines of {p.log}\n{p.tail()}", file=sys.stderr)
     finally:
         for p in proxies:
             p.stop()
-        for p in reversed(procs):
-            p.stop()
-    json.dump(res.items, open(os.path.join(tmp, "report.json"), "w"), indent=2)
-    print(f"\nobjstore-e2e: {len(res.items) - len(res.failed)} passed, {len(res.failed)} failed")
-    if res.failed or a.keep:
-        print(f"objstore-e2e: kept {tmp}")
-    else:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if res.failed else 0
 
 
 if __name__ == "__main__":
