@@ -5,12 +5,24 @@
 //! renders the catalogue as the metric reference of `docs/metrics.md`.
 
 pub(crate) mod cache;
+#[cfg(feature = "internals")]
 pub mod catalogue;
+#[cfg(not(feature = "internals"))]
+#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
+pub(crate) mod catalogue;
 #[cfg(test)]
 mod docs;
+#[cfg(feature = "internals")]
 pub mod families;
+#[cfg(not(feature = "internals"))]
+#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
+pub(crate) mod families;
 pub mod otlp;
 pub mod prometheus;
+#[cfg(feature = "internals")]
 pub mod read;
+#[cfg(not(feature = "internals"))]
+#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
+pub(crate) mod read;
 mod rows;
 mod sample;

@@ -10,13 +10,29 @@
 //! - [`poller`]: the per-target poll loop ([`Mode::Follow`], [`run`]) and the one-shot reads
 //!   ([`Mode::Once`], [`Mode::Whole`]: [`read_once`], [`poll_once`]) of a set of [`Targets`].
 
+#[cfg(feature = "internals")]
 pub mod api;
+#[cfg(not(feature = "internals"))]
+#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
+pub(crate) mod api;
 mod app;
 pub mod client;
+#[cfg(feature = "internals")]
 pub mod convert;
+#[cfg(not(feature = "internals"))]
+#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
+pub(crate) mod convert;
 mod cost_cache;
+#[cfg(feature = "internals")]
 pub mod poller;
+#[cfg(not(feature = "internals"))]
+#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
+pub(crate) mod poller;
+#[cfg(feature = "internals")]
 pub mod tracker;
+#[cfg(not(feature = "internals"))]
+#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
+pub(crate) mod tracker;
 
 pub use client::ClientError;
 pub use poller::{poll_once, read_once, run, Mode, PollError, PollStats, TargetPoller, Targets};

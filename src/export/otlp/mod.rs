@@ -14,7 +14,11 @@
 //! - `push`: the interval loop, retries with backoff, bounded memory, the final export.
 //! - [`OtlpError`]: invalid settings, or an exporter that cannot be built.
 
+#[cfg(feature = "internals")]
 pub mod convert;
+#[cfg(not(feature = "internals"))]
+#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
+pub(crate) mod convert;
 mod error;
 mod mapping;
 mod push;
