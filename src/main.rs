@@ -24,9 +24,17 @@ use tokio_util::sync::CancellationToken;
 const IN_FLIGHT_GRACE: Duration = Duration::from_secs(5);
 
 fn main() -> ExitCode {
+    // A SIGTERM that comes before the handlers are installed waits (blocked, pending) instead
+    // of killing the exporter: `run` installs them, then lets it through; the other commands
+    // let it through at once.
+    signals::defer();
     spark_exporter::alloc::tune();
     let (cli, overrides) = match Cli::parse_from(std::env::args_os()) {
-        Ok(c) => c,
+        Ok(c) if matches!(c.0.command, Some(Command::Run) | None) => c,
+        Ok(c) => {
+            signals::release();
+            c
+        }
         Err(e) if !e.use_stderr() => {
             let _ = e.print();
             return ExitCode::SUCCESS;
@@ -191,6 +199,7 @@ async fn dump(settings: Arc<Settings>, url_flag: bool, paths: Vec<String>, om: b
 }
 
 async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
+    let mut signals = signals::Signals::install();
     let telemetry = Arc::new(Telemetry::default());
     let model = Model::new(&settings, telemetry.clone());
     // The state kept across restarts, before any source reads (they then read everything
@@ -263,7 +272,7 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
         }
     };
     tokio::select! {
-        _ = wait_for_signal() => tracing::info!(grace_period = ?settings.lifecycle.grace_period, "Signal received; draining."),
+        _ = signals.recv() => tracing::info!(grace_period = ?settings.lifecycle.grace_period, "Signal received; draining."),
         Some(e) = app_end => tracing::info!(reason = %e, grace_period = ?settings.lifecycle.grace_period, "The application has ended; draining."),
     }
     let drain = Drain {
@@ -277,7 +286,7 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
         stop,
         others,
     };
-    drain.run(wait_for_signal()).await;
+    drain.run(signals.recv()).await;
     // The final state, for the next start.
     let (s, m, t) = last_checkpoint;
     spark_exporter::checkpoint::write_once(s, m, t).await;
@@ -368,24 +377,80 @@ async fn expire_loop(model: Arc<Model>, shutdown: CancellationToken) {
     }
 }
 
-async fn wait_for_signal() {
+/// The exporter's signals: SIGTERM and SIGINT (Ctrl-C).
+mod signals {
+    /// Block SIGTERM and SIGINT in this thread and the threads it starts, so one that arrives
+    /// before [`Signals::install`] stays pending instead of ending the process.
+    pub fn defer() {
+        #[cfg(unix)]
+        set_mask(libc::SIG_BLOCK);
+    }
+
+    /// Let through what [`defer`] held back (a command with no handlers: the default action).
+    pub fn release() {
+        #[cfg(unix)]
+        set_mask(libc::SIG_UNBLOCK);
+    }
+
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
+    fn set_mask(how: libc::c_int) {
+        // SAFETY: sigemptyset/sigaddset fill a local sigset_t; pthread_sigmask only changes this
+        // thread's mask.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGTERM);
+            libc::sigaddset(&mut set, libc::SIGINT);
+            libc::pthread_sigmask(how, &set, std::ptr::null_mut());
+        }
+    }
+
+    /// SIGTERM and SIGINT, as streams.
+    pub struct Signals {
+        #[cfg(unix)]
+        term: Option<tokio::signal::unix::Signal>,
+        #[cfg(unix)]
+        int: Option<tokio::signal::unix::Signal>,
+    }
+
+    impl Signals {
+        /// Install the handlers, then let through what [`defer`] held back (delivered to them).
+        pub fn install() -> Signals {
+            #[cfg(unix)]
+            {
+                use tokio::signal::unix::{signal, SignalKind};
+                let s = Signals {
+                    term: signal(SignalKind::terminate()).ok(),
+                    int: signal(SignalKind::interrupt()).ok(),
+                };
+                release();
+                s
+            }
+            #[cfg(not(unix))]
+            Signals {}
+        }
+
+        /// The next SIGTERM or SIGINT.
+        pub async fn recv(&mut self) {
+            #[cfg(unix)]
+            {
+                async fn next(s: &mut Option<tokio::signal::unix::Signal>) {
+                    match s {
+                        Some(s) => {
+                            s.recv().await;
+                        }
+                        None => std::future::pending().await,
+                    }
+                }
                 tokio::select! {
-                    _ = term.recv() => {},
-                    _ = tokio::signal::ctrl_c() => {},
+                    _ = next(&mut self.term) => {},
+                    _ = next(&mut self.int) => {},
                 }
             }
-            Err(_) => {
+            #[cfg(not(unix))]
+            {
                 let _ = tokio::signal::ctrl_c().await;
             }
         }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }
