@@ -177,11 +177,7 @@ async fn dump(settings: Arc<Settings>, url_flag: bool, paths: Vec<String>, om: b
             if paths.is_empty() {
                 String::new()
             } else {
-                format!(
-                    " (read: event-log files and eventlog_v2_* folders, {} levels of sub-folders \
-                     deep; --event-log.depth changes it)",
-                    settings.event_log.depth
-                )
+                spark_exporter::eventlog::what_is_read(settings.event_log.depth)
             }
         );
         ok = false;

@@ -23,8 +23,10 @@ README's command listens there, and a test that scraped someone else's exporter 
 nothing.
 """
 import os
+import html as html_mod
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -137,8 +139,7 @@ def status_page():
     """The served exporter's status page at `/`, as headless Chromium renders it (Debian's
     `chromium`): it lists the application of the embedded default, its event-log source as up,
     and links to the metrics. The failures, as lines."""
-    import html as html_mod
-    chromium = next((c for c in ("chromium", "chromium-browser", "google-chrome") if shutil_which(c)), None)
+    chromium = next((c for c in ("chromium", "chromium-browser", "google-chrome") if shutil.which(c)), None)
     if chromium is None:
         return ["status page: no chromium on PATH (apt-get install -y chromium)"]
     r = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
@@ -162,11 +163,6 @@ def status_page():
     if "start-up read complete" not in text:
         out.append("status page: the start-up read is not shown complete")
     return out
-
-
-def shutil_which(name):
-    import shutil
-    return shutil.which(name)
 
 
 def main():

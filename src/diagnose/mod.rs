@@ -167,12 +167,7 @@ pub async fn diagnose_counted(
                 }),
             },
             None if ids.is_empty() => Err(DiagnoseError::Empty(if source == "event_log" {
-                format!(
-                    "{} (read: event-log files and eventlog_v2_* folders, {} levels of \
-                     sub-folders deep; --event-log.depth changes it)",
-                    inputs.join(", "),
-                    settings.event_log.depth
-                )
+                inputs.join(", ") + &crate::eventlog::what_is_read(settings.event_log.depth)
             } else {
                 inputs.join(", ")
             })),

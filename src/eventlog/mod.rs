@@ -82,6 +82,15 @@ pub use engine::Engine;
 pub use parser::{parse_line, Event, ParseError};
 pub use pool::Pool;
 
+/// What a one-shot read of event-log locations looks at, for a message that found nothing:
+/// ` (read: event-log files and eventlog_v2_* folders, 3 levels of sub-folders deep; ...)`.
+pub fn what_is_read(depth: u32) -> String {
+    format!(
+        " (read: event-log files and eventlog_v2_* folders, {depth} levels of sub-folders deep; \
+         --event-log.depth changes it)"
+    )
+}
+
 /// Errors of the event-log entry points.
 #[derive(Debug, thiserror::Error)]
 pub enum EventLogError {

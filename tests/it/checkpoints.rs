@@ -37,8 +37,7 @@ fn logs() -> tempfile::TempDir {
     dir
 }
 
-fn get(port: u16, path: &str, openmetrics: bool) -> Option<(u16, String)> {
-    let _ = openmetrics;
+fn get(port: u16, path: &str) -> Option<(u16, String)> {
     http_get(&format!("127.0.0.1:{port}"), path, Duration::from_secs(3))
         .ok()
         .map(|(c, b)| (c, String::from_utf8_lossy(&b).into_owned()))
@@ -60,7 +59,7 @@ fn start(port: u16, logs: &Path, ckpt: &Path, extra: &[&str]) -> Guard {
         .args(extra);
     let g = Guard::capture("exporter", cmd, None);
     let deadline = Instant::now() + Duration::from_secs(30);
-    while get(port, "/readyz?complete", false).map(|r| r.0) != Some(200) {
+    while get(port, "/readyz?complete").map(|r| r.0) != Some(200) {
         assert!(Instant::now() < deadline, "never ready");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -81,7 +80,7 @@ fn same(what: &str, want: &[String], got: &[String]) {
 
 /// The application's series (not the exporter's own), as `name{labels} value` lines, sorted.
 fn series(port: u16) -> Vec<String> {
-    let (code, text) = get(port, "/metrics", false).expect("scrape");
+    let (code, text) = get(port, "/metrics").expect("scrape");
     assert_eq!(code, 200);
     let mut v: Vec<String> = text
         .lines()
@@ -107,25 +106,14 @@ fn created(port: u16) -> Vec<String> {
 
 /// `/metrics` in OpenMetrics (with `_created`).
 fn http_get_om(port: u16) -> (u16, String) {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(
-        s,
-        "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: application/openmetrics-text; version=1.0.0\r\nConnection: close\r\n\r\n"
+    let (code, _, body) = support::http::http_get_accepting(
+        &format!("127.0.0.1:{port}"),
+        "/metrics",
+        "application/openmetrics-text; version=1.0.0",
+        Duration::from_secs(5),
     )
-    .unwrap();
-    let mut b = Vec::new();
-    s.read_to_end(&mut b).unwrap();
-    let t = String::from_utf8_lossy(&b).into_owned();
-    let (head, body) = t.split_once("\r\n\r\n").unwrap_or((&t, ""));
-    let code = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    // Chunked or not: the sample lines are what matters.
-    (code, body.to_string())
+    .expect("scrape");
+    (code, String::from_utf8_lossy(&body).into_owned())
 }
 
 fn wait_file(p: &Path) {
@@ -178,7 +166,7 @@ fn a_restart_from_a_checkpoint_serves_every_series_as_it_was() {
     same("_created after SIGKILL", &before_created, &created(port));
     // A periodic write (every 500 ms here) is counted.
     std::thread::sleep(Duration::from_millis(1500));
-    let (_, text) = get(port, "/metrics", false).unwrap();
+    let (_, text) = get(port, "/metrics").unwrap();
     assert!(
         text.contains("spark_exporter_checkpoint_loads_total{result=\"loaded\"} 1"),
         "{text}"
@@ -195,7 +183,7 @@ fn a_restart_from_a_checkpoint_serves_every_series_as_it_was() {
     let extra = ["--web.openmetrics-created", "--model.summary-level", "full"];
     let mut p = start(port, logs.path(), &ckpt, &extra);
     assert_eq!(p.count_lines("Checkpoint refused; starting empty."), 1);
-    let (_, text) = get(port, "/metrics", false).unwrap();
+    let (_, text) = get(port, "/metrics").unwrap();
     assert!(
         text.contains("spark_exporter_checkpoint_loads_total{result=\"refused\"} 1"),
         "{text}"

@@ -23,14 +23,6 @@ fn run(args: &[&str]) -> Output {
     exporter_command(args, Duration::from_secs(60))
 }
 
-fn stderr(o: &Output) -> String {
-    o.stderr.clone()
-}
-
-fn stdout(o: &Output) -> String {
-    o.stdout.clone()
-}
-
 /// The recorded Spark 4.1.1 run's rolling log folder.
 fn basic_log() -> PathBuf {
     let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/spark-4.1.1-basic/eventlog");
@@ -68,8 +60,8 @@ fn a_folder_without_an_application_is_a_warning_and_exit_1() {
     let d = tempfile::tempdir().unwrap();
     for cmd in ["dump", "diagnose"] {
         let o = run(&[cmd, "--event-log", s(d.path())]);
-        assert_eq!(o.status.code(), Some(1), "{cmd}: {}", stderr(&o));
-        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {}", o.stderr);
+        let e = &o.stderr;
         assert!(e.contains("no application found in"), "{cmd}: {e}");
         assert!(e.contains("3 levels of sub-folders deep"), "{cmd}: {e}");
         assert!(e.contains("--event-log.depth"), "{cmd}: {e}");
@@ -92,23 +84,24 @@ fn sub_folders_are_read_to_the_configured_depth() {
         &d.path().join(".Trash").join(log.file_name().unwrap()),
     );
     let o = run(&["dump", "--event-log", s(d.path())]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let apps = stdout(&o)
+    assert_eq!(o.status.code(), Some(0), "{}", o.stderr);
+    let apps = o
+        .stdout
         .lines()
         .filter(|l| l.starts_with("spark_app_info{"))
         .count();
-    assert_eq!(apps, 1, "{}", stdout(&o));
-    assert!(stdout(&o).contains("app_name=\"acceptance-basic\""));
+    assert_eq!(apps, 1, "{}", o.stdout);
+    assert!(o.stdout.contains("app_name=\"acceptance-basic\""));
     let o = run(&["dump", "--event-log", s(d.path()), "--event-log.depth", "2"]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", o.stderr);
     assert!(
-        stderr(&o).contains("2 levels of sub-folders deep"),
+        o.stderr.contains("2 levels of sub-folders deep"),
         "{}",
-        stderr(&o)
+        o.stderr
     );
     let o = run(&["diagnose", "--event-log", s(d.path())]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stdout(&o).contains("(acceptance-basic), Spark 4.1.1, ended"));
+    assert_eq!(o.status.code(), Some(0), "{}", o.stderr);
+    assert!(o.stdout.contains("(acceptance-basic), Spark 4.1.1, ended"));
 }
 
 #[test]
@@ -118,12 +111,12 @@ fn a_named_file_that_is_not_an_event_log_is_an_error() {
     std::fs::write(&f, "hello\nthis is not JSON\n").unwrap();
     for cmd in ["dump", "diagnose"] {
         let o = run(&[cmd, "--event-log", s(&f)]);
-        assert_eq!(o.status.code(), Some(1), "{cmd}: {}", stderr(&o));
-        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {}", o.stderr);
+        let e = &o.stderr;
         assert!(e.contains("not a Spark event log"), "{cmd}: {e}");
         assert!(e.contains("notalog.txt"), "{cmd}: {e}");
-        assert!(!stdout(&o).contains("app_id=\"notalog.txt\""), "{cmd}");
-        assert!(!stdout(&o).contains("== notalog.txt"), "{cmd}");
+        assert!(!o.stdout.contains("app_id=\"notalog.txt\""), "{cmd}");
+        assert!(!o.stdout.contains("== notalog.txt"), "{cmd}");
     }
 }
 
@@ -137,8 +130,8 @@ fn in_a_folder_stray_files_are_skipped_with_a_warning() {
     std::fs::write(d.path().join("local-1700000000000"), "not JSON\n").unwrap();
     std::fs::write(d.path().join(".hidden"), "x\n").unwrap();
     let o = run(&["dump", "--event-log", s(d.path())]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", o.stderr);
+    let out = o.stdout;
     assert_eq!(
         out.lines()
             .filter(|l| l.starts_with("spark_app_info{"))
@@ -146,7 +139,7 @@ fn in_a_folder_stray_files_are_skipped_with_a_warning() {
         1,
         "{out}"
     );
-    let e = stderr(&o);
+    let e = &o.stderr;
     assert!(
         e.contains("Not an event log's name; skipped") && e.contains("README.txt"),
         "{e}"
@@ -189,9 +182,10 @@ fn a_rest_target_that_fails_says_why() {
     let o = run(&["diagnose", "--spark.url", &refused]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("connection refused: nothing listens on 127.0.0.1:"),
+        o.stderr
+            .contains("connection refused: nothing listens on 127.0.0.1:"),
         "{}",
-        stderr(&o)
+        o.stderr
     );
 
     let o = run(&[
@@ -201,9 +195,10 @@ fn a_rest_target_that_fails_says_why() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("DNS lookup of no-such-host.invalid failed"),
+        o.stderr
+            .contains("DNS lookup of no-such-host.invalid failed"),
         "{}",
-        stderr(&o)
+        o.stderr
     );
 
     let port =
@@ -215,9 +210,9 @@ fn a_rest_target_that_fails_says_why() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("TLS handshake with 127.0.0.1:"),
+        o.stderr.contains("TLS handshake with 127.0.0.1:"),
         "{}",
-        stderr(&o)
+        o.stderr
     );
 
     let o = run(&[
@@ -227,9 +222,9 @@ fn a_rest_target_that_fails_says_why() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("answered HTTP 404 Not Found"),
+        o.stderr.contains("answered HTTP 404 Not Found"),
         "{}",
-        stderr(&o)
+        o.stderr
     );
 }
 
@@ -270,8 +265,8 @@ fn the_run_commands_flag_on_dump_or_diagnose_names_the_right_one() {
         vec!["diagnose", "--event-log.dir", s(d.path())],
     ] {
         let o = run(&args);
-        assert_eq!(o.status.code(), Some(64), "{args:?}: {}", stderr(&o));
-        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(64), "{args:?}: {}", o.stderr);
+        let e = &o.stderr;
         assert!(e.contains("unexpected argument '--event-log.dir'"), "{e}");
         assert!(
             e.contains("a similar argument exists: '--event-log'"),
@@ -285,10 +280,11 @@ fn the_run_commands_flag_on_dump_or_diagnose_names_the_right_one() {
         "--event-log",
         s(d.path()),
     ]);
-    assert_eq!(o.status.code(), Some(64), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(64), "{}", o.stderr);
     assert!(
-        stderr(&o).contains("--web.listen-address is not a flag of `diagnose`"),
+        o.stderr
+            .contains("--web.listen-address is not a flag of `diagnose`"),
         "{}",
-        stderr(&o)
+        o.stderr
     );
 }

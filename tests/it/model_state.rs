@@ -55,6 +55,26 @@ fn exposition(m: &Arc<Model>) -> String {
     out
 }
 
+/// Where two expositions first differ (`line N: "a" vs "b" (n vs m lines)`), if they do.
+fn difference(want: &str, got: &str) -> Option<String> {
+    if want == got {
+        return None;
+    }
+    let at = want
+        .lines()
+        .zip(got.lines())
+        .position(|(a, b)| a != b)
+        .unwrap_or(0);
+    Some(format!(
+        "line {}: {:?} vs {:?} ({} vs {} lines)",
+        at + 1,
+        want.lines().nth(at),
+        got.lines().nth(at),
+        want.lines().count(),
+        got.lines().count()
+    ))
+}
+
 /// Write `m`'s state out, read it into a new model, and compare.
 fn round_trip(what: &str, settings: &Settings, m: &Arc<Model>) -> Result<(), String> {
     let mut bytes = Vec::new();
@@ -67,18 +87,8 @@ fn round_trip(what: &str, settings: &Settings, m: &Arc<Model>) -> Result<(), Str
     if want.lines().count() < 10 {
         return Err(format!("{what}: only {} lines", want.lines().count()));
     }
-    if want != got {
-        let at = want
-            .lines()
-            .zip(got.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or(0);
-        return Err(format!(
-            "{what}: the exposition read back differs at line {}: {:?} vs {:?}",
-            at + 1,
-            want.lines().nth(at),
-            got.lines().nth(at)
-        ));
+    if let Some(d) = difference(&want, &got) {
+        return Err(format!("{what}: the exposition read back differs at {d}"));
     }
     let mut again = Vec::new();
     back.save_state(&mut again)
@@ -327,21 +337,11 @@ fn a_model_read_back_and_fed_the_same_log_again_counts_nothing_twice() {
                     .filter(|l| l.starts_with("spark_app_runs_total{") && !l.ends_with(" 0"))
                     .count();
             }
-            if want != got {
-                let at = want
-                    .lines()
-                    .zip(got.lines())
-                    .position(|(a, b)| a != b)
-                    .unwrap_or(0);
+            if let Some(d) = difference(&want, &got) {
                 errors.push(format!(
-                    "{} at {level:?}{}: line {}: {:?} vs {:?} ({} vs {} lines)",
+                    "{} at {level:?}{}: {d}",
                     rel(log),
                     if early.is_some() { " by name" } else { "" },
-                    at + 1,
-                    want.lines().nth(at),
-                    got.lines().nth(at),
-                    want.lines().count(),
-                    got.lines().count()
                 ));
             }
         }

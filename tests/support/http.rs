@@ -20,6 +20,17 @@ pub fn http_get_full(
     path: &str,
     limit: Duration,
 ) -> Result<(u16, String, Vec<u8>), String> {
+    http_get_accepting(addr, path, "*/*", limit)
+}
+
+/// [`http_get_full`] with `accept` as the `Accept` header (`application/openmetrics-text;
+/// version=1.0.0` for OpenMetrics).
+pub fn http_get_accepting(
+    addr: &str,
+    path: &str,
+    accept: &str,
+    limit: Duration,
+) -> Result<(u16, String, Vec<u8>), String> {
     let end = Instant::now() + limit;
     let sock = addr
         .to_socket_addrs()
@@ -36,7 +47,7 @@ pub fn http_get_full(
     s.set_write_timeout(Some(left("write")?)).ok();
     write!(
         s,
-        "GET {path} HTTP/1.0\r\nHost: {addr}\r\nAccept: */*\r\nUser-Agent: spark-exporter-tests\r\n\r\n"
+        "GET {path} HTTP/1.0\r\nHost: {addr}\r\nAccept: {accept}\r\nUser-Agent: spark-exporter-tests\r\n\r\n"
     )
     .map_err(|e| format!("GET {addr}{path}: {e}"))?;
     let mut buf = Vec::new();
