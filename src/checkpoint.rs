@@ -1,8 +1,9 @@
 //! Checkpoints: the model's state kept across restarts (`checkpoint.path`).
 //!
 //! A checkpoint is one file: a header line (JSON: format, version, the fingerprint of the
-//! configuration that shapes the model, when and by which exporter it was written), then the
-//! model's state as `Model::save_state` writes it (every application kept, summarised ones with
+//! configuration that shapes the model, when and by which exporter it was written), a line of
+//! read positions (`eventlog::positions`: the logs read to their end, which a restart does not
+//! read again while unchanged), then the model's state as `Model::save_state` writes it (every application kept, summarised ones with
 //! their counted-id sets and each series' `_created`; the applications retired or excluded; the
 //! names' accumulators). It is written every `checkpoint.interval` and at the end of the drain,
 //! atomically: a temporary file beside it, fsync, rename, fsync of the folder, so a crash at any
@@ -14,7 +15,14 @@
 //! `spark_exporter_checkpoint_loads_total{result="refused"}`, and the exporter starts empty. The
 //! sources then read everything again: the model's calls are idempotent, keyed by Spark's ids,
 //! so what the checkpoint holds is not counted twice, and what happened while the exporter was
-//! down is counted once. Read positions are not kept yet (every log is read from its start).
+//! down is counted once.
+//!
+//! Positions are taken before the model's state, and a log is done only once everything it said
+//! is in the model: the state written always holds at least what the positions say was read.
+//!
+//! **Versions.** Version 1 (release 0.2.0 before read positions) had no positions line; it is
+//! still read (every log is then read again once). A release reads the previous release's
+//! format.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -25,6 +33,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clock::system_now_ms;
 use crate::config::Settings;
+use crate::eventlog::positions::{Positions, ReadPositions};
 use crate::model::Model;
 use crate::telemetry::Telemetry;
 
@@ -32,7 +41,9 @@ use crate::telemetry::Telemetry;
 pub const FORMAT: &str = "spark-exporter-checkpoint";
 /// The checkpoint format's version: a change that an older exporter cannot read is a new one;
 /// each release reads the previous release's.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
+/// The oldest version still read.
+pub const OLDEST_READ: u32 = 1;
 
 /// The first line of a checkpoint.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -67,7 +78,7 @@ pub enum CheckpointError {
         path: PathBuf,
     },
     /// Another version of the format.
-    #[error("{path} is checkpoint version {found}; this exporter reads version {VERSION}")]
+    #[error("{path} is checkpoint version {found}; this exporter reads versions {OLDEST_READ} to {VERSION}")]
     Version {
         /// The file.
         path: PathBuf,
@@ -86,6 +97,14 @@ pub enum CheckpointError {
         found: String,
         /// This exporter's.
         now: String,
+    },
+    /// The read positions after the header are damaged.
+    #[error("{path}: the read positions are damaged: {source}")]
+    Positions {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: serde_json::Error,
     },
     /// The model state after the header is damaged.
     #[error("{path}: the model state is damaged: {source}")]
@@ -106,17 +125,18 @@ pub enum CheckpointError {
 }
 
 /// Read the checkpoint of `settings` into `model` (which must be empty: at start, before any
-/// source). `Ok(None)` when checkpoints are off or there is no file yet; on an error the model
-/// is unchanged. Counted in `telemetry`.
+/// source) and its read positions into `positions`. `Ok(None)` when checkpoints are off or there
+/// is no file yet; on an error the model is unchanged. Counted in `telemetry`.
 pub fn load(
     settings: &Settings,
     model: &Model,
+    positions: &ReadPositions,
     telemetry: &Telemetry,
 ) -> Result<Option<Header>, CheckpointError> {
     let Some(path) = &settings.checkpoint.path else {
         return Ok(None);
     };
-    let r = read(path, &settings.model_fingerprint(), model);
+    let r = read(path, &settings.model_fingerprint(), model, positions);
     telemetry.checkpoint_load(match &r {
         Ok(Some(_)) => "loaded",
         Ok(None) => "none",
@@ -125,7 +145,12 @@ pub fn load(
     r
 }
 
-fn read(path: &Path, fingerprint: &str, model: &Model) -> Result<Option<Header>, CheckpointError> {
+fn read(
+    path: &Path,
+    fingerprint: &str,
+    model: &Model,
+    positions: &ReadPositions,
+) -> Result<Option<Header>, CheckpointError> {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -147,7 +172,7 @@ fn read(path: &Path, fingerprint: &str, model: &Model) -> Result<Option<Header>,
         .ok()
         .filter(|h: &Header| h.format == FORMAT)
         .ok_or_else(|| CheckpointError::NotACheckpoint { path: path.into() })?;
-    if header.version != VERSION {
+    if !(OLDEST_READ..=VERSION).contains(&header.version) {
         return Err(CheckpointError::Version {
             path: path.into(),
             found: header.version,
@@ -160,18 +185,37 @@ fn read(path: &Path, fingerprint: &str, model: &Model) -> Result<Option<Header>,
             now: fingerprint.into(),
         });
     }
+    let mut read_positions = Positions::new();
+    if header.version >= 2 {
+        line.clear();
+        r.read_line(&mut line)
+            .map_err(|source| CheckpointError::Read {
+                path: path.into(),
+                source,
+            })?;
+        read_positions =
+            serde_json::from_str(line.trim_end()).map_err(|source| CheckpointError::Positions {
+                path: path.into(),
+                source,
+            })?;
+    }
     model
         .load_state(r)
         .map_err(|source| CheckpointError::State {
             path: path.into(),
             source,
         })?;
+    positions.set_loaded(read_positions);
     Ok(Some(header))
 }
 
-/// Write `model`'s state to the checkpoint of `settings`, atomically; the bytes written.
-/// `Ok(0)` when checkpoints are off.
-pub fn save(settings: &Settings, model: &Model) -> Result<u64, CheckpointError> {
+/// Write `positions` and `model`'s state to the checkpoint of `settings`, atomically; the bytes
+/// written. `Ok(0)` when checkpoints are off.
+pub fn save(
+    settings: &Settings,
+    model: &Model,
+    positions: &ReadPositions,
+) -> Result<u64, CheckpointError> {
     let Some(path) = &settings.checkpoint.path else {
         return Ok(0);
     };
@@ -204,6 +248,9 @@ pub fn save(settings: &Settings, model: &Model) -> Result<u64, CheckpointError> 
         let mut w = std::io::BufWriter::new(f);
         serde_json::to_writer(&mut w, &header)?;
         w.write_all(b"\n")?;
+        // The positions first: the model's state taken after them holds at least what they say.
+        serde_json::to_writer(&mut w, &*positions.to_write())?;
+        w.write_all(b"\n")?;
         model
             .save_state(&mut w)
             .map_err(|e| std::io::Error::other(e.to_string()))?;
@@ -224,12 +271,17 @@ pub fn save(settings: &Settings, model: &Model) -> Result<u64, CheckpointError> 
 
 /// Write one checkpoint, counted and logged; on the blocking pool (it serialises the model and
 /// syncs the disk).
-pub async fn write_once(settings: Arc<Settings>, model: Arc<Model>, telemetry: Arc<Telemetry>) {
+pub async fn write_once(
+    settings: Arc<Settings>,
+    model: Arc<Model>,
+    positions: Arc<ReadPositions>,
+    telemetry: Arc<Telemetry>,
+) {
     if settings.checkpoint.path.is_none() {
         return;
     }
     let s = settings.clone();
-    let r = tokio::task::spawn_blocking(move || save(&s, &model)).await;
+    let r = tokio::task::spawn_blocking(move || save(&s, &model, &positions)).await;
     match r {
         Ok(Ok(bytes)) => {
             telemetry.checkpoint_write("ok");
@@ -251,6 +303,7 @@ pub async fn write_once(settings: Arc<Settings>, model: Arc<Model>, telemetry: A
 pub async fn run(
     settings: Arc<Settings>,
     model: Arc<Model>,
+    positions: Arc<ReadPositions>,
     telemetry: Arc<Telemetry>,
     stop: CancellationToken,
 ) {
@@ -262,7 +315,13 @@ pub async fn run(
             _ = stop.cancelled() => return,
             _ = tokio::time::sleep(settings.checkpoint.interval) => {}
         }
-        write_once(settings.clone(), model.clone(), telemetry.clone()).await;
+        write_once(
+            settings.clone(),
+            model.clone(),
+            positions.clone(),
+            telemetry.clone(),
+        )
+        .await;
     }
 }
 
@@ -282,17 +341,18 @@ mod tests {
         let s = settings(d.path());
         let t = Arc::new(Telemetry::default());
         let m = Model::new(&s, t.clone());
+        let p = ReadPositions::default();
         // No file: a first start.
-        assert!(load(&s, &m, &t).unwrap().is_none());
-        let n = save(&s, &m).unwrap();
+        assert!(load(&s, &m, &p, &t).unwrap().is_none());
+        let n = save(&s, &m, &p).unwrap();
         assert!(n > 0);
         let back = Model::new(&s, t.clone());
-        let h = load(&s, &back, &t).unwrap().expect("a header");
+        let h = load(&s, &back, &p, &t).unwrap().expect("a header");
         assert_eq!(h.fingerprint, s.model_fingerprint());
         // Another summary level shapes the model otherwise: refused, named.
         let mut other = s.clone();
         other.model.summary_level = crate::config::SummaryLevel::Full;
-        let e = load(&other, &Model::new(&other, t.clone()), &t).unwrap_err();
+        let e = load(&other, &Model::new(&other, t.clone()), &p, &t).unwrap_err();
         assert!(
             e.to_string().contains("another configuration of the model"),
             "{e}"
@@ -303,7 +363,7 @@ mod tests {
             "{\"format\":\"nope\"}\n",
         )
         .unwrap();
-        let e = load(&s, &Model::new(&s, t.clone()), &t).unwrap_err();
+        let e = load(&s, &Model::new(&s, t.clone()), &p, &t).unwrap_err();
         assert!(matches!(e, CheckpointError::NotACheckpoint { .. }), "{e}");
         let snap = t.snapshot();
         assert_eq!(snap.checkpoint_loads.get("none"), Some(&1));
@@ -316,5 +376,47 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         assert_eq!(left.len(), 1, "{left:?}");
+    }
+
+    /// Release N+1 reads release N's format: a version-1 checkpoint (no positions line) loads,
+    /// with no positions (every log is read again once).
+    #[test]
+    fn a_version_1_checkpoint_is_read() {
+        let d = tempfile::tempdir().unwrap();
+        let s = settings(d.path());
+        let t = Arc::new(Telemetry::default());
+        let m = Model::new(&s, t.clone());
+        let mut state = Vec::new();
+        m.save_state(&mut state).unwrap();
+        let header = Header {
+            format: FORMAT.into(),
+            version: 1,
+            fingerprint: s.model_fingerprint(),
+            written_ms: 1,
+            writer: "spark-exporter 0.2.0 (before positions)".into(),
+        };
+        let mut v1 = serde_json::to_vec(&header).unwrap();
+        v1.push(b'\n');
+        v1.extend_from_slice(&state);
+        std::fs::write(s.checkpoint.path.as_ref().unwrap(), v1).unwrap();
+        let p = ReadPositions::default();
+        let h = load(&s, &Model::new(&s, t.clone()), &p, &t).unwrap();
+        assert_eq!(h.map(|h| h.version), Some(1));
+        assert!(p.loaded().is_empty());
+        // Written back as the current version, with its positions line.
+        let mut p2 = Positions::new();
+        p2.insert(
+            "/logs/local-1".into(),
+            crate::eventlog::positions::DoneLog {
+                app_id: "local-1".into(),
+                files: vec![(0, false, 10)],
+            },
+        );
+        p.publish(p2.clone());
+        save(&s, &m, &p).unwrap();
+        let back = ReadPositions::default();
+        let h = load(&s, &Model::new(&s, t.clone()), &back, &t).unwrap();
+        assert_eq!(h.map(|h| h.version), Some(VERSION));
+        assert_eq!(*back.loaded(), p2);
     }
 }

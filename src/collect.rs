@@ -19,6 +19,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Settings;
+use crate::eventlog::positions::ReadPositions;
 use crate::health::Health;
 use crate::model::{Model, ModelObserver, Source};
 use crate::spark::Mode;
@@ -144,6 +145,7 @@ pub struct EventLogs {
     telemetry: Arc<Telemetry>,
     health: Arc<Health>,
     paths: Vec<String>,
+    positions: Arc<ReadPositions>,
 }
 
 impl EventLogs {
@@ -160,7 +162,15 @@ impl EventLogs {
             telemetry,
             health: Arc::default(),
             paths,
+            positions: Arc::default(),
         }
+    }
+
+    /// Resume from, and publish to, the read positions a checkpoint keeps (by default, a
+    /// handle nobody reads).
+    pub fn positions(mut self, positions: Arc<ReadPositions>) -> EventLogs {
+        self.positions = positions;
+        self
     }
 
     /// Tell `health` when the first discovery pass is done (readiness); by default, a handle
@@ -189,6 +199,7 @@ impl Collector for EventLogs {
             self.health.clone(),
             observer,
             self.telemetry.clone(),
+            self.positions.clone(),
             finish,
         ))
     }
@@ -218,6 +229,7 @@ pub fn configured(
     settings: &Arc<Settings>,
     telemetry: &Arc<Telemetry>,
     health: &Arc<Health>,
+    positions: &Arc<ReadPositions>,
 ) -> Vec<Arc<dyn Collector>> {
     let mut v: Vec<Arc<dyn Collector>> = vec![];
     if !settings.spark.urls.is_empty() {
@@ -225,7 +237,9 @@ pub fn configured(
         v.push(Arc::new(rest));
     }
     if !settings.event_log.dirs.is_empty() {
-        let logs = EventLogs::new(settings.clone(), telemetry.clone()).health(health.clone());
+        let logs = EventLogs::new(settings.clone(), telemetry.clone())
+            .health(health.clone())
+            .positions(positions.clone());
         v.push(Arc::new(logs));
     }
     v

@@ -9,6 +9,7 @@ use std::time::Duration;
 use spark_exporter::cli::{Cli, Command, EXIT_CONFIG};
 use spark_exporter::collect::{self, Collector};
 use spark_exporter::config::{self, LogFormat, Settings};
+use spark_exporter::eventlog::positions::ReadPositions;
 use spark_exporter::export::{otlp, prometheus};
 use spark_exporter::health::Health;
 use spark_exporter::lifecycle::drain::Drain;
@@ -200,7 +201,8 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
     let model = Model::new(&settings, telemetry.clone());
     // The state kept across restarts, before any source reads (they then read everything
     // again, which counts nothing twice).
-    match spark_exporter::checkpoint::load(&settings, &model, &telemetry) {
+    let positions = ReadPositions::new();
+    match spark_exporter::checkpoint::load(&settings, &model, &positions, &telemetry) {
         Ok(Some(h)) => tracing::info!(
             path = ?settings.checkpoint.path,
             written_ms = h.written_ms,
@@ -230,7 +232,7 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
         CancellationToken::new(),
     );
     // After a start, an application is served once every source has given its state for it.
-    let collectors = collect::configured(&settings, &telemetry, &health);
+    let collectors = collect::configured(&settings, &telemetry, &health, &positions);
     let sources = collect::spawn_all(&collectors, &model, &finish);
     let otlp = tokio::spawn(otlp::run(
         settings.clone(),
@@ -256,10 +258,16 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
     others.spawn(spark_exporter::checkpoint::run(
         settings.clone(),
         model.clone(),
+        positions.clone(),
         telemetry.clone(),
         stop.clone(),
     ));
-    let last_checkpoint = (settings.clone(), model.clone(), telemetry.clone());
+    let last_checkpoint = (
+        settings.clone(),
+        model.clone(),
+        positions,
+        telemetry.clone(),
+    );
     let app_end = async {
         if settings.lifecycle.exit_when_app_ends {
             ending::watch(model.clone(), settings.clone(), health, stop.clone()).await
@@ -284,8 +292,8 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
     };
     drain.run(signals.recv()).await;
     // The final state, for the next start.
-    let (s, m, t) = last_checkpoint;
-    spark_exporter::checkpoint::write_once(s, m, t).await;
+    let (s, m, p, t) = last_checkpoint;
+    spark_exporter::checkpoint::write_once(s, m, p, t).await;
     ExitCode::SUCCESS
 }
 

@@ -81,6 +81,20 @@ impl LogApp {
         }
     }
 
+    /// State for a log a checkpoint says was read to its end, its events recorded under
+    /// `app_id`: nothing is read of it again (see `positions.rs`).
+    pub fn resumed(name_id: &str, app_id: &str) -> LogApp {
+        let mut a = LogApp::new(name_id.to_string());
+        a.app_id = Some(app_id.to_string());
+        a.events = 1;
+        a
+    }
+
+    /// The application id its name implies.
+    pub fn name_id(&self) -> &str {
+        &self.name_id
+    }
+
     /// A Spark Connect operation's job: its statement instead of a plan dump, and the session's
     /// tags as the user wrote them (Spark 3.5 records them in no job tag).
     fn connect_job(&self, job: &mut JobObs) {

@@ -12,6 +12,7 @@ use super::apply::{Applier, LogApp, Out, ReadStats, Warnings};
 use super::codec::Codec;
 use super::discovery::{self, app_id_from_name, FileId, Found, Part};
 use super::fs::{Fs, Root};
+use super::positions::{DoneLog, Positions};
 use super::tailer::{FileTailer, TailState};
 
 /// Raw bytes one file may read per step before the next file's turn.
@@ -28,6 +29,8 @@ struct Tracked {
     /// The last poll failed with an `io` error (cannot open or read). Retried at every listing,
     /// shown as `error` while it fails, counted once until a poll succeeds again.
     io_failing: bool,
+    /// Its size at the last listing.
+    len: u64,
 }
 
 #[derive(Debug)]
@@ -59,6 +62,9 @@ struct Log {
     warnings: Warnings,
     /// Read since the model was last told the log is delivered (`Observer::app_delivered`).
     undelivered: bool,
+    /// Not read: a checkpoint's positions said it was done (`positions.rs`). If it changes, it
+    /// is read again from its start.
+    resumed: bool,
 }
 
 /// Every followed log.
@@ -68,6 +74,8 @@ pub struct Engine {
     logs: HashMap<FileId, Log>,
     failing_dirs: HashMap<String, String>,
     cursor: usize,
+    /// The done logs of a checkpoint: not read again while unchanged.
+    resume: Arc<Positions>,
 }
 
 impl Engine {
@@ -76,6 +84,20 @@ impl Engine {
         Engine {
             max_line,
             ..Engine::default()
+        }
+    }
+
+    /// Resume from a checkpoint's positions: a log found done there, unchanged, is not read.
+    pub fn resume_from(&mut self, positions: Arc<Positions>) {
+        self.resume = positions;
+    }
+
+    /// Add every done log (finished, read to its end, delivered) to `into`, by the path shown.
+    pub fn done_logs(&self, into: &mut Positions) {
+        for log in self.logs.values() {
+            if let Some(d) = log.done() {
+                into.insert(log.fs.display(&log.path), d);
+            }
         }
     }
 
@@ -108,7 +130,8 @@ impl Engine {
     pub fn add(&mut self, found: Found, fs: &Arc<dyn Fs>, dir: Option<String>, out: Out<'_>) {
         let id = found.id();
         let max_line = self.max_line;
-        match found {
+        let new = !self.logs.contains_key(&id);
+        let log = match found {
             Found::Single {
                 path, name, len, ..
             } => {
@@ -125,6 +148,7 @@ impl Engine {
                     list_failing: false,
                     warnings: Warnings::default(),
                     undelivered: true,
+                    resumed: false,
                 });
                 log.path = path.clone();
                 log.gone = false;
@@ -133,6 +157,7 @@ impl Engine {
                     file.tailer.set_path(path);
                     revive(file, len);
                 }
+                log
             }
             Found::Rolling { path, name, .. } => {
                 let log = self.logs.entry(id).or_insert_with(|| Log {
@@ -148,11 +173,25 @@ impl Engine {
                     list_failing: false,
                     warnings: Warnings::default(),
                     undelivered: true,
+                    resumed: false,
                 });
                 log.path = path;
                 log.gone = false;
                 log.list_parts(max_line, out);
+                log
             }
+        };
+        if new {
+            if let Some(done) = self.resume.get(&log.fs.display(&log.path)) {
+                log.resume(done, out);
+            }
+        } else if log.resumed
+            && log
+                .tracked()
+                .iter()
+                .any(|t| t.tailer.state == TailState::Active)
+        {
+            log.read_again(out);
         }
     }
 
@@ -323,6 +362,7 @@ fn tracked(
         compact,
         warnings: Warnings::default(),
         io_failing: false,
+        len: 0,
     }
 }
 
@@ -333,6 +373,7 @@ fn tracked(
 /// - a stream that cannot be decoded any further only once it was rewritten (shrank below what
 ///   was read); more bytes appended to it could not be decoded either.
 fn revive(t: &mut Tracked, len: u64) {
+    t.len = len;
     t.tailer.hint_size(len);
     let offset = t.tailer.offset();
     let again = match t.tailer.state {
@@ -350,6 +391,94 @@ impl Log {
         match &self.files {
             Files::Single { file, .. } => vec![file],
             Files::Rolling { parts, .. } => parts.values().collect(),
+        }
+    }
+
+    fn tracked_mut(&mut self) -> Vec<&mut Tracked> {
+        match &mut self.files {
+            Files::Single { file, .. } => vec![file],
+            Files::Rolling { parts, .. } => parts.values_mut().collect(),
+        }
+    }
+
+    /// Its files as `[index, compacted, bytes read]`.
+    fn read_sizes(&self) -> Vec<(u64, bool, u64)> {
+        match &self.files {
+            Files::Single { file, .. } => vec![(0, false, file.tailer.offset())],
+            Files::Rolling { parts, .. } => parts
+                .iter()
+                .map(|((i, c), t)| (*i, *c, t.tailer.offset()))
+                .collect(),
+        }
+    }
+
+    /// Its entry in the read positions, if it is done: finished, every file read to its end (none
+    /// failing), its application settled and delivered.
+    fn done(&self) -> Option<DoneLog> {
+        let finished = match &self.files {
+            Files::Single { in_progress, .. } => !*in_progress,
+            Files::Rolling { finished, .. } => *finished,
+        };
+        let read = self
+            .tracked()
+            .iter()
+            .all(|t| t.tailer.state == TailState::Done && !t.io_failing);
+        (finished && read && !self.gone && !self.undelivered && self.app.settled()).then(|| {
+            DoneLog {
+                app_id: self.app.app_id().to_string(),
+                files: self.read_sizes(),
+            }
+        })
+    }
+
+    /// A checkpoint says this log, just found, was done: if it is unchanged (finished, the same
+    /// files of the same sizes), take it as read, delivered to the model.
+    fn resume(&mut self, done: &DoneLog, out: Out<'_>) {
+        let finished = match &self.files {
+            Files::Single { in_progress, .. } => !*in_progress,
+            Files::Rolling { finished, .. } => *finished,
+        };
+        let listed: Vec<(u64, bool, u64)> = match &self.files {
+            Files::Single { file, .. } => vec![(0, false, file.len)],
+            Files::Rolling { parts, .. } => {
+                parts.iter().map(|((i, c), t)| (*i, *c, t.len)).collect()
+            }
+        };
+        let same = listed.len() == done.files.len()
+            && listed.iter().zip(&done.files).all(|(l, d)| {
+                // A skipped compacted part was not read: only its presence matters.
+                l.0 == d.0 && l.1 == d.1 && (l.2 == d.2 || (l.1 && d.2 == 0))
+            });
+        if !finished
+            || !same
+            || self
+                .tracked()
+                .iter()
+                .any(|t| t.tailer.state != TailState::Active)
+        {
+            return;
+        }
+        for (t, (_, _, read)) in self.tracked_mut().into_iter().zip(&done.files) {
+            t.tailer.resume_done(*read);
+        }
+        self.app = LogApp::resumed(self.app.name_id(), &done.app_id);
+        self.resumed = true;
+        self.undelivered = false;
+        out.observer.app_delivered(&done.app_id);
+    }
+
+    /// A resumed log changed: read it again from its start, with fresh parsing state.
+    fn read_again(&mut self, out: Out<'_>) {
+        tracing::info!(file = %self.fs.display(&self.path), "A log the checkpoint had read changed; reading it again.");
+        self.resumed = false;
+        self.undelivered = true;
+        self.app = LogApp::new(self.app.name_id().to_string());
+        for t in self.tracked_mut() {
+            if let Err(e) = t.tailer.restart() {
+                out.telemetry.eventlog_error("codec");
+                tracing::warn!(file = %t.tailer.display(), error = %e, "Cannot create a decoder.");
+                t.tailer.state = TailState::Failed;
+            }
         }
     }
 

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::*;
 use crate::config::Settings;
 use crate::eventlog::discovery::{parse_single_name, Found};
+use crate::eventlog::positions::{DoneLog, Positions};
 use crate::model::{Model, Source};
 use crate::telemetry::Telemetry;
 
@@ -161,4 +162,78 @@ fn undecodable_stream_is_not_retried_when_it_grows() {
     }
     assert_eq!(errors(&t, "codec"), 1);
     assert_eq!(files(&t, "error"), 1);
+}
+
+fn decoded(t: &Telemetry) -> u64 {
+    t.snapshot().eventlog_bytes
+}
+
+/// A checkpoint's positions: a finished log read to its end is not read again while unchanged;
+/// a log still being written is; a resumed log that changes is read again from its start.
+#[test]
+fn done_logs_are_not_read_again_until_they_change() {
+    let root = tempfile::tempdir().unwrap();
+    let app = |id: &str| {
+        format!(
+            "{{\"Event\":\"SparkListenerApplicationStart\",\"App Name\":\"a\",\"App ID\":\"{id}\",\"Timestamp\":1000,\"User\":\"u\"}}\n"
+        )
+    };
+    let end = "{\"Event\":\"SparkListenerApplicationEnd\",\"Timestamp\":5000}\n";
+    let done = root.path().join("local-1");
+    let running = root.path().join("local-2.inprogress");
+    append(
+        &done,
+        format!("{}{}{}{end}", app("local-1"), line(1), line(2)).as_bytes(),
+    );
+    append(
+        &running,
+        format!("{}{}", app("local-2"), line(1)).as_bytes(),
+    );
+    let dirs = [root.path().to_path_buf()];
+
+    let (m, t) = model();
+    let mut e = Engine::new(1 << 20);
+    step(&mut e, &dirs, &m);
+    let mut p = Positions::new();
+    e.done_logs(&mut p);
+    let shown = done.display().to_string();
+    assert_eq!(p.keys().collect::<Vec<_>>(), vec![&shown], "{p:?}");
+    let len = std::fs::metadata(&done).unwrap().len();
+    assert_eq!(
+        p[&shown],
+        DoneLog {
+            app_id: "local-1".into(),
+            files: vec![(0, false, len)]
+        }
+    );
+    let all = decoded(&t);
+
+    // A restart: only the running log is read.
+    let (m2, t2) = model();
+    let mut e2 = Engine::new(1 << 20);
+    e2.resume_from(Arc::new(p.clone()));
+    step(&mut e2, &dirs, &m2);
+    assert_eq!(decoded(&t2), all - len);
+    let mut p2 = Positions::new();
+    e2.done_logs(&mut p2);
+    assert_eq!(p2, p, "a resumed log stays done");
+    assert_eq!(files(&t2, "finished"), 1);
+
+    // The done log changes: read again, whole.
+    append(&done, line(3).as_bytes());
+    step(&mut e2, &dirs, &m2);
+    assert_eq!(decoded(&t2), all - len + len + line(3).len() as u64);
+    let mut p3 = Positions::new();
+    e2.done_logs(&mut p3);
+    assert_eq!(
+        p3[&shown].files,
+        vec![(0, false, len + line(3).len() as u64)]
+    );
+
+    // Another size than the checkpoint's at start: read, not resumed.
+    let (m4, t4) = model();
+    let mut e4 = Engine::new(1 << 20);
+    e4.resume_from(Arc::new(p));
+    step(&mut e4, &dirs, &m4);
+    assert_eq!(decoded(&t4), all + line(3).len() as u64);
 }

@@ -17,12 +17,12 @@
 //! - [`fs`]: where logs are listed and read from: a local folder, or (`objfs`) a bucket of S3,
 //!   GCS or Azure Blob, behind one interface.
 //!
-//! **Restarts.** No checkpoint is kept: on start every log is read again from its beginning.
-//! The model's updates are keyed by Spark's ids and the event-log counters are sums over the
-//! task ends read, so reading the same logs again rebuilds the same state. This costs a re-read
-//! of the logs at start (hundreds of MB/s per core, see `BENCHMARKS.md`) and avoids checkpoint
-//! files that could disagree with the in-memory model after a crash. Finished logs are read once
-//! and then only their size is watched.
+//! **Restarts.** The model's updates are keyed by Spark's ids and the event-log counters are sums
+//! over the task ends read, so reading the same logs again rebuilds the same state: without a
+//! checkpoint every log is read again from its beginning at start. With one (`checkpoint.path`),
+//! the logs it recorded as done ([`positions`]: finished, read to their end) are not read again
+//! while unchanged; logs still being written are read again from their start. Finished logs are
+//! read once and then only their size is watched.
 
 #[cfg(feature = "internals")]
 pub mod apply;
@@ -59,6 +59,7 @@ pub mod parser;
 #[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod parser;
 mod pool;
+pub mod positions;
 mod scan;
 mod sqlplan;
 #[cfg(feature = "internals")]
@@ -142,6 +143,7 @@ pub async fn run<O: Observer + 'static>(
     health: Arc<Health>,
     observer: Arc<O>,
     telemetry: Arc<Telemetry>,
+    positions: Arc<positions::ReadPositions>,
     finish: CancellationToken,
 ) {
     if settings.event_log.dirs.is_empty() {
@@ -162,6 +164,10 @@ pub async fn run<O: Observer + 'static>(
     let threads = settings.event_log.threads;
     let new_pool = || Pool::new(threads, max_line).with_filter(filter.clone());
     let mut engine = new_pool();
+    // Logs a checkpoint says were done are not read again while unchanged (until the first
+    // listing has matched them).
+    engine.resume_from(positions.loaded());
+    let mut resuming = true;
     let mut last_scan: Option<tokio::time::Instant> = None;
     // `Some(scanned)` once finishing: the last pass lists the folders once, then reads until
     // every log is at its end.
@@ -177,6 +183,8 @@ pub async fn run<O: Observer + 'static>(
         let scan_due =
             last_pass == Some(false) || last_scan.is_none_or(|t| t.elapsed() >= discovery);
         let (o, t, d) = (observer.clone(), telemetry.clone(), dirs.clone());
+        let (p, keep) = (positions.clone(), settings.checkpoint.path.is_some());
+        let stop_resuming = scan_due && std::mem::take(&mut resuming);
         let step = tokio::task::spawn_blocking(move || {
             let out = Out {
                 observer: &*o,
@@ -185,8 +193,14 @@ pub async fn run<O: Observer + 'static>(
             if scan_due {
                 engine.scan(&d, out);
             }
+            if stop_resuming {
+                engine.resume_from(Arc::default());
+            }
             let n = engine.poll(out);
             engine.report(out);
+            if keep && (scan_due || n > 0) {
+                p.publish(engine.done_logs());
+            }
             (engine, n)
         });
         let read = match step.await {

@@ -11,6 +11,7 @@ use super::apply::Out;
 use super::discovery::{app_id_from_name, FileId, Found};
 use super::engine::{empty_counts, list_dirs, Engine};
 use super::fs::Root;
+use super::positions::Positions;
 use crate::filter::AppFilter;
 
 /// Engines reading in parallel.
@@ -99,6 +100,22 @@ impl Pool {
     }
 
     /// The folders (as shown) that could not be listed last time, with why.
+    /// Resume from a checkpoint's positions (see `positions.rs`).
+    pub fn resume_from(&mut self, p: std::sync::Arc<Positions>) {
+        for e in &mut self.shards {
+            e.resume_from(p.clone());
+        }
+    }
+
+    /// Every done log of every engine.
+    pub fn done_logs(&self) -> Positions {
+        let mut p = Positions::new();
+        for e in &self.shards {
+            e.done_logs(&mut p);
+        }
+        p
+    }
+
     pub fn failing_dirs(&self) -> &HashMap<String, String> {
         &self.failing_dirs
     }

@@ -253,6 +253,17 @@ impl FileTailer {
         self.file = None;
     }
 
+    /// Take the file as read to its end at `offset` (a checkpoint's position of a finished log):
+    /// done, nothing opened. If it grows, a fresh decoder starts there.
+    pub fn resume_done(&mut self, offset: u64) {
+        self.offset = offset;
+        self.pending = Vec::new();
+        self.decoder = None;
+        self.lines.reset();
+        self.state = TailState::Done;
+        self.file = None;
+    }
+
     /// Start again from byte 0 with fresh decoder state.
     pub fn restart(&mut self) -> Result<(), CodecError> {
         self.offset = 0;

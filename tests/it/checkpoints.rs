@@ -1,11 +1,12 @@
-//! Checkpoints (issue 34, step 1): the model's state kept across restarts of the real binary.
+//! Checkpoints (issue 34): the model's state kept across restarts of the real binary.
 //!
 //! - After SIGTERM, or SIGKILL once a checkpoint was written, the restarted exporter serves
 //!   every series of the application with the value and `_created` it had: no counter goes
-//!   back, none counts twice (the logs are read again from their start; the model's calls are
-//!   idempotent).
+//!   back, none counts twice (the model's calls are idempotent).
 //! - An application the previous process had retired (`model.app_retention` after its end) is
 //!   not served again for another retention period.
+//! - The log is finished: a restart does not read it again (its read position is in the
+//!   checkpoint).
 //! - A checkpoint written under another configuration of the model is refused, said in the log
 //!   and counted, and the exporter starts empty.
 
@@ -116,6 +117,15 @@ fn http_get_om(port: u16) -> (u16, String) {
     (code, String::from_utf8_lossy(&body).into_owned())
 }
 
+/// Decoded event-log bytes this process read (`spark_exporter_eventlog_bytes_total`).
+fn bytes_read(port: u16) -> f64 {
+    let (_, text) = get(port, "/metrics").expect("scrape");
+    text.lines()
+        .find_map(|l| l.strip_prefix("spark_exporter_eventlog_bytes_total "))
+        .map(|v| v.trim().parse().expect("a number"))
+        .unwrap_or(0.0)
+}
+
 fn wait_file(p: &Path) {
     let deadline = Instant::now() + Duration::from_secs(15);
     while !p.exists() {
@@ -137,6 +147,7 @@ fn a_restart_from_a_checkpoint_serves_every_series_as_it_was() {
     let port = free_port();
     let mut p = start(port, logs.path(), &ckpt, &extra);
     let before = series(port);
+    assert!(bytes_read(port) > 0.0);
     let before_created = created(port);
     assert!(
         before.iter().any(|l| l.starts_with("spark_jobs_total{")),
@@ -154,6 +165,8 @@ fn a_restart_from_a_checkpoint_serves_every_series_as_it_was() {
     assert_eq!(p.count_lines("Checkpoint loaded."), 1);
     same("after SIGTERM", &before, &series(port));
     same("_created after SIGTERM", &before_created, &created(port));
+    // The log is finished and was read to its end: not read again.
+    assert_eq!(bytes_read(port), 0.0);
 
     // After SIGKILL, once a periodic checkpoint was written by this process.
     std::thread::sleep(Duration::from_millis(1500));
@@ -164,6 +177,7 @@ fn a_restart_from_a_checkpoint_serves_every_series_as_it_was() {
     assert_eq!(p.count_lines("Checkpoint loaded."), 1);
     same("after SIGKILL", &before, &series(port));
     same("_created after SIGKILL", &before_created, &created(port));
+    assert_eq!(bytes_read(port), 0.0);
     // A periodic write (every 500 ms here) is counted.
     std::thread::sleep(Duration::from_millis(1500));
     let (_, text) = get(port, "/metrics").unwrap();

@@ -266,6 +266,7 @@ async fn run_follows_a_folder_until_shutdown() {
         Arc::default(),
         observer,
         m.telemetry().clone(),
+        Default::default(),
         stop.clone(),
     ));
     let f = root.path().join("local-3.lz4.inprogress");

@@ -63,9 +63,11 @@ pub(crate) const KEYS: &[Key] = &[
         "A file the model's state is written to every `checkpoint.interval` and at the end of \
          the drain, and read back at start: every application kept (summarised ones with their \
          counted ids and each series' `_created`), those already retired or excluded (never \
-         served again), the names' runs. The logs are then read again from their start, which \
-         counts nothing twice (the model's calls are idempotent), so no counter goes back and \
-         no run that ended while the exporter was down is lost. A checkpoint written under \
+         served again), the names' runs, and the read position of every log read to its end. \
+         A restart does not read those logs again while unchanged; the others (still being \
+         written, changed, new) are read from their start, which counts nothing twice (the \
+         model's calls are idempotent), so no counter goes back and no run that ended while the \
+         exporter was down is lost. A checkpoint written under \
          another configuration of the model (labels, buckets, summary level, aggregation, \
          shard), damaged or of an unknown version is refused with a log line \
          (`spark_exporter_checkpoint_loads_total`) and the exporter starts empty. Its folder \
