@@ -33,6 +33,15 @@
 # The release binary is built with cargo (CARGO_TARGET_DIR is honoured), or taken from $EXE.
 # SCRAPE_SECS (default 12): seconds of one scrape a second after the read, for more renders.
 # PORT (default 19870). CONFIGS: a subset of "full groups app name" (default all).
+#
+#   CONFIGS=restart scripts/bench-fleet.sh [N]  restarts from a checkpoint (issue 34), at the
+#                                              default level: read everything with a checkpoint,
+#                                              then SIGTERM and start again, then SIGKILL (after a
+#                                              periodic checkpoint) and start again. Each restart:
+#                                              the event-log bytes it read (decoded, and raw from
+#                                              /proc/PID/io less the checkpoint file), the time
+#                                              until the first scrape serves every application
+#                                              with the series the first process served.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -267,8 +276,70 @@ measure() {
   fi
 }
 
+restart_rows=()
+# Spark series of an exposition (gzip file $1), sorted, without the exporter's own.
+spark_series() { gzip -dc "$1" | grep '^spark_' | grep -v '^spark_exporter_' | sort; }
+# Restart from a checkpoint: $1 = TERM or KILL.
+restart_once() {
+  local sig=$1 ckpt=$2 want=$3
+  if [[ $sig == TERM ]]; then
+    kill -TERM "$pid"
+  else
+    kill -KILL "$pid"
+  fi
+  wait "$pid" 2>/dev/null || true
+  pid=""
+  local ck_bytes
+  ck_bytes=$(stat -c %s "$ckpt")
+  start "$dir" --checkpoint.path "$ckpt" --checkpoint.interval 5s --lifecycle.drain-scrapes 0
+  local body="$run/restart.gz" apps=0 deadline=$(( $(date +%s) + 120 ))
+  # Scrape every 20 ms until every application is served (the first full exposition).
+  until [[ "$apps" == "$n" ]]; do
+    alive
+    (( $(date +%s) > deadline )) && { echo "restart after SIG$sig: $apps of $n applications in 2 minutes" >&2; exit 1; }
+    if scrape "$body" >/dev/null 2>&1; then
+      apps=$(gzip -dc "$body" | grep -c '^spark_app_info{' || true)
+    fi
+    [[ "$apps" == "$n" ]] || sleep 0.02
+  done
+  local served_s raw decoded_r same=yes
+  served_s=$(echo "$(now) - $t0" | bc)
+  sleep 1
+  scrape "$body" >/dev/null
+  raw=$(( $(rchar) - ck_bytes ))
+  decoded_r=$(sample "$body" 'spark_exporter_eventlog_bytes_total')
+  if ! diff -q <(spark_series "$body") "$want" >/dev/null; then
+    same=no
+    failed=1
+    echo "restart after SIG$sig: the series differ from before:" >&2
+    diff <(spark_series "$body") "$want" | head -5 >&2
+  fi
+  restart_rows+=("| SIG$sig | $(printf '%.2f' "$served_s") | $(( ck_bytes / 1000 )) | $decoded_r | $raw | $(echo "scale=3; 100 * $raw / $files_bytes" | bc) | $same |")
+  echo "${restart_rows[-1]}" >&2
+}
+measure_restart() {
+  local ckpt="$run/restart.ckpt"
+  rm -f "$ckpt"
+  start "$dir" --checkpoint.path "$ckpt" --checkpoint.interval 5s --lifecycle.drain-scrapes 0
+  until (( $(rchar 2>/dev/null || echo 0) >= files_bytes )); do alive; sleep 0.05; done
+  local body="$run/before.gz" files=0
+  until [[ "$files" == "$n" ]]; do
+    sleep 0.5
+    scrape "$body" >/dev/null
+    files=$(sample "$body" 'spark_exporter_eventlog_files{state="finished"}')
+  done
+  spark_series "$body" >"$run/want.txt"
+  echo "restart: $(wc -l <"$run/want.txt") Spark series before" >&2
+  restart_once TERM "$ckpt" "$run/want.txt"
+  # A periodic checkpoint of the restarted process, then SIGKILL.
+  sleep 6
+  restart_once KILL "$ckpt" "$run/want.txt"
+  stop
+}
+
 for c in $configs; do
   case $c in
+    restart) measure_restart; continue ;;
     full) measure "full" --model.summary-level full ;;
     groups) measure "groups (default)" ;;
     app) measure "app" --model.summary-level app ;;
@@ -277,6 +348,15 @@ for c in $configs; do
   esac
 done
 
+if (( ${#restart_rows[@]} > 0 )); then
+  echo
+  echo "Restarts from a checkpoint, $n applications, $files_bytes bytes of logs on disk:"
+  echo
+  echo "| restart after | full exposition served s | checkpoint KB | event-log bytes decoded | raw bytes read (less the checkpoint) | % of the logs | series as before |"
+  echo "|---|---|---|---|---|---|---|"
+  printf '%s\n' "${restart_rows[@]}"
+  (( ${#rows[@]} == 0 )) && exit "$failed"
+fi
 echo
 echo "$n applications: $(( files_bytes / 1000000 )) MB of logs on disk, $(( decoded / 1000000 )) MB decoded; baseline RSS (empty folder) $(mib "$base_kib") MiB; $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo

@@ -24,6 +24,7 @@
 //! still read (every log is then read again once). A release reads the previous release's
 //! format.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -132,11 +133,11 @@ pub fn load(
     model: &Model,
     positions: &ReadPositions,
     telemetry: &Telemetry,
-) -> Result<Option<Header>, CheckpointError> {
-    let Some(path) = &settings.checkpoint.path else {
+) -> Result<Option<Loaded>, CheckpointError> {
+    let Some(base) = &settings.checkpoint.path else {
         return Ok(None);
     };
-    let r = read(path, &settings.model_fingerprint(), model, positions);
+    let r = load_from(base, settings, model, positions);
     telemetry.checkpoint_load(match &r {
         Ok(Some(_)) => "loaded",
         Ok(None) => "none",
@@ -145,11 +146,195 @@ pub fn load(
     r
 }
 
+/// What was loaded at start.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Loaded {
+    /// This exporter's own checkpoint.
+    Own(Header),
+    /// A reshard: the part this shard now owns of every checkpoint the previous shard count
+    /// wrote (`count` shards, `files` of them found), newest written at `written_ms`.
+    Handover {
+        /// The previous shard count.
+        count: usize,
+        /// Its checkpoints found.
+        files: usize,
+        /// When the newest of them was written.
+        written_ms: i64,
+    },
+}
+
+impl Loaded {
+    /// The header of this exporter's own checkpoint, if that is what was loaded.
+    pub fn header(&self) -> Option<&Header> {
+        match self {
+            Loaded::Own(h) => Some(h),
+            Loaded::Handover { .. } => None,
+        }
+    }
+}
+
+/// The file this exporter writes: `checkpoint.path`, or, with `shard.count` above 1,
+/// `<checkpoint.path>.<index>-of-<count>` beside it (one file per shard, in a folder all shards
+/// may share).
+pub fn own_path(settings: &Settings) -> Option<PathBuf> {
+    let base = settings.checkpoint.path.as_ref()?;
+    let s = settings.shard;
+    Some(shard_file(base, s.index, s.count))
+}
+
+fn shard_file(base: &Path, index: usize, count: usize) -> PathBuf {
+    if count <= 1 {
+        return base.to_path_buf();
+    }
+    let mut name = base.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{index}-of-{count}"));
+    base.with_file_name(name)
+}
+
+/// Every shard's checkpoint beside `base`, as shard count -> index -> file.
+fn shard_files(base: &Path) -> BTreeMap<usize, BTreeMap<usize, PathBuf>> {
+    let mut sets: BTreeMap<usize, BTreeMap<usize, PathBuf>> = BTreeMap::new();
+    let Some(name) = base.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return sets;
+    };
+    let dir = base
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return sets;
+    };
+    for e in entries.flatten() {
+        let f = e.file_name().to_string_lossy().into_owned();
+        let shard = if f == name {
+            Some((0, 1))
+        } else {
+            f.strip_prefix(&name)
+                .and_then(|rest| rest.strip_prefix('.'))
+                .and_then(|rest| rest.split_once("-of-"))
+                .and_then(|(i, n)| Some((i.parse::<usize>().ok()?, n.parse::<usize>().ok()?)))
+                .filter(|(i, n)| i < n && *n > 1)
+        };
+        if let Some((i, n)) = shard {
+            sets.entry(n).or_default().insert(i, e.path());
+        }
+    }
+    sets
+}
+
+/// The header of the checkpoint `path`, if it has one.
+fn header_of(path: &Path) -> Option<Header> {
+    let f = std::fs::File::open(path).ok()?;
+    let mut line = String::new();
+    BufReader::new(f).read_line(&mut line).ok()?;
+    serde_json::from_str::<Header>(line.trim_end())
+        .ok()
+        .filter(|h| h.format == FORMAT)
+}
+
+fn load_from(
+    base: &Path,
+    settings: &Settings,
+    model: &Model,
+    positions: &ReadPositions,
+) -> Result<Option<Loaded>, CheckpointError> {
+    let own = shard_file(base, settings.shard.index, settings.shard.count);
+    let own_written = header_of(&own).map(|h| h.written_ms);
+    // The newest set written under another shard count, if newer than this shard's own
+    // checkpoint: the shards were changed since (a reshard), hand its state over.
+    let newest_other = shard_files(base)
+        .into_iter()
+        .filter(|(n, _)| *n != settings.shard.count)
+        .filter_map(|(n, files)| {
+            let newest = files
+                .values()
+                .filter_map(|p| header_of(p))
+                .map(|h| h.written_ms)
+                .max()?;
+            Some((newest, n, files))
+        })
+        .max_by_key(|(w, n, _)| (*w, *n));
+    match (own_written, newest_other) {
+        (_, Some((w, n, files))) if own_written.is_none_or(|o| o < w) => {
+            handover(settings, n, &files, model, positions)?;
+            Ok(Some(Loaded::Handover {
+                count: n,
+                files: files.len(),
+                written_ms: w,
+            }))
+        }
+        _ => Ok(read(&own, &settings.model_fingerprint(), model, positions)?.map(Loaded::Own)),
+    }
+}
+
+/// A reshard: load this shard's part of each of the `count` old shards' `files`. A log is taken
+/// as done only where every old shard that read it (in name mode all of them, which each read
+/// every log; by id, the one that owned it) had it done, so its application is in the state
+/// loaded. An old shard's checkpoint that is refused (damaged, another configuration) is
+/// skipped, said in the log: what it held is read again from the logs.
+fn handover(
+    settings: &Settings,
+    count: usize,
+    files: &BTreeMap<usize, PathBuf>,
+    model: &Model,
+    positions: &ReadPositions,
+) -> Result<(), CheckpointError> {
+    let by_name = settings.model.aggregate_by == crate::config::AggregateBy::AppName;
+    let mut per_shard: BTreeMap<usize, Positions> = BTreeMap::new();
+    for (i, path) in files {
+        let mut old = settings.clone();
+        old.shard = crate::shard::Shard { index: *i, count };
+        let shard_positions = ReadPositions::default();
+        match read_into(path, &old.model_fingerprint(), &shard_positions, |r| {
+            model.merge_state(r)
+        }) {
+            Ok(Some(_)) => {
+                per_shard.insert(*i, (*shard_positions.loaded()).clone());
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "A previous shard's checkpoint is refused; what it held is read again.")
+            }
+        }
+    }
+    let mine = settings.shard_by_app_id();
+    let mut merged = Positions::new();
+    for p in per_shard.values() {
+        for (path, done) in p {
+            if merged.contains_key(path) || !mine.owns(&done.app_id) {
+                continue;
+            }
+            let mut readers = if by_name {
+                (0..count).collect::<Vec<_>>()
+            } else {
+                vec![crate::shard::shard_of(&done.app_id, count)]
+            }
+            .into_iter();
+            if readers.all(|i| per_shard.get(&i).and_then(|p| p.get(path)) == Some(done)) {
+                merged.insert(path.clone(), done.clone());
+            }
+        }
+    }
+    positions.set_loaded(merged);
+    Ok(())
+}
+
 fn read(
     path: &Path,
     fingerprint: &str,
     model: &Model,
     positions: &ReadPositions,
+) -> Result<Option<Header>, CheckpointError> {
+    read_into(path, fingerprint, positions, |r| model.load_state(r))
+}
+
+/// Read the checkpoint `path`: its positions into `positions`, its model state through `state`
+/// (a load, or a reshard's merge).
+fn read_into(
+    path: &Path,
+    fingerprint: &str,
+    positions: &ReadPositions,
+    state: impl FnOnce(&mut dyn BufRead) -> Result<(), crate::model::StateError>,
 ) -> Result<Option<Header>, CheckpointError> {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
@@ -199,12 +384,10 @@ fn read(
                 source,
             })?;
     }
-    model
-        .load_state(r)
-        .map_err(|source| CheckpointError::State {
-            path: path.into(),
-            source,
-        })?;
+    state(&mut r).map_err(|source| CheckpointError::State {
+        path: path.into(),
+        source,
+    })?;
     positions.set_loaded(read_positions);
     Ok(Some(header))
 }
@@ -216,7 +399,7 @@ pub fn save(
     model: &Model,
     positions: &ReadPositions,
 ) -> Result<u64, CheckpointError> {
-    let Some(path) = &settings.checkpoint.path else {
+    let Some(path) = &own_path(settings) else {
         return Ok(0);
     };
     let werr = |source| CheckpointError::Write {
@@ -347,8 +530,8 @@ mod tests {
         let n = save(&s, &m, &p).unwrap();
         assert!(n > 0);
         let back = Model::new(&s, t.clone());
-        let h = load(&s, &back, &p, &t).unwrap().expect("a header");
-        assert_eq!(h.fingerprint, s.model_fingerprint());
+        let l = load(&s, &back, &p, &t).unwrap().expect("a checkpoint");
+        assert_eq!(l.header().unwrap().fingerprint, s.model_fingerprint());
         // Another summary level shapes the model otherwise: refused, named.
         let mut other = s.clone();
         other.model.summary_level = crate::config::SummaryLevel::Full;
@@ -401,7 +584,7 @@ mod tests {
         std::fs::write(s.checkpoint.path.as_ref().unwrap(), v1).unwrap();
         let p = ReadPositions::default();
         let h = load(&s, &Model::new(&s, t.clone()), &p, &t).unwrap();
-        assert_eq!(h.map(|h| h.version), Some(1));
+        assert_eq!(h.and_then(|h| h.header().map(|h| h.version)), Some(1));
         assert!(p.loaded().is_empty());
         // Written back as the current version, with its positions line.
         let mut p2 = Positions::new();
@@ -416,7 +599,7 @@ mod tests {
         save(&s, &m, &p).unwrap();
         let back = ReadPositions::default();
         let h = load(&s, &Model::new(&s, t.clone()), &back, &t).unwrap();
-        assert_eq!(h.map(|h| h.version), Some(VERSION));
+        assert_eq!(h.and_then(|h| h.header().map(|h| h.version)), Some(VERSION));
         assert_eq!(*back.loaded(), p2);
     }
 }

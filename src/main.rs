@@ -195,19 +195,30 @@ async fn dump(settings: Arc<Settings>, url_flag: bool, paths: Vec<String>, om: b
     }
 }
 
-async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
-    let mut signals = signals::Signals::install();
-    let telemetry = Arc::new(Telemetry::default());
-    let model = Model::new(&settings, telemetry.clone());
-    // The state kept across restarts, before any source reads (they then read everything
-    // again, which counts nothing twice).
-    let positions = ReadPositions::new();
-    match spark_exporter::checkpoint::load(&settings, &model, &positions, &telemetry) {
-        Ok(Some(h)) => tracing::info!(
-            path = ?settings.checkpoint.path,
+/// Read the checkpoint, if any, into `model` and `positions`, and say what was loaded.
+fn load_checkpoint(
+    settings: &Settings,
+    model: &Model,
+    positions: &ReadPositions,
+    telemetry: &Telemetry,
+) {
+    match spark_exporter::checkpoint::load(settings, model, positions, telemetry) {
+        Ok(Some(spark_exporter::checkpoint::Loaded::Own(h))) => tracing::info!(
+            path = ?spark_exporter::checkpoint::own_path(settings),
             written_ms = h.written_ms,
             writer = %h.writer,
             "Checkpoint loaded."
+        ),
+        Ok(Some(spark_exporter::checkpoint::Loaded::Handover {
+            count,
+            files,
+            written_ms,
+        })) => tracing::info!(
+            path = ?settings.checkpoint.path,
+            previous_shards = count,
+            files,
+            written_ms,
+            "Checkpoint loaded: this shard's part of the previous shards' checkpoints (a reshard)."
         ),
         Ok(None) if settings.checkpoint.path.is_some() => {
             tracing::info!(path = ?settings.checkpoint.path, "No checkpoint yet; starting empty.")
@@ -215,6 +226,16 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
         Ok(None) => {}
         Err(e) => tracing::warn!(error = %e, "Checkpoint refused; starting empty."),
     }
+}
+
+async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
+    let mut signals = signals::Signals::install();
+    let telemetry = Arc::new(Telemetry::default());
+    let model = Model::new(&settings, telemetry.clone());
+    // The state kept across restarts, before any source reads (they then read everything
+    // again, which counts nothing twice).
+    let positions = ReadPositions::new();
+    load_checkpoint(&settings, &model, &positions, &telemetry);
     let listener = match server::bind(&settings).await {
         Ok(l) => l,
         Err(e) => {

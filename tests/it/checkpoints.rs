@@ -233,3 +233,147 @@ fn an_application_retired_before_a_restart_is_not_served_again() {
     }
     p.terminate(Duration::from_secs(20));
 }
+
+/// Every finished log of the repository's real Spark runs with distinct application ids and
+/// several names, in one new folder.
+fn many_logs() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let mut sources: Vec<std::path::PathBuf> = vec![];
+    for d in std::fs::read_dir(data.join("eventlogs")).expect("fixtures") {
+        sources.extend(
+            std::fs::read_dir(d.expect("entry").path())
+                .expect("fixture")
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.file_name().is_some_and(|n| n != "counts.json")),
+        );
+    }
+    for d in ["diagnosis-4.1.1", "spark-4.1.1-basic", "streaming-4.1.1"] {
+        sources.extend(
+            std::fs::read_dir(data.join(d).join("eventlog"))
+                .expect("fixture")
+                .flatten()
+                .map(|e| e.path()),
+        );
+    }
+    for src in sources {
+        let dst = dir.path().join(src.file_name().unwrap());
+        if src.is_dir() {
+            std::fs::create_dir(&dst).expect("mkdir");
+            for f in std::fs::read_dir(&src).expect("rolling folder").flatten() {
+                std::fs::copy(f.path(), dst.join(f.file_name())).expect("copy");
+            }
+        } else {
+            std::fs::copy(&src, &dst).expect("copy");
+        }
+    }
+    dir
+}
+
+/// `count` shards over `logs`, their checkpoints beside `ckpt`; each ready.
+fn shards(count: usize, logs: &Path, ckpt: &Path, extra: &[&str]) -> Vec<(u16, Guard)> {
+    (0..count)
+        .map(|i| {
+            let port = free_port();
+            let mut flags = vec![
+                "--shard.count".to_string(),
+                count.to_string(),
+                "--shard.index".to_string(),
+                i.to_string(),
+            ];
+            flags.extend(extra.iter().map(|s| s.to_string()));
+            let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+            (port, start(port, logs, ckpt, &flags))
+        })
+        .collect()
+}
+
+/// The sum over the shards of every Spark series (the exporter's own left out), and the union
+/// of their `_created` lines: what `sum without (instance)` shows.
+fn fleet_view(shards: &[(u16, Guard)]) -> (Vec<String>, Vec<String>) {
+    let mut sums: std::collections::BTreeMap<String, f64> = Default::default();
+    let mut created: Vec<String> = vec![];
+    for (port, _) in shards {
+        for l in series(*port) {
+            let (k, v) = l.rsplit_once(' ').expect("name value");
+            *sums.entry(k.to_string()).or_default() += v.parse::<f64>().unwrap_or(f64::NAN);
+        }
+        created.extend(created_lines(*port));
+    }
+    created.sort();
+    (
+        sums.into_iter().map(|(k, v)| format!("{k} {v}")).collect(),
+        created,
+    )
+}
+
+fn created_lines(port: u16) -> Vec<String> {
+    created(port)
+}
+
+fn stop_all(shards: Vec<(u16, Guard)>) {
+    for (_, mut g) in shards {
+        assert!(g
+            .terminate(Duration::from_secs(20))
+            .is_some_and(|s| s.success()));
+    }
+}
+
+/// A reshard from 3 shards to 2 and back, per run and by name: each new shard loads its part
+/// of every old shard's checkpoint (they share a folder), reads no finished log again, and the
+/// sum over the shards of every series, with every `_created`, is what it was.
+#[test]
+fn a_reshard_hands_every_series_over() {
+    let logs = many_logs();
+    for extra in [
+        &["--web.openmetrics-created"][..],
+        &[
+            "--web.openmetrics-created",
+            "--model.aggregate-by",
+            "app_name",
+        ][..],
+    ] {
+        let state = tempfile::tempdir().unwrap();
+        let ckpt = state.path().join("fleet.ckpt");
+        let three = shards(3, logs.path(), &ckpt, extra);
+        let before = fleet_view(&three);
+        assert!(
+            before
+                .0
+                .iter()
+                .filter(|l| l.starts_with("spark_jobs_total{"))
+                .count()
+                > 10,
+            "{extra:?}: {:?}",
+            before.0
+        );
+        stop_all(three);
+        for (i, n) in [(0, 3), (1, 3), (2, 3)] {
+            assert!(state.path().join(format!("fleet.ckpt.{i}-of-{n}")).exists());
+        }
+        for count in [2, 3] {
+            let now = shards(count, logs.path(), &ckpt, extra);
+            for (port, g) in &now {
+                assert_eq!(
+                    g.count_lines("this shard's part of the previous shards' checkpoints"),
+                    1,
+                    "{extra:?}: {count} shards"
+                );
+                assert_eq!(
+                    bytes_read(*port),
+                    0.0,
+                    "{extra:?}: {count} shards read logs again"
+                );
+            }
+            let after = fleet_view(&now);
+            same(&format!("{extra:?}: {count} shards"), &before.0, &after.0);
+            same(
+                &format!("{extra:?}: _created, {count} shards"),
+                &before.1,
+                &after.1,
+            );
+            stop_all(now);
+        }
+    }
+}

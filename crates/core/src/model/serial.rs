@@ -4,7 +4,7 @@
 //! **What is stored**: every application the model holds, as its summary and (unless
 //! summarised) its detail, with the ids already counted and its `created_ms` (the `_created`
 //! time of all its series); every name's accumulator across runs (name mode); the applications
-//! not kept (excluded, never taken again); and when the model was made (name mode counts the
+//! not kept (excluded, never taken again), and of those the ones it counted and retired; and when the model was made (name mode counts the
 //! runs that end from then on). [`StateValue`] names them.
 //!
 //! **What is derived, not stored**: everything the configuration gives (histogram buckets come
@@ -53,6 +53,8 @@ pub(super) struct StateRef<'a> {
     pub(super) names: &'a BTreeMap<Arc<str>, NameAgg>,
     #[serde(serialize_with = "sorted_ref")]
     pub(super) excluded: &'a HashSet<Box<str>>,
+    #[serde(serialize_with = "sorted_ref")]
+    pub(super) retired: &'a HashSet<Box<str>>,
 }
 
 /// The stored part of the model's state, read back.
@@ -63,6 +65,9 @@ pub(super) struct StateValue {
     pub(super) names: BTreeMap<Arc<str>, NameAgg>,
     #[serde(deserialize_with = "sorted::deserialize")]
     pub(super) excluded: HashSet<Box<str>>,
+    /// Absent before reshards were handed over (an empty set then).
+    #[serde(default, deserialize_with = "sorted::deserialize")]
+    pub(super) retired: HashSet<Box<str>>,
 }
 
 fn sorted_ref<S: Serializer>(set: &&HashSet<Box<str>>, s: S) -> Result<S::Ok, S::Error> {

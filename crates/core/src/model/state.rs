@@ -34,6 +34,10 @@ pub(crate) struct State {
     /// Applications not kept (`model.app_name_filter`, `model.max_app_age`, another shard's
     /// name): later observations of them are ignored.
     pub(super) excluded: HashSet<Box<str>>,
+    /// The excluded applications this exporter counted, then let go (aged out, retired after
+    /// `model.app_retention`): a reshard hands them to the new shards, which must not count
+    /// them again. The others are refused again by whichever shard reads them.
+    pub(super) retired: HashSet<Box<str>>,
     /// Name mode: what runs that left the model added to their name's series.
     pub(super) names: BTreeMap<Arc<str>, NameAgg>,
     /// The applications this exporter follows (`model.app_name_filter`, `model.max_app_age`,
@@ -101,6 +105,7 @@ impl State {
             connect_user: settings.labels.connect_user,
             started_ms: 0,
             excluded: HashSet::new(),
+            retired: HashSet::new(),
             names: BTreeMap::new(),
             filter,
             keep_detail: false,

@@ -143,6 +143,7 @@ impl Model {
                 apps: &s.apps,
                 names: &s.names,
                 excluded: &s.excluded,
+                retired: &s.retired,
             };
             serde_json::to_writer(w, &v).map_err(super::serial::StateError::from)
         })
@@ -158,6 +159,38 @@ impl Model {
             s.apps = v.apps;
             s.names = v.names;
             s.excluded = v.excluded;
+            s.retired = v.retired;
+        });
+        Ok(())
+    }
+
+    /// A reshard: add this shard's part of a state another shard wrote (same configuration of
+    /// the model otherwise): its applications this shard owns (by id, or by name in name mode),
+    /// its names this shard owns, and every application it retired (never counted again here).
+    /// Called for each old shard's state, on a model that loaded nothing else; where two states
+    /// hold the same application (never, unless the old shards overlapped), the first stays.
+    pub fn merge_state(&self, r: impl std::io::Read) -> Result<(), super::serial::StateError> {
+        let v = super::serial::StateValue::read(r)?;
+        self.write(|s, _, _| {
+            if v.started_ms != 0 && (s.started_ms == 0 || v.started_ms < s.started_ms) {
+                s.started_ms = v.started_ms;
+            }
+            for (id, app) in v.apps {
+                if s.filter.owns(&id, &app.summary.name) {
+                    s.apps.entry(id).or_insert(app);
+                }
+            }
+            for (name, agg) in v.names {
+                if s.filter.owns_name(&name) {
+                    s.names.entry(name).or_insert(agg);
+                }
+            }
+            for id in v.retired {
+                if s.filter.owns_id(&id) && !s.apps.contains_key(&*id) {
+                    s.excluded.insert(id.clone());
+                    s.retired.insert(id);
+                }
+            }
         });
         Ok(())
     }

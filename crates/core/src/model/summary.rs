@@ -54,7 +54,10 @@ impl State {
     /// mode).
     fn exclude(&mut self, app_id: &str, retires: bool) {
         match self.apps.remove(app_id) {
-            Some(app) if retires => self.retire_app(&app),
+            Some(app) if retires => {
+                self.retire_app(&app);
+                self.retired.insert(app_id.into());
+            }
             _ => {}
         }
         self.excluded.insert(app_id.into());
@@ -176,6 +179,7 @@ impl State {
             }
             // Retired for good: a source that reports it again (a History Server's listing, a
             // log read again after a restart from a checkpoint) does not bring it back.
+            self.retired.insert(id.as_str().into());
             self.excluded.insert(id.into());
         }
         let settled = &mut self.settled;

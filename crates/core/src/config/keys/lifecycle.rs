@@ -71,7 +71,11 @@ pub(crate) const KEYS: &[Key] = &[
          another configuration of the model (labels, buckets, summary level, aggregation, \
          shard), damaged or of an unknown version is refused with a log line \
          (`spark_exporter_checkpoint_loads_total`) and the exporter starts empty. Its folder \
-         must exist (a volume in Kubernetes).",
+         must exist (a volume in Kubernetes). With `shard.count` above 1 each shard writes \
+         `<path>.<index>-of-<count>`; when the shard count changes, each new shard loads its \
+         part of every previous shard's checkpoint, so in a folder all shards share (a \
+         ReadWriteMany volume) a reshard loses nothing; with a volume per shard, applications \
+         and names that move to another shard start there from zero.",
     ),
     Key::one("checkpoint.interval", |s, v| {
         s.checkpoint.interval = parse::positive(v)?;
