@@ -34,8 +34,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clock::system_now_ms;
 use crate::config::Settings;
-use crate::eventlog::positions::{Positions, ReadPositions};
 use crate::model::Model;
+use crate::positions::{Positions, ReadPositions};
 use crate::telemetry::Telemetry;
 
 /// The header's `format`.
@@ -298,10 +298,10 @@ fn handover(
         }
     }
     let mine = settings.shard_by_app_id();
-    let mut merged = Positions::new();
+    let mut merged = Positions::default();
     for p in per_shard.values() {
-        for (path, done) in p {
-            if merged.contains_key(path) || !mine.owns(&done.app_id) {
+        for (path, done) in &p.logs {
+            if merged.logs.contains_key(path) || !mine.owns(&done.app_id) {
                 continue;
             }
             let mut readers = if by_name {
@@ -310,11 +310,13 @@ fn handover(
                 vec![crate::shard::shard_of(&done.app_id, count)]
             }
             .into_iter();
-            if readers.all(|i| per_shard.get(&i).and_then(|p| p.get(path)) == Some(done)) {
-                merged.insert(path.clone(), done.clone());
+            if readers.all(|i| per_shard.get(&i).and_then(|p| p.logs.get(path)) == Some(done)) {
+                merged.logs.insert(path.clone(), done.clone());
             }
         }
     }
+    // The REST targets' done applications are not handed over: the new shards read them again
+    // once (requests, not counts: the model's calls are idempotent).
     positions.set_loaded(merged);
     Ok(())
 }
@@ -370,7 +372,7 @@ fn read_into(
             now: fingerprint.into(),
         });
     }
-    let mut read_positions = Positions::new();
+    let mut read_positions = Positions::default();
     if header.version >= 2 {
         line.clear();
         r.read_line(&mut line)
@@ -432,7 +434,7 @@ pub fn save(
         serde_json::to_writer(&mut w, &header)?;
         w.write_all(b"\n")?;
         // The positions first: the model's state taken after them holds at least what they say.
-        serde_json::to_writer(&mut w, &*positions.to_write())?;
+        serde_json::to_writer(&mut w, &positions.to_write())?;
         w.write_all(b"\n")?;
         model
             .save_state(&mut w)
@@ -585,21 +587,23 @@ mod tests {
         let p = ReadPositions::default();
         let h = load(&s, &Model::new(&s, t.clone()), &p, &t).unwrap();
         assert_eq!(h.and_then(|h| h.header().map(|h| h.version)), Some(1));
-        assert!(p.loaded().is_empty());
+        assert_eq!(*p.loaded(), Positions::default());
         // Written back as the current version, with its positions line.
-        let mut p2 = Positions::new();
+        let mut p2 = crate::positions::LogPositions::new();
         p2.insert(
             "/logs/local-1".into(),
-            crate::eventlog::positions::DoneLog {
+            crate::positions::DoneLog {
                 app_id: "local-1".into(),
                 files: vec![(0, false, 10)],
             },
         );
-        p.publish(p2.clone());
+        p.publish_logs(p2.clone());
+        p.publish_rest("http://hs:18080", [("app-1".to_string(), 7)].into());
         save(&s, &m, &p).unwrap();
         let back = ReadPositions::default();
         let h = load(&s, &Model::new(&s, t.clone()), &back, &t).unwrap();
         assert_eq!(h.and_then(|h| h.header().map(|h| h.version)), Some(VERSION));
-        assert_eq!(*back.loaded(), p2);
+        assert_eq!(back.loaded().logs, p2);
+        assert_eq!(back.loaded().rest["http://hs:18080"]["app-1"], 7);
     }
 }

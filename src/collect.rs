@@ -19,9 +19,9 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Settings;
-use crate::eventlog::positions::ReadPositions;
 use crate::health::Health;
 use crate::model::{Model, ModelObserver, Source};
+use crate::positions::ReadPositions;
 use crate::spark::Mode;
 use crate::telemetry::Telemetry;
 
@@ -62,6 +62,7 @@ pub struct Rest {
     targets: Vec<String>,
     /// How a one-shot read reads ([`Mode::Once`] unless told otherwise).
     once: Mode,
+    positions: Arc<ReadPositions>,
 }
 
 impl Rest {
@@ -74,7 +75,15 @@ impl Rest {
             health: Arc::default(),
             targets,
             once: Mode::Once,
+            positions: Arc::default(),
         }
+    }
+
+    /// Resume from, and publish to, the positions a checkpoint keeps (the completed
+    /// applications read in full); by default, a handle nobody reads.
+    pub fn positions(mut self, positions: Arc<ReadPositions>) -> Rest {
+        self.positions = positions;
+        self
     }
 
     /// Read these targets (base URLs) instead (`diagnose` reads one).
@@ -104,6 +113,7 @@ impl Rest {
             urls: self.targets.clone(),
             filter: observer.filter().clone(),
             health: self.health.clone(),
+            positions: self.positions.clone(),
         }
     }
 }
@@ -233,7 +243,9 @@ pub fn configured(
 ) -> Vec<Arc<dyn Collector>> {
     let mut v: Vec<Arc<dyn Collector>> = vec![];
     if !settings.spark.urls.is_empty() {
-        let rest = Rest::new(settings.clone(), telemetry.clone()).health(health.clone());
+        let rest = Rest::new(settings.clone(), telemetry.clone())
+            .health(health.clone())
+            .positions(positions.clone());
         v.push(Arc::new(rest));
     }
     if !settings.event_log.dirs.is_empty() {

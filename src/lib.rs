@@ -42,6 +42,7 @@ pub mod diagnose;
 pub mod eventlog;
 pub mod export;
 pub mod lifecycle;
+pub mod positions;
 pub(crate) mod process;
 pub mod server;
 pub mod spark;

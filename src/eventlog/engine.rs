@@ -12,8 +12,8 @@ use super::apply::{Applier, LogApp, Out, ReadStats, Warnings};
 use super::codec::Codec;
 use super::discovery::{self, app_id_from_name, FileId, Found, Part};
 use super::fs::{Fs, Root};
-use super::positions::{DoneLog, Positions};
 use super::tailer::{FileTailer, TailState};
+use crate::positions::{DoneLog, LogPositions};
 
 /// Raw bytes one file may read per step before the next file's turn.
 const FILE_BUDGET: u64 = 8 * 1024 * 1024;
@@ -75,7 +75,7 @@ pub struct Engine {
     failing_dirs: HashMap<String, String>,
     cursor: usize,
     /// The done logs of a checkpoint: not read again while unchanged.
-    resume: Arc<Positions>,
+    resume: Arc<LogPositions>,
 }
 
 impl Engine {
@@ -88,12 +88,12 @@ impl Engine {
     }
 
     /// Resume from a checkpoint's positions: a log found done there, unchanged, is not read.
-    pub fn resume_from(&mut self, positions: Arc<Positions>) {
+    pub fn resume_from(&mut self, positions: Arc<LogPositions>) {
         self.resume = positions;
     }
 
     /// Add every done log (finished, read to its end, delivered) to `into`, by the path shown.
-    pub fn done_logs(&self, into: &mut Positions) {
+    pub fn done_logs(&self, into: &mut LogPositions) {
         for log in self.logs.values() {
             if let Some(d) = log.done() {
                 into.insert(log.fs.display(&log.path), d);

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use super::*;
 use crate::config::Settings;
 use crate::eventlog::discovery::{parse_single_name, Found};
-use crate::eventlog::positions::{DoneLog, Positions};
 use crate::model::{Model, Source};
+use crate::positions::{DoneLog, LogPositions as Positions};
 use crate::telemetry::Telemetry;
 
 fn model() -> (Arc<Model>, Arc<Telemetry>) {

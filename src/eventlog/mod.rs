@@ -20,7 +20,7 @@
 //! **Restarts.** The model's updates are keyed by Spark's ids and the event-log counters are sums
 //! over the task ends read, so reading the same logs again rebuilds the same state: without a
 //! checkpoint every log is read again from its beginning at start. With one (`checkpoint.path`),
-//! the logs it recorded as done ([`positions`]: finished, read to their end) are not read again
+//! the logs it recorded as done ([`crate::positions`]: finished, read to their end) are not read again
 //! while unchanged; logs still being written are read again from their start. Finished logs are
 //! read once and then only their size is watched.
 
@@ -59,7 +59,6 @@ pub mod parser;
 #[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod parser;
 mod pool;
-pub mod positions;
 mod scan;
 mod sqlplan;
 #[cfg(feature = "internals")]
@@ -143,7 +142,7 @@ pub async fn run<O: Observer + 'static>(
     health: Arc<Health>,
     observer: Arc<O>,
     telemetry: Arc<Telemetry>,
-    positions: Arc<positions::ReadPositions>,
+    positions: Arc<crate::positions::ReadPositions>,
     finish: CancellationToken,
 ) {
     if settings.event_log.dirs.is_empty() {
@@ -166,7 +165,7 @@ pub async fn run<O: Observer + 'static>(
     let mut engine = new_pool();
     // Logs a checkpoint says were done are not read again while unchanged (until the first
     // listing has matched them).
-    engine.resume_from(positions.loaded());
+    engine.resume_from(Arc::new(positions.loaded().logs.clone()));
     let mut resuming = true;
     let mut last_scan: Option<tokio::time::Instant> = None;
     // `Some(scanned)` once finishing: the last pass lists the folders once, then reads until
@@ -199,7 +198,7 @@ pub async fn run<O: Observer + 'static>(
             let n = engine.poll(out);
             engine.report(out);
             if keep && (scan_due || n > 0) {
-                p.publish(engine.done_logs());
+                p.publish_logs(engine.done_logs());
             }
             (engine, n)
         });

@@ -11,8 +11,8 @@ use super::apply::Out;
 use super::discovery::{app_id_from_name, FileId, Found};
 use super::engine::{empty_counts, list_dirs, Engine};
 use super::fs::Root;
-use super::positions::Positions;
 use crate::filter::AppFilter;
+use crate::positions::LogPositions as Positions;
 
 /// Engines reading in parallel.
 #[derive(Debug)]

@@ -116,6 +116,21 @@ impl PolledApp {
         }
     }
 
+    /// State for a completed attempt a checkpoint says was read in full at `last_updated`
+    /// (`crate::positions`): done, nothing read again while the listing says the same.
+    pub fn resumed(app_id: &str, key: &str, attempt: Option<&str>, last_updated: i64) -> PolledApp {
+        let mut a = PolledApp::new(app_id, key, attempt);
+        a.done = true;
+        a.ended = true;
+        a.last_updated = last_updated;
+        a
+    }
+
+    /// The `lastUpdated` it was read in full at, if it is done.
+    pub fn done_at(&self) -> Option<i64> {
+        self.done.then_some(self.last_updated)
+    }
+
     /// Record whether the latest listing shows the application as ended.
     pub fn set_ended(&mut self, ended: bool) {
         self.ended = ended;

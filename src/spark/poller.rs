@@ -106,6 +106,8 @@ pub struct Targets {
     pub filter: AppFilter,
     /// Written after every poll of every target.
     pub health: Arc<Health>,
+    /// Where the done applications are resumed from and published to (checkpoints).
+    pub positions: Arc<crate::positions::ReadPositions>,
 }
 
 impl Targets {
@@ -116,6 +118,7 @@ impl Targets {
             urls: settings.spark.urls.clone(),
             filter: AppFilter::new(settings),
             health: Arc::default(),
+            positions: Arc::default(),
         }
     }
 }
@@ -145,6 +148,33 @@ pub struct TargetPoller<O: Observer> {
     app_retention_ms: i64,
     /// The skip count last logged ([`Self::report_skipped`]).
     skipped_logged: usize,
+    /// A checkpoint's done applications of this target: `lastUpdated` by key. One listed
+    /// completed with the same `lastUpdated` is not read again.
+    resume: BTreeMap<String, i64>,
+    /// Where this target's done applications are published (for the next checkpoint), if
+    /// checkpoints are kept.
+    positions: Option<Arc<crate::positions::ReadPositions>>,
+}
+
+/// The state of attempt `key` (Spark's `app_id`, `attempt`) in `apps`: the one kept since the
+/// last poll, or, first seen, done if a checkpoint (`resume`) says it was read in full at the
+/// `lastUpdated` listed now, else new.
+fn state_for<'a>(
+    (apps, resume): (
+        &'a mut BTreeMap<String, PolledApp>,
+        &mut BTreeMap<String, i64>,
+    ),
+    (app_id, key, attempt): (&str, &str, Option<&str>),
+    completed: bool,
+    last_updated: i64,
+) -> &'a mut PolledApp {
+    apps.entry(key.to_string())
+        .or_insert_with(|| match resume.remove(key) {
+            Some(at) if completed && at == last_updated => {
+                PolledApp::resumed(app_id, key, attempt, at)
+            }
+            _ => PolledApp::new(app_id, key, attempt),
+        })
 }
 
 /// After this many failed polls in a row, the target's unfinished applications are marked as
@@ -198,7 +228,22 @@ impl<O: Observer> TargetPoller<O> {
             app_retention_ms: i64::try_from(settings.model.app_retention.as_millis())
                 .unwrap_or(i64::MAX),
             skipped_logged: 0,
+            resume: BTreeMap::new(),
+            positions: None,
         })
+    }
+
+    /// Resume from, and publish to, `positions` (checkpoints): a completed application the
+    /// loaded positions hold as done at the `lastUpdated` listed now is not read again.
+    pub fn positions(mut self, positions: Arc<crate::positions::ReadPositions>) -> Self {
+        self.resume = positions
+            .loaded()
+            .rest
+            .get(self.client.target())
+            .cloned()
+            .unwrap_or_default();
+        self.positions = Some(positions);
+        self
     }
 
     /// Write each poll's outcome to `health` (by default, to a handle nobody reads).
@@ -410,10 +455,12 @@ impl<O: Observer> TargetPoller<O> {
             let key = obs.app_id.clone();
             let attempt_id = attempt.attempt_id.as_deref();
             self.observer.upsert_app(&obs);
-            let state = self
-                .apps
-                .entry(key.clone())
-                .or_insert_with(|| PolledApp::new(&info.id, &key, attempt_id));
+            let state = state_for(
+                (&mut self.apps, &mut self.resume),
+                (&info.id, &key, attempt_id),
+                completed,
+                last_updated,
+            );
             if state.is_stale(last_updated) {
                 *state = PolledApp::new(&info.id, &key, attempt_id);
             }
@@ -437,9 +484,22 @@ impl<O: Observer> TargetPoller<O> {
                 }
             }
         }
+        self.publish_positions();
         match first_error {
             Some(e) => Err(e),
             None => Ok(chosen.len()),
+        }
+    }
+
+    /// Publish the done applications for the next checkpoint, if checkpoints are kept.
+    fn publish_positions(&self) {
+        if let Some(p) = &self.positions {
+            let done = self
+                .apps
+                .iter()
+                .filter_map(|(k, a)| a.done_at().map(|at| (k.clone(), at)))
+                .collect();
+            p.publish_rest(self.client.target(), done);
         }
     }
 
@@ -509,6 +569,13 @@ pub async fn run<O: Observer + 'static>(
             let filter = targets.filter.clone();
             TargetPoller::with_filter(url, &settings, filter, observer.clone(), telemetry.clone())
                 .map(|p| p.health(targets.health.clone()))
+                .map(|p| {
+                    if settings.checkpoint.path.is_some() {
+                        p.positions(targets.positions.clone())
+                    } else {
+                        p
+                    }
+                })
                 .inspect_err(
                     |e| tracing::error!(target = %url, error = %e, "Cannot poll REST target"),
                 )

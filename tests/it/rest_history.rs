@@ -191,3 +191,63 @@ async fn every_application_within_the_retention_is_followed_page_by_page() {
         (n - 100) as u64
     );
 }
+
+/// Checkpoints: a completed application read in full before a restart is not read again by the
+/// restarted poller while the listing gives the same `lastUpdated` (it is still delivered to
+/// the model); one whose `lastUpdated` changed, and every running one, is read.
+#[tokio::test]
+async fn a_restarted_poller_does_not_read_done_applications_again() {
+    let mk = |id: &str, end: Option<i64>| {
+        let mut a = AppData::generated(id, 2);
+        if let Some(e) = end {
+            a.complete(e, e + 1);
+        }
+        a
+    };
+    let server = FakeSpark::start(vec![
+        mk("done-1", Some(2_000)),
+        mk("done-2", Some(3_000)),
+        mk("live", None),
+    ])
+    .await;
+    let mut s = settings(&[&server.url]);
+    s.model.app_retention = std::time::Duration::from_secs(100 * 365 * 86_400);
+    s.checkpoint.path = Some("unused".into());
+    let touched = |log: &[String], app: &str| {
+        log.iter()
+            .filter(|l| l.contains(&format!("/applications/{app}/")))
+            .count()
+    };
+    let positions = spark_exporter::positions::ReadPositions::new();
+    let rec = Arc::new(Recorder::default());
+    let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone())
+        .unwrap()
+        .positions(positions.clone());
+    p.poll().await.unwrap();
+    let written = positions.to_write();
+    assert_eq!(
+        written.rest[&server.url],
+        [("done-1".to_string(), 2_001), ("done-2".to_string(), 3_001)].into()
+    );
+    server.take_log();
+
+    // The restart: positions loaded from the checkpoint, a new poller. The History Server
+    // re-read done-2's log meanwhile.
+    server.with_apps(|a| a[1].complete(3_000, 3_500));
+    let loaded = spark_exporter::positions::ReadPositions::new();
+    loaded.set_loaded(written);
+    let rec2 = Arc::new(Recorder::default());
+    let mut p2 = TargetPoller::new(&server.url, &s, rec2.clone(), rec2.telemetry.clone())
+        .unwrap()
+        .positions(loaded.clone());
+    p2.poll().await.unwrap();
+    let log = server.take_log();
+    assert_eq!(touched(&log, "done-1"), 0, "{log:#?}");
+    assert!(touched(&log, "done-2") > 0);
+    assert!(touched(&log, "live") > 0);
+    rec2.with(|c| assert!(c.apps.contains_key("done-1")));
+    assert_eq!(
+        loaded.to_write().rest[&server.url],
+        [("done-1".to_string(), 2_001), ("done-2".to_string(), 3_500)].into()
+    );
+}
