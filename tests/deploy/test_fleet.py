@@ -44,6 +44,9 @@ FLEET_VARIANTS = {
         "--set", "fleet.config.model.aggregate_by=app_name",
         "--set", "fleet.config.lifecycle.drain_scrapes=0",
         "--set", "fullnameOverride=exp"],
+    "checkpoint-shared": S3 + ["--set", "fleet.checkpoint.enabled=true", "--set", "fleet.checkpoint.existingClaim=exporter-state"],
+    "checkpoint-per-shard": S3 + ["--set", "fleet.checkpoint.enabled=true", "--set", "fleet.checkpoint.storageClassName=fast",
+                                  "--set", "fleet.checkpoint.interval=10s"],
     "no-sa": S3 + ["--set", "fleet.serviceAccount.create=false", "--set", "fleet.serviceAccount.name=spark"],
     "long-drain": S3 + ["--set", "fleet.config.lifecycle.grace_period=2m", "--set", "fleet.terminationGracePeriodSeconds=150"],
 }
@@ -290,6 +293,30 @@ def test_local_event_log_volume(render):
     assert {"name": "spark-events", "mountPath": "/mnt/spark", "readOnly": True} in container_of(sts)["volumeMounts"]
     sts = sts_of(render(*S3))  # an object store needs no volume
     assert "spark-events" not in volumes_of(sts)
+
+
+def test_checkpoint_volume(render):
+    """fleet.checkpoint: a writable volume at mountPath and checkpoint.path on it; a shared
+    ReadWriteMany claim, or one volume per shard (volumeClaimTemplates). Off by default."""
+    sts = sts_of(render(*S3))
+    assert "checkpoint" not in volumes_of(sts) and "volumeClaimTemplates" not in sts["spec"]
+    assert not [a for a in container_of(sts)["args"] if a.startswith("--checkpoint.")]
+    sts = sts_of(render(*FLEET_VARIANTS["checkpoint-shared"]))
+    c = container_of(sts)
+    assert "--checkpoint.path=/var/lib/spark-exporter/fleet.ckpt" in c["args"]
+    assert "--checkpoint.interval=30s" in c["args"]
+    assert {"name": "checkpoint", "mountPath": "/var/lib/spark-exporter"} in c["volumeMounts"]
+    assert volumes_of(sts)["checkpoint"] == {"name": "checkpoint", "persistentVolumeClaim": {"claimName": "exporter-state"}}
+    assert "volumeClaimTemplates" not in sts["spec"]
+    sts = sts_of(render(*FLEET_VARIANTS["checkpoint-per-shard"]))
+    c = container_of(sts)
+    assert "--checkpoint.interval=10s" in c["args"]
+    assert "checkpoint" not in volumes_of(sts)
+    [t] = sts["spec"]["volumeClaimTemplates"]
+    assert t["metadata"]["name"] == "checkpoint"
+    assert t["spec"] == {"accessModes": ["ReadWriteOnce"], "storageClassName": "fast",
+                         "resources": {"requests": {"storage": "1Gi"}}}
+    assert {"name": "checkpoint", "mountPath": "/var/lib/spark-exporter"} in c["volumeMounts"]
 
 
 def test_stores_the_fleet_cannot_read_are_refused(helm):
