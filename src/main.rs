@@ -195,14 +195,27 @@ async fn dump(settings: Arc<Settings>, url_flag: bool, paths: Vec<String>, om: b
     }
 }
 
-/// Read the checkpoint, if any, into `model` and `positions`, and say what was loaded.
-fn load_checkpoint(
-    settings: &Settings,
-    model: &Model,
-    positions: &ReadPositions,
-    telemetry: &Telemetry,
+/// Read the checkpoint, if any, into `model` and `positions`, and say what was loaded (on the
+/// blocking pool: an object store's requests block).
+async fn load_checkpoint(
+    settings: &Arc<Settings>,
+    model: &Arc<Model>,
+    positions: &Arc<ReadPositions>,
+    telemetry: &Arc<Telemetry>,
 ) {
-    match spark_exporter::checkpoint::load(settings, model, positions, telemetry) {
+    let (s, m, p, t) = (
+        settings.clone(),
+        model.clone(),
+        positions.clone(),
+        telemetry.clone(),
+    );
+    let loaded =
+        tokio::task::spawn_blocking(move || spark_exporter::checkpoint::load(&s, &m, &p, &t)).await;
+    let Ok(loaded) = loaded else {
+        tracing::warn!("The checkpoint load failed; starting empty.");
+        return;
+    };
+    match loaded {
         Ok(Some(spark_exporter::checkpoint::Loaded::Own(h))) => tracing::info!(
             path = ?spark_exporter::checkpoint::own_path(settings),
             written_ms = h.written_ms,
@@ -235,7 +248,7 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
     // The state kept across restarts, before any source reads (they then read everything
     // again, which counts nothing twice).
     let positions = ReadPositions::new();
-    load_checkpoint(&settings, &model, &positions, &telemetry);
+    load_checkpoint(&settings, &model, &positions, &telemetry).await;
     let listener = match server::bind(&settings).await {
         Ok(l) => l,
         Err(e) => {

@@ -36,6 +36,13 @@ Sections (--only picks some):
            (appstatus_*.inprogress with events_1_*, then events_2_*, then the rename to
            appstatus_*): spark_{jobs,stages,tasks}_total only grow, equal after each step the
            local dump of the same partial folder, and at the end the local dump of the fixture
+  checkpoint  a daemon reads spark-events/ of a store with --checkpoint.path in the same
+           store (state/exporter.ckpt): once it is stopped (SIGTERM) the checkpoint is an object
+           there, and a new daemon loads it ("Checkpoint loaded."), serves the same
+           spark_{jobs,stages,tasks}_total and decodes no event-log byte again. Then two shards
+           (--shard.count 2) write state/exporter.ckpt.{0,1}-of-2, and one unsharded daemon
+           started after them loads its part of both (a reshard, found by listing the prefix)
+           and serves the same counts, again reading no log
   faults   a daemon per fault reads faults/<fault>/ in a store through its fault proxy (503
            SlowDown or ServerBusy, a stall past the client timeout, a connection cut mid-body, an
            object replaced mid-read): /metrics is served all along, an error counter
@@ -85,7 +92,7 @@ AZURITE_ACCOUNT = "devstoreaccount1"
 # Azurite's well-known development key (public, in Azure's documentation).
 AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 WRONG_AZURE_KEY = base64.b64encode(b"not the azurite key, 64 bytes long......................").decode()
-SECTIONS = ("dumps", "errors", "live", "faults")
+SECTIONS = ("dumps", "errors", "live", "faults", "checkpoint")
 COUNTS = ("spark_jobs_total", "spark_stages_total", "spark_tasks_total")
 ERROR_FAMILIES = ("spark_exporter_store_errors_total", "spark_exporter_eventlog_errors_total")
 # The rolling fixture the live case splits into two parts (plain codec: split at a newline).
@@ -353,12 +360,12 @@ def scrape(port, timeout=5):
         return None, str(e)
 
 
-def start_daemon(ctx, name, url, env):
+def start_daemon(ctx, name, url, env, extra=()):
     port = free_port()
     p = Proc(name, [ctx.exporter.path, "--spark.url=", f"--event-log.dir={url}", "--event-log.poll-interval=1s",
                     f"--web.listen-address=127.0.0.1:{port}",
                     # Stopping it is not under test: no 25 s drain waiting for a last scrape.
-                    "--lifecycle.grace-period=1s"], ctx.tmp, env=env)
+                    "--lifecycle.grace-period=1s", *extra], ctx.tmp, env=env)
     ctx.procs.append(p)
 
     def ready():
@@ -665,6 +672,65 @@ def section_live(ctx, res, store):
     proc.stop()
 
 
+def section_checkpoint(ctx, res, store):
+    """Checkpoints kept in the object store itself (issue 34)."""
+    sc = store.scheme
+    logs = store.url("spark-events/")
+    ckpt = store.url(f"state-{sc}/exporter.ckpt")
+    flags = [f"--checkpoint.path={ckpt}", "--checkpoint.interval=1s"]
+
+    def counts_and_bytes(port):
+        status, body = scrape(port)
+        if status != 200:
+            raise RuntimeError(f"/metrics answered {status}: {short(body, 200)}")
+        return samples(body), family_sum(body, "spark_exporter_eventlog_bytes_total") or 0.0
+
+    def ready(port):
+        """Ready, and everything read: the bytes read and the counts the same two scrapes in a
+        row, 1.5 s apart (on Azurite /readyz?complete can answer before every log is read)."""
+        wait_for(lambda: urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz?complete", timeout=5).status == 200,
+                 60, f"{sc} checkpoint daemon /readyz?complete")
+        last = [None]
+
+        def settled():
+            now = counts_and_bytes(port)
+            same, last[0] = now == last[0], now
+            return same
+        wait_for(settled, 60, f"{sc} checkpoint daemon: every log read", every=1.5)
+
+    proc, port = start_daemon(ctx, f"ckpt-{sc}-1", logs, store.env, flags)
+    ready(port)
+    want, first_bytes = counts_and_bytes(port)
+    proc.stop()
+    proc, port = start_daemon(ctx, f"ckpt-{sc}-2", logs, store.env, flags)
+    ready(port)
+    got, read = counts_and_bytes(port)
+    loaded = "Checkpoint loaded." in open(proc.log, errors="replace").read()
+    res.add(f"checkpoint {sc}: a restart loads the checkpoint from the store and serves the same counts",
+            loaded and got == want and bool(want),
+            f"loaded={loaded}; {counts_equal(got, want)[1] or f'{len(want)} samples equal'}")
+    res.add(f"checkpoint {sc}: the restart decodes no event-log byte (the first read {first_bytes:.0f})",
+            read == 0 and first_bytes > 0, f"{read:.0f} bytes")
+    proc.stop()
+    shards = [start_daemon(ctx, f"ckpt-{sc}-shard{i}", logs, store.env,
+                           flags + ["--shard.count=2", f"--shard.index={i}"]) for i in range(2)]
+    for _, port in shards:
+        ready(port)
+    for p, _ in shards:
+        p.stop()
+    proc, port = start_daemon(ctx, f"ckpt-{sc}-3", logs, store.env, flags)
+    ready(port)
+    got, read = counts_and_bytes(port)
+    handed = "this shard's part of the previous shards' checkpoints" in open(proc.log, errors="replace").read()
+    res.add(f"checkpoint {sc}: after 2 shards, one exporter loads both shards' checkpoints from the store",
+            handed and got == want and read == 0,
+            f"handover={handed}; read {read:.0f} bytes; {counts_equal(got, want)[1] or 'counts equal'}")
+    bad = log_problems(proc)
+    res.add(f"checkpoint {sc}: the daemons' logs: no panic, one line per record", not bad,
+            f"{len(bad)} lines, first: {short(bad[0], 200)}" if bad else "")
+    proc.stop()
+
+
 def error_counts(body):
     """{family: sum} of the error counters present in an exposition (absent ones left out)."""
     return {f: family_sum(body, f) or 0.0 for f in ERROR_FAMILIES if has_family(body, f)}
@@ -900,7 +966,7 @@ def run(a, tmp, res, procs):
                             f"exit {rc}: {short(' '.join(error_line(err)))}")
         if "errors" in sections:
             section_errors(ctx, res)
-        for name, fn in (("live", section_live), ("faults", section_faults)):
+        for name, fn in (("live", section_live), ("checkpoint", section_checkpoint), ("faults", section_faults)):
             if name not in sections:
                 continue
 

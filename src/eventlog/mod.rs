@@ -79,6 +79,7 @@ use crate::telemetry::Telemetry;
 
 pub use apply::Out;
 pub use engine::Engine;
+pub(crate) use objfs::build_store;
 pub use parser::{parse_line, Event, ParseError};
 pub use pool::Pool;
 

@@ -98,6 +98,92 @@ pub fn root(
     }
 }
 
+/// The store of `url` (its bucket or container), credentials from the environment, requests
+/// counted in `telemetry`, retries bounded by `poll_interval`; with its display base
+/// (`scheme://bucket`).
+pub(crate) fn build_store(
+    url: &Url,
+    kind: StoreKind,
+    telemetry: Arc<Telemetry>,
+    poll_interval: Duration,
+) -> Result<(Arc<dyn ObjectStore>, String, Counted), StoreError> {
+    let mut base = format!("{}://", url.scheme());
+    if !url.username().is_empty() {
+        base.push_str(url.username());
+        base.push('@');
+    }
+    base.push_str(url.host_str().unwrap_or_default());
+    let counted = Counted {
+        store: base.clone(),
+        telemetry,
+    };
+    let retry = RetryConfig {
+        max_retries: MAX_RETRIES,
+        retry_timeout: poll_interval
+            .mul_f64(0.8)
+            .clamp(RETRY_TIMEOUT.0, RETRY_TIMEOUT.1),
+        ..RetryConfig::default()
+    };
+    // Timeouts through config keys: `with_client_options` would replace the options the
+    // environment set (`AWS_ALLOW_HTTP`, proxies, ...). The environment's own timeouts
+    // (`AWS_TIMEOUT`, `AZURE_CONNECT_TIMEOUT`, ...) win over these defaults.
+    let prefix = match kind {
+        StoreKind::S3 => "AWS",
+        StoreKind::Gcs => "GOOGLE",
+        StoreKind::Azure => "AZURE",
+    };
+    let timeouts: Vec<(ClientConfigKey, String)> = [
+        (ClientConfigKey::Timeout, "TIMEOUT", REQUEST_TIMEOUT),
+        (
+            ClientConfigKey::ConnectTimeout,
+            "CONNECT_TIMEOUT",
+            CONNECT_TIMEOUT,
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, var, _)| std::env::var_os(format!("{prefix}_{var}")).is_none())
+    .map(|(k, _, d)| (k, humantime::format_duration(d).to_string()))
+    .collect();
+    let u = url.as_str();
+    let err = |source| StoreError::Build {
+        url: u.to_string(),
+        source,
+    };
+    let store: Arc<dyn ObjectStore> = match kind {
+        StoreKind::S3 => {
+            let mut b = object_store::aws::AmazonS3Builder::from_env()
+                .with_url(u)
+                .with_retry(retry.clone())
+                .with_http_connector(counted.clone());
+            for (k, v) in &timeouts {
+                b = b.with_config(AmazonS3ConfigKey::Client(*k), v);
+            }
+            Arc::new(b.build().map_err(err)?)
+        }
+        StoreKind::Gcs => {
+            let mut b = object_store::gcp::GoogleCloudStorageBuilder::from_env()
+                .with_url(u)
+                .with_retry(retry.clone())
+                .with_http_connector(counted.clone());
+            for (k, v) in &timeouts {
+                b = b.with_config(GoogleConfigKey::Client(*k), v);
+            }
+            Arc::new(b.build().map_err(err)?)
+        }
+        StoreKind::Azure => {
+            let mut b = object_store::azure::MicrosoftAzureBuilder::from_env()
+                .with_url(u)
+                .with_retry(retry.clone())
+                .with_http_connector(counted.clone());
+            for (k, v) in &timeouts {
+                b = b.with_config(AzureConfigKey::Client(*k), v);
+            }
+            Arc::new(b.build().map_err(err)?)
+        }
+    };
+    Ok((store, base, counted))
+}
+
 /// One bucket or container.
 #[derive(Debug)]
 pub struct ObjectFs {
@@ -116,80 +202,7 @@ impl ObjectFs {
         telemetry: Arc<Telemetry>,
         poll_interval: Duration,
     ) -> Result<ObjectFs, StoreError> {
-        let mut base = format!("{}://", url.scheme());
-        if !url.username().is_empty() {
-            base.push_str(url.username());
-            base.push('@');
-        }
-        base.push_str(url.host_str().unwrap_or_default());
-        let counted = Counted {
-            store: base.clone(),
-            telemetry,
-        };
-        let retry = RetryConfig {
-            max_retries: MAX_RETRIES,
-            retry_timeout: poll_interval
-                .mul_f64(0.8)
-                .clamp(RETRY_TIMEOUT.0, RETRY_TIMEOUT.1),
-            ..RetryConfig::default()
-        };
-        // Timeouts through config keys: `with_client_options` would replace the options the
-        // environment set (`AWS_ALLOW_HTTP`, proxies, ...). The environment's own timeouts
-        // (`AWS_TIMEOUT`, `AZURE_CONNECT_TIMEOUT`, ...) win over these defaults.
-        let prefix = match kind {
-            StoreKind::S3 => "AWS",
-            StoreKind::Gcs => "GOOGLE",
-            StoreKind::Azure => "AZURE",
-        };
-        let timeouts: Vec<(ClientConfigKey, String)> = [
-            (ClientConfigKey::Timeout, "TIMEOUT", REQUEST_TIMEOUT),
-            (
-                ClientConfigKey::ConnectTimeout,
-                "CONNECT_TIMEOUT",
-                CONNECT_TIMEOUT,
-            ),
-        ]
-        .into_iter()
-        .filter(|(_, var, _)| std::env::var_os(format!("{prefix}_{var}")).is_none())
-        .map(|(k, _, d)| (k, humantime::format_duration(d).to_string()))
-        .collect();
-        let u = url.as_str();
-        let err = |source| StoreError::Build {
-            url: u.to_string(),
-            source,
-        };
-        let store: Arc<dyn ObjectStore> = match kind {
-            StoreKind::S3 => {
-                let mut b = object_store::aws::AmazonS3Builder::from_env()
-                    .with_url(u)
-                    .with_retry(retry.clone())
-                    .with_http_connector(counted.clone());
-                for (k, v) in &timeouts {
-                    b = b.with_config(AmazonS3ConfigKey::Client(*k), v);
-                }
-                Arc::new(b.build().map_err(err)?)
-            }
-            StoreKind::Gcs => {
-                let mut b = object_store::gcp::GoogleCloudStorageBuilder::from_env()
-                    .with_url(u)
-                    .with_retry(retry.clone())
-                    .with_http_connector(counted.clone());
-                for (k, v) in &timeouts {
-                    b = b.with_config(GoogleConfigKey::Client(*k), v);
-                }
-                Arc::new(b.build().map_err(err)?)
-            }
-            StoreKind::Azure => {
-                let mut b = object_store::azure::MicrosoftAzureBuilder::from_env()
-                    .with_url(u)
-                    .with_retry(retry.clone())
-                    .with_http_connector(counted.clone());
-                for (k, v) in &timeouts {
-                    b = b.with_config(AzureConfigKey::Client(*k), v);
-                }
-                Arc::new(b.build().map_err(err)?)
-            }
-        };
+        let (store, base, counted) = build_store(url, kind, telemetry, poll_interval)?;
         Ok(ObjectFs {
             store,
             rt,
@@ -388,7 +401,7 @@ impl Fs for ObjectFs {
 /// operation, in the exporter's own metrics; the requests themselves go through reqwest as
 /// object_store would send them.
 #[derive(Debug, Clone)]
-struct Counted {
+pub(crate) struct Counted {
     store: String,
     telemetry: Arc<Telemetry>,
 }

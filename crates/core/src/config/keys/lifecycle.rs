@@ -70,8 +70,10 @@ pub(crate) const KEYS: &[Key] = &[
          exporter was down is lost. A checkpoint written under \
          another configuration of the model (labels, buckets, summary level, aggregation, \
          shard), damaged or of an unknown version is refused with a log line \
-         (`spark_exporter_checkpoint_loads_total`) and the exporter starts empty. Its folder \
-         must exist (a volume in Kubernetes). With `shard.count` above 1 each shard writes \
+         (`spark_exporter_checkpoint_loads_total`) and the exporter starts empty. A local path \
+         (its folder must exist: a volume in Kubernetes; written to a temporary file, fsync, \
+         rename) or an object-store URL as `event_log.dirs` takes (`s3://`, `gs://`, `az://`, \
+         ...: one PUT, with the environment's credentials). With `shard.count` above 1 each shard writes \
          `<path>.<index>-of-<count>`; when the shard count changes, each new shard loads its \
          part of every previous shard's checkpoint, so in a folder all shards share (a \
          ReadWriteMany volume) a reshard loses nothing; with a volume per shard, applications \

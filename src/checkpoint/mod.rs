@@ -25,8 +25,8 @@
 //! format.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::io::BufRead;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -37,6 +37,9 @@ use crate::config::Settings;
 use crate::model::Model;
 use crate::positions::{Positions, ReadPositions};
 use crate::telemetry::Telemetry;
+
+mod store;
+use store::Store;
 
 /// The header's `format`.
 pub const FORMAT: &str = "spark-exporter-checkpoint";
@@ -127,17 +130,23 @@ pub enum CheckpointError {
 
 /// Read the checkpoint of `settings` into `model` (which must be empty: at start, before any
 /// source) and its read positions into `positions`. `Ok(None)` when checkpoints are off or there
-/// is no file yet; on an error the model is unchanged. Counted in `telemetry`.
+/// is no file yet; on an error the model is unchanged. Counted in `telemetry`. With an
+/// object-store checkpoint, call it from a blocking thread of the runtime.
 pub fn load(
     settings: &Settings,
     model: &Model,
     positions: &ReadPositions,
-    telemetry: &Telemetry,
+    telemetry: &Arc<Telemetry>,
 ) -> Result<Option<Loaded>, CheckpointError> {
     let Some(base) = &settings.checkpoint.path else {
         return Ok(None);
     };
-    let r = load_from(base, settings, model, positions);
+    let r = Store::of(base, telemetry)
+        .map_err(|source| CheckpointError::Read {
+            path: base.clone(),
+            source,
+        })
+        .and_then(|(store, name)| load_from(&store, &name, settings, model, positions));
     telemetry.checkpoint_load(match &r {
         Ok(Some(_)) => "loaded",
         Ok(None) => "none",
@@ -179,76 +188,67 @@ impl Loaded {
 pub fn own_path(settings: &Settings) -> Option<PathBuf> {
     let base = settings.checkpoint.path.as_ref()?;
     let s = settings.shard;
-    Some(shard_file(base, s.index, s.count))
+    let name = base.file_name().unwrap_or_default().to_string_lossy();
+    Some(base.with_file_name(shard_name(&name, s.index, s.count)))
 }
 
-fn shard_file(base: &Path, index: usize, count: usize) -> PathBuf {
+/// The name of shard `index` of `count`'s checkpoint, `name` the configured one's.
+fn shard_name(name: &str, index: usize, count: usize) -> String {
     if count <= 1 {
-        return base.to_path_buf();
+        name.to_string()
+    } else {
+        format!("{name}.{index}-of-{count}")
     }
-    let mut name = base.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".{index}-of-{count}"));
-    base.with_file_name(name)
 }
 
-/// Every shard's checkpoint beside `base`, as shard count -> index -> file.
-fn shard_files(base: &Path) -> BTreeMap<usize, BTreeMap<usize, PathBuf>> {
-    let mut sets: BTreeMap<usize, BTreeMap<usize, PathBuf>> = BTreeMap::new();
-    let Some(name) = base.file_name().map(|n| n.to_string_lossy().into_owned()) else {
-        return sets;
-    };
-    let dir = base
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return sets;
-    };
-    for e in entries.flatten() {
-        let f = e.file_name().to_string_lossy().into_owned();
+/// Every shard's checkpoint beside `name` in `store`, as shard count -> index -> name.
+fn shard_files(store: &Store, name: &str) -> BTreeMap<usize, BTreeMap<usize, String>> {
+    let mut sets: BTreeMap<usize, BTreeMap<usize, String>> = BTreeMap::new();
+    for f in store.list().unwrap_or_default() {
         let shard = if f == name {
             Some((0, 1))
         } else {
-            f.strip_prefix(&name)
+            f.strip_prefix(name)
                 .and_then(|rest| rest.strip_prefix('.'))
                 .and_then(|rest| rest.split_once("-of-"))
                 .and_then(|(i, n)| Some((i.parse::<usize>().ok()?, n.parse::<usize>().ok()?)))
                 .filter(|(i, n)| i < n && *n > 1)
         };
         if let Some((i, n)) = shard {
-            sets.entry(n).or_default().insert(i, e.path());
+            sets.entry(n).or_default().insert(i, f);
         }
     }
     sets
 }
 
-/// The header of the checkpoint `path`, if it has one.
-fn header_of(path: &Path) -> Option<Header> {
-    let f = std::fs::File::open(path).ok()?;
+/// The header of the checkpoint `name`, if there is one.
+fn header_of(store: &Store, name: &str) -> Option<Header> {
+    let mut r = store.open(name).ok()??;
     let mut line = String::new();
-    BufReader::new(f).read_line(&mut line).ok()?;
+    r.read_line(&mut line).ok()?;
     serde_json::from_str::<Header>(line.trim_end())
         .ok()
         .filter(|h| h.format == FORMAT)
 }
 
 fn load_from(
-    base: &Path,
+    store: &Store,
+    name: &str,
     settings: &Settings,
     model: &Model,
     positions: &ReadPositions,
 ) -> Result<Option<Loaded>, CheckpointError> {
-    let own = shard_file(base, settings.shard.index, settings.shard.count);
-    let own_written = header_of(&own).map(|h| h.written_ms);
+    let own = shard_name(name, settings.shard.index, settings.shard.count);
+    let own_written = header_of(store, &own).map(|h| h.written_ms);
     // The newest set written under another shard count, if newer than this shard's own
     // checkpoint: the shards were changed since (a reshard), hand its state over.
-    let newest_other = shard_files(base)
+    let newest_other = shard_files(store, name)
         .into_iter()
         .filter(|(n, _)| *n != settings.shard.count)
         .filter_map(|(n, files)| {
             let newest = files
                 .values()
-                .filter_map(|p| header_of(p))
+                .filter_map(|f| header_of(store, f))
                 .map(|h| h.written_ms)
                 .max()?;
             Some((newest, n, files))
@@ -256,14 +256,19 @@ fn load_from(
         .max_by_key(|(w, n, _)| (*w, *n));
     match (own_written, newest_other) {
         (_, Some((w, n, files))) if own_written.is_none_or(|o| o < w) => {
-            handover(settings, n, &files, model, positions)?;
+            handover(store, settings, n, &files, model, positions)?;
             Ok(Some(Loaded::Handover {
                 count: n,
                 files: files.len(),
                 written_ms: w,
             }))
         }
-        _ => Ok(read(&own, &settings.model_fingerprint(), model, positions)?.map(Loaded::Own)),
+        _ => Ok(
+            read_into(store, &own, &settings.model_fingerprint(), positions, |r| {
+                model.load_state(r)
+            })?
+            .map(Loaded::Own),
+        ),
     }
 }
 
@@ -273,21 +278,26 @@ fn load_from(
 /// loaded. An old shard's checkpoint that is refused (damaged, another configuration) is
 /// skipped, said in the log: what it held is read again from the logs.
 fn handover(
+    store: &Store,
     settings: &Settings,
     count: usize,
-    files: &BTreeMap<usize, PathBuf>,
+    files: &BTreeMap<usize, String>,
     model: &Model,
     positions: &ReadPositions,
 ) -> Result<(), CheckpointError> {
     let by_name = settings.model.aggregate_by == crate::config::AggregateBy::AppName;
     let mut per_shard: BTreeMap<usize, Positions> = BTreeMap::new();
-    for (i, path) in files {
+    for (i, file) in files {
         let mut old = settings.clone();
         old.shard = crate::shard::Shard { index: *i, count };
         let shard_positions = ReadPositions::default();
-        match read_into(path, &old.model_fingerprint(), &shard_positions, |r| {
-            model.merge_state(r)
-        }) {
+        match read_into(
+            store,
+            file,
+            &old.model_fingerprint(),
+            &shard_positions,
+            |r| model.merge_state(r),
+        ) {
             Ok(Some(_)) => {
                 per_shard.insert(*i, (*shard_positions.loaded()).clone());
             }
@@ -321,53 +331,38 @@ fn handover(
     Ok(())
 }
 
-fn read(
-    path: &Path,
-    fingerprint: &str,
-    model: &Model,
-    positions: &ReadPositions,
-) -> Result<Option<Header>, CheckpointError> {
-    read_into(path, fingerprint, positions, |r| model.load_state(r))
-}
-
-/// Read the checkpoint `path`: its positions into `positions`, its model state through `state`
-/// (a load, or a reshard's merge).
+/// Read the checkpoint `name` of `store`: its positions into `positions`, its model state
+/// through `state` (a load, or a reshard's merge). `Ok(None)` if there is none.
 fn read_into(
-    path: &Path,
+    store: &Store,
+    name: &str,
     fingerprint: &str,
     positions: &ReadPositions,
     state: impl FnOnce(&mut dyn BufRead) -> Result<(), crate::model::StateError>,
 ) -> Result<Option<Header>, CheckpointError> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(CheckpointError::Read {
-                path: path.into(),
-                source,
-            })
-        }
+    let path = store.shown(name);
+    let rerr = |source| CheckpointError::Read {
+        path: path.clone(),
+        source,
     };
-    let mut r = BufReader::new(file);
+    let Some(mut r) = store.open(name).map_err(rerr)? else {
+        return Ok(None);
+    };
     let mut line = String::new();
-    r.read_line(&mut line)
-        .map_err(|source| CheckpointError::Read {
-            path: path.into(),
-            source,
-        })?;
+    r.read_line(&mut line).map_err(rerr)?;
     let header: Header = serde_json::from_str(line.trim_end())
         .ok()
         .filter(|h: &Header| h.format == FORMAT)
-        .ok_or_else(|| CheckpointError::NotACheckpoint { path: path.into() })?;
+        .ok_or_else(|| CheckpointError::NotACheckpoint { path: path.clone() })?;
     if !(OLDEST_READ..=VERSION).contains(&header.version) {
         return Err(CheckpointError::Version {
-            path: path.into(),
+            path,
             found: header.version,
         });
     }
     if header.fingerprint != fingerprint {
         return Err(CheckpointError::Fingerprint {
-            path: path.into(),
+            path,
             found: header.fingerprint,
             now: fingerprint.into(),
         });
@@ -375,19 +370,15 @@ fn read_into(
     let mut read_positions = Positions::default();
     if header.version >= 2 {
         line.clear();
-        r.read_line(&mut line)
-            .map_err(|source| CheckpointError::Read {
-                path: path.into(),
-                source,
-            })?;
+        r.read_line(&mut line).map_err(rerr)?;
         read_positions =
             serde_json::from_str(line.trim_end()).map_err(|source| CheckpointError::Positions {
-                path: path.into(),
+                path: path.clone(),
                 source,
             })?;
     }
     state(&mut r).map_err(|source| CheckpointError::State {
-        path: path.into(),
+        path: path.clone(),
         source,
     })?;
     positions.set_loaded(read_positions);
@@ -395,28 +386,23 @@ fn read_into(
 }
 
 /// Write `positions` and `model`'s state to the checkpoint of `settings`, atomically; the bytes
-/// written. `Ok(0)` when checkpoints are off.
+/// written. `Ok(0)` when checkpoints are off. With an object-store checkpoint, call it from a
+/// blocking thread of the runtime.
 pub fn save(
     settings: &Settings,
     model: &Model,
     positions: &ReadPositions,
+    telemetry: &Arc<Telemetry>,
 ) -> Result<u64, CheckpointError> {
-    let Some(path) = &own_path(settings) else {
+    let (Some(base), Some(path)) = (&settings.checkpoint.path, own_path(settings)) else {
         return Ok(0);
     };
     let werr = |source| CheckpointError::Write {
         path: path.clone(),
         source,
     };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "checkpoint".into());
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let (store, name) = Store::of(base, telemetry).map_err(werr)?;
+    let name = shard_name(&name, settings.shard.index, settings.shard.count);
     let header = Header {
         format: FORMAT.into(),
         version: VERSION,
@@ -428,30 +414,22 @@ pub fn save(
             env!("SE_BUILD_REVISION")
         ),
     };
-    let written = (|| -> std::io::Result<u64> {
-        let f = std::fs::File::create(&tmp)?;
-        let mut w = std::io::BufWriter::new(f);
-        serde_json::to_writer(&mut w, &header)?;
-        w.write_all(b"\n")?;
-        // The positions first: the model's state taken after them holds at least what they say.
-        serde_json::to_writer(&mut w, &positions.to_write())?;
-        w.write_all(b"\n")?;
-        model
-            .save_state(&mut w)
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-        let f = w.into_inner().map_err(|e| e.into_error())?;
-        f.sync_all()?;
-        let n = f.metadata()?.len();
-        drop(f);
-        std::fs::rename(&tmp, path)?;
-        // The rename itself is durable once the folder is.
-        std::fs::File::open(&dir)?.sync_all()?;
-        Ok(n)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written.map_err(werr)
+    store
+        .write(&name, |w| {
+            serde_json::to_writer(&mut *w, &header)?;
+            w.write_all(b"\n")?;
+            // The positions first: the model's state taken after them holds at least what
+            // they say.
+            serde_json::to_writer(&mut *w, &positions.to_write())?;
+            w.write_all(b"\n")?;
+            model
+                .save_state(&mut *w)
+                .map_err(|e| std::io::Error::other(e.to_string()))
+        })
+        .map_err(|source| CheckpointError::Write {
+            path: store.shown(&name),
+            source,
+        })
 }
 
 /// Write one checkpoint, counted and logged; on the blocking pool (it serialises the model and
@@ -466,7 +444,8 @@ pub async fn write_once(
         return;
     }
     let s = settings.clone();
-    let r = tokio::task::spawn_blocking(move || save(&s, &model, &positions)).await;
+    let t = telemetry.clone();
+    let r = tokio::task::spawn_blocking(move || save(&s, &model, &positions, &t)).await;
     match r {
         Ok(Ok(bytes)) => {
             telemetry.checkpoint_write("ok");
@@ -513,6 +492,7 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn settings(dir: &Path) -> Settings {
         let mut s = Settings::default();
@@ -529,7 +509,7 @@ mod tests {
         let p = ReadPositions::default();
         // No file: a first start.
         assert!(load(&s, &m, &p, &t).unwrap().is_none());
-        let n = save(&s, &m, &p).unwrap();
+        let n = save(&s, &m, &p, &t).unwrap();
         assert!(n > 0);
         let back = Model::new(&s, t.clone());
         let l = load(&s, &back, &p, &t).unwrap().expect("a checkpoint");
@@ -599,7 +579,7 @@ mod tests {
         );
         p.publish_logs(p2.clone());
         p.publish_rest("http://hs:18080", [("app-1".to_string(), 7)].into());
-        save(&s, &m, &p).unwrap();
+        save(&s, &m, &p, &t).unwrap();
         let back = ReadPositions::default();
         let h = load(&s, &Model::new(&s, t.clone()), &back, &t).unwrap();
         assert_eq!(h.and_then(|h| h.header().map(|h| h.version)), Some(VERSION));
