@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """End-to-end: fleet mode (issue 15), with a real Prometheus (Debian's) scraping real exporters.
 
-    python3 tests/e2e_fleet.py [--keep] [--only shards|names] [--exporter PATH] [--python PATH]
+    python3 tests/e2e_fleet.py [--keep] [--only shards|names|checkpoints] [--exporter PATH]
+                               [--python PATH] [--seed N]
 
 A. Shards. 200 applications: copies of a real Spark 4.1.1 event log (the fixture
    tests/data/eventlogs/spark-4.1.1-none-single, 12 jobs, 2 of them failed, skipped and failed
@@ -36,21 +37,56 @@ B. Aggregation by application name (--model.aggregate-by app_name). One real PyS
      3. the restarted exporter starts from zero (the runs its predecessor counted are not
         counted again) with a later _created, and at the end shows only the runs since its
         start: the last value alone would be wrong, increase() is right
+C. Checkpoints (issue 34: --checkpoint.path, every 1 s here, one folder all shards share).
+   Twice, per run and by name (--model.aggregate-by app_name), each with its own folders and
+   Prometheus job: 30 copies of the part A log under 6 names (2 per shard of 3, both shards of 2
+   hold some), ended an hour before the start, then three shards, scraped every 1 s (OpenMetrics,
+   --web.openmetrics-created; Prometheus' created-timestamp-zero-ingestion where the version has
+   it, else _created is a series of its own). Then, at random points (--seed, printed), shards
+   restart: SIGTERM, SIGKILL (only once its periodic checkpoint is 2.5 s newer than the last log
+   added), two at once, each time with 1 to 4 new runs added while they are down (a log written
+   beside the folder and renamed into it, ending as it is added, one of them held by each down
+   shard), and a reshard 3 -> 2 -> 3 (all stop with SIGTERM, two start with --shard.count 2, are
+   scraped 3 times, count 2 new runs, stop; three start again). Asserts:
+     1. every restarted shard loaded its checkpoint (SIGTERM: and exited 0) and read exactly the
+        bytes of the new logs it reads (by id its own, by name all), not one of a log that was
+        finished before it stopped; every shard after a reshard logs "this shard's part of the
+        previous shards' checkpoints" and reads 0 bytes; the 2 shards' job total = the fleet's
+     2. sum(resets()) over the whole run = 0 for every series (with its instance) of
+        spark_jobs_total, spark_stages_total, spark_tasks_total (and spark_app_runs_total by name)
+     3. from the raw samples of the whole run: each series (labels without instance), followed
+        across the instances it moves between, never goes down and is never on two at once; its
+        _created sample never changes
+     4. the numbers are the logs': jobs by (app_id or app_name, job_group, status), stages and
+        tasks by status, runs by name (status succeeded) = the logs' (per run: every log; by
+        name: only the runs that ended after the first start, those added during the run,
+        including those that ended while their shard was down; every name has series). The
+        fleet's value is sum without (instance, shard) at the last scrape: every series was born
+        during the run and never went down (2, 3), so its last value is exactly its increase over
+        the run (increase() would extrapolate, and misses a series' first value without
+        created-timestamp ingestion). No run ends during a handover (logs are added only while
+        some shards are up), so the equality is exact.
+   Against an exporter without --checkpoint.path the restarts read every log again and name
+   mode loses the runs that ended while a shard was down, with resets: 1, 2 and 4 fail.
+
 Prints one line per assertion; exit 1 if any failed, 2 if a prerequisite is missing (prometheus,
-zstd, the exporter; pyspark unless --only shards). The temporary folder (logs, Prometheus data,
+zstd, the exporter; pyspark unless --only shards or --only checkpoints). The temporary folder (logs, Prometheus data,
 report.json) is kept on failure or with --keep.
 """
 import json
 import os
+import random
+import re
 import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
-from promkit import Proc, Prom, e2e_main, free_port, wait_for  # noqa: E402
+from promkit import Proc, Prom, e2e_main, free_port, http_get, wait_for  # noqa: E402
 from groups import log_job_group  # noqa: E402
 
 SOURCE_LOG = os.path.join(ROOT, "tests", "data", "eventlogs", "spark-4.1.1-none-single", "local-1796010159017")
@@ -138,6 +174,19 @@ def log_lines(path):
     return [line for line in text.splitlines() if line.strip()]
 
 
+def exporter_job_group(ev):
+    """The job_group the exporter gives an event log's SparkListenerJobStart: a Structured
+    Streaming micro-batch's job (job group = the query's runId, description
+    "<name>\\nid = <uuid>\\nrunId = <runId>\\nbatch = <n>") counts under its query's name
+    (docs/internals.md "Job groups"), any other job as tests/support/groups.py says."""
+    props = ev.get("Properties") or {}
+    lines = (props.get("spark.job.description") or "").split("\n")
+    run_id = props.get("spark.jobGroup.id") or ""
+    if run_id and len(lines) >= 3 and lines[1].startswith("id = ") and lines[2] == f"runId = {run_id}":
+        return lines[0]
+    return log_job_group(ev)
+
+
 def log_truth(lines):
     """What Spark's event log says about an application: jobs by (group, status), stages and
     tasks by status, executor run and CPU time, start and end times, exit code."""
@@ -156,7 +205,7 @@ def log_truth(lines):
         elif ev == "SparkListenerApplicationEnd":
             t["end_ms"], t["exit_code"] = e["Timestamp"], e.get("ExitCode")
         elif ev == "SparkListenerJobStart":
-            group_of[e["Job ID"]] = log_job_group(e)
+            group_of[e["Job ID"]] = exporter_job_group(e)
             in_jobs.update(s["Stage ID"] for s in e["Stage Infos"])
         elif ev == "SparkListenerJobEnd":
             t["job_ends"] += 1
@@ -247,20 +296,35 @@ def stop_all(procs):
         p.stop()
 
 
-def start_prometheus(tmp, procs, name, scrape_configs, interval):
+def start_prometheus(tmp, procs, name, scrape_configs, interval, flags=()):
     port = free_port()
     cfg = os.path.join(tmp, f"{name}.yml")
     with open(cfg, "w") as f:
         f.write(f"global:\n  scrape_interval: {interval}s\n  scrape_timeout: {interval}s\n"
                 f"  evaluation_interval: {interval}s\nscrape_configs:\n{scrape_configs}")
     procs.append(Proc(name, ["prometheus", f"--config.file={cfg}", f"--storage.tsdb.path={tmp}/{name}-data",
-                             f"--web.listen-address=127.0.0.1:{port}"], tmp))
+                             f"--web.listen-address=127.0.0.1:{port}", *flags], tmp))
     prom = Prom(f"http://127.0.0.1:{port}")
     wait_for(lambda: prom.api("status/buildinfo").get("status") == "success", 30, name)
     return prom
 
 
 # --- A. shards ---------------------------------------------------------------------------------
+
+EPOCH_MS = re.compile(r"(?<![-\d])1\d{12}(?!\d)")
+
+
+def log_copy(text, src_id, app_id, rename=None, shift_ms=0):
+    """A copy of the event log `text` as another application: `app_id` in place of the source's
+    `src_id` everywhere; `rename` = (old, new): the application name `new` in place of the
+    quoted `old` everywhere; `shift_ms`: every epoch-millisecond time in it (13 digits, not an
+    application id's) moved by that much, so the copy ran at another time."""
+    if shift_ms:
+        text = EPOCH_MS.sub(lambda m: str(int(m.group()) + shift_ms), text)
+    text = text.replace(src_id, app_id)
+    if rename:
+        text = text.replace(f'"{rename[0]}"', f'"{rename[1]}"')
+    return text
 
 def make_logs(folder):
     """APPS copies of SOURCE_LOG, each with its own application id, named by it. Returns
@@ -272,7 +336,7 @@ def make_logs(folder):
     sizes = {}
     for i in range(APPS):
         app_id = f"local-{1796020000000 + i * 7919:013d}"
-        copy = text.replace(src_id, app_id)
+        copy = log_copy(text, src_id, app_id)
         with open(os.path.join(folder, app_id), "w") as f:
             f.write(copy)
         sizes[app_id] = len(copy.encode())
@@ -289,7 +353,7 @@ def make_name_logs(folder):
     for k, name in enumerate(NAMES):
         for r in range(NAME_RUNS):
             app_id = f"local-{1796030000000 + (k * NAME_RUNS + r) * 104729:013d}"
-            copy = text.replace(start["App ID"], app_id).replace(f'"{start["App Name"]}"', f'"{name}"')
+            copy = log_copy(text, start["App ID"], app_id, (start["App Name"], name))
             with open(os.path.join(folder, app_id), "w") as f:
                 f.write(copy)
             total += len(copy.encode())
@@ -623,10 +687,427 @@ def run_names(a, tmp, res, procs):
     stop_all([current])
 
 
+# --- C. checkpoints ------------------------------------------------------------------------------
+
+CKPT_INTERVAL = 1   # Prometheus scrapes every second
+CKPT_LOGS = 30      # logs in the folder before the first start
+CKPT_SEED = 34      # --seed: which shards restart, when, and how many logs come meanwhile
+# The 30 first runs ended an hour before the start (summarised as they are read, as a fleet reads a
+# store of old logs); the later ones end as they are added and keep their detail for
+# CKPT_SUMMARY_AFTER seconds: checkpoints hold both kinds, and the passage from one to the other.
+CKPT_OLD = 3600
+CKPT_SUMMARY_AFTER = 10
+CKPT_HANDOVER = "this shard's part of the previous shards' checkpoints"
+# A SIGKILL waits until the shard's checkpoint file is this much newer than the last log added
+# (discovery every 1 s, a checkpoint every 1 s): what it had read is then in its checkpoint.
+CKPT_KILL_MARGIN = 2.5
+# The counter families checked, with the labels (beside app_id, or app_name in name mode) the
+# logs' truth is keyed by.
+CKPT_FAMILIES = {"spark_jobs_total": ("job_group", "status"), "spark_stages_total": ("status",),
+                 "spark_tasks_total": ("status",)}
+CKPT_RUNS = "spark_app_runs_total"  # name mode: by ("status",)
+# One pass per mode: (name, the label series are keyed by, extra exporter flags).
+CKPT_MODES = [("runs", "app_id", ()), ("names", "app_name", ("--model.aggregate-by=app_name",))]
+# The restarts of a pass, in order: the signals sent to one or two shards at once (which shards,
+# when, and how many new logs arrive while they are down: the seed), and the reshard 3 -> 2 -> 3.
+CKPT_PLAN = [("TERM",), ("KILL",), ("TERM", "KILL"), "reshard", ("KILL",), ("TERM",)]
+
+
+def ckpt_names():
+    """6 application names, 2 in each of the 3 shards (XXH32(name) mod 3), both of the 2 shards
+    holding some: every shard of both layouts owns names."""
+    names, per = [], [0, 0, 0]
+    k = 0
+    while len(names) < 6:
+        n = f"nightly-report-{k}"
+        k += 1
+        if per[xxh32(n.encode()) % 3] < 2:
+            per[xxh32(n.encode()) % 3] += 1
+            names.append(n)
+    assert {xxh32(n.encode()) % 2 for n in names} == {0, 1}
+    return names
+
+
+def http_status(url):
+    try:
+        with urllib.request.urlopen(url, timeout=2) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+    except OSError:
+        return None
+
+
+class CheckpointPass:
+    """One mode's fleet: its event-log folder, its shared checkpoint folder, its shards (3, or 2
+    during the reshard) and what it added when."""
+
+    def __init__(self, a, tmp, res, procs, prom, mode, key, extra, ports, rng, names, ct):
+        self.a, self.res, self.procs, self.prom, self.rng, self.names = a, res, procs, prom, rng, names
+        self.ct = ct  # Prometheus ingests created timestamps (no _created series)
+        self.mode, self.key, self.extra, self.ports = mode, key, extra, ports
+        self.job = f"ckpt-{mode}"
+        self.tmp = tmp
+        self.folder = os.path.join(tmp, f"ckpt-{mode}-logs")
+        self.staging = os.path.join(tmp, f"ckpt-{mode}-staging")
+        self.ckpt = os.path.join(tmp, f"ckpt-{mode}-checkpoints", "state")
+        for d in (self.folder, self.staging, os.path.dirname(self.ckpt)):
+            os.makedirs(d)
+        # One histogram bucket each, as in part A: a 1 s scrape of a debug build stays well
+        # below its 1 s timeout on 2 cores.
+        self.config = os.path.join(tmp, "ckpt-exporter.yml")
+        with open(self.config, "w") as f:
+            f.write("histograms:\n  duration_buckets: [60]\n  task_duration_buckets: [1]\n")
+        text = open(SOURCE_LOG).read()
+        lines = [line for line in text.splitlines() if line.strip()]
+        start = next(json.loads(line) for line in lines if '"SparkListenerApplicationStart"' in line)
+        end = next(json.loads(line) for line in lines if '"SparkListenerApplicationEnd"' in line)
+        self.src = (text, start["App ID"], start["App Name"], end["Timestamp"])
+        self.truth = log_truth(lines)
+        self.logs = []          # {"app_id", "app_name", "size", "at", "when"}
+        self.shards = {}        # index -> Proc, the current layout's
+        self.started = {}       # index -> when it was ready
+        self.handovers = []     # (first SIGTERM, every new shard ready) of each reshard
+        self.n = 0
+        self.restarts = 0
+        self.base = {"runs": 1797100000000, "names": 1797200000000}[mode]
+
+    # -- logs ------------------------------------------------------------------------------------
+
+    def owner(self, log, count=3):
+        return xxh32(log[self.key].encode()) % count
+
+    def reads(self, i, log, count=3):
+        """Whether shard i reads this log: by id, its owner only; by name, every shard (a log's
+        name is known once it is read)."""
+        return self.mode == "names" or self.owner(log, count) == i
+
+    def add_log(self, owner=None, when="down"):
+        """A new finished run, written atomically (beside the folder, then renamed into it: a
+        half-written single-file log without .inprogress would be a finished one), that ended
+        just now (the initial ones CKPT_OLD ago); with `owner`, one that shard `owner` of 3
+        holds. `when`: "initial" (before the first start), "down" (while shards are down) or "up"
+        (while all are up)."""
+        while True:
+            app_id = f"local-{self.base + self.n * 7919:013d}"
+            self.n += 1
+            if self.mode == "names":
+                pick = [m for m in self.names if owner is None or xxh32(m.encode()) % 3 == owner]
+                name = self.rng.choice(pick)
+            else:
+                name = self.rng.choice(self.names)
+            if self.mode == "names" or owner is None or xxh32(app_id.encode()) % 3 == owner:
+                break
+        text, src_id, src_name, src_end = self.src
+        end = time.time() - (CKPT_OLD if when == "initial" else 0)
+        copy = log_copy(text, src_id, app_id, (src_name, name), int(end * 1000) - src_end)
+        tmp = os.path.join(self.staging, app_id)
+        with open(tmp, "w") as f:
+            f.write(copy)
+        os.rename(tmp, os.path.join(self.folder, app_id))
+        log = {"app_id": app_id, "app_name": name, "size": len(copy.encode()), "at": time.time(), "when": when}
+        self.logs.append(log)
+        return log
+
+    # -- shards ----------------------------------------------------------------------------------
+
+    def start(self, i, count):
+        self.restarts += 1
+        port = self.ports[count][i]
+        p = Proc(f"ckpt-{self.mode}-{i}-of-{count}-{self.restarts}",
+                 [self.a.exporter, f"--web.listen-address=127.0.0.1:{port}", "--spark.url=",
+                  f"--config.file={self.config}", f"--event-log.dir={self.folder}", f"--shard.count={count}", f"--shard.index={i}",
+                  f"--checkpoint.path={self.ckpt}", "--checkpoint.interval=1s", "--web.openmetrics-created",
+                  "--lifecycle.drain-scrapes=0", "--lifecycle.grace-period=10s", "--model.app-retention=24h",
+                  f"--model.summary-after={CKPT_SUMMARY_AFTER}s",
+                  *self.extra], self.tmp)
+        self.procs.append(p)
+        self.shards[i] = p
+        return p
+
+    def ready(self, i, count):
+        """Wait for /readyz?complete: every log present at start read."""
+        p, port = self.shards[i], self.ports[count][i]
+        wait_for(lambda: p.p.poll() is not None or http_status(f"http://127.0.0.1:{port}/readyz?complete") == 200,
+                 60, f"{p.name} ready")
+        if p.p.poll() is not None:
+            raise RuntimeError(f"{p.name} exited {p.p.returncode}: {p.tail(5)}")
+        self.started[i] = time.time()
+
+    def own_metrics(self, i, count):
+        """(event-log bytes read, checkpoint loads by result) from the shard's own /metrics."""
+        body = http_get(f"http://127.0.0.1:{self.ports[count][i]}/metrics")
+        read, loads = None, {}
+        for line in body.splitlines():
+            if line.startswith("spark_exporter_eventlog_bytes_total "):
+                read = float(line.split()[1])
+            elif line.startswith("spark_exporter_checkpoint_loads_total{"):
+                loads[line.split('result="')[1].split('"')[0]] = float(line.split()[-1])
+        return read, loads
+
+    def ckpt_file(self, i, count=3):
+        return f"{self.ckpt}.{i}-of-{count}"
+
+    def stop(self, i, sig):
+        """SIGTERM (the drain ends with a checkpoint) or SIGKILL (the last periodic one stays):
+        a SIGKILL comes once the shard's checkpoint is CKPT_KILL_MARGIN newer than the last log."""
+        p = self.shards[i]
+        if sig == "KILL":
+            last = max((log["at"] for log in self.logs), default=0)
+            wait_for(lambda: os.path.getmtime(self.ckpt_file(i)) >= max(last + CKPT_KILL_MARGIN, self.started[i] + 1.5),
+                     30, f"a checkpoint of {p.name} newer than the last log")
+        os.killpg(p.p.pid, signal.SIGTERM if sig == "TERM" else signal.SIGKILL)
+        p.p.wait(30)
+        return p.p.returncode
+
+    def scraped(self, count, since, scrapes=2):
+        """Wait until Prometheus scraped every shard of the layout `scrapes` times after `since`."""
+        def seen():
+            got = vector(self.prom, f'timestamp(up{{job="{self.job}",shard=~".*/{count}"}} == 1)', ("shard",))
+            return len(got) == count and min(got.values()) >= since + (scrapes - 0.5) * CKPT_INTERVAL
+        wait_for(seen, 30, f"Prometheus scraped the {count} {self.mode} shards")
+
+    # -- the pass ---------------------------------------------------------------------------------
+
+    def restart(self, k, sigs):
+        idx = self.rng.sample(range(3), len(sigs))
+        codes = {i: self.stop(i, s) for i, s in zip(idx, sigs)}
+        down = time.time()
+        # New runs end while they are down: one each of the down shards holds, maybe more.
+        added = [self.add_log(owner=i) for i in idx]
+        added += [self.add_log() for _ in range(self.rng.randint(0, 2))]
+        time.sleep(self.rng.uniform(0.3, 1.5))
+        for i in idx:
+            self.start(i, 3)
+        for i, s in zip(idx, sigs):
+            self.ready(i, 3)
+            read, loads = self.own_metrics(i, 3)
+            new = [log for log in added if self.reads(i, log)]
+            want = float(sum(log["size"] for log in new))
+            old = [log for log in self.logs if log["at"] < down and self.reads(i, log)]
+            ok = read == want and loads.get("loaded") == 1.0 and (s == "KILL" or codes[i] == 0)
+            self.res.add(f"{self.mode}: restart {k}, shard {i}/3 after SIG{s}: checkpoint loaded, "
+                         f"read only the {len(new)} logs that ended while it was down, none of its "
+                         f"{len(old)} finished ones", ok,
+                         f"exit {codes[i]}, read {read:.0f} bytes, new logs {want:.0f}, loads {loads}")
+        return idx, down
+
+    def reshard(self):
+        """3 -> 2 -> 3: all three stop (SIGTERM), two start with --shard.count 2 and load their part
+        of the three's checkpoints, get scraped, count two more runs, stop; three start again."""
+        for count, new in ((3, 2), (2, 3)):
+            ok = True
+            handover = [time.time()]
+            old = dict(self.shards)
+            codes = {}
+            for i, p in old.items():
+                os.killpg(p.p.pid, signal.SIGTERM)
+            for i, p in old.items():
+                p.p.wait(30)
+                codes[i] = p.p.returncode
+            self.shards = {}
+            for i in range(new):
+                self.start(i, new)
+            details = []
+            for i in range(new):
+                self.ready(i, new)
+                read, loads = self.own_metrics(i, new)
+                line = CKPT_HANDOVER in open(self.shards[i].log).read()
+                ok = ok and line and read == 0.0 and loads.get("loaded") == 1.0
+                details.append(f"{i}/{new}: handover line {'yes' if line else 'NO'}, read {read:.0f} bytes, loads {loads}")
+            self.handovers.append((handover[0], time.time()))
+            self.res.add(f"{self.mode}: reshard {count} -> {new}: the {count} exit 0, each new shard logs "
+                         f"\"{CKPT_HANDOVER}\" and reads no finished log again",
+                         all(c == 0 for c in codes.values()) and ok, f"exits {codes}; " + "; ".join(details))
+            if new == 2:
+                since = time.time()
+                self.scraped(2, since, 3)
+                want = float(sum(self.truth["job_ends"] for log in self.logs if self.counted(log)))
+                total = f'sum(spark_jobs_total{{job="{self.job}",shard=~".*/2"}})'
+                try:
+                    wait_for(lambda: scalar(self.prom, total) == want, 10, "the 2 shards' job total")
+                except TimeoutError:
+                    pass
+                got = scalar(self.prom, total)
+                self.res.add(f"{self.mode}: with 2 shards, scraped 3 times, sum(spark_jobs_total) = the fleet's "
+                             f"{want:.0f} before the reshard", got == want, f"{got}")
+                # Two runs end while the 2 shards are up, counted by them, then handed back to 3.
+                added = [self.add_log(when="up"), self.add_log(when="up")]
+                wait_for(lambda: all(self.own_metrics(i, 2)[0] >= sum(log["size"] for log in added if self.reads(i, log, 2))
+                                     for i in range(2)), 30, "the 2 shards read the 2 new logs")
+                self.scraped(2, time.time(), 2)
+
+    def counted(self, log):
+        """Whether the run is in the fleet's counters: every run by id; by name, the runs that
+        ended after the fleet first started (the 30 in the folder before it are not counted)."""
+        return self.mode == "runs" or log["when"] != "initial"
+
+    def run(self):
+        print(f"e2e-fleet: checkpoints, {self.mode} mode: {CKPT_LOGS} logs, then 3 shards", flush=True)
+        for _ in range(CKPT_LOGS):
+            self.add_log(when="initial")
+        time.sleep(0.05)  # the runs ended before the exporters started (name mode: not counted)
+        began = time.time()
+        for i in range(3):
+            self.start(i, 3)
+        for i in range(3):
+            self.ready(i, 3)
+        self.scraped(3, time.time(), 2)
+        k = 0
+        for step in CKPT_PLAN:
+            time.sleep(self.rng.uniform(1.5, 3.0))
+            if step == "reshard":
+                self.reshard()
+                continue
+            k += 1
+            idx, _ = self.restart(k, step)
+            print(f"e2e-fleet: {self.mode}: restart {k}: shards {idx} after {'/'.join('SIG' + s for s in step)}, "
+                  f"{len(self.logs)} logs now", flush=True)
+        # The end: every shard up, every log read, scraped a few times.
+        for i in range(3):
+            self.ready(i, 3)
+
+        def settled():
+            now = [self.own_metrics(i, 3)[0] for i in range(3)]
+            time.sleep(1.5)
+            return now == [self.own_metrics(i, 3)[0] for i in range(3)]
+        wait_for(settled, 30, "the shards read every log")
+        self.scraped(3, time.time(), 3)
+        # The time of the last scrape, once the last 3 of every shard succeeded (a failed one would
+        # mark its series stale).
+        ups = f'min_over_time(up{{job="{self.job}",shard=~".*/3"}}[{3 * CKPT_INTERVAL}s])'
+        wait_for(lambda: list(vector(self.prom, ups, ("shard",)).values()) == [1.0] * 3, 30, "3 good scrapes")
+        at = max(vector(self.prom, f'timestamp(up{{job="{self.job}",shard=~".*/3"}})', ("shard",)).values())
+        self.check(began, at)
+
+    # -- the assertions ---------------------------------------------------------------------------
+
+    def check(self, began, at):
+        res, job, key = self.res, self.job, self.key
+        window = f"{int(at - began) + 5}s"
+        counted = [log for log in self.logs if self.counted(log)]
+        added = [log for log in self.logs if log["when"] != "initial"]
+        print(f"e2e-fleet: {self.mode}: {len(self.logs)} logs ({len(added)} added during the run, "
+              f"{sum(1 for log in added if log['when'] == 'down')} of them while shards were down), "
+              f"{len(counted)} runs counted; window {window} at {at:.3f}", flush=True)
+        families = dict(CKPT_FAMILIES)
+        if self.mode == "names":
+            families[CKPT_RUNS] = ("status",)
+        regex = "|".join(families)
+        # 1. resets() over the whole run, per series (instance included).
+        resets = {fam: scalar(self.prom, f'sum(resets({fam}{{job="{job}"}}[{window}]))', at) for fam in families}
+        series = {fam: scalar(self.prom, f'count(count_over_time({fam}{{job="{job}"}}[{window}]))', at) for fam in families}
+        res.add(f"{self.mode}: resets() over the whole run is 0 for every series of {', '.join(families)}",
+                all(v == 0.0 for v in resets.values()) and all(series.values()),
+                f"sum(resets()) {resets}; series (with their instance) {series}")
+        # 2. Raw samples: a series (labels without instance and shard) moves between instances at a
+        # reshard; across all its instances, in time order, it never goes down, and it is never on
+        # two instances at once.
+        stitched = {}
+        for fam in families:
+            r = self.prom.query(f'{fam}{{job="{job}"}}[{window}]', at)
+            for s in r["data"]["result"]:
+                labels = tuple(sorted((n, v) for n, v in s["metric"].items() if n not in ("instance", "shard")))
+                stitched.setdefault(labels, {})[s["metric"]["instance"]] = [(float(t), float(v)) for t, v in s["values"]]
+        down, overlap, moved = [], [], 0
+        for labels, by_instance in stitched.items():
+            moved += len(by_instance) > 1
+            # An instance's stretches of consecutive scrapes (a gap: it was down, or held none).
+            spans = []
+            for inst, samples in by_instance.items():
+                if self.ct:  # the zero sample Prometheus adds at a series' _created time
+                    samples[:] = [x for x in samples if x[1] != 0] or samples[-1:]
+                first = samples[0][0]
+                for (t0, _), (t1, _) in zip(samples, samples[1:]):
+                    if t1 - t0 > 1.6 * CKPT_INTERVAL:
+                        spans.append((first, t0, inst))
+                        first = t1
+                spans.append((first, samples[-1][0], inst))
+            if any(a[2] != b[2] and a[0] <= b[1] and b[0] <= a[1] for a in spans for b in spans):
+                overlap.append(dict(labels))
+            merged = sorted(x for samples in by_instance.values() for x in samples)
+            drops = [(t1, x, y) for (_, x), (t1, y) in zip(merged, merged[1:]) if y < x]
+            if drops:
+                down.append((dict(labels), drops[:2]))
+        res.add(f"{self.mode}: raw samples: no series ever lower than before, across restarts and the instances "
+                f"it moved between, never on two instances at once", stitched and not down and not overlap,
+                f"{len(stitched)} series, {moved} on more than one instance; down {down[:2]}; overlap {overlap[:2]}")
+        # 3. _created kept: one value per series over the whole run.
+        created = {}
+        r = self.prom.query(f'{{__name__=~"{regex.replace("_total", "_created")}",job="{job}"}}[{window}]', at)
+        for s in r["data"]["result"]:
+            labels = tuple(sorted((n, v) for n, v in s["metric"].items() if n not in ("instance", "shard")))
+            created.setdefault(labels, set()).update(float(v) for _, v in s["values"])
+        changed = [dict(k) for k, v in created.items() if len(v) > 1]
+        if created or not self.ct:
+            res.add(f"{self.mode}: every series' _created is the same over the whole run", created and not changed,
+                    f"{len(created)} _created series; changed: {changed[:2]}")
+        else:
+            print(f"e2e-fleet: {self.mode}: no _created series (created timestamps ingested), not checked", flush=True)
+        # 4. The numbers are the logs': the fleet's sum at the last scrape (every series was born
+        # during the run and never reset, so its last value is its increase over the run).
+        for fam, labels in families.items():
+            want = {}
+            for log in counted:
+                if fam == CKPT_RUNS:
+                    items = {("succeeded",): 1}
+                else:
+                    src = {"spark_jobs_total": self.truth["jobs"], "spark_stages_total": self.truth["stages"],
+                           "spark_tasks_total": self.truth["tasks"]}[fam]
+                    items = {(k if isinstance(k, tuple) else (k,)): n for k, n in src.items()}
+                for k, n in items.items():
+                    want[(log[key],) + k] = want.get((log[key],) + k, 0.0) + n
+            by = (key,) + labels
+            got = nonzero(vector(self.prom, f'sum by ({", ".join(by)}) ({fam}{{job="{job}"}})', by, at))
+            want = nonzero(want)
+            diff = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+            res.add(f"{self.mode}: sum without (instance) ({fam}) by ({', '.join(by)}) = the logs'"
+                    + (" (runs by name: the logs per name that ended after the first start)" if fam == CKPT_RUNS else ""),
+                    got == want, f"{len(want)} series, total {sum(got.values()):.0f} vs {sum(want.values()):.0f}"
+                    + (f"; differ: {[(k, got.get(k), want.get(k)) for k in diff[:3]]}" if diff else ""))
+        if self.mode == "names":
+            names = {k[0] for k in vector(self.prom, f'count by (app_name) (spark_jobs_total{{job="{job}"}})', ("app_name",), at)}
+            res.add(f"{self.mode}: every name has series; the {CKPT_LOGS} runs that ended before the first start are not counted",
+                    names == set(self.names), f"{sorted(names)}")
+        during = [log["app_id"] for log in self.logs if any(t0 <= log["at"] <= t1 for t0, t1 in self.handovers)]
+        print(f"e2e-fleet: {self.mode}: runs that ended during a reshard handover (which may be lost): "
+              f"{len(during)} {during} (logs are added only while some shards are up)", flush=True)
+
+
+def run_checkpoints(a, tmp, res, procs):
+    rng = random.Random(a.seed)
+    print(f"e2e-fleet: checkpoints, random seed {a.seed} (--seed)", flush=True)
+    version = subprocess.run(["prometheus", "--version"], capture_output=True, text=True)
+    version = (version.stdout + version.stderr).splitlines()[0]
+    helptext = subprocess.run(["prometheus", "--help"], capture_output=True, text=True)
+    ct = "created-timestamp-zero-ingestion" in helptext.stdout + helptext.stderr
+    flags = ["--enable-feature=created-timestamp-zero-ingestion"] if ct else []
+    names = ckpt_names()
+    ports = {m: {3: [free_port() for _ in range(3)], 2: [free_port() for _ in range(2)]} for m, _, _ in CKPT_MODES}
+    keep = "spark_(jobs|stages|tasks|app_runs)_(total|created)|spark_exporter_(eventlog_bytes_total|checkpoint_.*)"
+    scrape = "".join(
+        f"  - job_name: ckpt-{m}\n    metric_relabel_configs:\n      - source_labels: [__name__]\n"
+        f"        regex: '{keep}'\n        action: keep\n    static_configs:\n" +
+        "".join(f"      - targets: [\"127.0.0.1:{p}\"]\n        labels: {{shard: \"{i}/{n}\"}}\n"
+                for n, ps in ports[m].items() for i, p in enumerate(ps))
+        for m, _, _ in CKPT_MODES)
+    prom = start_prometheus(tmp, procs, "prometheus-checkpoints", scrape, CKPT_INTERVAL, flags)
+    print(f"e2e-fleet: {version}; flags {' '.join(procs[-1].p.args[1:])}; scrape_interval {CKPT_INTERVAL}s, "
+          f"OpenMetrics with _created; created-timestamp-zero-ingestion: "
+          f"{'on' if ct else 'not supported by this version (_created scraped as series of their own)'}", flush=True)
+    for mode, key, extra in CKPT_MODES:
+        p = CheckpointPass(a, tmp, res, procs, prom, mode, key, extra, ports[mode], rng, names, ct)
+        p.run()
+        stop_all(list(p.shards.values()))
+
+
 def main():
-    return e2e_main("e2e-fleet", __doc__, [("shards", run_shards), ("names", run_names)],
+    return e2e_main("e2e-fleet", __doc__,
+                    [("shards", run_shards), ("names", run_names), ("checkpoints", run_checkpoints)],
+                    flags=lambda ap: ap.add_argument("--seed", type=int, default=CKPT_SEED,
+                                                     help="part C's random seed (which shards restart, when)"),
                     tools=("prometheus", "zstd"),
-                    modules=lambda a: () if a.only == "shards" else ("pyspark",))
+                    modules=lambda a: () if a.only in ("shards", "checkpoints") else ("pyspark",))
 
 if __name__ == "__main__":
     sys.exit(main())
