@@ -7,9 +7,14 @@
 //! log at the same path with the same files of the same sizes, does not read it: the
 //! checkpoint's model state already holds everything it said. A log that changed (grew, was
 //! rewritten, gained a part) is read again from its start, which the model's idempotent updates
-//! make safe. A log still being written is not done: a restart reads it again from its start
-//! (its parsing state, open jobs and plans, is not kept). That bounds a restart's reading by the
-//! logs of the applications still running.
+//! make safe.
+//!
+//! A log still being written has a position too when it is uncompressed (Spark 3's default): the
+//! end of its last complete line, with its parsing state there (the application, its open jobs,
+//! stage labels, SQL executions and plans, Spark Connect operations). A restart reads on from
+//! there, also after Spark renamed it at the application's end (positions are keyed without
+//! `.inprogress`). A compressed log being written is read again from its start: a decoder can
+//! resume only at a block or frame boundary, which the tailer does not track yet.
 //!
 //! **REST targets.** An application attempt a target lists as completed, read in full, is done
 //! at the `lastUpdated` the listing gave. A restart that finds it listed with the same
@@ -23,14 +28,20 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-/// One done log.
+/// One log's read position: done (finished and read to its end), or, while it is being
+/// written, where reading goes on and the parsing state there.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DoneLog {
     /// The application id its events were recorded under.
     pub app_id: String,
     /// Per file, `[index, compacted, bytes read]` (a single-file log: one file, index 0, not
     /// compacted; a compacted part skipped because the parts it repeats were read: 0 bytes).
+    /// For a log being written, the bytes up to the end of its last complete line.
     pub files: Vec<(u64, bool, u64)>,
+    /// A log still being written: its parsing state at those positions (open jobs, stages,
+    /// SQL executions and plans). `None`: the log is done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open: Option<crate::eventlog::LogAppState>,
 }
 
 /// Every done log, by the path logs show (a local path, or the object's URL).

@@ -575,6 +575,7 @@ mod tests {
             crate::positions::DoneLog {
                 app_id: "local-1".into(),
                 files: vec![(0, false, 10)],
+                open: None,
             },
         );
         p.publish_logs(p2.clone());

@@ -26,7 +26,7 @@ pub const MAX_WAITING: usize = 1024;
 const MAX_CONNECT_OPS: usize = 4096;
 
 /// What a Spark Connect operation gives its jobs and SQL executions.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 struct ConnectOp {
     /// Its statement, readable (SQL text or first relation).
     statement: Option<String>,
@@ -45,6 +45,32 @@ impl ConnectOp {
 
 /// Per-error-kind log lines per log file before further ones go to `debug`.
 const WARN_LIMIT: u64 = 10;
+
+/// A stage attempt's job group and description: `(stage id, attempt, group, description)`.
+type StageLabels = (u64, u32, Option<String>, Option<String>);
+
+/// [`LogApp`]'s state in the middle of a log, as a value (`LogApp::state`): what a restart
+/// needs to read on from where the log was.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct LogAppState {
+    app_id: String,
+    events: u64,
+    spark_version: Option<String>,
+    jobs: Vec<JobObs>,
+    stages: Vec<StageLabels>,
+    sql: Vec<SqlObs>,
+    connect_ops: connect_ops::Ops,
+    plans: open_plans::Plans,
+}
+
+impl PartialEq for LogAppState {
+    fn eq(&self, other: &Self) -> bool {
+        // Compared as written (a checkpoint's positions are compared in a reshard).
+        serde_json::to_string(self).ok() == serde_json::to_string(other).ok()
+    }
+}
+
+impl Eq for LogAppState {}
 
 /// The state of one application's log.
 #[derive(Debug)]
@@ -87,6 +113,54 @@ impl LogApp {
         let mut a = LogApp::new(name_id.to_string());
         a.app_id = Some(app_id.to_string());
         a.events = 1;
+        a
+    }
+
+    /// Its parsing state, to resume reading the log where it is now after a restart
+    /// (`crate::positions`): `None` until the application is settled, or while events wait for
+    /// its start (a log is resumed only past its `ApplicationStart`).
+    pub fn state(&self) -> Option<LogAppState> {
+        if self.app_id.is_none() || !self.waiting.is_empty() {
+            return None;
+        }
+        let mut jobs: Vec<JobObs> = self.jobs.values().cloned().collect();
+        jobs.sort_by_key(|j| j.job_id);
+        let mut stages: Vec<StageLabels> = self
+            .stages
+            .iter()
+            .map(|(k, v)| (k.0, k.1, v.0.clone(), v.1.clone()))
+            .collect();
+        stages.sort_by_key(|s| (s.0, s.1));
+        let mut sql: Vec<SqlObs> = self.sql.values().cloned().collect();
+        sql.sort_by_key(|s| s.execution_id);
+        Some(LogAppState {
+            app_id: self.app_id.clone().unwrap_or_default(),
+            events: self.events,
+            spark_version: self.spark_version.clone(),
+            jobs,
+            stages,
+            sql,
+            connect_ops: self.connect_ops.clone(),
+            plans: self.plans.clone(),
+        })
+    }
+
+    /// A log's parsing state as [`Self::state`] gave it, for a log whose name implies
+    /// `name_id`.
+    pub fn from_state(name_id: &str, s: LogAppState) -> LogApp {
+        let mut a = LogApp::new(name_id.to_string());
+        a.app_id = Some(s.app_id);
+        a.events = s.events;
+        a.spark_version = s.spark_version;
+        a.jobs = s.jobs.into_iter().map(|j| (j.job_id, j)).collect();
+        a.stages = s
+            .stages
+            .into_iter()
+            .map(|(id, att, g, d)| ((id, att), (g, d)))
+            .collect();
+        a.sql = s.sql.into_iter().map(|q| (q.execution_id, q)).collect();
+        a.connect_ops = s.connect_ops;
+        a.plans = s.plans;
         a
     }
 
@@ -467,7 +541,7 @@ mod connect_ops {
 
     use super::{ConnectOp, MAX_CONNECT_OPS};
 
-    #[derive(Debug, Default)]
+    #[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
     pub(super) struct Ops {
         by_tag: HashMap<String, ConnectOp>,
         order: VecDeque<String>,
@@ -518,7 +592,7 @@ mod open_plans {
     /// Most values kept per execution of accumulators its plans do not name.
     pub(super) const MAX_OTHER_ACCUMS: usize = 256;
 
-    #[derive(Debug, Default)]
+    #[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
     struct Open {
         plan: Option<Box<LogPlan>>,
         /// Accumulators the plans seen name for adaptive execution.
@@ -533,7 +607,7 @@ mod open_plans {
         }
     }
 
-    #[derive(Debug, Default)]
+    #[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
     pub(super) struct Plans {
         open: BTreeMap<u64, Open>,
     }

@@ -96,7 +96,7 @@ impl Engine {
     pub fn done_logs(&self, into: &mut LogPositions) {
         for log in self.logs.values() {
             if let Some(d) = log.done() {
-                into.insert(log.fs.display(&log.path), d);
+                into.insert(position_key(&log.fs.display(&log.path)), d);
             }
         }
     }
@@ -182,7 +182,7 @@ impl Engine {
             }
         };
         if new {
-            if let Some(done) = self.resume.get(&log.fs.display(&log.path)) {
+            if let Some(done) = self.resume.get(&position_key(&log.fs.display(&log.path))) {
                 log.resume(done, out);
             }
         } else if log.resumed
@@ -412,8 +412,10 @@ impl Log {
         }
     }
 
-    /// Its entry in the read positions, if it is done: finished, every file read to its end (none
-    /// failing), its application settled and delivered.
+    /// Its entry in the read positions: done (finished, every file read to its end, none
+    /// failing, its application settled and delivered), or, being written, where reading can go
+    /// on and the parsing state there (every file at a resume point: uncompressed, or read to
+    /// its end). `None`: a restart reads it from its start.
     fn done(&self) -> Option<DoneLog> {
         let finished = match &self.files {
             Files::Single { in_progress, .. } => !*in_progress,
@@ -423,39 +425,57 @@ impl Log {
             .tracked()
             .iter()
             .all(|t| t.tailer.state == TailState::Done && !t.io_failing);
-        (finished && read && !self.gone && !self.undelivered && self.app.settled()).then(|| {
-            DoneLog {
+        if self.gone || !self.app.settled() {
+            return None;
+        }
+        if finished && read && !self.undelivered {
+            return Some(DoneLog {
                 app_id: self.app.app_id().to_string(),
                 files: self.read_sizes(),
-            }
+                open: None,
+            });
+        }
+        let files = match &self.files {
+            Files::Single { file, .. } => vec![(0, false, resume_point(file)?)],
+            Files::Rolling { parts, .. } => parts
+                .iter()
+                .map(|((i, c), t)| Some((*i, *c, resume_point(t)?)))
+                .collect::<Option<Vec<_>>>()?,
+        };
+        Some(DoneLog {
+            app_id: self.app.app_id().to_string(),
+            files,
+            open: Some(self.app.state()?),
         })
     }
 
-    /// A checkpoint says this log, just found, was done: if it is unchanged (finished, the same
-    /// files of the same sizes), take it as read, delivered to the model.
+    /// A checkpoint has a position for this log, just found. Done: if it is unchanged
+    /// (finished, the same files of the same sizes), take it as read, delivered to the model.
+    /// Being written: if every file it read is there, at least as long, read on from there
+    /// with the parsing state it kept.
     fn resume(&mut self, done: &DoneLog, out: Out<'_>) {
+        if self
+            .tracked()
+            .iter()
+            .any(|t| t.tailer.state != TailState::Active)
+        {
+            return;
+        }
+        if let Some(state) = &done.open {
+            self.resume_open(done, state);
+            return;
+        }
         let finished = match &self.files {
             Files::Single { in_progress, .. } => !*in_progress,
             Files::Rolling { finished, .. } => *finished,
         };
-        let listed: Vec<(u64, bool, u64)> = match &self.files {
-            Files::Single { file, .. } => vec![(0, false, file.len)],
-            Files::Rolling { parts, .. } => {
-                parts.iter().map(|((i, c), t)| (*i, *c, t.len)).collect()
-            }
-        };
+        let listed = self.listed_sizes();
         let same = listed.len() == done.files.len()
             && listed.iter().zip(&done.files).all(|(l, d)| {
                 // A skipped compacted part was not read: only its presence matters.
                 l.0 == d.0 && l.1 == d.1 && (l.2 == d.2 || (l.1 && d.2 == 0))
             });
-        if !finished
-            || !same
-            || self
-                .tracked()
-                .iter()
-                .any(|t| t.tailer.state != TailState::Active)
-        {
+        if !finished || !same {
             return;
         }
         for (t, (_, _, read)) in self.tracked_mut().into_iter().zip(&done.files) {
@@ -465,6 +485,42 @@ impl Log {
         self.resumed = true;
         self.undelivered = false;
         out.observer.app_delivered(&done.app_id);
+    }
+
+    /// Its files as the listing gives them: `[index, compacted, size]`.
+    fn listed_sizes(&self) -> Vec<(u64, bool, u64)> {
+        match &self.files {
+            Files::Single { file, .. } => vec![(0, false, file.len)],
+            Files::Rolling { parts, .. } => {
+                parts.iter().map(|((i, c), t)| (*i, *c, t.len)).collect()
+            }
+        }
+    }
+
+    /// Resume a log being written at `done`'s positions with `state`: every file it had read
+    /// must be listed, at least that long; files it had not seen (later parts) are read from
+    /// their start.
+    fn resume_open(&mut self, done: &DoneLog, state: &crate::eventlog::LogAppState) {
+        let listed = self.listed_sizes();
+        let fits = done.files.iter().all(|d| {
+            listed
+                .iter()
+                .any(|l| l.0 == d.0 && l.1 == d.1 && l.2 >= d.2)
+        });
+        if !fits {
+            return;
+        }
+        let keyed: Vec<((u64, bool), &mut Tracked)> = match &mut self.files {
+            Files::Single { file, .. } => vec![((0, false), &mut **file)],
+            Files::Rolling { parts, .. } => parts.iter_mut().map(|(k, t)| (*k, t)).collect(),
+        };
+        for (key, t) in keyed {
+            if let Some((_, _, at)) = done.files.iter().find(|d| (d.0, d.1) == key) {
+                t.tailer.resume_at(*at);
+            }
+        }
+        self.app = LogApp::from_state(self.app.name_id(), state.clone());
+        self.undelivered = true;
     }
 
     /// A resumed log changed: read it again from its start, with fresh parsing state.
@@ -584,6 +640,24 @@ impl Log {
             }
         }
     }
+}
+
+/// A log's key in the read positions: the path shown, without `.inprogress` (Spark renames a
+/// single-file log when the application ends: a log read while being written is still found
+/// after the rename).
+fn position_key(shown: &str) -> String {
+    shown
+        .strip_suffix(".inprogress")
+        .unwrap_or(shown)
+        .to_string()
+}
+
+/// Where reading of `t` can go on after a restart, if known (see `FileTailer::resume_point`).
+fn resume_point(t: &Tracked) -> Option<u64> {
+    if t.io_failing || t.tailer.state == TailState::Failed {
+        return None;
+    }
+    t.tailer.resume_point()
 }
 
 /// Poll one file; a `complete` file is finished at its end. Returns (raw bytes, reached the end

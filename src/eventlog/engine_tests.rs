@@ -197,18 +197,23 @@ fn done_logs_are_not_read_again_until_they_change() {
     let mut p = Positions::new();
     e.done_logs(&mut p);
     let shown = done.display().to_string();
+    // The running log has a position too (it is uncompressed): where it goes on.
+    let running_shown = running.display().to_string().replace(".inprogress", "");
+    assert!(p[&running_shown].open.is_some(), "{p:?}");
+    p.remove(&running_shown);
     assert_eq!(p.keys().collect::<Vec<_>>(), vec![&shown], "{p:?}");
     let len = std::fs::metadata(&done).unwrap().len();
     assert_eq!(
         p[&shown],
         DoneLog {
             app_id: "local-1".into(),
-            files: vec![(0, false, len)]
+            files: vec![(0, false, len)],
+            open: None,
         }
     );
     let all = decoded(&t);
 
-    // A restart: only the running log is read.
+    // A restart without the running log's position: only the running log is read.
     let (m2, t2) = model();
     let mut e2 = Engine::new(1 << 20);
     e2.resume_from(Arc::new(p.clone()));
@@ -216,6 +221,7 @@ fn done_logs_are_not_read_again_until_they_change() {
     assert_eq!(decoded(&t2), all - len);
     let mut p2 = Positions::new();
     e2.done_logs(&mut p2);
+    p2.remove(&running_shown);
     assert_eq!(p2, p, "a resumed log stays done");
     assert_eq!(files(&t2, "finished"), 1);
 
@@ -236,4 +242,86 @@ fn done_logs_are_not_read_again_until_they_change() {
     e4.resume_from(Arc::new(p));
     step(&mut e4, &dirs, &m4);
     assert_eq!(decoded(&t4), all + line(3).len() as u64);
+}
+
+/// A log being written (uncompressed) is resumed where it was, with its parsing state: a job
+/// started before the restart and ended after it is counted in its job group, and only the
+/// bytes written since are read.
+#[test]
+fn a_log_being_written_resumes_mid_log() {
+    let root = tempfile::tempdir().unwrap();
+    let running = root.path().join("local-7.inprogress");
+    let start = "{\"Event\":\"SparkListenerApplicationStart\",\"App Name\":\"a\",\"App ID\":\"local-7\",\"Timestamp\":1000,\"User\":\"u\"}\n";
+    let job_start = "{\"Event\":\"SparkListenerJobStart\",\"Job ID\":0,\"Submission Time\":1000,\"Stage Infos\":[],\"Stage IDs\":[],\"Properties\":{\"spark.jobGroup.id\":\"nightly\",\"spark.job.description\":\"load\"}}\n";
+    let job_end = "{\"Event\":\"SparkListenerJobEnd\",\"Job ID\":0,\"Completion Time\":2000,\"Job Result\":{\"Result\":\"JobSucceeded\"}}\n";
+    // A partial line at the end: not applied, not part of the position.
+    let partial = "{\"Event\":\"SparkListenerJobEnd\",";
+    append(
+        &running,
+        format!("{start}{job_start}{}{partial}", line(1)).as_bytes(),
+    );
+    let dirs = [root.path().to_path_buf()];
+    let (m, _) = model();
+    let mut e = Engine::new(1 << 20);
+    step(&mut e, &dirs, &m);
+    let mut p = Positions::new();
+    e.done_logs(&mut p);
+    let shown = running.display().to_string().replace(".inprogress", "");
+    let whole = std::fs::metadata(&running).unwrap().len();
+    assert_eq!(
+        p[&shown].files,
+        vec![(0, false, whole - partial.len() as u64)]
+    );
+    assert!(p[&shown].open.is_some());
+    // Through JSON, as a checkpoint keeps it.
+    let p: Positions = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
+
+    // The rest of the partial line and the job's end arrive; a restart with the position.
+    let rest =
+        "\"Job ID\":9,\"Completion Time\":1500,\"Job Result\":{\"Result\":\"JobSucceeded\"}}\n";
+    append(&running, format!("{rest}{job_end}").as_bytes());
+    let (m2, t2) = model();
+    let mut e2 = Engine::new(1 << 20);
+    e2.resume_from(Arc::new(p));
+    step(&mut e2, &dirs, &m2);
+    let new_bytes = (partial.len() + rest.len() + job_end.len()) as u64;
+    assert_eq!(
+        decoded(&t2),
+        new_bytes,
+        "only what follows the position is read"
+    );
+    let jobs: Vec<(String, String, u64)> = m2.view(|v| {
+        v.apps()
+            .flat_map(|a| {
+                a.groups()
+                    .into_iter()
+                    .map(|g| (g.key.0.to_string(), g.key.1.to_string(), g.jobs[0].1))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    });
+    assert!(
+        jobs.contains(&("nightly".to_string(), "load".to_string(), 1)),
+        "the job started before the restart ends in its group: {jobs:?}"
+    );
+
+    // Once more, with the application ending while the exporter is down: Spark renames the
+    // log; the position is still found.
+    let mut p = Positions::new();
+    e2.done_logs(&mut p);
+    let end = "{\"Event\":\"SparkListenerApplicationEnd\",\"Timestamp\":5000}\n";
+    append(&running, end.as_bytes());
+    let finished = root.path().join("local-7");
+    std::fs::rename(&running, &finished).unwrap();
+    let (m3, t3) = model();
+    let mut e3 = Engine::new(1 << 20);
+    e3.resume_from(Arc::new(p));
+    step(&mut e3, &dirs, &m3);
+    assert_eq!(
+        decoded(&t3),
+        end.len() as u64,
+        "only the end is read after the rename"
+    );
+    let ended = m3.view(|v| v.apps().any(|a| a.end_ms().is_some()));
+    assert!(ended, "the application's end is applied");
 }

@@ -77,7 +77,7 @@ use crate::health::Health;
 use crate::model::Observer;
 use crate::telemetry::Telemetry;
 
-pub use apply::Out;
+pub use apply::{LogAppState, Out};
 pub use engine::Engine;
 pub(crate) use objfs::build_store;
 pub use parser::{parse_line, Event, ParseError};

@@ -31,7 +31,7 @@ const MAX_NODES: usize = 100_000;
 
 /// A plan read from one line, summarised: what it adds to its execution's aggregate once the
 /// accumulator values of its adaptive-execution metrics are known.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LogPlan {
     /// The summary, with adaptive-execution numbers still at zero.
     pub summary: PlanSummary,

@@ -123,6 +123,11 @@ impl LineSplitter {
         self.buf.len()
     }
 
+    /// Whether it is in the middle of skipping a line too long.
+    pub fn is_skipping(&self) -> bool {
+        self.skipping
+    }
+
     /// Deliver the partial last line as a line (a finished file that lacks a final newline).
     pub fn flush(&mut self, sink: &mut dyn LineSink) {
         if !self.buf.is_empty() && !self.skipping {
@@ -261,6 +266,34 @@ impl FileTailer {
         self.decoder = None;
         self.lines.reset();
         self.state = TailState::Done;
+        self.file = None;
+    }
+
+    /// Where reading could start again, with fresh decoder state, and give the lines still to
+    /// come: the end of the last complete line handed out. Known for an uncompressed file, and
+    /// for any file read to its end; `None` in the middle of a compressed one (a decoder resumes
+    /// only at a block or frame boundary, which is not tracked yet).
+    pub fn resume_point(&self) -> Option<u64> {
+        if self.lines.is_skipping() {
+            return None;
+        }
+        match (self.codec, self.state) {
+            (_, TailState::Done) if self.pending.is_empty() => Some(self.offset),
+            (Codec::Plain, TailState::Active) => {
+                Some(self.offset - self.lines.partial_len() as u64)
+            }
+            _ => None,
+        }
+    }
+
+    /// Read on from `offset` (a [`Self::resume_point`] of a previous process), with fresh
+    /// decoder state.
+    pub fn resume_at(&mut self, offset: u64) {
+        self.offset = offset;
+        self.pending = Vec::new();
+        self.decoder = None;
+        self.lines.reset();
+        self.state = TailState::Active;
         self.file = None;
     }
 

@@ -37,7 +37,7 @@ pub struct AppObs {
 }
 
 /// Status of a job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum JobStatus {
     /// Submitted and not ended.
     Running,
@@ -63,7 +63,7 @@ impl JobStatus {
 }
 
 /// A job.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct JobObs {
     /// Spark's job id (sequential per SparkContext).
     pub job_id: u64,
@@ -430,7 +430,7 @@ pub struct ExecutorObs {
 }
 
 /// Status of a SQL execution.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum SqlStatus {
     /// Running.
     Running,
@@ -456,7 +456,7 @@ impl SqlStatus {
 }
 
 /// A SQL execution.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SqlObs {
     /// Execution id.
     pub execution_id: u64,

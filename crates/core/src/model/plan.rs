@@ -48,7 +48,7 @@ const MAX_WAITING: usize = 4096;
 const FINGERPRINT_BITS: u32 = 48;
 
 /// An `AQEShuffleRead` metric the model counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum AqeMetric {
     /// `number of coalesced partitions`: partitions read as one of several shuffle partitions.
     Coalesced,
