@@ -9,12 +9,14 @@
 //! rewritten, gained a part) is read again from its start, which the model's idempotent updates
 //! make safe.
 //!
-//! A log still being written has a position too when it is uncompressed (Spark 3's default): the
-//! end of its last complete line, with its parsing state there (the application, its open jobs,
-//! stage labels, SQL executions and plans, Spark Connect operations). A restart reads on from
-//! there, also after Spark renamed it at the application's end (positions are keyed without
-//! `.inprogress`). A compressed log being written is read again from its start: a decoder can
-//! resume only at a block or frame boundary, which the tailer does not track yet.
+//! A log still being written has a position too: per file, the last boundary of its stream (any
+//! line end of an uncompressed file, a block of lz4, snappy or lzf, a frame of zstd: Spark 3.0
+//! and later end one at every flush), the decoded bytes after it already read as lines and the
+//! start of a line begun before it; and the log's parsing state there (the application, its open
+//! jobs, stage labels, SQL executions and plans, Spark Connect operations). A restart reads on
+//! from there, also after Spark renamed it at the application's end (positions are keyed
+//! without `.inprogress`). A zstd log written as one frame (Spark 2) has no boundary but its
+//! start: it is read again from there.
 //!
 //! **REST targets.** An application attempt a target lists as completed, read in full, is done
 //! at the `lastUpdated` the listing gave. A restart that finds it listed with the same
@@ -38,10 +40,19 @@ pub struct DoneLog {
     /// compacted; a compacted part skipped because the parts it repeats were read: 0 bytes).
     /// For a log being written, the bytes up to the end of its last complete line.
     pub files: Vec<(u64, bool, u64)>,
-    /// A log still being written: its parsing state at those positions (open jobs, stages,
-    /// SQL executions and plans). `None`: the log is done.
+    /// A log still being written: where each file reads on, and the parsing state there (open
+    /// jobs, stages, SQL executions and plans). `None`: the log is done.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub open: Option<crate::eventlog::LogAppState>,
+    pub open: Option<OpenLog>,
+}
+
+/// Where a log still being written reads on after a restart.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenLog {
+    /// Per file, `[index, compacted, where]`.
+    pub files: Vec<(u64, bool, crate::eventlog::ResumeAt)>,
+    /// The log's parsing state there.
+    pub state: crate::eventlog::LogAppState,
 }
 
 /// Every done log, by the path logs show (a local path, or the object's URL).

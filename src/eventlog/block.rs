@@ -128,6 +128,13 @@ pub struct SnappyState {
     header_done: bool,
 }
 
+impl SnappyState {
+    /// The state in the middle of a stream, past its header.
+    pub fn after_header() -> SnappyState {
+        SnappyState { header_done: true }
+    }
+}
+
 /// Decode snappy-java stream chunks.
 pub fn decode_snappy(
     state: &mut SnappyState,

@@ -73,6 +73,9 @@ pub struct Decoder {
     inner: Inner,
     /// In a damaged region: a block was skipped and nothing has been decoded since.
     damaged: bool,
+    /// The last boundary the last [`Decoder::decode`] call passed, as (input bytes consumed,
+    /// output bytes appended) up to it: where a fresh decoder could start and produce the rest.
+    boundary: Option<(usize, usize)>,
 }
 
 enum Inner {
@@ -103,6 +106,7 @@ impl Decoder {
                     scratch: vec![0; ZSTD_OUT_CHUNK],
                     holds_output: false,
                     resyncing: false,
+                    frame_end: None,
                 }))
             }
             Codec::Lz4 => Inner::Lz4,
@@ -113,7 +117,26 @@ impl Decoder {
             codec,
             inner,
             damaged: false,
+            boundary: None,
         })
+    }
+
+    /// A decoder starting at a boundary in the middle of a stream (a restart's read position):
+    /// a snappy-java stream's header is behind it.
+    pub fn resumed(codec: Codec) -> Result<Decoder, CodecError> {
+        let mut d = Decoder::new(codec)?;
+        if let Inner::Snappy(state) = &mut d.inner {
+            *state = block::SnappyState::after_header();
+        }
+        Ok(d)
+    }
+
+    /// The last boundary the last [`Decoder::decode`] call passed: (input bytes consumed, output
+    /// bytes appended) up to it. Block codecs (lz4, snappy, lzf) consume whole blocks only, so
+    /// the end of a call's consumed input is one; zstd passes one where a frame ends (Spark 3.0
+    /// and later end a frame at every flush of an event log).
+    pub fn last_boundary(&self) -> Option<(usize, usize)> {
+        self.boundary
     }
 
     /// The codec this decoder reads.
@@ -143,13 +166,19 @@ impl Decoder {
         out_limit: usize,
     ) -> Result<usize, CodecError> {
         let start = out.len();
+        self.boundary = None;
         let r = match &mut self.inner {
             Inner::Plain => {
                 let n = input.len().min(out_limit.saturating_sub(out.len()).max(1));
                 out.extend_from_slice(&input[..n]);
                 Ok(n)
             }
-            Inner::Zstd(z) => z.decode(input, out, out_limit),
+            Inner::Zstd(z) => {
+                z.frame_end = None;
+                let r = z.decode(input, out, out_limit);
+                self.boundary = z.frame_end.map(|(i, o)| (i, o - start));
+                r
+            }
             Inner::Lz4 => block::decode_lz4(input, out, out_limit),
             Inner::Snappy(state) => block::decode_snappy(state, input, out, out_limit),
             Inner::Lzf => block::decode_lzf(input, out, out_limit),
@@ -164,6 +193,9 @@ impl Decoder {
             Ok(n) => {
                 if decoded {
                     self.damaged = false;
+                }
+                if !matches!(self.inner, Inner::Zstd(_)) {
+                    self.boundary = Some((n, out.len() - start));
                 }
                 Ok(n)
             }
@@ -187,6 +219,8 @@ struct ZstdState {
     holds_output: bool,
     /// After a frame failed to decode: skipping input up to the next frame magic.
     resyncing: bool,
+    /// The last frame end of the current call: (input consumed, `out`'s length) there.
+    frame_end: Option<(usize, usize)>,
 }
 
 impl ZstdState {
@@ -224,7 +258,8 @@ impl ZstdState {
             }
             let before = inb.pos;
             let mut outb = OutBuffer::around(&mut self.scratch[..]);
-            if let Err(e) = self.ctx.run(&mut inb, &mut outb) {
+            let run = self.ctx.run(&mut inb, &mut outb);
+            if let Err(e) = run {
                 // The context reports neither what it consumed nor what it produced in a failing
                 // call. One call never reads past the end of the frame it is in, so the frame
                 // after the damaged one starts after `before`: look for its magic from there.
@@ -239,6 +274,10 @@ impl ZstdState {
             }
             let produced = outb.pos();
             out.extend_from_slice(&self.scratch[..produced]);
+            // 0: a frame is fully decoded and flushed, and the context stands at its end.
+            if matches!(run, Ok(0)) && (inb.pos > before || produced > 0) {
+                self.frame_end = Some((inb.pos, out.len()));
+            }
             // The context may hold more output than fitted; go on while it filled the scratch
             // buffer, or while input is left and the caller still wants output.
             self.holds_output = produced == self.scratch.len();

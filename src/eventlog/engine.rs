@@ -435,7 +435,7 @@ impl Log {
                 open: None,
             });
         }
-        let files = match &self.files {
+        let at = match &self.files {
             Files::Single { file, .. } => vec![(0, false, resume_point(file)?)],
             Files::Rolling { parts, .. } => parts
                 .iter()
@@ -444,8 +444,11 @@ impl Log {
         };
         Some(DoneLog {
             app_id: self.app.app_id().to_string(),
-            files,
-            open: Some(self.app.state()?),
+            files: at.iter().map(|(i, c, r)| (*i, *c, r.raw)).collect(),
+            open: Some(crate::positions::OpenLog {
+                files: at,
+                state: self.app.state()?,
+            }),
         })
     }
 
@@ -461,8 +464,8 @@ impl Log {
         {
             return;
         }
-        if let Some(state) = &done.open {
-            self.resume_open(done, state);
+        if let Some(open) = &done.open {
+            self.resume_open(done, open, out);
             return;
         }
         let finished = match &self.files {
@@ -500,7 +503,7 @@ impl Log {
     /// Resume a log being written at `done`'s positions with `state`: every file it had read
     /// must be listed, at least that long; files it had not seen (later parts) are read from
     /// their start.
-    fn resume_open(&mut self, done: &DoneLog, state: &crate::eventlog::LogAppState) {
+    fn resume_open(&mut self, done: &DoneLog, open: &crate::positions::OpenLog, out: Out<'_>) {
         let listed = self.listed_sizes();
         let fits = done.files.iter().all(|d| {
             listed
@@ -515,11 +518,15 @@ impl Log {
             Files::Rolling { parts, .. } => parts.iter_mut().map(|(k, t)| (*k, t)).collect(),
         };
         for (key, t) in keyed {
-            if let Some((_, _, at)) = done.files.iter().find(|d| (d.0, d.1) == key) {
-                t.tailer.resume_at(*at);
+            if let Some((_, _, at)) = open.files.iter().find(|d| (d.0, d.1) == key) {
+                if let Err(e) = t.tailer.resume_at(at) {
+                    out.telemetry.eventlog_error("codec");
+                    tracing::warn!(file = %t.tailer.display(), error = %e, "Cannot create a decoder.");
+                    t.tailer.state = TailState::Failed;
+                }
             }
         }
-        self.app = LogApp::from_state(self.app.name_id(), state.clone());
+        self.app = LogApp::from_state(self.app.name_id(), open.state.clone());
         self.undelivered = true;
     }
 
@@ -653,7 +660,7 @@ fn position_key(shown: &str) -> String {
 }
 
 /// Where reading of `t` can go on after a restart, if known (see `FileTailer::resume_point`).
-fn resume_point(t: &Tracked) -> Option<u64> {
+fn resume_point(t: &Tracked) -> Option<crate::eventlog::ResumeAt> {
     if t.io_failing || t.tailer.state == TailState::Failed {
         return None;
     }

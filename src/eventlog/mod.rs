@@ -82,6 +82,7 @@ pub use engine::Engine;
 pub(crate) use objfs::build_store;
 pub use parser::{parse_line, Event, ParseError};
 pub use pool::Pool;
+pub use tailer::ResumeAt;
 
 /// What a one-shot read of event-log locations looks at, for a message that found nothing:
 /// ` (read: event-log files and eventlog_v2_* folders, 3 levels of sub-folders deep; ...)`.
