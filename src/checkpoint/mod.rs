@@ -238,6 +238,54 @@ fn load_from(
     model: &Model,
     positions: &ReadPositions,
 ) -> Result<Option<Loaded>, CheckpointError> {
+    let loaded = load_any(store, name, settings, model, positions)?;
+    if loaded.is_some() {
+        forget_unreportable(model, &positions.loaded());
+    }
+    Ok(loaded)
+}
+
+/// The applications not kept (excluded, retired) are remembered while a source can still
+/// report them: those of the logs the loaded positions hold, and of the completed applications
+/// REST targets listed. The others' logs left the store, or were never read to a position (read
+/// again from their start now, which refuses them again if they are refused). Done at load,
+/// before any source reads: forgetting an application while its log is being read would let
+/// its later events make a new one. So the set, and the checkpoints, stay bounded by what the
+/// store holds.
+fn forget_unreportable(model: &Model, positions: &Positions) {
+    let reportable: std::collections::HashSet<&str> = positions
+        .logs
+        .values()
+        .map(|d| d.app_id.as_str())
+        .chain(
+            positions
+                .rest
+                .values()
+                .flat_map(|m| m.keys().map(String::as_str)),
+        )
+        .collect();
+    // An attempt's model key is `{id}/{attempt}`; a log knows its application's id.
+    let forgotten = model.forget_excluded(|id| {
+        reportable.contains(id)
+            || id
+                .split_once('/')
+                .is_some_and(|(app, _)| reportable.contains(app))
+    });
+    if forgotten > 0 {
+        tracing::info!(
+            forgotten,
+            "Applications not kept whose logs left the store are forgotten."
+        );
+    }
+}
+
+fn load_any(
+    store: &Store,
+    name: &str,
+    settings: &Settings,
+    model: &Model,
+    positions: &ReadPositions,
+) -> Result<Option<Loaded>, CheckpointError> {
     let own = shard_name(name, settings.shard.index, settings.shard.count);
     let own_written = header_of(store, &own).map(|h| h.written_ms);
     // The newest set written under another shard count, if newer than this shard's own
@@ -414,13 +462,14 @@ pub fn save(
             env!("SE_BUILD_REVISION")
         ),
     };
+    let positions = positions.to_write();
     store
         .write(&name, |w| {
             serde_json::to_writer(&mut *w, &header)?;
             w.write_all(b"\n")?;
             // The positions first: the model's state taken after them holds at least what
             // they say.
-            serde_json::to_writer(&mut *w, &positions.to_write())?;
+            serde_json::to_writer(&mut *w, &positions)?;
             w.write_all(b"\n")?;
             model
                 .save_state(&mut *w)
@@ -586,5 +635,48 @@ mod tests {
         assert_eq!(h.and_then(|h| h.header().map(|h| h.version)), Some(VERSION));
         assert_eq!(back.loaded().logs, p2);
         assert_eq!(back.loaded().rest["http://hs:18080"]["app-1"], 7);
+    }
+
+    /// What the model does not keep is remembered only while a source can report it again:
+    /// at load, the excluded and retired applications whose logs left the store (and that no
+    /// History Server lists) are forgotten.
+    #[test]
+    fn excluded_applications_are_bounded_by_what_the_sources_hold() {
+        let d = tempfile::tempdir().unwrap();
+        let s = settings(d.path());
+        let t = Arc::new(Telemetry::default());
+        let m = Model::new(&s, t.clone());
+        let mut state = Vec::new();
+        m.save_state(&mut state).unwrap();
+        let mut v: serde_json::Value = serde_json::from_slice(&state).unwrap();
+        v["excluded"] = serde_json::json!(["gone-1", "in-store", "listed"]);
+        v["retired"] = serde_json::json!(["gone-1", "in-store"]);
+        m.load_state(serde_json::to_vec(&v).unwrap().as_slice())
+            .unwrap();
+        let p = ReadPositions::default();
+        let mut logs = crate::positions::LogPositions::new();
+        logs.insert(
+            "/logs/in-store".into(),
+            crate::positions::DoneLog {
+                app_id: "in-store".into(),
+                files: vec![(0, false, 1)],
+                open: None,
+            },
+        );
+        p.publish_logs(logs);
+        p.publish_rest("http://hs:18080", [("listed".to_string(), 1)].into());
+        save(&s, &m, &p, &t).unwrap();
+        // Written as it is: nothing is forgotten while the exporter runs.
+        let state_of = |m: &Model| {
+            let mut out = Vec::new();
+            m.save_state(&mut out).unwrap();
+            serde_json::from_slice::<serde_json::Value>(&out).unwrap()
+        };
+        assert_eq!(state_of(&m)["excluded"].as_array().map(Vec::len), Some(3));
+        let back = Model::new(&s, t.clone());
+        load(&s, &back, &ReadPositions::default(), &t).unwrap();
+        let after = state_of(&back);
+        assert_eq!(after["excluded"], serde_json::json!(["in-store", "listed"]));
+        assert_eq!(after["retired"], serde_json::json!(["in-store"]));
     }
 }

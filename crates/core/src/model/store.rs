@@ -164,6 +164,22 @@ impl Model {
         Ok(())
     }
 
+    /// Forget the applications not kept (excluded, retired) that no source can report again:
+    /// those `reportable` says no longer are (their logs left the store, a History Server no
+    /// longer lists them). Keeps the set, and so checkpoints, bounded by what the sources hold.
+    /// Returns how many were forgotten.
+    pub fn forget_excluded(&self, reportable: impl Fn(&str) -> bool) -> usize {
+        self.write(|s, _, _| {
+            let before = s.excluded.len();
+            s.excluded.retain(|id| reportable(id));
+            let State {
+                excluded, retired, ..
+            } = s;
+            retired.retain(|id| excluded.contains(id));
+            before - s.excluded.len()
+        })
+    }
+
     /// A reshard: add this shard's part of a state another shard wrote (same configuration of
     /// the model otherwise): its applications this shard owns (by id, or by name in name mode),
     /// its names this shard owns, and every application it retired (never counted again here).
