@@ -160,7 +160,10 @@ async fn dump(settings: Arc<Settings>, url_flag: bool, paths: Vec<String>, om: b
             telemetry.clone(),
         )));
     }
+    // Findings as metrics, as the serving exporter counts them.
+    let live = diagnose::live::Live::new(&settings.diagnose, &model);
     let errors = collect::fill_once(&collectors, &model).await;
+    live.pass(&model);
     for e in &errors {
         tracing::error!(error = %e, "Reading failed.");
     }
@@ -289,6 +292,9 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
         IN_FLIGHT_GRACE,
     ));
     others.spawn(expire_loop(model.clone(), stop.clone()));
+    // Findings as metrics: the diagnose rules on this model.
+    let live = diagnose::live::Live::new(&settings.diagnose, &model);
+    others.spawn(live.clone().run(model.clone(), stop.clone()));
     others.spawn(spark_exporter::checkpoint::run(
         settings.clone(),
         model.clone(),
@@ -323,6 +329,7 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
         otlp,
         stop,
         others,
+        findings: Some(live),
     };
     drain.run(signals.recv()).await;
     // The final state, for the next start.

@@ -15,6 +15,8 @@
 
 pub use spark_exporter_diagnose::{links, report, rules, text};
 
+pub mod live;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

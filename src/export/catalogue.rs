@@ -347,6 +347,32 @@ const TASK_STATUS: &[Label] = &[l("status", &["succeeded", "failed", "killed"])]
 const ANY_STATUS: &[Label] = &[l("status", &[])];
 const SQL_STATUS: &[Label] = &[l("status", &["completed", "failed"])];
 const RDD: &[Label] = &[l("rdd_id", &[]), l("rdd_name", &[])];
+const FINDING: &[Label] = &[
+    l(
+        "kind",
+        &[
+            "skew",
+            "spill",
+            "gc_pressure",
+            "executor_loss",
+            "join_strategy",
+            "plan_change",
+            "partial_cache",
+            "idle_cores",
+        ],
+    ),
+    l("job_group", &[]),
+    l("job_description", &[]),
+];
+const WINDOW_FINDING: &[Label] = &[
+    l(
+        "kind",
+        &["locality", "scheduler_delay", "streaming_trigger"],
+    ),
+    l("job_group", &[]),
+    l("job_description", &[]),
+    l("query", &[]),
+];
 
 use crate::model::plan::{AQE, EXCHANGES, STRATEGIES};
 use Instrument::{Counter as C, Gauge as G, Histogram as H, UpDownCounter as U};
@@ -587,6 +613,24 @@ pub const CATALOGUE: &[Metric] = &[
     Metric::new("spark_sql_plan_fingerprint", Gauge, SqlName, "48-bit hash of the shape of the latest ended execution's final plan, per application name, job group and description.", "spark.sql.plan.fingerprint", "1", G,
         per_sql_fingerprint)
         .doc("Hash of the shape of the final plan of the latest ended execution with these labels, over every run of the application name the exporter holds; no `app_id`, so `changes()` spans runs and a plan change between runs shows. Equal from REST and event logs (see *SQL plans*).")
+        .experimental("0.2.0"),
+    Metric::new("spark_diagnosis_findings", Counter, App, "Diagnosis findings counted once final: a stage's (skew, spill, gc_pressure) when its attempt completes, an application's (executor_loss, idle_cores, partial_cache; no job group) and its descriptions' (join_strategy, plan_change) when it has ended and its sources delivered it.", "spark.diagnosis.findings", "{finding}", C,
+        |c, o| per_finding(c, o, false, |t| Value::Int(t.findings)))
+        .labels(FINDING)
+        .doc("The findings of `spark-exporter diagnose`, by the same rules and thresholds (`diagnose.*`), run by the serving exporter on its own model: once an application has ended and its logs are read to the end, its series equal `diagnose --format json` of it (with REST, the kinds REST gives). In name mode, the runs' findings summed per name. Window kinds (locality, scheduler_delay, streaming_trigger) are in `spark_diagnosis_window_findings`. See *Findings as metrics*.")
+        .experimental("0.2.0"),
+    Metric::new("spark_diagnosis_cost_seconds", Counter, App, "Time the final diagnosis findings explain, seconds: task-seconds (spill, gc_pressure, join_strategy, executor_loss), the longest task's excess over the median (skew), idle core-seconds (idle_cores). Costs overlap across kinds: never sum over kind.", "spark.diagnosis.cost", "s", C,
+        |c, o| per_finding(c, o, false, |t| Value::Float(t.cost_seconds)))
+        .labels(FINDING)
+        .doc("Each kind's formula is in `docs/diagnose.md`; plan_change and partial_cache have no cost (0). A skewed stage that spills counts in both skew and spill: sum over anything but `kind`, never over it. See *Findings as metrics*.")
+        .experimental("0.2.0"),
+    Metric::new("spark_diagnosis_window_findings", Gauge, App, "Window diagnosis findings of the latest evaluation: locality and scheduler_delay per job group, streaming_trigger per query; re-evaluated every second while the application runs, its last evaluation once it has ended. Per run only.", "spark.diagnosis.window.findings", "{finding}", G,
+        |c, o| per_finding(c, o, true, |t| Value::Int(t.findings)))
+        .labels(WINDOW_FINDING)
+        .experimental("0.2.0"),
+    Metric::new("spark_diagnosis_window_cost_seconds", Gauge, App, "Time the window diagnosis findings explain, seconds: the scheduler delay (scheduler_delay), the batches' time over trigger_ratio of their trigger (streaming_trigger); locality has no cost (0). Per run only.", "spark.diagnosis.window.cost", "s", G,
+        |c, o| per_finding(c, o, true, |t| Value::Float(t.cost_seconds)))
+        .labels(WINDOW_FINDING)
         .experimental("0.2.0"),
     Metric::new("spark_streaming_batches", Counter, Query, "Structured-streaming micro-batches completed.", "spark.streaming.batches", "{batch}", C,
         |c, o| per_stream(c, o, |s| Value::Int(s.batches())))

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use super::rows::{AppRows, Ctx, StageRow};
 use super::sample::{plus, plus1, Labels, Sample, Value};
+use crate::model::findings::Tally;
 use crate::model::hist::Hist;
 use crate::model::plan::PlanAgg;
 use crate::model::view::{ExecutorView, GroupView, RddView, SqlView};
@@ -368,6 +369,31 @@ pub fn single(c: &Ctx, out: &mut Vec<Sample>, value: Value) {
 pub fn process(c: &Ctx, out: &mut Vec<Sample>, value: Option<Value>) {
     if let Some(v) = value {
         single(c, out, v);
+    }
+}
+
+/// One sample per application and place of its final diagnosis findings (`window`: of the
+/// latest evaluation of its window findings, per run only), with `kind`, `job_group`,
+/// `job_description` (and `query` for the window).
+pub fn per_finding(c: &Ctx, out: &mut Vec<Sample>, window: bool, f: impl Fn(&Tally) -> Value) {
+    for a in &c.apps {
+        let found = a.app.findings();
+        let map = match window {
+            false => found.total(),
+            true if a.app.by_name() => continue,
+            true => found.window(),
+        };
+        for (k, t) in map {
+            let mut labels = vec![
+                ("kind", k.kind.clone()),
+                ("job_group", k.job_group.clone()),
+                ("job_description", k.job_description.clone()),
+            ];
+            if window {
+                labels.push(("query", k.query.clone()));
+            }
+            push(out, a.app.created_ms(), plus(&a.base, &labels), f(t));
+        }
     }
 }
 

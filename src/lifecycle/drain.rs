@@ -51,6 +51,8 @@ pub struct Drain {
     pub stop: CancellationToken,
     /// The tasks `stop` ends.
     pub others: JoinSet<()>,
+    /// The diagnose rules, run once more on what the sources' last reads gave.
+    pub findings: Option<crate::diagnose::live::Live>,
 }
 
 /// Why a drain ended.
@@ -83,6 +85,9 @@ impl Drain {
             }
             _ = &mut interrupt => Some(Ended::Interrupted),
         };
+        if let Some(live) = &self.findings {
+            live.pass(&self.model);
+        }
         self.lifecycle.reach_final(self.model.generation());
         self.flush.cancel();
         let ended = match ended {
@@ -193,6 +198,7 @@ mod tests {
             otlp,
             stop,
             others,
+            findings: None,
         }
     }
 

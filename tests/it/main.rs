@@ -13,6 +13,7 @@ mod collectors;
 mod connect;
 mod diagnose;
 mod diagnosis_cost_cache;
+mod diagnosis_metrics;
 mod diagnosis_sql;
 mod diagnosis_tasks;
 mod eventlog_engine;

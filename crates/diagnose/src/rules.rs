@@ -5,9 +5,12 @@
 use std::collections::BTreeMap;
 
 use spark_exporter_core::config::{DiagnoseConfig, Thresholds};
+use std::sync::Arc;
+
 use spark_exporter_core::model::details::StageDetail;
+use spark_exporter_core::model::findings::{FindingKey, Found, StageDigest};
 use spark_exporter_core::model::view::{AppView, GroupView, SqlView};
-use spark_exporter_core::model::{StageStatus, TriggerInterval};
+use spark_exporter_core::model::{GroupKey, StageStatus, TriggerInterval};
 
 use crate::links::Links;
 use crate::report::{AppReport, Bottleneck, Finding, GroupTime, Kind, Place, Summary};
@@ -19,7 +22,7 @@ const BOTTLENECKS: usize = 5;
 const LOST_REASONS: [&str; 3] = ["lost", "heartbeat_timeout", "exited"];
 
 /// Diagnose one application from its view and the details of its stage attempts (in
-/// `(stage_id, attempt)` order).
+/// `(stage_id, attempt)` order): every step, the findings most costly first.
 pub fn diagnose_app(
     app: &AppView<'_>,
     stages: &[StageDetail],
@@ -29,34 +32,11 @@ pub fn diagnose_app(
     let groups = app.groups();
     let summary = summary(app, stages, &groups);
     let mut findings = vec![];
-    let step = Step { cfg, links, app };
     for s in stages {
-        let t = cfg.for_group(&s.group.0);
-        findings.extend(step.skew(s, t));
-        findings.extend(step.spill(s, t));
-        findings.extend(step.gc(s, t));
+        findings.extend(stage_findings(app, s, cfg, links));
     }
-    findings.extend(step.executor_loss(&groups));
-    let sql = app.sql();
-    findings.extend(step.joins(&sql, stages));
-    findings.extend(step.plan_changes(&sql));
-    findings.extend(step.cache());
-    for g in &groups {
-        let t = cfg.for_group(&g.key.0);
-        findings.extend(step.locality(g, t));
-        findings.extend(step.scheduler_delay(g, t));
-    }
-    findings.extend(step.streaming());
-    findings.extend(step.idle_cores(&summary));
-    // Costs below `min_cost` are noise, for the kinds that have a cost.
-    findings.retain(|f| {
-        !has_cost(f.kind)
-            || f.cost_seconds
-                >= cfg
-                    .for_group(f.at.job_group.as_deref().unwrap_or(""))
-                    .min_cost
-                    .as_secs_f64()
-    });
+    findings.extend(end_findings(app, &digest(stages), cfg, links));
+    findings.extend(window_findings(app, cfg, links));
     findings.sort_by(|a, b| {
         b.cost_seconds
             .total_cmp(&a.cost_seconds)
@@ -80,6 +60,7 @@ pub fn diagnose_app(
             .total_cmp(&a.task_seconds)
             .then_with(|| (&a.job_group, &a.description).cmp(&(&b.job_group, &b.description)))
     });
+    let step = Step { cfg, links, app };
     AppReport {
         group_times,
         notes: step.notes(),
@@ -92,6 +73,95 @@ pub fn diagnose_app(
         summary,
         findings,
     }
+}
+
+/// The findings of one stage attempt, final once it settles: skew, spill, GC pressure.
+pub fn stage_findings(
+    app: &AppView<'_>,
+    s: &StageDetail,
+    cfg: &DiagnoseConfig,
+    links: &Links,
+) -> Vec<Finding> {
+    let step = Step { cfg, links, app };
+    let t = cfg.for_group(&s.group.0);
+    let found = [step.skew(s, t), step.spill(s, t), step.gc(s, t)];
+    worth(found.into_iter().flatten(), cfg)
+}
+
+/// The findings of an ended application as a whole and of its descriptions, final once every
+/// source has delivered it: executor loss, join strategy (read from its stages' `digest`), plan
+/// changes, partial cache, idle cores.
+pub fn end_findings(
+    app: &AppView<'_>,
+    digest: &BTreeMap<GroupKey, StageDigest>,
+    cfg: &DiagnoseConfig,
+    links: &Links,
+) -> Vec<Finding> {
+    let step = Step { cfg, links, app };
+    let groups = app.groups();
+    let sql = app.sql();
+    let mut found = vec![];
+    found.extend(step.executor_loss(&groups));
+    found.extend(step.joins(&sql, digest));
+    found.extend(step.plan_changes(&sql));
+    found.extend(step.cache());
+    found.extend(step.idle_cores(&summary(app, &[], &groups)));
+    worth(found, cfg)
+}
+
+/// The findings over a window of what ran so far, which change while the application runs:
+/// locality and scheduler delay per job group, streaming batches near their trigger.
+pub fn window_findings(app: &AppView<'_>, cfg: &DiagnoseConfig, links: &Links) -> Vec<Finding> {
+    let step = Step { cfg, links, app };
+    let mut found = vec![];
+    for g in &app.groups() {
+        let t = cfg.for_group(&g.key.0);
+        found.extend(step.locality(g, t));
+        found.extend(step.scheduler_delay(g, t));
+    }
+    found.extend(step.streaming());
+    worth(found, cfg)
+}
+
+/// What the join rule reads of `stages`, per job group and description.
+pub fn digest(stages: &[StageDetail]) -> BTreeMap<GroupKey, StageDigest> {
+    let mut m: BTreeMap<GroupKey, StageDigest> = BTreeMap::new();
+    for s in stages {
+        m.entry(s.group.clone())
+            .or_default()
+            .add(s.totals.run_time_ms, s.totals.shuffle_write_bytes);
+    }
+    m
+}
+
+/// Where a finding is counted, as the model keeps it (`spark_diagnosis_*`), and its cost.
+pub fn counted(f: &Finding) -> Found {
+    let s = |v: &Option<String>| -> Arc<str> { Arc::from(v.as_deref().unwrap_or("")) };
+    (
+        FindingKey {
+            kind: Arc::from(f.kind.as_str()),
+            job_group: s(&f.at.job_group),
+            job_description: s(&f.at.description),
+            query: s(&f.at.query),
+        },
+        f.cost_seconds,
+    )
+}
+
+/// The findings worth reporting: costs below `min_cost` are noise, for the kinds that have a
+/// cost.
+fn worth(found: impl IntoIterator<Item = Finding>, cfg: &DiagnoseConfig) -> Vec<Finding> {
+    found
+        .into_iter()
+        .filter(|f| {
+            !has_cost(f.kind)
+                || f.cost_seconds
+                    >= cfg
+                        .for_group(f.at.job_group.as_deref().unwrap_or(""))
+                        .min_cost
+                        .as_secs_f64()
+        })
+        .collect()
 }
 
 /// Whether findings of `kind` have a cost (and so a `min_cost` floor).
@@ -367,7 +437,7 @@ impl Step<'_, '_> {
     /// the smallest shuffle its stages wrote is at most `broadcast_max_bytes`: a broadcast join
     /// would have spared the shuffle of the large side and the sort. Cost: the task time of the
     /// description's stages (its job group and description), the most a broadcast could save.
-    fn joins(&self, sql: &[SqlView<'_>], stages: &[StageDetail]) -> Vec<Finding> {
+    fn joins(&self, sql: &[SqlView<'_>], digest: &BTreeMap<GroupKey, StageDigest>) -> Vec<Finding> {
         let mut out = vec![];
         for q in sql {
             let Some(p) = q.plans else { continue };
@@ -376,22 +446,18 @@ impl Step<'_, '_> {
                 continue;
             }
             let t = self.cfg.for_group(q.job_group);
-            let mine: Vec<&StageDetail> = stages
+            let mine = digest
                 .iter()
-                .filter(|s| &*s.group.0 == q.job_group && s.group.1 == *q.description)
-                .collect();
-            let Some(smallest) = mine
-                .iter()
-                .map(|s| s.totals.shuffle_write_bytes)
-                .filter(|b| *b > 0)
-                .min()
-            else {
+                .find(|((g, d), _)| &**g == q.job_group && *d == *q.description)
+                .map(|(_, v)| *v)
+                .unwrap_or_default();
+            let Some(smallest) = mine.min_shuffle_write_bytes else {
                 continue;
             };
             if smallest > t.broadcast_max_bytes {
                 continue;
             }
-            let task_s = secs(mine.iter().map(|s| s.totals.run_time_ms).sum());
+            let task_s = secs(mine.run_time_ms);
             let exec = p.latest().map(|l| l.execution_id());
             let strategy = if smj > 0 {
                 "SortMergeJoin"

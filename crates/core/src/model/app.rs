@@ -91,6 +91,9 @@ pub(super) struct AppSummary {
     pub(super) cost: super::cost::Cost,
     /// What each source has delivered of it (`delivery.rs`).
     pub(super) delivery: super::delivery::Delivery,
+    /// Its diagnosis findings, counted (`findings.rs`).
+    #[serde(default)]
+    pub(super) findings: super::findings::Findings,
 }
 
 /// An application's detail: what its live series and a diagnosis read, dropped when it is
@@ -200,6 +203,7 @@ impl AppSummary {
             groups_hidden: false,
             cost: Default::default(),
             delivery: Default::default(),
+            findings: Default::default(),
         }
     }
 

@@ -35,6 +35,7 @@ mod cost;
 mod delivery;
 pub mod details;
 mod executor;
+pub mod findings;
 mod group;
 pub mod hist;
 mod idset;

@@ -163,6 +163,13 @@ fn fold(
     for (k, n) in &run.executors_removed {
         *acc.executors_removed.entry(k).or_default() += n;
     }
+    let sets = &mut name.label_sets;
+    run.findings.fold_into(&mut acc.findings, |g, d| {
+        (
+            labeler.keep(sets, "job_group", g),
+            labeler.keep(sets, "job_description", d),
+        )
+    });
     if let Some(i) = run.outcome() {
         name.runs[i] += 1;
     }

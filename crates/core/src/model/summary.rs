@@ -80,6 +80,8 @@ impl State {
             && !self.keep_detail
             && app.detail.is_some()
             && !s.delivery.in_progress(now)
+            // Its end findings are counted first, when anyone counts them (`findings.rs`).
+            && (self.settled.is_none() || s.findings.closed)
             && s.end_ms.is_some_and(|e| e <= now.saturating_sub(after)))
         .then_some(level)
     }

@@ -50,8 +50,10 @@ impl<'a> ModelView<'a> {
 
     /// True once every source the exporter runs has finished its start-up read
     /// (`spark_exporter_startup_complete`, `/readyz?complete`).
+    /// ... and the diagnose rules, when they run on this model, have counted the end findings
+    /// of every application whose end was read (`findings.rs`).
     pub fn startup_complete(&self) -> bool {
-        self.state.sources.complete()
+        self.state.sources.complete() && !self.state.findings_due()
     }
 
     /// The application `id` (a model key, `{id}/{attempt}` for an attempt), if the model holds
@@ -627,6 +629,12 @@ impl<'a> AppView<'a> {
     /// `spark.task.cpus` of the application (1 until a source says).
     pub fn task_cpus(&self) -> u64 {
         self.s.cost.cpus()
+    }
+
+    /// Its diagnosis findings as counted (`findings.rs`); a name's: its runs' final findings
+    /// summed.
+    pub fn findings(&self) -> &'a super::findings::Findings {
+        &self.s.findings
     }
 
     /// Core-seconds allocated and used so far (see `cost.rs`).

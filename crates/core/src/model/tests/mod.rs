@@ -3,6 +3,7 @@
 //! data (`cost.rs`), fleets (`fleet.rs`), stages (`stage.rs`) and task rules (`tasks.rs`).
 
 mod cost;
+mod findings;
 mod fleet;
 mod stage;
 mod tasks;

@@ -1,0 +1,275 @@
+//! An application's diagnosis findings, as the serving exporter counts them
+//! (`spark_diagnosis_*`): the diagnose rules run in the main crate, on this model, and hand their
+//! verdicts here.
+//!
+//! - **Final findings** are counted once: a stage's (skew, spill, GC pressure) when its attempt
+//!   settles (`details.rs`), the application's and its descriptions' (executor loss, join
+//!   strategy, plan change, partial cache, idle cores) once, when it has ended and every source
+//!   has delivered it ([`Findings::closed`]). They are counters: they never go down, they stay
+//!   in the summary, and in name mode they fold into the name's series.
+//! - **Window findings** (locality and scheduler delay per job group, streaming batches near
+//!   their trigger) are ratios over what ran so far: gauges, replaced at each evaluation while
+//!   the application runs, its last evaluation once it has ended.
+//! - **The join rule's inputs**: a description's join is judged at the end, on its stages' task
+//!   time and smallest shuffle write ([`StageDigest`]), gathered as its stages settle, since
+//!   the stages themselves are long gone by then.
+//!
+//! A model that summarises keeps an application's detail until its findings are closed, when
+//! anyone takes its settled stages ([`super::Model::keep_settled_stages`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use super::group::GroupKey;
+
+/// Where a finding is counted: its kind and place (empty where it does not apply).
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub struct FindingKey {
+    /// The finding kind's identifier (`skew`, `idle_cores`, ...).
+    pub kind: Arc<str>,
+    /// Job group label value; `""` for an application-level kind.
+    pub job_group: Arc<str>,
+    /// Job description label value; `""` for an application-level kind.
+    pub job_description: Arc<str>,
+    /// Streaming query name; `""` unless the kind is a streaming one.
+    pub query: Arc<str>,
+}
+
+/// How many findings, and the time they explain.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Tally {
+    /// Findings.
+    pub findings: u64,
+    /// Their cost, seconds (see each kind's formula in `docs/diagnose.md`).
+    #[serde(with = "super::serial::exact")]
+    pub cost_seconds: f64,
+}
+
+impl Tally {
+    fn add(&mut self, cost_seconds: f64) {
+        self.findings += 1;
+        self.cost_seconds += cost_seconds;
+    }
+}
+
+/// What the join rule reads of a description's stages: their task run time and the smallest
+/// non-zero shuffle write of any of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StageDigest {
+    /// Task run time of its stage attempts (ms).
+    pub run_time_ms: u64,
+    /// The smallest non-zero shuffle write of one of its stage attempts (bytes).
+    pub min_shuffle_write_bytes: Option<u64>,
+}
+
+impl StageDigest {
+    /// Add one stage attempt.
+    pub fn add(&mut self, run_time_ms: u64, shuffle_write_bytes: u64) {
+        self.run_time_ms = self.run_time_ms.saturating_add(run_time_ms);
+        if shuffle_write_bytes > 0 {
+            self.min_shuffle_write_bytes = Some(
+                self.min_shuffle_write_bytes
+                    .map_or(shuffle_write_bytes, |m| m.min(shuffle_write_bytes)),
+            );
+        }
+    }
+}
+
+/// One application's findings (see the module docs).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Findings {
+    /// Final findings, counted.
+    #[serde(with = "super::serial::pairs")]
+    pub(super) total: BTreeMap<FindingKey, Tally>,
+    /// Window findings of the latest evaluation.
+    #[serde(with = "super::serial::pairs")]
+    pub(super) window: BTreeMap<FindingKey, Tally>,
+    /// The join rule's inputs per job group and description.
+    #[serde(with = "super::serial::pairs")]
+    pub(super) digest: BTreeMap<GroupKey, StageDigest>,
+    /// The stage attempts whose findings are counted: as they settled, or, for those still
+    /// held when the application's end findings were counted, then.
+    #[serde(with = "super::serial::sorted")]
+    pub(super) stages: BTreeSet<(u64, u32)>,
+    /// The application's end findings are counted.
+    pub(super) closed: bool,
+}
+
+impl Findings {
+    /// Final findings, by place.
+    pub fn total(&self) -> &BTreeMap<FindingKey, Tally> {
+        &self.total
+    }
+    /// Window findings of the latest evaluation, by place.
+    pub fn window(&self) -> &BTreeMap<FindingKey, Tally> {
+        &self.window
+    }
+    /// The join rule's inputs per job group and description.
+    pub fn digest(&self) -> &BTreeMap<GroupKey, StageDigest> {
+        &self.digest
+    }
+    /// True once the application's end findings are counted.
+    pub fn closed(&self) -> bool {
+        self.closed
+    }
+    /// True once stage attempt `(stage_id, attempt)`'s findings are counted.
+    pub fn stage_counted(&self, stage_id: u64, attempt: u32) -> bool {
+        self.stages.contains(&(stage_id, attempt))
+    }
+    /// Count the findings of a stage attempt, once, and add it to its description's join
+    /// inputs.
+    fn count_stage(&mut self, stage: &super::details::StageDetail, found: Vec<Found>) {
+        if !self.stages.insert((stage.stage_id, stage.attempt)) {
+            return;
+        }
+        self.digest
+            .entry(stage.group.clone())
+            .or_default()
+            .add(stage.totals.run_time_ms, stage.totals.shuffle_write_bytes);
+        self.count(found);
+    }
+    pub(super) fn count(&mut self, found: impl IntoIterator<Item = (FindingKey, f64)>) {
+        for (k, cost) in found {
+            self.total.entry(k).or_default().add(cost);
+        }
+    }
+    /// Add a run's final findings to its name's (name mode), each place's job group and
+    /// description as `keep` caps them.
+    pub(super) fn fold_into(
+        &self,
+        into: &mut Findings,
+        mut keep: impl FnMut(&Arc<str>, &Arc<str>) -> GroupKey,
+    ) {
+        for (k, t) in &self.total {
+            let (job_group, job_description) =
+                if k.job_group.is_empty() && k.job_description.is_empty() {
+                    (k.job_group.clone(), k.job_description.clone())
+                } else {
+                    keep(&k.job_group, &k.job_description)
+                };
+            let key = FindingKey {
+                job_group,
+                job_description,
+                ..k.clone()
+            };
+            let e = into.total.entry(key).or_default();
+            e.findings += t.findings;
+            e.cost_seconds += t.cost_seconds;
+        }
+    }
+}
+
+/// A finding the rules made: its place and cost.
+pub type Found = (FindingKey, f64);
+
+impl super::store::Model {
+    /// Count the findings of stage attempt `stage` of application `key` (the model key, as
+    /// [`super::Model::take_settled_stages`] gives it), once, and add the attempt to its
+    /// description's join inputs. An application the model no longer holds is skipped.
+    pub fn count_stage_findings(
+        &self,
+        key: &str,
+        stage: &super::details::StageDetail,
+        found: Vec<Found>,
+    ) {
+        self.write(|s, _, _| {
+            if let Some(app) = s.apps.get_mut(key) {
+                app.summary.findings.count_stage(stage, found);
+            }
+        })
+    }
+
+    /// Count application `key`'s end findings and close them, once: a second call does
+    /// nothing. First the findings of its stage attempts still held (not settled yet, as
+    /// REST's without a final task summary), then its end findings; its window findings are
+    /// set too (their final evaluation).
+    pub fn close_findings(
+        &self,
+        key: &str,
+        held: Vec<(super::details::StageDetail, Vec<Found>)>,
+        found: Vec<Found>,
+        window: Vec<Found>,
+    ) {
+        self.write(|s, t, now| {
+            let Some(app) = s.apps.get_mut(key) else {
+                return;
+            };
+            let f = &mut app.summary.findings;
+            if f.closed {
+                return;
+            }
+            for (stage, found) in held {
+                f.count_stage(&stage, found);
+            }
+            f.count(found);
+            f.window = tally(window);
+            f.closed = true;
+            // Its summary may have waited for this.
+            s.review(key, t, now);
+        })
+    }
+
+    /// Set application `key`'s window findings to this evaluation's (while it runs; once its
+    /// findings are closed they stay).
+    /// An evaluation equal to the last changes nothing (the next scrape's render is cached).
+    pub fn set_window_findings(&self, key: &str, window: Vec<Found>) {
+        let window = tally(window);
+        let same = self.read(|s| {
+            s.apps
+                .get(key)
+                .is_none_or(|a| a.summary.findings.closed || a.summary.findings.window == window)
+        });
+        if same {
+            return;
+        }
+        self.write(|s, _, _| {
+            if let Some(app) = s.apps.get_mut(key) {
+                if !app.summary.findings.closed {
+                    app.summary.findings.window = window;
+                }
+            }
+        })
+    }
+
+    /// The model keys of the applications whose findings are open: `(key, due)`, `due` when
+    /// the application has ended and no source is in the middle of delivering it (its end
+    /// findings can be counted), else it runs (its window findings can be evaluated).
+    pub fn open_findings(&self) -> Vec<(String, bool)> {
+        let now = self.now_ms();
+        self.read(|s| {
+            s.apps
+                .iter()
+                .filter(|(_, a)| !a.summary.findings.closed && a.detail.is_some())
+                .map(|(k, a)| {
+                    let due = a.summary.ended() && !a.summary.delivery.in_progress(now);
+                    (k.clone(), due)
+                })
+                .collect()
+        })
+    }
+}
+
+impl super::state::State {
+    /// Some application has ended and been delivered, and the rules that run on this model
+    /// have not counted its end findings yet.
+    pub(super) fn findings_due(&self) -> bool {
+        self.settled.is_some()
+            && self.apps.values().any(|a| {
+                let s = &a.summary;
+                !s.findings.closed
+                    && a.detail.is_some()
+                    && s.ended()
+                    && !s.delivery.in_progress(self.now_ms)
+            })
+    }
+}
+
+fn tally(found: Vec<Found>) -> BTreeMap<FindingKey, Tally> {
+    let mut m: BTreeMap<FindingKey, Tally> = BTreeMap::new();
+    for (k, cost) in found {
+        m.entry(k).or_default().add(cost);
+    }
+    m
+}

@@ -1,0 +1,119 @@
+//! Diagnosis that never stops: the serving exporter (sidecar and fleet) runs the diagnose rules
+//! on its own model and counts their findings there (`model/findings.rs`), which the catalogue
+//! exports as `spark_diagnosis_*`.
+//!
+//! Each pass (every second, and once more when the exporter drains):
+//! - the stage attempts settled since the last pass: their findings (skew, spill, GC pressure)
+//!   are counted, final;
+//! - each application that has ended and that every source has delivered: its end findings
+//!   (executor loss, join strategy, plan change, partial cache, idle cores) are counted, once,
+//!   and its window findings evaluated a last time;
+//! - each application still running: its window findings (locality, scheduler delay, streaming
+//!   trigger) evaluated again.
+//!
+//! The rules are `diagnose`'s own (`rules`), with the same thresholds (`diagnose.*`), so once an
+//! application has ended and its logs are read to the end, its findings here equal
+//! `spark-exporter diagnose --format json` of the same application.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::links::Links;
+use super::rules;
+use crate::config::DiagnoseConfig;
+use crate::model::findings::Found;
+use crate::model::Model;
+
+/// How often the rules run.
+pub const PASS_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The rules run on one model.
+#[derive(Debug, Clone)]
+pub struct Live {
+    cfg: Arc<DiagnoseConfig>,
+}
+
+impl Live {
+    /// Run the rules on `model` from now on: it keeps each stage attempt's detail as it settles
+    /// until a pass takes it, and each ended application's detail until its end findings are
+    /// counted.
+    pub fn new(cfg: &DiagnoseConfig, model: &Model) -> Live {
+        model.keep_settled_stages();
+        Live {
+            cfg: Arc::new(cfg.clone()),
+        }
+    }
+
+    /// One pass (see the module docs).
+    pub fn pass(&self, model: &Model) {
+        let cfg = &*self.cfg;
+        let none = Links::none();
+        let counted = |v: Vec<super::report::Finding>| -> Vec<Found> {
+            v.iter().map(rules::counted).collect()
+        };
+        let settled = model.take_settled_stages();
+        if !settled.is_empty() {
+            let found: Vec<_> = model.view(|v| {
+                settled
+                    .into_iter()
+                    .filter_map(|(key, d)| {
+                        let a = v.app(&key)?;
+                        let f = counted(rules::stage_findings(&a, &d, cfg, &none));
+                        Some((key, d, f))
+                    })
+                    .collect()
+            });
+            for (key, d, f) in found {
+                model.count_stage_findings(&key, &d, f);
+            }
+        }
+        for (key, due) in model.open_findings() {
+            let found = model.view(|v| {
+                let a = v.app(&key)?;
+                let window = counted(rules::window_findings(&a, cfg, &none));
+                if !due {
+                    return Some((None, window));
+                }
+                // The stage attempts not settled yet count now, as `diagnose` reads them.
+                let f = a.findings();
+                let held: Vec<_> = a
+                    .stage_details()
+                    .into_iter()
+                    .filter(|d| !f.stage_counted(d.stage_id, d.attempt))
+                    .map(|d| {
+                        let found = counted(rules::stage_findings(&a, &d, cfg, &none));
+                        (d, found)
+                    })
+                    .collect();
+                let mut digest = f.digest().clone();
+                for (d, _) in &held {
+                    digest
+                        .entry(d.group.clone())
+                        .or_default()
+                        .add(d.totals.run_time_ms, d.totals.shuffle_write_bytes);
+                }
+                let end = counted(rules::end_findings(&a, &digest, cfg, &none));
+                Some((Some((held, end)), window))
+            });
+            match found {
+                Some((Some((held, end)), window)) => model.close_findings(&key, held, end, window),
+                Some((None, window)) => model.set_window_findings(&key, window),
+                None => {}
+            }
+        }
+    }
+
+    /// A pass every [`PASS_INTERVAL`] until `shutdown`.
+    pub async fn run(self, model: Arc<Model>, shutdown: CancellationToken) {
+        let mut tick = tokio::time::interval(PASS_INTERVAL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tick.tick() => self.pass(&model),
+            }
+        }
+    }
+}
