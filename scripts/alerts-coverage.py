@@ -17,7 +17,9 @@ ROUTING_LABELS = ("cluster", "namespace", "pod")
 # Alerts that compare the runs of one application name drop the labels that name one run
 # (RUN_LABELS of scripts/alerts-generate.py: `pod`, a sidecar's driver pod).
 CROSS_RUN = {"SparkJoinStrategyChanged": ("cluster", "namespace"),
-             "SparkPlanChanged": ("cluster", "namespace")}
+             "SparkPlanChanged": ("cluster", "namespace"),
+             "SparkDiagnosisCostHigh": ("cluster", "namespace"),
+             "SparkJobGroupDiagnosisCostHigh": ("cluster", "namespace")}
 
 
 def alerts_in(rules_path):

@@ -193,6 +193,25 @@ THRESHOLDS = {
     "UTILIZATION_RATIO": 0.5,
     "UTILIZATION_MIN_CORE_SECONDS": 3600,
     "UTILIZATION_FOR": "30m",
+    # --- Efficiency: what the final diagnosis findings cost (spark_diagnosis_cost_seconds_total). ---
+    # SparkDiagnosisCostHigh: the findings of one kind of one application name (across its runs)
+    # cost more than DIAGNOSIS_COST_SECONDS within DIAGNOSIS_COST_WINDOW. The cost's unit depends
+    # on the kind (skew: the longest task's excess over the median one; spill, gc_pressure,
+    # join_strategy, executor_loss: task-seconds; idle_cores: idle core-seconds; see
+    # docs/runbook.md). Costs of different kinds overlap (a skewed stage that spills counts in
+    # both), so they are compared per kind, never added up. An hour a day of one kind is worth a
+    # ticket, not a page: the alerts are for budgeting (severity info). A finding is counted once
+    # it is final (its stage attempt completed, or its application ended), so the counter of a
+    # run often appears with its whole value: counted like the failure counters (`events()`:
+    # NEW_SERIES_LOOKBACK).
+    "DIAGNOSIS_COST_SECONDS": 3600,
+    "DIAGNOSIS_COST_WINDOW": "1d",
+    # SparkJobGroupDiagnosisCostHigh: the same per job group and description, above this many
+    # seconds within DIAGNOSIS_COST_WINDOW ...
+    "DIAGNOSIS_GROUP_COST_SECONDS": 3600,
+    # ... leaving out the application-level kinds (a regex of kinds): their findings have no job
+    # group, and SparkDiagnosisCostHigh already names their application.
+    "DIAGNOSIS_APP_KINDS": "executor_loss|idle_cores|partial_cache",
 }
 
 DEFAULTS = {**SETTINGS, **THRESHOLDS}
@@ -221,6 +240,8 @@ SEVERITIES = {
     "SparkJoinStrategyChanged": "warning",
     "SparkPlanChanged": "info",
     "SparkLowCoreUtilization": "info",
+    "SparkDiagnosisCostHigh": "info",
+    "SparkJobGroupDiagnosisCostHigh": "info",
 }
 
 APP = "app_id, app_name"
@@ -527,7 +548,8 @@ def alerting_rules(c):
 
 # Rules that compare the runs of one application name: they keep the grouping labels except
 # RUN_LABELS (see `cross_run`), and their alerts carry only those.
-CROSS_RUN = {"spark_sql_description:plan_fingerprint", "SparkJoinStrategyChanged", "SparkPlanChanged"}
+CROSS_RUN = {"spark_sql_description:plan_fingerprint", "SparkJoinStrategyChanged", "SparkPlanChanged",
+             "SparkDiagnosisCostHigh", "SparkJobGroupDiagnosisCostHigh"}
 
 
 def cross_run(c, *parts):
@@ -622,6 +644,58 @@ def diagnosis_alerts(c):
     ]
 
 
+COST = "spark_diagnosis_cost_seconds_total"
+# The labels of one finding series of one run (app_id: absent with model.aggregate_by app_name).
+FINDING = "app_id, app_name, job_group, job_description, kind"
+
+
+def cost_alerts(c):
+    """What the final findings of each kind cost per application name (across its runs: RUN_LABELS
+    left out) and per job group, over DIAGNOSIS_COST_WINDOW.
+
+    Per series, what the counter counted in the window (`events()`: a run's series that appears
+    with its first findings counts in full). Then the largest of the exporters of one run
+    (`max by` the finding's labels with app_id, without instance, job and the RUN_LABELS), so that
+    a run two exporters export, or that moved between shards, counts once. Then the sum over the
+    runs and job groups of a name, per kind: costs of different kinds overlap and are never added.
+    """
+    w = c["DIAGNOSIS_COST_WINDOW"]
+    cc = dict(c, EVENT_WINDOW=w)
+    per_run = cross_run(c, FINDING)
+    name = cross_run(c, "app_name, kind")
+    group = cross_run(c, "app_name, job_group, job_description, kind")
+
+    def cost(selector):
+        return f"max by ({per_run}) (\n{indent(events(selector, cc))}\n)"
+
+    grouped = '%s{kind!~"%s"}' % (COST, c["DIAGNOSIS_APP_KINDS"])
+    return [
+        alert(
+            c, "SparkDiagnosisCostHigh",
+            f"sum by ({name}) (\n{indent(cost(COST))}\n)\n> {num(c['DIAGNOSIS_COST_SECONDS'])}",
+            "{{ $labels.app_name }}: {{ $labels.kind }} findings cost {{ $value | printf \"%.0f\" }} s "
+            f"in {w}",
+            "The final diagnosis findings of kind {{ $labels.kind }} of application {{ $labels.app_name }} "
+            f"(all its runs) cost {{{{ $value | printf \"%.0f\" }}}} s in the last {w} (threshold "
+            f"{num(c['DIAGNOSIS_COST_SECONDS'])} s). What a second is depends on the kind (see the "
+            "runbook); costs of different kinds overlap and are not added up. "
+            "`spark-exporter diagnose` on one of its runs lists the findings with their remedies.",
+        ),
+        alert(
+            c, "SparkJobGroupDiagnosisCostHigh",
+            f"sum by ({group}) (\n{indent(cost(grouped))}\n)\n> {num(c['DIAGNOSIS_GROUP_COST_SECONDS'])}",
+            "Job group '{{ $labels.job_group }}' of {{ $labels.app_name }}: {{ $labels.kind }} findings "
+            f"cost {{{{ $value | printf \"%.0f\" }}}} s in {w}",
+            "The final diagnosis findings of kind {{ $labels.kind }} of job group '{{ $labels.job_group }}' "
+            "('{{ $labels.job_description }}') of application {{ $labels.app_name }} (all its runs) cost "
+            f"{{{{ $value | printf \"%.0f\" }}}} s in the last {w} (threshold "
+            f"{num(c['DIAGNOSIS_GROUP_COST_SECONDS'])} s). What a second is depends on the kind (see the "
+            "runbook); costs of different kinds overlap and are not added up. "
+            "`spark-exporter diagnose` on one of its runs lists the findings with their remedies.",
+        ),
+    ]
+
+
 def groups(c):
     return [
         {"name": "spark-exporter.recording", "rules": recording_rules(c)},
@@ -629,7 +703,7 @@ def groups(c):
         {"name": "spark-exporter.runs", "rules": run_rules(c)},
         {"name": "spark-exporter.streaming", "rules": streaming_rules(c)},
         {"name": "spark-exporter.alerts", "rules": alerting_rules(c)},
-        {"name": "spark-exporter.diagnosis", "rules": diagnosis_rules(c) + diagnosis_alerts(c)},
+        {"name": "spark-exporter.diagnosis", "rules": diagnosis_rules(c) + diagnosis_alerts(c) + cost_alerts(c)},
     ]
 
 
@@ -862,6 +936,11 @@ def lint(c):
                 if not want <= kept:
                     problems.append(f"{name}: `{clause} ({labels})` drops grouping labels "
                                     f"{', '.join(sorted(want - kept))}")
+            # Costs of different finding kinds overlap: a rule that aggregates them keeps `kind`.
+            if COST in r["expr"]:
+                for labels in re.findall(r"\bby\s*\(([^)]*)\)", r["expr"]):
+                    if "kind" not in {x.strip() for x in labels.split(",")}:
+                        problems.append(f"{name}: `by ({labels})` adds up the costs of different finding kinds")
             if "alert" not in r:
                 continue
             names.add(r["alert"])

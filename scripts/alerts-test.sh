@@ -65,7 +65,8 @@ mutations=(STUCK_MINUTES=20 GC_RATIO=0.25 GC_MIN_BUSY_SLOTS=0.01 EVENT_WINDOW=5m
                 STREAMING_BATCH_TRIGGER_RATIO=2.5 STREAMING_BEHIND_FOR=20m STREAMING_PROCESSED_INPUT_RATIO=0.5 \
                 STREAMING_WATERMARK_LAG_GROWTH_SECONDS=200 GC_GROUP_MIN_BUSY_SLOTS=2 SKEWED_STAGES_MIN_TASK_SECONDS=10 \
                 SKEWED_STAGES=100 PLAN_CHANGE_WINDOW=1m UTILIZATION_RATIO=0.2 UTILIZATION_MIN_CORE_SECONDS=1 \
-                JOIN_HISTORY_WINDOW=1m)
+                JOIN_HISTORY_WINDOW=1m DIAGNOSIS_COST_SECONDS=7200 DIAGNOSIS_COST_WINDOW=1h \
+                DIAGNOSIS_GROUP_COST_SECONDS=7200 DIAGNOSIS_APP_KINDS=none)
 mutate() {  # mutation
   local mdir
   mdir=$(mktemp -d -p "$tmp")
@@ -116,7 +117,8 @@ expect_failures_of "GROUPING_LABELS empty" "$mdir/spark-exporter.rules.yml" \
   "spark_streaming_query:batch_duration_seconds:mean5m" "spark_streaming_query:trigger_interval_seconds" \
   "spark_streaming_query:batch_trigger_ratio:mean5m" "alertname: SparkJobGroupHighGCRatio," \
   "alertname: SparkSkewedStages," "alertname: SparkJoinStrategyChanged," "alertname: SparkPlanChanged," \
-  "alertname: SparkLowCoreUtilization," "spark_app:core_utilization:ratio"
+  "alertname: SparkLowCoreUtilization," "spark_app:core_utilization:ratio" \
+  "alertname: SparkDiagnosisCostHigh," "alertname: SparkJobGroupDiagnosisCostHigh,"
 # The grouping labels kept by the aggregations but not by the joins (`and on (...)`).
 sed 's/ on (cluster, namespace, \(pod, \)\?/ on (/' alerts/spark-exporter.rules.yml > "$tmp/on.rules.yml"
 [[ $(grep -c ' on (' alerts/spark-exporter.rules.yml) -eq 7 && $(grep -c ' on (cluster' "$tmp/on.rules.yml") -eq 0 ]] \
@@ -140,6 +142,8 @@ want = [(rules, f"sum by ({grouping}, app_id, app_name, job_group) (spark_job_du
         (rules, f"runbook_url: \"{cfg['RUNBOOK_BASE_URL']}#sparkjobfailed\""),
         (rules, json.dumps("up{%s} == 0" % cfg["EXPORTER_SELECTOR"])),
         (rules, f'(spark_stage_stalled_seconds) > {cfg["STUCK_MINUTES"] * 60}"'),
+        (rules, "increase(spark_diagnosis_cost_seconds_total[1d])\n            )\n          )\n"
+                f'          > {cfg["DIAGNOSIS_COST_SECONDS"]}\n'),
         (operator, f"\n  name: {cfg['PROMETHEUSRULE_NAME']}\n")]
 want += [(rules, f"\n          {k}: {v}\n") for k, v in cfg["ALERT_LABELS"].items()]
 want += [(operator, f"\n    {k}: {v}\n") for k, v in cfg["PROMETHEUSRULE_LABELS"].items()]

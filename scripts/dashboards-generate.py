@@ -20,6 +20,9 @@ Conventions:
 - Failure counters only appear with the first failure, so `rate()` misses that one: failure
   panels chart the cumulative counter (a step up per failure) rather than a rate.
 - Ratios come from the recording rules of alerts/spark-exporter.rules.yml.
+- The efficiency dashboard charts what the diagnosis findings cost. Costs of different kinds
+  overlap, so every query keeps `kind` (the lint rejects a sum of costs that drops it); counters
+  that appear with a run's findings count whole, as SparkDiagnosisCostHigh counts them.
 - The fleet dashboard has a `job` variable (the exporters' scrape jobs) that every selector but the
   recording rules' filters too: sidecars and a fleet may export the same application. It counts
   distinct application ids and reads ended runs from each series' last value in the time range,
@@ -159,6 +162,27 @@ def row(title):
     return {"type": "row", "title": title, "collapsed": False, "panels": [], "_size": (24, 1)}
 
 
+def text(title, description, content, w=24, h=5):
+    """A markdown note: no query, no unit."""
+    return {"type": "text", "title": title, "description": description,
+            "options": {"mode": "markdown", "content": content,
+                        "code": {"language": "plaintext", "showLineNumbers": False, "showMiniMap": False}},
+            "_size": (w, h)}
+
+
+def bargauge(title, description, unit, targets, w=8, h=9):
+    """Horizontal bars, one per series of instant queries (the series' last value)."""
+    p = panel("bargauge", title, description, unit, targets, w, h)
+    p["fieldConfig"]["defaults"]["color"] = {"mode": "continuous-GrYlRd"}
+    p["options"] = {
+        "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
+        "orientation": "horizontal", "displayMode": "gradient", "valueMode": "color",
+        "namePlacement": "auto", "showUnfilled": True, "sizing": "auto", "minVizWidth": 8,
+        "minVizHeight": 16, "maxVizHeight": 300,
+    }
+    return p
+
+
 def quantiles(metric, by, selector, legend, qs=((0.5, "p50"), (0.95, "p95"), (1, "max"))):
     """histogram_quantile targets over the rate of a histogram's buckets."""
     return [target(f"histogram_quantile({q}, sum by ({by}, le) (rate({metric}_bucket{{{selector}}}[{RI}])))",
@@ -264,7 +288,7 @@ def layout(panels):
     return out
 
 
-def dashboard(uid, title, description, panels, by_job=False):
+def dashboard(uid, title, description, panels, by_job=False, time_from="now-3h", refresh="30s"):
     return {
         "annotations": {"list": [{
             "builtIn": 1, "datasource": {"type": "grafana", "uid": "-- Grafana --"}, "enable": True,
@@ -279,11 +303,11 @@ def dashboard(uid, title, description, panels, by_job=False):
                    "targetBlank": False, "title": "Spark dashboards", "type": "dashboards", "icon": "external link",
                    "tooltip": "", "url": ""}],
         "panels": layout(panels),
-        "refresh": "30s",
+        "refresh": refresh,
         "schemaVersion": SCHEMA_VERSION,
         "tags": ["spark", "spark-exporter"],
         "templating": {"list": variables(by_job)},
-        "time": {"from": "now-3h", "to": "now"},
+        "time": {"from": time_from, "to": "now"},
         "timepicker": {},
         "timezone": "browser",
         "title": title,
@@ -912,6 +936,146 @@ def diagnosis():
     ])
 
 
+# --- efficiency: what the final diagnosis findings cost ---------------------------------------
+# spark_diagnosis_findings_total and spark_diagnosis_cost_seconds_total (app_id, app_name, kind,
+# job_group, job_description; no app_id with model.aggregate_by app_name) count a finding once it
+# is final. Costs of different kinds overlap (a skewed stage that spills counts in both), so every
+# query keeps `kind`: scripts/dashboards-lint.py rejects a sum of costs that drops it.
+COST = "spark_diagnosis_cost_seconds_total"
+FINDINGS = "spark_diagnosis_findings_total"
+WINDOW_FINDINGS = "spark_diagnosis_window_findings"
+WINDOW_COST = "spark_diagnosis_window_cost_seconds"
+NEW_SERIES_LOOKBACK = "1h"  # NEW_SERIES_LOOKBACK of scripts/alerts-generate.py
+# Application-level kinds: no job group (DIAGNOSIS_APP_KINDS of scripts/alerts-generate.py).
+APP_KINDS = "executor_loss|idle_cores|partial_cache"
+# The labels of one finding series of one run (no app_id by application name).
+FINDING_BY = "cluster, namespace, app_id, app_name, job_group, job_description, kind"
+
+
+def counted(metric, selector, window):
+    """What a counter counted within `window`, per finding of a run, as SparkDiagnosisCostHigh
+    counts it: a series that did not exist in the NEW_SERIES_LOOKBACK before the window counts
+    whole (a run's counter appears with its first findings, and increase() would see nothing of
+    it), older series their increase. Then the largest of the exporters of one run (a sidecar and
+    a fleet, two shards), so that a run exported twice counts once."""
+    s = f"{metric}{{{selector}}}"
+    return (f"max by ({FINDING_BY}) ((max_over_time({s}[{window}]) unless "
+            f"max_over_time({s}[{NEW_SERIES_LOOKBACK}] offset {window})) or increase({s}[{window}]))")
+
+
+def efficiency():
+    """Spark / Efficiency: what the final findings of the diagnosis cost across a fleet, by kind,
+    application name and job group, and the window findings of the running applications."""
+    rng, itv = "$__range", "$__interval"
+    grouped = f'{FJOB}, kind!~"{APP_KINDS}"'
+    idle_sel, lost_sel = f'{FJOB}, kind="idle_cores"', f'{FJOB}, kind="executor_loss"'
+    overlap = ("Costs of different kinds overlap (a skewed stage that spills counts in both skew and "
+               "spill): compare them per kind, never add them up.")
+    note = (
+        "**Costs overlap across kinds: never add them up over `kind`.** A skewed stage that spills counts in "
+        "both `skew` and `spill`, and idle cores are partly skew; every panel here keeps the kind.\n\n"
+        "What a second of cost is, per kind: `skew` the longest task's excess over the median task; `spill`, "
+        "`gc_pressure`, `join_strategy`, `executor_loss` task-seconds; `idle_cores` idle core-seconds; "
+        "`scheduler_delay` seconds of scheduler delay; `streaming_trigger` batch seconds over 80% of the "
+        "trigger; `plan_change`, `partial_cache`, `locality` no cost (findings only).\n\n"
+        "A finding counts once it is final: `skew`, `spill`, `gc_pressure` when their stage attempt completes, "
+        "the others when the application ends. The window kinds (`locality`, `scheduler_delay`, "
+        "`streaming_trigger`) are the current evaluation of a running application. Alerts: "
+        "SparkDiagnosisCostHigh and SparkJobGroupDiagnosisCostHigh (docs/runbook.md); one run's findings "
+        "in detail: `spark-exporter diagnose` (docs/diagnose.md).")
+    p_cost_kind = ts("Cost by kind", "What the findings that became final in each interval cost, per kind "
+                     "(spark_diagnosis_cost_seconds_total; a run's counter that appears counts whole). " + overlap,
+                     "s", [target(f"sum by (kind) ({counted(COST, FJOB, itv)})", "{{kind}}")], sparse=True)
+    p_find_kind = ts("Findings by kind", "Findings that became final in each interval, per kind "
+                     "(spark_diagnosis_findings_total).", "short",
+                     [target(f"sum by (kind) ({counted(FINDINGS, FJOB, itv)})", "{{kind}}")], sparse=True)
+    p_idle = ts("Idle core-seconds by application name", "Core-seconds the executors held and no task used, "
+                "counted when each run ends (kind idle_cores), per interval.", "s",
+                [target(f"sum by (app_name, kind) ({counted(COST, idle_sel, itv)})",
+                        "{{app_name}}")], w=8, sparse=True)
+    p_lost = ts("Executor loss cost by application name", "Task-seconds of the tasks that failed with lost "
+                "executors (kind executor_loss), counted when each run ends, per interval.", "s",
+                [target(f"sum by (app_name, kind) ({counted(COST, lost_sel, itv)})",
+                        "{{app_name}}")], w=8, sparse=True)
+    for p in (p_cost_kind, p_find_kind, p_idle, p_lost):
+        p["interval"] = "5m"  # increase() over an interval needs a few scrapes
+        p["options"]["legend"]["calcs"] = ["sum", "max"]  # sum: the time range's total
+    plan_sel = f'{FJOB}, kind=~"join_strategy|plan_change|partial_cache"'
+    return dashboard("spark-exporter-efficiency", "Spark / Efficiency",
+                     "What the diagnosis findings cost across a fleet: per kind, application name and job group, "
+                     "over time and over the time range, and the window findings of the running applications. "
+                     "Costs overlap across kinds (a skewed stage that spills counts in both): they are never "
+                     "added up over kinds. Alerts: SparkDiagnosisCostHigh, SparkJobGroupDiagnosisCostHigh.", [
+        text("Costs overlap across kinds", "How to read the costs: their unit per kind, and why they are never "
+             "added up over kinds.", note),
+        row("Cost by kind (costs of different kinds overlap: never add them up)"),
+        p_cost_kind,
+        p_find_kind,
+        row("Where the cost is, over the time range (per kind)"),
+        bargauge("Cost by kind over the time range", "What the findings that became final in the time range cost, "
+                 "per kind. " + overlap, "s",
+                 [target(f"sum by (kind) ({counted(COST, FJOB, rng)})", "{{kind}}", instant=True)]),
+        bargauge("Top application names by cost, per kind", "The five costliest application names of each kind "
+                 "over the time range (all their runs). " + overlap, "s",
+                 [target(f"topk by (kind) (5, sum by (app_name, kind) ({counted(COST, FJOB, rng)}) > 0)",
+                         "{{kind}}: {{app_name}}", instant=True)]),
+        bargauge("Top job groups by cost, per kind", "The five costliest job groups of each kind over the time "
+                 "range (all runs of their application name; the application-level kinds executor_loss, "
+                 "idle_cores and partial_cache have no job group and are left out). " + overlap, "s",
+                 [target(f"topk by (kind) (5, sum by (app_name, job_group, job_description, kind) "
+                         f"({counted(COST, grouped, rng)}) > 0)",
+                         "{{kind}}: {{app_name}} / {{job_group}} {{job_description}}", instant=True)]),
+        table("Costliest application names, job groups and kinds", "Cost and findings over the time range per "
+              "application name, job group, description and kind (all runs), the costliest first. " + overlap,
+              "s",
+              [target(f"sum by (app_name, job_group, job_description, kind) ({counted(COST, FJOB, rng)})",
+                      instant=True, table=True),
+               target(f"sum by (app_name, job_group, job_description, kind) ({counted(FINDINGS, FJOB, rng)})",
+                      instant=True, table=True)],
+              h=10, merge=True, order=("app_name", "job_group", "job_description", "kind", "Value #A", "Value #B"),
+              rename={"Value #A": "Cost", "Value #B": "Findings", "app_name": "Application",
+                      "job_group": "Job group", "job_description": "Description", "kind": "Kind"},
+              units={"Findings": "short"}, sort_by="Cost"),
+        row("Findings at the application's end"),
+        p_idle,
+        p_lost,
+        table("Plan, join and cache findings over the time range", "Findings without a stage, counted when each "
+              "run ends: join_strategy (a shuffle join of a broadcast candidate; cost: the description's "
+              "task-seconds), plan_change (no cost), partial_cache (no cost), per application name, job group "
+              "and description.", "short",
+              [target(f"sum by (app_name, job_group, job_description, kind) ({counted(FINDINGS, plan_sel, rng)})",
+                      instant=True, table=True),
+               target(f"sum by (app_name, job_group, job_description, kind) ({counted(COST, plan_sel, rng)})",
+                      instant=True, table=True)],
+              w=8, merge=True, order=("app_name", "job_group", "job_description", "kind", "Value #A", "Value #B"),
+              rename={"Value #A": "Findings", "Value #B": "Cost", "app_name": "Application",
+                      "job_group": "Job group", "job_description": "Description", "kind": "Kind"},
+              units={"Cost": "s"}, sort_by="Findings"),
+        row("Window findings of the running applications (now, per run)"),
+        ts("Window findings", "Current findings of the window kinds per run: locality and scheduler_delay per "
+           "job group, streaming_trigger per streaming query (spark_diagnosis_window_findings).", "short",
+           [target(f"max by (app_name, app_id, kind, job_group, query) ({WINDOW_FINDINGS}{{{FJOB}}})",
+                   "{{kind}} {{app_name}} {{job_group}}{{query}}")]),
+        ts("Window cost", "Current cost of the window kinds per run: scheduler_delay in seconds of scheduler "
+           "delay, streaming_trigger in batch seconds over 80% of the trigger; locality has none "
+           "(spark_diagnosis_window_cost_seconds). " + overlap, "s",
+           [target(f"max by (app_name, app_id, kind, job_group, query) ({WINDOW_COST}{{{FJOB}}})",
+                   "{{kind}} {{app_name}} {{job_group}}{{query}}")]),
+        table("Window findings now", "The window findings of each run now, with their cost: streaming_trigger, "
+              "locality and scheduler_delay.", "short",
+              [target(f"max by (app_name, app_id, kind, job_group, job_description, query) "
+                      f"({WINDOW_FINDINGS}{{{FJOB}}})", instant=True, table=True),
+               target(f"max by (app_name, app_id, kind, job_group, job_description, query) "
+                      f"({WINDOW_COST}{{{FJOB}}})", instant=True, table=True)],
+              merge=True, order=("app_name", "app_id", "kind", "job_group", "job_description", "query",
+                                 "Value #A", "Value #B"),
+              rename={"Value #A": "Findings", "Value #B": "Cost", "app_name": "Application", "app_id": "Id",
+                      "kind": "Kind", "job_group": "Job group", "job_description": "Description",
+                      "query": "Query"},
+              units={"Cost": "s"}, sort_by="Cost"),
+    ], by_job=True, time_from="now-24h", refresh="5m")
+
+
 DASHBOARDS = {
     "spark-overview.json": overview,
     "spark-jobs.json": jobs,
@@ -920,6 +1084,7 @@ DASHBOARDS = {
     "spark-sql-streaming.json": sql_streaming,
     "spark-fleet.json": fleet,
     "spark-diagnosis.json": diagnosis,
+    "spark-efficiency.json": efficiency,
 }
 
 

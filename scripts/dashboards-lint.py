@@ -13,13 +13,14 @@ a `datasource` variable of type datasource for prometheus; `cluster`, `namespace
 panel ids and non-overlapping grid positions. Per panel (rows aside): a title, a description, a
 unit, datasource `${datasource}` on the panel and on every query, at least one query; a time
 series panel of sparse data (histogram_quantile, a ratio of rates, the per-run rules) draws
-points (`showPoints: always`). Per query: only metrics the exporter serves or the recording
-rules define; every selector filters on `$cluster` and `$namespace`, of an application metric
+points (`showPoints: always`); a text panel (a note) has content and no query. Per query: only
+metrics the exporter serves or the recording rules define; every selector filters on `$cluster` and `$namespace`, of an application metric
 also on `$app_name` and `$app_id`, and of a job/stage/task metric also on `$job_group`; `up{...}` (the scrape targets) on `$cluster` and
 `$namespace`. A dashboard with a `job` variable (the fleet's: sidecars and a fleet may export the
 same application) also filters every selector but the recording rules' (which keep no `job`) and
 the later variables' queries on `$job`. The jobs dashboard has per-run panels: each per-run recording rule charted with the
-application's start time.
+application's start time. A sum or average of the diagnosis findings' costs keeps `kind` (costs
+of different kinds overlap) unless the query selects one kind.
 
 Standard library only (plus promtool for --promtool). tests/e2e_prometheus.py imports this file
 for `queries()` and `substitute()`.
@@ -74,6 +75,10 @@ JOB_METRICS = {  # labels app_id, app_name, job_group, job_description
     # SQL plans: SQL labels (app_id, app_name, job_group, description)
     "spark_sql_plans_total", "spark_sql_joins_total", "spark_sql_skew_joins_total",
     "spark_sql_exchanges_total", "spark_sql_aqe_partitions_total",
+    # Diagnosis findings: app_id (none by application name), app_name, job_group and
+    # job_description (empty for the application-level kinds), kind; the window gauges also query
+    "spark_diagnosis_findings_total", "spark_diagnosis_cost_seconds_total",
+    "spark_diagnosis_window_findings", "spark_diagnosis_window_cost_seconds",
 }
 NAME_METRICS = {  # labels app_name, job_group (no app_id: they span the runs of an application name)
     "spark_sql_plan_fingerprint",
@@ -112,6 +117,9 @@ SELF_METRICS = {  # the exporter's own health; not per application
     "spark_exporter_store_response_bytes_total", "spark_exporter_store_errors_total",
 }
 TARGET_METRICS = {"up"}  # Prometheus' own series of each scrape target
+# Costs of the diagnosis findings per kind: they overlap across kinds (a skewed stage that spills
+# counts in both), so a query that sums or averages them keeps `kind` (or selects one kind).
+COST_METRICS = {"spark_diagnosis_cost_seconds_total", "spark_diagnosis_window_cost_seconds"}
 LABEL_NAMES = {"spark_version"}  # label names that look like metric names
 
 
@@ -182,6 +190,20 @@ def check_query(expr, where, rules, problems, extra=()):
         for var in needs:
             if not re.search(rf'\b{var}=~"\${var}"', matchers):
                 problems.append(f'{where}: selector {name}{{{matchers}}} does not filter {var}=~"${var}"')
+
+
+def check_cost_kinds(expr, where, problems):
+    """A sum or average over a cost metric must keep `kind` in its `by (...)`, unless every cost
+    selector of the query picks one kind (kind="...")."""
+    plain = strip_strings(expr)
+    if not {n for n, _ in selectors(plain)} & COST_METRICS:
+        return
+    if all(re.search(r'\bkind\s*=\s*"[^"]+"', m) for n, m in selectors(expr) if n in COST_METRICS):
+        return
+    for m in re.finditer(r"\b(sum|avg)\s*(?:(by|without)\s*\(([^)]*)\))?\s*\(", plain):
+        if m.group(2) != "by" or "kind" not in {x.strip() for x in m.group(3).split(",")}:
+            problems.append(f"{where}: `{m.group(0).strip()}` adds up the costs of different finding kinds, "
+                            f"which overlap: keep kind in by (...)")
 
 
 def sparse(expr):
@@ -330,6 +352,12 @@ def lint(path, seen, rules):
             problems.append(f"{pw}: no title")
         if not (p.get("description") or "").strip():
             problems.append(f"{pw}: no description")
+        if p.get("type") == "text":  # a note: no query, no unit
+            if not ((p.get("options") or {}).get("content") or "").strip():
+                problems.append(f"{pw}: text panel without content")
+            if p.get("targets"):
+                problems.append(f"{pw}: a text panel has no queries")
+            continue
         if not ((p.get("fieldConfig") or {}).get("defaults") or {}).get("unit"):
             problems.append(f"{pw}: no unit (fieldConfig.defaults.unit)")
         if (p.get("datasource") or {}).get("uid") != DS_UID:
@@ -344,6 +372,7 @@ def lint(path, seen, rules):
             if (t.get("datasource") or {}).get("uid") != DS_UID:
                 problems.append(f"{pw} query {t.get('refId')}: datasource must be {DS_UID}")
             check_query(t.get("expr", ""), f"{pw} query {t.get('refId')}", rules, problems, extra)
+            check_cost_kinds(t.get("expr", ""), f"{pw} query {t.get('refId')}", problems)
         custom = ((p.get("fieldConfig") or {}).get("defaults") or {}).get("custom") or {}
         if p.get("type") == "timeseries" and any(sparse(t.get("expr", "")) for t in targets) \
                 and custom.get("showPoints") != "always":

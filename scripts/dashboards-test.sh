@@ -7,6 +7,9 @@
 #  3. the lint can fail: copies with typical mistakes must be rejected, one problem per mistake
 #  4. the per-run queries of the jobs dashboard, on made-up series of two runs (promtool test
 #     rules): one row per run and job group, the run's value and its start time
+#  5. the cost queries of the efficiency dashboard, on made-up runs (promtool test rules): a run's
+#     counter that appears in the range counts whole, an older one its increase, a run exported
+#     twice once, and costs of different kinds are never added up
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v promtool >/dev/null || { echo "promtool not found (apt-get install prometheus)" >&2; exit 2; }
@@ -20,7 +23,7 @@ echo "== 2. lint and promtool parse"
 python3 scripts/dashboards-lint.py --promtool
 
 echo "== 3. the lint rejects broken dashboards"
-python3 - "$tmp/broken.json" "$tmp/broken2.json" "$tmp/broken3.json" <<'PY'
+python3 - "$tmp/broken.json" "$tmp/broken2.json" "$tmp/broken3.json" "$tmp/broken4.json" <<'PY'
 import json, sys
 d = json.load(open("dashboards/spark-jobs.json"))
 d["uid"] = "broken-copy"
@@ -61,8 +64,21 @@ panels["Applications per shard"]["targets"][0]["expr"] = \
     'count by (instance) (spark_app_info{cluster=~"$cluster", namespace=~"$namespace", app_name=~"$app_name", app_id=~"$app_id"})'
 panels["Scrape target up"]["targets"][0]["expr"] = 'up{job=~"$job"}'
 json.dump(d, open(sys.argv[3], "w"))
+
+# The efficiency dashboard never adds up the costs of different finding kinds; its note has content.
+d = json.load(open("dashboards/spark-efficiency.json"))
+d["uid"], d["title"] = "broken-efficiency", "broken efficiency"
+panels = {p["title"]: p for p in d["panels"] if p["type"] != "row"}
+sel = ('cluster=~"$cluster", namespace=~"$namespace", job=~"$job", app_name=~"$app_name", app_id=~"$app_id", '
+       'job_group=~"$job_group"')
+panels["Cost by kind over the time range"]["targets"][0]["expr"] = \
+    f"sum by (app_name) (increase(spark_diagnosis_cost_seconds_total{{{sel}}}[$__range]))"
+panels["Window cost"]["targets"][0]["expr"] = f"sum(spark_diagnosis_window_cost_seconds{{{sel}}})"
+panels["Costs overlap across kinds"]["options"]["content"] = ""
+json.dump(d, open(sys.argv[4], "w"))
 PY
-if python3 scripts/dashboards-lint.py --promtool "$tmp/broken.json" "$tmp/broken2.json" "$tmp/broken3.json" > "$tmp/out.txt" 2>&1; then
+if python3 scripts/dashboards-lint.py --promtool "$tmp/broken.json" "$tmp/broken2.json" "$tmp/broken3.json" \
+    "$tmp/broken4.json" > "$tmp/out.txt" 2>&1; then
   echo "FAIL: the lint accepted a broken dashboard" >&2; cat "$tmp/out.txt" >&2; exit 1
 fi
 for expected in "schemaVersion 36" "__inputs" "no template variable job_group" "no description" "no unit" \
@@ -72,7 +88,9 @@ for expected in "schemaVersion 36" "__inputs" "no template variable job_group" "
                 "'Mean job duration': charts sparse data" \
                 "no per-run panel charts spark_app_job_group:job_duration_seconds:mean" \
                 'variable app_name must filter job=~"$job"' 'app_id=~"$app_id"} does not filter job=~"$job"' \
-                'up{job=~"$job"} does not filter cluster'; do
+                'up{job=~"$job"} does not filter cluster' \
+                "'Cost by kind over the time range' query A: \`sum by (app_name) (\` adds up the costs" \
+                "'Window cost' query A: \`sum(\` adds up the costs" "'Costs overlap across kinds': text panel without content"; do
   grep -q -- "$expected" "$tmp/out.txt" || { echo "FAIL: lint did not report '$expected'" >&2; cat "$tmp/out.txt" >&2; exit 1; }
 done
 echo "ok: the lint reports every planted mistake"
@@ -126,5 +144,62 @@ json.dump(doc, open(sys.argv[1], "w"), indent=1)  # JSON is YAML
 print(f"{len(tests)} queries of {len(panels)} panels: " + ", ".join(sorted(panels)))
 PY
 promtool test rules "$tmp/per-run.test.yml"
+
+echo "== 5. cost queries of the efficiency dashboard on made-up runs"
+# etl: run r1 older than the range (its skew counter grows 10 s a minute), run r2 new in it (skew
+# 1000 s, exported by its sidecar and, 5 minutes later, by a fleet shard; spill 500 s); r0 ended
+# before the range. report: r5 new, skew 300 s in job group g, and idle cores (no job group).
+python3 - "$tmp/efficiency.test.yml" <<'PY'
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("lint", "scripts/dashboards-lint.py")
+lint = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(lint)
+C = "spark_diagnosis_cost_seconds_total"
+side, fleet = 'instance="10.0.0.2:9809", job="spark-exporter"', 'instance="10.0.1.1:9809", job="spark-fleet"'
+etl = 'app_name="etl", job_group="load", job_description="daily load"'
+series = [
+    (f'{C}{{{side}, {etl}, app_id="r1", kind="skew"}}', "0+10x120"),
+    (f'{C}{{{side}, {etl}, app_id="r2", kind="skew"}}', "_x90 1000x30"),
+    (f'{C}{{{fleet}, {etl}, app_id="r2", kind="skew"}}', "_x95 1000x25"),
+    (f'{C}{{{side}, {etl}, app_id="r2", kind="spill"}}', "_x90 500x30"),
+    (f'{C}{{{side}, {etl}, app_id="r0", kind="spill"}}', "9000x30"),
+    (f'{C}{{{side}, app_name="report", job_group="g", job_description="render", app_id="r5", kind="skew"}}',
+     "_x100 300x20"),
+    (f'{C}{{{side}, app_name="report", app_id="r5", kind="idle_cores"}}', "_x100 7000x20"),
+]
+etl_l = 'app_name="etl", job_group="load", job_description="daily load"'
+rep_l = 'app_name="report", job_group="g", job_description="render"'
+# panel title -> (eval time, $__interval, expected {labels: value}) over a range of 1h
+want = {
+    "Cost by kind over the time range": ("119m", "1m", {'{kind="skew"}': 1900, '{kind="spill"}': 500,
+                                                       '{kind="idle_cores"}': 7000}),
+    "Top application names by cost, per kind": ("119m", "1m", {
+        '{app_name="etl", kind="skew"}': 1600, '{app_name="report", kind="skew"}': 300,
+        '{app_name="etl", kind="spill"}': 500, '{app_name="report", kind="idle_cores"}': 7000}),
+    "Top job groups by cost, per kind": ("119m", "1m", {
+        f'{{{etl_l}, kind="skew"}}': 1600, f'{{{etl_l}, kind="spill"}}': 500, f'{{{rep_l}, kind="skew"}}': 300}),
+    "Costliest application names, job groups and kinds": ("119m", "1m", {
+        f'{{{etl_l}, kind="skew"}}': 1600, f'{{{etl_l}, kind="spill"}}': 500, f'{{{rep_l}, kind="skew"}}': 300,
+        '{app_name="report", kind="idle_cores"}': 7000}),
+    # The 5 minutes up to 90m: r2 appears (1000 s of skew, 500 s of spill), r1 grows by 50 s.
+    "Cost by kind": ("90m", "5m", {'{kind="skew"}': 1050, '{kind="spill"}': 500}),
+}
+tests, seen = [], set()
+for q in lint.queries("dashboards/spark-efficiency.json"):
+    if q["kind"] != "panel" or q["panel"] not in want or q["refId"] != "A":
+        continue
+    at, itv, rows = want[q["panel"]]
+    seen.add(q["panel"])
+    # round(): increase() extrapolates to the range's ends, a few ulps off the made-up values
+    tests.append({"expr": "round(" + lint.substitute(q["expr"], {}, interval=itv, range_="1h") + ")",
+                  "eval_time": at, "exp_samples": [{"labels": l, "value": v} for l, v in rows.items()]})
+if seen != set(want):
+    sys.exit(f"panels not found in spark-efficiency.json: {sorted(set(want) - seen)}")
+doc = {"rule_files": [], "evaluation_interval": "1m", "tests": [{
+    "interval": "1m", "input_series": [{"series": s, "values": v} for s, v in series], "promql_expr_test": tests}]}
+json.dump(doc, open(sys.argv[1], "w"), indent=1)  # JSON is YAML
+print(f"{len(tests)} queries: " + ", ".join(sorted(seen)))
+PY
+promtool test rules "$tmp/efficiency.test.yml"
 
 echo "dashboards: all checks passed"

@@ -96,6 +96,11 @@ pub const ASSETS: &[Asset] = &[
         include_str!("../../dashboards/spark-fleet.json"),
     ),
     (
+        "/dashboards/spark-efficiency.json",
+        JSON,
+        include_str!("../../dashboards/spark-efficiency.json"),
+    ),
+    (
         "/alerts/spark-exporter.rules.yml",
         YAML,
         include_str!("../../alerts/spark-exporter.rules.yml"),
