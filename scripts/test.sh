@@ -92,6 +92,11 @@ wait_background() {
 # each other on 2 cores and a workload's own REST call timed out; one JVM beside the waiting
 # tests does not. The integration tests are one binary (tests/it/main.rs), its JVM suites the
 # module `jvm` (tests/it/jvm/). Each lane's output is printed when it ends.
+# The alert and dashboard suites (promtool and Python, no Spark) run meanwhile too, at the lowest
+# priority: the tests mostly wait, and their CPU comes first. Their output is printed after.
+static_log="$root/target/static-checks.log"
+(nice -n 19 scripts/alerts-test.sh && nice -n 19 scripts/dashboards-test.sh) >"$static_log" 2>&1 &
+static_checks=$!
 jvm_suites=(diagnose_history e2e_core e2e_executor_lost eventlog_live faults_spark_ui history_server otlp_live)
 lane_dir="$root/target/test-lanes"
 mkdir -p "$lane_dir"
@@ -120,20 +125,19 @@ step "OpenMetrics against a strict parser (prometheus_client)"
 
 # Everything up to the benches' release builds needs only the debug build: the background
 # builds (at nice 19, so these steps get the CPU first) end meanwhile.
-step "alerts"
-scripts/alerts-test.sh
-
-step "dashboards"
-scripts/dashboards-test.sh
-
-step "deploy"
-scripts/deploy-test.sh
+step "alerts and dashboards (ran in the background during the cargo tests)"
+collect "$static_checks" "$static_log" "alert and dashboard tests"
 
 # Event logs on object storage: mostly waiting (a fault proxy's stalls outlasting the client's
 # timeout), so in the background beside the end-to-end scripts; its result is printed after them.
 objstore_log="$root/target/objstore-test.log"
 scripts/objstore-test.sh >"$objstore_log" 2>&1 &
 objstore=$!
+# The deploy suite (Helm, kubectl and manifest checks, a pip install; no Spark, no timing) too,
+# at the lowest priority.
+deploy_log="$root/target/deploy-test.log"
+nice -n 19 scripts/deploy-test.sh >"$deploy_log" 2>&1 &
+deploy=$!
 
 step "waiting for the pyspark 3.3.4 venv"
 wait "$versions_venv" || { cat "$versions_log"; echo "pyspark 3.3.4 venv failed" >&2; exit 1; }
@@ -145,6 +149,9 @@ done
 
 step "scripts/objstore-test.sh (ran in the background)"
 collect "$objstore" "$objstore_log" "object-storage tests"
+
+step "scripts/deploy-test.sh (ran in the background)"
+collect "$deploy" "$deploy_log" "deploy tests"
 
 # From here on, the release binary, the diagnose bench and cargo-deny.
 step "the background builds (release binary, diagnose bench, cargo-deny)"

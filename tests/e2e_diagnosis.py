@@ -126,7 +126,12 @@ def run(a, tmp, res, procs):
         gen += ["--set", o]
     subprocess.run(gen, check=True, capture_output=True)
     rules = os.path.join(rules_dir, "spark-exporter.rules.yml")
+    # The exporter follows the event-log folder as a fleet exporter does, with the thresholds
+    # the diagnose runs below use (its findings as metrics must equal theirs).
+    diag = os.path.join(tmp, "diagnose")
+    os.makedirs(diag)
     exporter = Proc("exporter", [a.exporter, f"--web.listen-address=127.0.0.1:{exp_port}", "--spark.url=",
+                                 f"--config.file={diagnose_config(diag)}",
                                  f"--event-log.dir={events}", "--event-log.poll-interval=1s",
                                  "--model.summary-after=1h", "--lifecycle.grace-period=2s"], tmp)
     procs.append(exporter)
@@ -148,8 +153,6 @@ scrape_configs:
     prom = Prom(f"http://127.0.0.1:{prom_port}")
     wait_for(lambda: prom.api("status/buildinfo").get("status") == "success", 30, "Prometheus")
 
-    diag = os.path.join(tmp, "diagnose")
-    os.makedirs(diag)
     began = time.time()
     # --plan-pause: a few scrapes see the first plan of each twin before its second run.
     # --rest-out: the live hook runs once the driver's REST answers have settled.
@@ -218,6 +221,7 @@ scrape_configs:
     res.add(f"every panel of the Diagnosis dashboard returns data ({len(with_data)})", not empty, "; ".join(empty))
 
     check_diagnose(a, fixture, diag, apps, res)
+    check_findings_metrics(prom, diag, apps, res)
 
     if not a.no_cargo:
         env = dict(os.environ, DIAGNOSIS_FIXTURE=fixture)
@@ -303,6 +307,87 @@ def schema_errors(python, paths):
 
 def key(f):
     return (f["kind"], f.get("job_group"), f.get("description"), f.get("stage_id"))
+
+
+FINDINGS = ("spark_diagnosis_findings_total", "spark_diagnosis_window_findings")
+COSTS = ("spark_diagnosis_cost_seconds_total", "spark_diagnosis_window_cost_seconds")
+
+
+def served_findings(prom, app_id):
+    """{(kind, job_group, description, query): [findings, cost]} of app_id in Prometheus now:
+    the final findings' counters plus the window's gauges."""
+    out = {}
+    for names, i in ((FINDINGS, 0), (COSTS, 1)):
+        for name in names:
+            for s in result(prom, f'{name}{{app_id="{app_id}"}}'):
+                m = s["metric"]
+                k = (m["kind"], m.get("job_group", ""), m.get("job_description", ""), m.get("query", ""))
+                out.setdefault(k, [0, 0.0])[i] += float(s["value"][1])
+    return out
+
+
+def reported_findings(report):
+    """The same sums of one application's diagnose report."""
+    out = {}
+    for f in report["findings"]:
+        k = (f["kind"], f.get("job_group") or "", f.get("description") or "", f.get("query") or "")
+        e = out.setdefault(k, [0, 0.0])
+        e[0] += 1
+        e[1] += f["cost_seconds"]
+    return out
+
+
+def findings_differ(want, got):
+    """Places where the served findings differ from the report's (counts exact, costs to the
+    rounding of the exposition's decimal text)."""
+    return [f"{k}: diagnose {want.get(k)}, served {got.get(k)}" for k in sorted(set(want) | set(got))
+            if k not in want or k not in got or int(want[k][0]) != int(got[k][0])
+            or abs(want[k][1] - got[k][1]) > 1e-6 * max(1.0, abs(want[k][1]))]
+
+
+def check_findings_metrics(prom, diag, apps, res):
+    """Findings as metrics (issue 35): at each application's end, the exporter's series in
+    Prometheus equal post-mortem diagnose's JSON of the same run; each provoked condition is a
+    series with its job group and kind, counted while the application ran; the twins have none."""
+    diffs = {}
+    for name, app_id in apps.items():
+        r, why = read_report(os.path.join(diag, f"post-mortem-{name}"))
+        if r is None:
+            diffs[name] = [why]
+            continue
+        want = reported_findings(r["applications"][0])
+        try:
+            wait_for(lambda: not findings_differ(want, served_findings(prom, app_id)), 30,
+                     f"the findings of {name} in Prometheus", every=2)
+        except TimeoutError:
+            diffs[name] = findings_differ(want, served_findings(prom, app_id))
+    res.add("findings as metrics: each application's series in Prometheus equal post-mortem diagnose's JSON "
+            "(kind, job group, description, query: count and cost)", not diffs,
+            "; ".join(f"{n}: {d[:6]}" for n, d in diffs.items()))
+    main = apps["diagnosis"]
+    served = served_findings(prom, main)
+    provoked = {("skew", "skewed"), ("spill", "spill"), ("gc_pressure", "gc_pressure"), ("join_strategy", "join_smj")}
+    twins = {("skew", "balanced"), ("spill", "no_spill"), ("gc_pressure", "gc_light"), ("join_strategy", "join_broadcast")}
+    seen = {(k[0], k[1]) for k in served}
+    idle = served_findings(prom, apps["diagnosis-idle"])
+    busy = served_findings(prom, apps["diagnosis-busy"])
+    res.add("findings as metrics: each condition is a series with its job group and kind, its twin has none",
+            provoked <= seen and not (twins & seen) and any(k[0] == "idle_cores" for k in idle)
+            and not any(k[0] == "idle_cores" for k in busy),
+            f"provoked missing {sorted(provoked - seen)}, twins found {sorted(twins & seen)}, "
+            f"idle {sorted(idle)}, busy {sorted(busy)}")
+    # Stage findings are final when their stage ends: the skewed stage's was in Prometheus
+    # before its application ended.
+    r, _ = read_report(os.path.join(diag, "post-mortem-diagnosis"))
+    end_s = (r or {}).get("applications", [{}])[0].get("end_ms", 0) / 1000
+    # (timestamp() of a selector is its latest sample's time; the series exists from its first
+    # finding on, so a sample at or before the end means it was counted before.)
+    q = prom.query(f'min(timestamp(spark_diagnosis_findings_total{{app_id="{main}", kind="skew", job_group="skewed"}}))',
+                   t=end_s)
+    first = q.get("data", {}).get("result", [])
+    res.add("findings as metrics: a stage finding is counted while its application runs",
+            bool(first) and float(first[0]["value"][1]) < end_s,
+            f"skewed's skew finding at the application's end ({end_s}): {first}")
 
 
 def check_diagnose(a, fixture, diag, apps, res):
