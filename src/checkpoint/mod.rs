@@ -549,6 +549,13 @@ mod tests {
         s
     }
 
+    /// The model's state as written, as JSON.
+    fn state_of(m: &Model) -> serde_json::Value {
+        let mut out = Vec::new();
+        m.save_state(&mut out).unwrap();
+        serde_json::from_slice(&out).unwrap()
+    }
+
     #[test]
     fn a_checkpoint_reads_back_and_a_changed_configuration_refuses_it() {
         let d = tempfile::tempdir().unwrap();
@@ -600,8 +607,7 @@ mod tests {
         let s = settings(d.path());
         let t = Arc::new(Telemetry::default());
         let m = Model::new(&s, t.clone());
-        let mut state = Vec::new();
-        m.save_state(&mut state).unwrap();
+        let state = serde_json::to_vec(&state_of(&m)).unwrap();
         let header = Header {
             format: FORMAT.into(),
             version: 1,
@@ -646,9 +652,7 @@ mod tests {
         let s = settings(d.path());
         let t = Arc::new(Telemetry::default());
         let m = Model::new(&s, t.clone());
-        let mut state = Vec::new();
-        m.save_state(&mut state).unwrap();
-        let mut v: serde_json::Value = serde_json::from_slice(&state).unwrap();
+        let mut v = state_of(&m);
         v["excluded"] = serde_json::json!(["gone-1", "in-store", "listed"]);
         v["retired"] = serde_json::json!(["gone-1", "in-store"]);
         m.load_state(serde_json::to_vec(&v).unwrap().as_slice())
@@ -667,11 +671,6 @@ mod tests {
         p.publish_rest("http://hs:18080", [("listed".to_string(), 1)].into());
         save(&s, &m, &p, &t).unwrap();
         // Written as it is: nothing is forgotten while the exporter runs.
-        let state_of = |m: &Model| {
-            let mut out = Vec::new();
-            m.save_state(&mut out).unwrap();
-            serde_json::from_slice::<serde_json::Value>(&out).unwrap()
-        };
         assert_eq!(state_of(&m)["excluded"].as_array().map(Vec::len), Some(3));
         let back = Model::new(&s, t.clone());
         load(&s, &back, &ReadPositions::default(), &t).unwrap();

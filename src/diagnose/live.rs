@@ -117,3 +117,44 @@ impl Live {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Settings;
+    use crate::model::{AppObs, Observer, Source};
+    use crate::telemetry::Telemetry;
+
+    /// A pass that finds nothing new writes nothing: an idle exporter's render stays cached
+    /// (the model's generation does not move).
+    #[test]
+    fn a_pass_with_nothing_new_changes_nothing() {
+        let s = Settings::default();
+        let m = Model::new(&s, Arc::new(Telemetry::default()));
+        let live = Live::new(&s.diagnose, &m);
+        let o = m.observer(Source::EventLog);
+        o.upsert_app(&AppObs {
+            app_id: "local-1".into(),
+            name: Some("running".into()),
+            start_ms: Some(1),
+            ..AppObs::default()
+        });
+        live.pass(&m);
+        let g = m.generation();
+        live.pass(&m);
+        live.pass(&m);
+        assert_eq!(m.generation(), g);
+        // An end read: the next pass counts its end findings, once.
+        o.upsert_app(&AppObs {
+            app_id: "local-1".into(),
+            end_ms: Some(2),
+            ..AppObs::default()
+        });
+        o.app_delivered("local-1");
+        live.pass(&m);
+        assert!(m.view(|v| v.app("local-1").unwrap().findings().closed()));
+        let g = m.generation();
+        live.pass(&m);
+        assert_eq!(m.generation(), g);
+    }
+}

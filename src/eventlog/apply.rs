@@ -51,7 +51,7 @@ type StageLabels = (u64, u32, Option<String>, Option<String>);
 
 /// [`LogApp`]'s state in the middle of a log, as a value (`LogApp::state`): what a restart
 /// needs to read on from where the log was.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LogAppState {
     app_id: String,
     events: u64,
@@ -63,13 +63,7 @@ pub struct LogAppState {
     plans: open_plans::Plans,
 }
 
-impl PartialEq for LogAppState {
-    fn eq(&self, other: &Self) -> bool {
-        // Compared as written (a checkpoint's positions are compared in a reshard).
-        serde_json::to_string(self).ok() == serde_json::to_string(other).ok()
-    }
-}
-
+// Compared in a reshard (a checkpoint's positions). Its values hold no NaN.
 impl Eq for LogAppState {}
 
 /// The state of one application's log.
@@ -541,7 +535,7 @@ mod connect_ops {
 
     use super::{ConnectOp, MAX_CONNECT_OPS};
 
-    #[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
+    #[derive(Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub(super) struct Ops {
         by_tag: HashMap<String, ConnectOp>,
         order: VecDeque<String>,
@@ -592,7 +586,7 @@ mod open_plans {
     /// Most values kept per execution of accumulators its plans do not name.
     pub(super) const MAX_OTHER_ACCUMS: usize = 256;
 
-    #[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
+    #[derive(Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     struct Open {
         plan: Option<Box<LogPlan>>,
         /// Accumulators the plans seen name for adaptive execution.
@@ -607,7 +601,7 @@ mod open_plans {
         }
     }
 
-    #[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
+    #[derive(Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub(super) struct Plans {
         open: BTreeMap<u64, Open>,
     }

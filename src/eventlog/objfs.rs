@@ -149,37 +149,33 @@ pub(crate) fn build_store(
         url: u.to_string(),
         source,
     };
-    let store: Arc<dyn ObjectStore> = match kind {
-        StoreKind::S3 => {
-            let mut b = object_store::aws::AmazonS3Builder::from_env()
+    // One builder per kind, each set up alike: from the environment, the URL, the retries, the
+    // counting connector and the timeouts the environment does not set.
+    macro_rules! built {
+        ($builder:ty, $key:path) => {{
+            let mut b = <$builder>::from_env()
                 .with_url(u)
                 .with_retry(retry.clone())
                 .with_http_connector(counted.clone());
             for (k, v) in &timeouts {
-                b = b.with_config(AmazonS3ConfigKey::Client(*k), v);
+                b = b.with_config($key(*k), v);
             }
-            Arc::new(b.build().map_err(err)?)
-        }
-        StoreKind::Gcs => {
-            let mut b = object_store::gcp::GoogleCloudStorageBuilder::from_env()
-                .with_url(u)
-                .with_retry(retry.clone())
-                .with_http_connector(counted.clone());
-            for (k, v) in &timeouts {
-                b = b.with_config(GoogleConfigKey::Client(*k), v);
-            }
-            Arc::new(b.build().map_err(err)?)
-        }
-        StoreKind::Azure => {
-            let mut b = object_store::azure::MicrosoftAzureBuilder::from_env()
-                .with_url(u)
-                .with_retry(retry.clone())
-                .with_http_connector(counted.clone());
-            for (k, v) in &timeouts {
-                b = b.with_config(AzureConfigKey::Client(*k), v);
-            }
-            Arc::new(b.build().map_err(err)?)
-        }
+            Arc::new(b.build().map_err(err)?) as Arc<dyn ObjectStore>
+        }};
+    }
+    let store = match kind {
+        StoreKind::S3 => built!(
+            object_store::aws::AmazonS3Builder,
+            AmazonS3ConfigKey::Client
+        ),
+        StoreKind::Gcs => built!(
+            object_store::gcp::GoogleCloudStorageBuilder,
+            GoogleConfigKey::Client
+        ),
+        StoreKind::Azure => built!(
+            object_store::azure::MicrosoftAzureBuilder,
+            AzureConfigKey::Client
+        ),
     };
     Ok((store, base, counted))
 }

@@ -63,7 +63,7 @@ impl JobStatus {
 }
 
 /// A job.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JobObs {
     /// Spark's job id (sequential per SparkContext).
     pub job_id: u64,
@@ -456,7 +456,7 @@ impl SqlStatus {
 }
 
 /// A SQL execution.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SqlObs {
     /// Execution id.
     pub execution_id: u64,

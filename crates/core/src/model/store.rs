@@ -130,6 +130,10 @@ impl Model {
     /// The stage attempts settled since the last call, as `(application key, detail)` in the
     /// order they settled (none unless [`Self::keep_settled_stages`] was called).
     pub fn take_settled_stages(&self) -> Vec<(String, super::details::StageDetail)> {
+        // Nothing settled changes nothing: no write, so the next scrape's render stays cached.
+        if self.read(|s| s.settled.as_ref().is_none_or(Vec::is_empty)) {
+            return vec![];
+        }
         self.write(|s, _, _| s.settled.as_mut().map(std::mem::take).unwrap_or_default())
     }
 
