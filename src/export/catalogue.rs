@@ -74,6 +74,9 @@ pub struct Otlp {
     pub scale: Scale,
     /// Constant attributes added to every point (two families sharing one OTLP metric).
     pub extra: &'static [(&'static str, &'static str)],
+    /// Labels named otherwise in this family than [`ATTRIBUTES`] names them (a label whose
+    /// meaning differs here).
+    pub renames: &'static [(&'static str, &'static str)],
     /// True when name and unit come from the Collector's `apachesparkreceiver`.
     pub receiver: bool,
 }
@@ -214,6 +217,7 @@ impl Metric {
                 instrument,
                 scale: Scale::One,
                 extra: &[],
+                renames: &[],
                 receiver: false,
             },
             since: "0.1.0",
@@ -245,6 +249,11 @@ impl Metric {
     /// Constant OTLP attributes.
     pub const fn attrs(mut self, extra: &'static [(&'static str, &'static str)]) -> Metric {
         self.otlp.extra = extra;
+        self
+    }
+    /// OTLP attribute names of its own for some labels (string attributes).
+    pub const fn renames(mut self, renames: &'static [(&'static str, &'static str)]) -> Metric {
+        self.otlp.renames = renames;
         self
     }
     /// Its value follows the wall clock.
@@ -364,6 +373,8 @@ const FINDING: &[Label] = &[
     l("job_group", &[]),
     l("job_description", &[]),
 ];
+/// `kind` of a finding is no error type (its name for the exporter's error counters).
+const FINDING_ATTRS: &[(&str, &str)] = &[("kind", "spark.diagnosis.kind")];
 const WINDOW_FINDING: &[Label] = &[
     l(
         "kind",
@@ -617,20 +628,24 @@ pub const CATALOGUE: &[Metric] = &[
     Metric::new("spark_diagnosis_findings", Counter, App, "Diagnosis findings counted once final: a stage's (skew, spill, gc_pressure) when its attempt completes, an application's (executor_loss, idle_cores, partial_cache; no job group) and its descriptions' (join_strategy, plan_change) when it has ended and its sources delivered it.", "spark.diagnosis.findings", "{finding}", C,
         |c, o| per_finding(c, o, false, |t| Value::Int(t.findings)))
         .labels(FINDING)
+        .renames(FINDING_ATTRS)
         .doc("The findings of `spark-exporter diagnose`, by the same rules and thresholds (`diagnose.*`), run by the serving exporter on its own model: once an application has ended and its logs are read to the end, its series equal `diagnose --format json` of it (with REST, the kinds REST gives). In name mode, the runs' findings summed per name. Window kinds (locality, scheduler_delay, streaming_trigger) are in `spark_diagnosis_window_findings`. See *Findings as metrics*.")
         .experimental("0.2.0"),
     Metric::new("spark_diagnosis_cost_seconds", Counter, App, "Time the final diagnosis findings explain, seconds: task-seconds (spill, gc_pressure, join_strategy, executor_loss), the longest task's excess over the median (skew), idle core-seconds (idle_cores). Costs overlap across kinds: never sum over kind.", "spark.diagnosis.cost", "s", C,
         |c, o| per_finding(c, o, false, |t| Value::Float(t.cost_seconds)))
         .labels(FINDING)
+        .renames(FINDING_ATTRS)
         .doc("Each kind's formula is in `docs/diagnose.md`; plan_change and partial_cache have no cost (0). A skewed stage that spills counts in both skew and spill: sum over anything but `kind`, never over it. See *Findings as metrics*.")
         .experimental("0.2.0"),
     Metric::new("spark_diagnosis_window_findings", Gauge, App, "Window diagnosis findings of the latest evaluation: locality and scheduler_delay per job group, streaming_trigger per query; re-evaluated every second while the application runs, its last evaluation once it has ended. Per run only.", "spark.diagnosis.window.findings", "{finding}", G,
         |c, o| per_finding(c, o, true, |t| Value::Int(t.findings)))
         .labels(WINDOW_FINDING)
+        .renames(FINDING_ATTRS)
         .experimental("0.2.0"),
     Metric::new("spark_diagnosis_window_cost_seconds", Gauge, App, "Time the window diagnosis findings explain, seconds: the scheduler delay (scheduler_delay), the batches' time over trigger_ratio of their trigger (streaming_trigger); locality has no cost (0). Per run only.", "spark.diagnosis.window.cost", "s", G,
         |c, o| per_finding(c, o, true, |t| Value::Float(t.cost_seconds)))
         .labels(WINDOW_FINDING)
+        .renames(FINDING_ATTRS)
         .experimental("0.2.0"),
     Metric::new("spark_streaming_batches", Counter, Query, "Structured-streaming micro-batches completed.", "spark.streaming.batches", "{batch}", C,
         |c, o| per_stream(c, o, |s| Value::Int(s.batches())))

@@ -64,6 +64,9 @@ pub fn otlp_tables() -> String {
         for (k, v) in x.extra {
             notes.push(format!("`{k}={v}`"));
         }
+        for (l, n) in x.renames {
+            notes.push(format!("`{l}` as `{n}`"));
+        }
         s.push_str(&format!(
             "| `{}` | `{}` | `{}` | {} | {} |\n",
             m.prometheus_name(),

@@ -196,8 +196,8 @@ impl Snapshot {
         let mut index: HashMap<&'static str, usize> = HashMap::new();
         for f in families.iter().filter(|f| !f.samples.is_empty()) {
             let m = &f.metric.otlp;
-            let (name, unit, instrument, scale, extra) =
-                (m.name, m.unit, m.instrument, m.scale, m.extra);
+            let (name, unit, instrument, scale, extra, renames) =
+                (m.name, m.unit, m.instrument, m.scale, m.extra, m.renames);
             let i = *index.entry(name).or_insert_with(|| {
                 metrics.push(MetricSnap {
                     name,
@@ -213,7 +213,10 @@ impl Snapshot {
                 let mut attrs = Vec::with_capacity(s.labels.len() + extra.len());
                 let mut key = String::new();
                 for (label, v) in s.labels.iter() {
-                    let (name, t) = mapping::attribute(label);
+                    let (name, t) = match renames.iter().find(|(l, _)| l == label) {
+                        Some((_, n)) => (*n, AttrType::Str),
+                        None => mapping::attribute(label),
+                    };
                     attrs.push(attr(name, t, v));
                     key.push_str(name);
                     key.push('=');
@@ -581,6 +584,44 @@ mod tests {
         assert_eq!(h.explicit_bounds, vec![1.0, 5.0]);
         assert_eq!(h.bucket_counts, vec![1, 2, 1]);
         assert_eq!((h.count, h.sum), (4, Some(2.5)));
+    }
+
+    /// A family names a label otherwise where its meaning differs: a finding's `kind` is not
+    /// an error's `error.type`, which an error counter's `kind` stays.
+    #[test]
+    fn a_family_renames_a_label_of_its_own() {
+        let fams = vec![
+            fam(
+                "spark_diagnosis_findings",
+                Kind::Counter,
+                vec![sample(&[("app_id", "a1"), ("kind", "skew")], Value::Int(2))],
+            ),
+            fam(
+                "spark_exporter_eventlog_errors",
+                Kind::Counter,
+                vec![sample(&[("kind", "parse")], Value::Int(1))],
+            ),
+        ];
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1000);
+        let snap = Snapshot::new(&fams, t0);
+        let rm = snap.resource_metrics(&Resource::default(), &scope(), t0, None);
+        assert_eq!(
+            int_sum(&rm, "spark.diagnosis.findings").data_points[0].attributes,
+            vec![
+                kv("spark.application.id", "a1"),
+                kv("spark.diagnosis.kind", "skew")
+            ]
+        );
+        let errors = snap
+            .metrics
+            .iter()
+            .find(|m| m.name != "spark.diagnosis.findings")
+            .unwrap()
+            .name;
+        assert_eq!(
+            int_sum(&rm, errors).data_points[0].attributes,
+            vec![kv("error.type", "parse")]
+        );
     }
 
     #[test]
