@@ -26,8 +26,13 @@ use crate::config::DiagnoseConfig;
 use crate::model::findings::Found;
 use crate::model::Model;
 
-/// How often the rules run.
-pub const PASS_INTERVAL: Duration = Duration::from_secs(1);
+/// How often the model is looked at: a pass runs when it changed, so an application read to
+/// its end is counted (and can be summarised) within this long, and the details of settled
+/// stages wait no longer than this (a fleet's cold start settles thousands a second).
+pub const PASS_INTERVAL: Duration = Duration::from_millis(50);
+
+/// How often the window findings of running applications are evaluated again.
+pub const WINDOW_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The rules run on one model.
 #[derive(Debug, Clone)]
@@ -48,6 +53,12 @@ impl Live {
 
     /// One pass (see the module docs).
     pub fn pass(&self, model: &Model) {
+        self.pass_with(model, true)
+    }
+
+    /// One pass; the window findings of running applications are evaluated again only with
+    /// `windows`.
+    fn pass_with(&self, model: &Model, windows: bool) {
         let cfg = &*self.cfg;
         let none = Links::none();
         let counted = |v: Vec<super::report::Finding>| -> Vec<Found> {
@@ -70,6 +81,9 @@ impl Live {
             }
         }
         for (key, due) in model.open_findings() {
+            if !due && !windows {
+                continue;
+            }
             let found = model.view(|v| {
                 let a = v.app(&key)?;
                 let window = counted(rules::window_findings(&a, cfg, &none));
@@ -105,14 +119,28 @@ impl Live {
         }
     }
 
-    /// A pass every [`PASS_INTERVAL`] until `shutdown`.
+    /// Until `shutdown`: a pass each [`PASS_INTERVAL`] in which the model changed, and at
+    /// least each [`WINDOW_INTERVAL`] (a delivery that went stale makes an end due with no
+    /// change), evaluating the windows again then.
     pub async fn run(self, model: Arc<Model>, shutdown: CancellationToken) {
         let mut tick = tokio::time::interval(PASS_INTERVAL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let (mut seen, mut windows_at) = (None, tokio::time::Instant::now());
         loop {
             tokio::select! {
                 _ = shutdown.cancelled() => return,
-                _ = tick.tick() => self.pass(&model),
+                _ = tick.tick() => {
+                    let windows = windows_at.elapsed() >= WINDOW_INTERVAL;
+                    let g = model.generation();
+                    if windows || seen != Some(g) {
+                        self.pass_with(&model, windows);
+                        // What the pass itself changed needs no other pass.
+                        seen = Some(model.generation());
+                    }
+                    if windows {
+                        windows_at = tokio::time::Instant::now();
+                    }
+                }
             }
         }
     }
