@@ -668,6 +668,8 @@ pub struct Row {
     pub millis: bool,
     /// Constant attributes.
     pub extra: Vec<(String, String)>,
+    /// Labels this family names otherwise than the label table (`` `l` as `n` ``).
+    pub renames: Vec<(String, String)>,
 }
 
 /// Both tables of `docs/otlp.md`: Prometheus name -> row, label -> attribute.
@@ -685,6 +687,11 @@ pub fn documented() -> (BTreeMap<String, Row>, BTreeMap<String, String>) {
                     .filter_map(|n| n.trim().trim_matches('`').split_once('='))
                     .map(|(k, v)| (k.to_string(), v.to_string()))
                     .collect();
+                let own = c[4]
+                    .split(',')
+                    .filter_map(|n| n.split_once(" as "))
+                    .map(|(l, n)| (cell(l), cell(n)))
+                    .collect();
                 rows.insert(
                     cell(c[0]),
                     Row {
@@ -693,6 +700,7 @@ pub fn documented() -> (BTreeMap<String, Row>, BTreeMap<String, String>) {
                         kind: cell(c[3]),
                         millis: c[4].contains("× 1000"),
                         extra,
+                        renames: own,
                     },
                 );
             }
@@ -790,7 +798,11 @@ pub fn compare(prom: &Prom, otlp: &[Point], slack: Option<f64>) -> Vec<String> {
         let mut attrs: BTreeMap<String, String> = labels
             .iter()
             .filter(|(k, _)| *k != "le")
-            .map(|(k, v)| (renames.get(k).cloned().unwrap_or(k.clone()), v.clone()))
+            .map(|(k, v)| {
+                let own = row.renames.iter().find(|(l, _)| l == k).map(|(_, n)| n);
+                let name = own.or_else(|| renames.get(k)).cloned().unwrap_or(k.clone());
+                (name, v.clone())
+            })
             .collect();
         for (k, v) in &row.extra {
             attrs.insert(k.clone(), v.clone());
