@@ -147,9 +147,13 @@ fn where_the_time_went(o: &mut String, a: &AppReport) {
     }
 }
 
-/// The unit of a kind's cost (its rule's).
+/// The unit of a kind's cost.
 fn cost_unit(kind: Kind) -> &'static str {
-    kind.rule().unit
+    match kind {
+        Kind::IdleCores => "core-seconds",
+        Kind::StreamingTrigger => "batch-seconds over the budget",
+        _ => "task-seconds",
+    }
 }
 
 /// The findings grouped by kind (costliest kind first), then by job group and description
