@@ -12,6 +12,7 @@
 //! - [`text`]: the human rendering.
 
 pub mod links;
+mod place;
 pub mod report;
 pub mod rules;
 pub mod text;

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::{numbers, secs, Cx, Draft, End, Find, Rule, TASK_SECONDS};
-use crate::report::Place;
+use crate::place::Place;
 
 /// Executor removal reasons that mean the executor was lost, not released.
 const LOST_REASONS: [&str; 3] = ["lost", "heartbeat_timeout", "exited"];

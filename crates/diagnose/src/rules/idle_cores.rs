@@ -1,7 +1,7 @@
 //! Idle cores: cores the application held but did not use.
 
 use super::{numbers, Cx, Draft, End, Find, Rule};
-use crate::report::Place;
+use crate::place::Place;
 
 /// The rule.
 pub const RULE: Rule = Rule {

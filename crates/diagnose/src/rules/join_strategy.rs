@@ -2,7 +2,7 @@
 //! enough to broadcast.
 
 use super::{human_bytes, numbers, secs, Cx, Draft, End, Find, Rule, TASK_SECONDS};
-use crate::report::Place;
+use crate::place::Place;
 
 /// The rule.
 pub const RULE: Rule = Rule {

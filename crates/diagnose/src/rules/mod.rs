@@ -33,9 +33,13 @@ use spark_exporter_core::model::view::{AppView, GroupView};
 use spark_exporter_core::model::GroupKey;
 
 use crate::links::Links;
-use crate::report::{AppReport, Bottleneck, Finding, GroupTime, Place, Summary};
+use crate::report::{AppReport, Bottleneck, Finding, GroupTime, Summary};
 
+mod kinds;
 mod registry;
+
+pub use kinds::{Kind, FINDING_KINDS, WINDOW_FINDING_KINDS};
+pub use registry::{group_place, human_bytes, numbers, secs, stage_place, Cx, TASK_SECONDS};
 
 pub use registry::{
     count_at, deserialize_kind, doc_row, doc_table, ids_at, kind_schema, serialize_kind,
@@ -89,13 +93,8 @@ macro_rules! builtin_rules {
     };
 }
 
-builtin_rules! {}
-
 /// Stages listed as bottlenecks.
 const BOTTLENECKS: usize = 5;
-
-/// The unit of most costs in the text.
-pub const TASK_SECONDS: &str = "task-seconds";
 
 /// Diagnose one application from its view and the details of its stage attempts (in
 /// `(stage_id, attempt)` order): every step, the findings most costly first.
@@ -327,11 +326,6 @@ fn worth<K: RuleKind>(
         .collect()
 }
 
-/// Milliseconds as seconds.
-pub fn secs(ms: u64) -> f64 {
-    ms as f64 / 1000.0
-}
-
 fn summary(app: &AppView<'_>, stages: &[StageDetail], groups: &[GroupView<'_>]) -> Summary {
     let cost = app.cost();
     let (mut jobs, mut tasks, mut run, mut gc) = (0, 0, 0u64, 0u64);
@@ -351,27 +345,6 @@ fn summary(app: &AppView<'_>, stages: &[StageDetail], groups: &[GroupView<'_>]) 
         used_core_seconds: cost.used_core_seconds(),
         core_utilization: (cost.allocated_core_ms > 0)
             .then(|| cost.used_core_ms as f64 / cost.allocated_core_ms as f64),
-    }
-}
-
-/// Where a stage attempt is.
-pub fn stage_place(s: &StageDetail) -> Place {
-    Place {
-        job_group: Some(s.group.0.to_string()),
-        description: Some(s.group.1.to_string()),
-        stage_id: Some(s.stage_id),
-        stage_attempt: Some(s.attempt),
-        stage_name: Some(s.name.to_string()),
-        ..Place::default()
-    }
-}
-
-/// Where a job group (and description) is.
-pub fn group_place(g: &GroupView<'_>) -> Place {
-    Place {
-        job_group: Some(g.key.0.to_string()),
-        description: Some(g.key.1.to_string()),
-        ..Place::default()
     }
 }
 
@@ -405,57 +378,6 @@ fn bottlenecks(
             }
         })
         .collect()
-}
-
-/// What every rule reads: the application's view, the thresholds and the Spark UI's links.
-pub struct Cx<'c, 'a> {
-    /// The `diagnose` thresholds (per job group: [`DiagnoseConfig::for_group`]).
-    pub cfg: &'c DiagnoseConfig,
-    /// The application's Spark UI pages.
-    pub links: &'c Links,
-    /// The application.
-    pub app: &'c AppView<'a>,
-}
-
-impl Cx<'_, '_> {
-    /// A finding at stage attempt `s`, linked to its page.
-    pub fn stage_draft(
-        &self,
-        s: &StageDetail,
-        title: String,
-        cost: f64,
-        numbers: BTreeMap<String, f64>,
-    ) -> Draft {
-        Draft {
-            title,
-            cost_seconds: cost,
-            at: stage_place(s),
-            numbers,
-            url: self.links.stage(self.app.id(), s.stage_id, s.attempt),
-            remedy: None,
-        }
-    }
-}
-
-/// A finding's numbers from `(name, value)` pairs.
-pub fn numbers<const N: usize>(pairs: [(&str, f64); N]) -> BTreeMap<String, f64> {
-    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
-}
-
-/// Bytes for a human: `1.5 MiB`.
-pub fn human_bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i < UNITS.len() - 1 {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", UNITS[i])
-    }
 }
 
 #[cfg(test)]

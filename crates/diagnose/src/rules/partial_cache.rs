@@ -1,7 +1,7 @@
 //! Partial cache: a cached dataset not fully in the cache.
 
 use super::{numbers, Cx, Draft, End, Find, Rule, TASK_SECONDS};
-use crate::report::Place;
+use crate::place::Place;
 
 /// The rule.
 pub const RULE: Rule = Rule {

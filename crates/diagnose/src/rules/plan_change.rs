@@ -1,7 +1,7 @@
 //! Plan change: one description ran with more than one plan shape.
 
 use super::{numbers, Cx, Draft, End, Find, Rule, TASK_SECONDS};
-use crate::report::Place;
+use crate::place::Place;
 
 /// The rule.
 pub const RULE: Rule = Rule {

@@ -7,14 +7,14 @@
 use std::collections::BTreeMap;
 
 use spark_exporter_core::config::key::{Key, Set};
-use spark_exporter_core::config::{docs, keys, Thresholds};
+use spark_exporter_core::config::{docs, keys, DiagnoseConfig, Thresholds};
 use spark_exporter_core::model::details::StageDetail;
 use spark_exporter_core::model::findings::StageDigest;
-use spark_exporter_core::model::view::{GroupView, SqlView};
+use spark_exporter_core::model::view::{AppView, GroupView, SqlView};
 use spark_exporter_core::model::GroupKey;
 
-use super::Cx;
-use crate::report::{Place, Summary};
+use crate::links::Links;
+use crate::place::{Place, Summary};
 
 /// One rule of the procedure, declared once in its file (`rules/<id>.rs`, as `RULE`); the
 /// registry lists it.
@@ -389,4 +389,87 @@ macro_rules! registry {
             }
         }
     };
+}
+
+// What the rules are written with: their context, where a stage or job group is, a finding's
+// numbers, units.
+
+/// The unit of most costs in the text.
+pub const TASK_SECONDS: &str = "task-seconds";
+
+/// Milliseconds as seconds.
+pub fn secs(ms: u64) -> f64 {
+    ms as f64 / 1000.0
+}
+
+/// Where a stage attempt is.
+pub fn stage_place(s: &StageDetail) -> Place {
+    Place {
+        job_group: Some(s.group.0.to_string()),
+        description: Some(s.group.1.to_string()),
+        stage_id: Some(s.stage_id),
+        stage_attempt: Some(s.attempt),
+        stage_name: Some(s.name.to_string()),
+        ..Place::default()
+    }
+}
+
+/// Where a job group (and description) is.
+pub fn group_place(g: &GroupView<'_>) -> Place {
+    Place {
+        job_group: Some(g.key.0.to_string()),
+        description: Some(g.key.1.to_string()),
+        ..Place::default()
+    }
+}
+
+/// What every rule reads: the application's view, the thresholds and the Spark UI's links.
+pub struct Cx<'c, 'a> {
+    /// The `diagnose` thresholds (per job group: [`DiagnoseConfig::for_group`]).
+    pub cfg: &'c DiagnoseConfig,
+    /// The application's Spark UI pages.
+    pub links: &'c Links,
+    /// The application.
+    pub app: &'c AppView<'a>,
+}
+
+impl Cx<'_, '_> {
+    /// A finding at stage attempt `s`, linked to its page.
+    pub fn stage_draft(
+        &self,
+        s: &StageDetail,
+        title: String,
+        cost: f64,
+        numbers: BTreeMap<String, f64>,
+    ) -> Draft {
+        Draft {
+            title,
+            cost_seconds: cost,
+            at: stage_place(s),
+            numbers,
+            url: self.links.stage(self.app.id(), s.stage_id, s.attempt),
+            remedy: None,
+        }
+    }
+}
+
+/// A finding's numbers from `(name, value)` pairs.
+pub fn numbers<const N: usize>(pairs: [(&str, f64); N]) -> BTreeMap<String, f64> {
+    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+/// Bytes for a human: `1.5 MiB`.
+pub fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i < UNITS.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[i])
+    }
 }

@@ -3,7 +3,7 @@
 use spark_exporter_core::model::TriggerInterval;
 
 use super::{numbers, secs, Cx, Draft, Find, Rule};
-use crate::report::Place;
+use crate::place::Place;
 
 /// The rule.
 pub const RULE: Rule = Rule {
