@@ -12,6 +12,7 @@ mod checkpoints;
 mod collectors;
 mod connect;
 mod diagnose;
+mod diagnose_registry;
 mod diagnosis_cost_cache;
 mod diagnosis_metrics;
 mod diagnosis_sql;

@@ -6,11 +6,21 @@
 //! gathering it (event logs, REST) is the main crate's `diagnose` module.
 //!
 //! - [`report`]: the report's types and schema version.
-//! - [`rules`]: the procedure's steps and each finding's cost formula.
+//! - [`rules`]: the procedure, a file per rule (its kind, level, cost formula, thresholds and
+//!   remedy), and the registry that makes the finding kinds from the rules.
 //! - [`links`]: Spark UI links of stages and SQL executions.
 //! - [`text`]: the human rendering.
 
 pub mod links;
+mod place;
 pub mod report;
 pub mod rules;
 pub mod text;
+
+/// What the [`registry!`] macro's expansion names, so that a crate using it needs neither serde
+/// nor schemars itself.
+#[doc(hidden)]
+pub mod __private {
+    pub use schemars;
+    pub use serde;
+}

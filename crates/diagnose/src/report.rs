@@ -1,21 +1,34 @@
 //! What a diagnosis says, in the shape `--format json` prints: versioned
-//! ([`SCHEMA_VERSION`]), described by the committed JSON Schema
-//! `schemas/diagnose-report.schema.json`, which the tests validate every report against.
+//! ([`SCHEMA_VERSION`]), described by the JSON Schema generated from these types ([`schema`]),
+//! committed as `schemas/diagnose-report.v1.schema.json` (a test fails when it drifts; the tests
+//! validate every report against it).
+//!
+//! The schema is the v1 contract: the `schemars` attributes here (required nullable fields,
+//! minimums, lengths, the source kinds) make the generated schema accept exactly what v1 does.
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+pub use crate::place::{Place, Summary};
+pub use crate::rules::Kind;
 
 /// The report format's version: a field removed, renamed or changed in meaning is a new
 /// version; a field or a finding kind added is not (readers ignore what they do not know).
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The whole report: one entry per application diagnosed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     /// [`SCHEMA_VERSION`].
+    #[schemars(
+        schema_with = "schema_version",
+        description = "The report format's version: 1."
+    )]
     pub schema_version: u32,
     /// `spark-exporter <version>`.
+    #[schemars(pattern("^spark-exporter "))]
     pub generator: String,
     /// Where the data came from.
     pub source: SourceInfo,
@@ -24,11 +37,14 @@ pub struct Report {
 }
 
 /// Where a report's data came from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = read_errors_optional)]
 pub struct SourceInfo {
     /// `rest` (a live driver or History Server) or `event_log`.
+    #[schemars(extend("enum" = ["rest", "event_log"]))]
     pub kind: String,
     /// The URLs or paths read.
+    #[schemars(length(min = 1))]
     pub inputs: Vec<String>,
     /// Event-log lines, blocks or files that could not be read and were skipped (damaged or
     /// unreadable input; the rest was diagnosed). 0 for REST.
@@ -36,10 +52,13 @@ pub struct SourceInfo {
     pub read_errors: u64,
 }
 
-/// One application's diagnosis.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AppReport {
+/// One application's diagnosis, its findings of kind `K` (a registry's kinds: [`Kind`], the
+/// built-in rules').
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "AppReport", description = "One application's diagnosis.")]
+pub struct AppReport<K = Kind> {
     /// Application id.
+    #[schemars(length(min = 1))]
     pub app_id: String,
     /// Application name.
     pub app_name: String,
@@ -52,9 +71,10 @@ pub struct AppReport {
     /// The application's totals, for scale.
     pub summary: Summary,
     /// The stages with the most task time, most first (at most 5): where the time went.
+    #[schemars(length(max = 5))]
     pub bottlenecks: Vec<Bottleneck>,
     /// The findings, most costly first.
-    pub findings: Vec<Finding>,
+    pub findings: Vec<Finding<K>>,
     /// Task time by job group and description, most first: where the time went, per group.
     /// For the text only (the JSON report, schema v1, is unchanged).
     #[serde(skip)]
@@ -78,73 +98,37 @@ pub struct GroupTime {
     pub jobs: u64,
 }
 
-/// An application's totals.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    /// Jobs ended.
-    pub jobs: u64,
-    /// Stage attempts held (every one, for an event log or a one-shot REST read).
-    pub stages: u64,
-    /// Tasks ended (succeeded, failed, killed).
-    pub tasks: u64,
-    /// Task run time, seconds.
-    pub task_seconds: f64,
-    /// Task GC time, seconds.
-    pub gc_seconds: f64,
-    /// Core-seconds the executors held.
-    pub allocated_core_seconds: f64,
-    /// Core-seconds tasks used (run time × `spark.task.cpus`).
-    pub used_core_seconds: f64,
-    /// Used / allocated, when anything was allocated.
-    pub core_utilization: Option<f64>,
-}
-
 /// A stage with much of the application's task time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Bottleneck {
     /// Where.
     #[serde(flatten)]
     pub at: Place,
     /// Its task run time, seconds.
+    #[schemars(range(min = 0))]
     pub task_seconds: f64,
-    /// Its share of the application's task run time.
+    /// Its share of the application's task run time (1, give or take rounding, at most).
+    #[schemars(range(min = 0, max = 1.000001))]
     pub share: f64,
     /// Its wall-clock duration, seconds, when known.
+    #[schemars(range(min = 0))]
     pub duration_seconds: Option<f64>,
     /// Its page in the Spark UI, when known.
     pub url: Option<String>,
 }
 
-/// Where a finding is: every field that applies.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Place {
-    /// Job group label value (`""` for none).
-    pub job_group: Option<String>,
-    /// Job description label value.
-    pub description: Option<String>,
-    /// Stage id.
-    pub stage_id: Option<u64>,
-    /// Stage attempt.
-    pub stage_attempt: Option<u32>,
-    /// Stage name.
-    pub stage_name: Option<String>,
-    /// SQL execution id.
-    pub execution_id: Option<u64>,
-    /// Streaming query name.
-    pub query: Option<String>,
-    /// Executor removal reason, cached dataset, ... what else names the place.
-    pub subject: Option<String>,
-}
-
-/// One finding.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Finding {
+/// One finding, of kind `K` (a registry's kinds: [`Kind`], the built-in rules').
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "Finding", description = "One finding.")]
+pub struct Finding<K = Kind> {
     /// What kind (a stable identifier, see [`Kind`]).
-    pub kind: Kind,
+    pub kind: K,
     /// One line for a human.
+    #[schemars(length(min = 1))]
     pub title: String,
     /// The task time (or core time) it explains, seconds; the ranking key. `docs/diagnose.md`
     /// gives each kind's formula.
+    #[schemars(range(min = 0))]
     pub cost_seconds: f64,
     /// Where.
     #[serde(flatten)]
@@ -152,75 +136,86 @@ pub struct Finding {
     /// The numbers behind it, by name (seconds, bytes, ratios, counts).
     pub numbers: BTreeMap<String, f64>,
     /// What the Spark tuning guides suggest.
+    #[schemars(length(min = 1))]
     pub remedy: String,
     /// The stage or SQL page in the Spark UI, when known.
     pub url: Option<String>,
 }
 
-/// The finding kinds, in the procedure's order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    /// A stage whose longest task ran far longer than its median one.
-    Skew,
-    /// A stage that spilled to disk.
-    Spill,
-    /// A stage whose tasks spent much of their time in GC.
-    GcPressure,
-    /// Executors lost (not removed by the driver), and the tasks that failed.
-    ExecutorLoss,
-    /// A shuffled join (sort-merge, shuffled hash) whose smaller side was small enough to
-    /// broadcast.
-    JoinStrategy,
-    /// One description ran with more than one plan shape.
-    PlanChange,
-    /// A cached dataset not fully in the cache.
-    PartialCache,
-    /// Many tasks ran far from their data.
-    Locality,
-    /// Tasks waited long for the scheduler.
-    SchedulerDelay,
-    /// Streaming batches near or over their trigger interval.
-    StreamingTrigger,
-    /// Cores the application held but did not use.
-    IdleCores,
+/// `read_errors` may be missing: v1 had reports without it (read as 0).
+fn read_errors_optional(s: &mut schemars::Schema) {
+    if let Some(serde_json::Value::Array(r)) = s.get_mut("required") {
+        r.retain(|f| f != "read_errors");
+    }
 }
 
-impl Kind {
-    /// Every kind, in the procedure's order.
-    pub const ALL: [Kind; 11] = [
-        Kind::Skew,
-        Kind::Spill,
-        Kind::GcPressure,
-        Kind::ExecutorLoss,
-        Kind::JoinStrategy,
-        Kind::PlanChange,
-        Kind::PartialCache,
-        Kind::Locality,
-        Kind::SchedulerDelay,
-        Kind::StreamingTrigger,
-        Kind::IdleCores,
-    ];
+/// `schema_version`: exactly [`SCHEMA_VERSION`].
+fn schema_version(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "const": SCHEMA_VERSION })
+}
 
-    /// The kind whose identifier is `s`.
-    pub fn parse(s: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.as_str() == s)
-    }
+/// Where the schema is committed, from the repository's root.
+pub const SCHEMA_PATH: &str = "schemas/diagnose-report.v1.schema.json";
 
-    /// The kind's identifier in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Skew => "skew",
-            Kind::Spill => "spill",
-            Kind::GcPressure => "gc_pressure",
-            Kind::ExecutorLoss => "executor_loss",
-            Kind::JoinStrategy => "join_strategy",
-            Kind::PlanChange => "plan_change",
-            Kind::PartialCache => "partial_cache",
-            Kind::Locality => "locality",
-            Kind::SchedulerDelay => "scheduler_delay",
-            Kind::StreamingTrigger => "streaming_trigger",
-            Kind::IdleCores => "idle_cores",
+/// The report's JSON Schema (draft 2020-12), generated from [`Report`]: what
+/// `schemas/diagnose-report.v1.schema.json` holds (pretty-printed, with a final newline).
+pub fn schema() -> serde_json::Value {
+    // What is printed (the serialize contract): every field is there, null where it does not
+    // apply, but `read_errors` (see `read_errors_optional`). Rust's number formats (`uint64`,
+    // `double`) are no constraint v1 states, and validators in strict mode reject formats they
+    // do not know: left out. The descriptions are the doc comments as plain lines.
+    let mut s = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .with_transform(schemars::transform::RecursiveTransform(
+            |s: &mut schemars::Schema| {
+                s.remove("format");
+                if let Some(serde_json::Value::String(d)) = s.get_mut("description") {
+                    *d = d.replace('\n', " ").replace("[`", "`").replace("`]", "`");
+                }
+            },
+        ))
+        .into_generator()
+        .into_root_schema_for::<Report>();
+    s.insert(
+        "$id".into(),
+        "https://github.com/spark-exporter/spark-exporter/schemas/diagnose-report.v1.schema.json"
+            .into(),
+    );
+    s.insert(
+        "title".into(),
+        "spark-exporter diagnose report, version 1".into(),
+    );
+    s.insert(
+        "description".into(),
+        "What `spark-exporter diagnose --format json` prints. Version 1: a field removed, \
+         renamed or changed in meaning makes a new version (and a new file); fields and finding \
+         kinds may be added within a version, so readers ignore what they do not know. \
+         Generated from the report types (crates/diagnose/src/report.rs): do not edit."
+            .into(),
+    );
+    s.to_value()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The committed schema is the one the types generate: `UPDATE_SCHEMA=1 cargo test -p
+    /// spark-exporter-diagnose report::` rewrites it.
+    #[test]
+    fn the_committed_schema_is_generated_from_the_types() {
+        // The repository root, two levels above this crate.
+        let path = format!("{}/../../{SCHEMA_PATH}", env!("CARGO_MANIFEST_DIR"));
+        let want = serde_json::to_string_pretty(&schema()).unwrap() + "\n";
+        if std::env::var_os("UPDATE_SCHEMA").is_some() {
+            std::fs::write(&path, &want).expect("schema writable");
+            return;
         }
+        let have = std::fs::read_to_string(&path).expect("schema readable");
+        assert!(
+            have == want,
+            "{SCHEMA_PATH} drifted from the report types: run \
+             `UPDATE_SCHEMA=1 cargo test -p spark-exporter-diagnose report::`"
+        );
     }
 }

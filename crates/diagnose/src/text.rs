@@ -147,13 +147,9 @@ fn where_the_time_went(o: &mut String, a: &AppReport) {
     }
 }
 
-/// The unit of a kind's cost.
+/// The unit of a kind's cost (its rule's).
 fn cost_unit(kind: Kind) -> &'static str {
-    match kind {
-        Kind::IdleCores => "core-seconds",
-        Kind::StreamingTrigger => "batch-seconds over the budget",
-        _ => "task-seconds",
-    }
+    kind.rule().unit
 }
 
 /// The findings grouped by kind (costliest kind first), then by job group and description

@@ -1,0 +1,179 @@
+//! The built-in registry: the kinds as v1 names them, their levels and costs, the threshold keys
+//! the rules name against the configuration's declarations, and the generated table of
+//! `docs/diagnose.md`.
+
+use spark_exporter_core::config::key::Set;
+use spark_exporter_core::config::keys;
+
+use super::*;
+
+/// v1's kinds, in the procedure's order: the JSON, `--fail-on` and the `kind` label.
+const V1: [&str; 11] = [
+    "skew",
+    "spill",
+    "gc_pressure",
+    "executor_loss",
+    "join_strategy",
+    "plan_change",
+    "partial_cache",
+    "locality",
+    "scheduler_delay",
+    "streaming_trigger",
+    "idle_cores",
+];
+
+/// CamelCase as snake_case: what `#[serde(rename_all = "snake_case")]` made of a variant.
+fn snake(camel: &str) -> String {
+    let mut s = String::new();
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                s.push('_');
+            }
+            s.push(c.to_ascii_lowercase());
+        } else {
+            s.push(c);
+        }
+    }
+    s
+}
+
+#[test]
+fn kinds_are_v1s_and_serialize_as_before() {
+    assert_eq!(Kind::ALL.map(Kind::as_str), V1);
+    for k in Kind::ALL {
+        assert_eq!(k.as_str(), snake(&format!("{k:?}")), "{k:?}");
+        let json = serde_json::to_string(&k).unwrap();
+        assert_eq!(json, format!("\"{}\"", k.as_str()));
+        assert_eq!(serde_json::from_str::<Kind>(&json).unwrap(), k);
+        assert_eq!(Kind::parse(k.as_str()), Some(k));
+    }
+    assert_eq!(Kind::parse("nope"), None);
+    let e = serde_json::from_str::<Kind>("\"nope\"")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("unknown variant `nope`, expected one of `skew`"),
+        "{e}"
+    );
+    assert!(Kind::ALL.windows(2).all(|w| w[0] < w[1]), "ordered as ALL");
+}
+
+#[test]
+fn levels_and_costs() {
+    assert_eq!(
+        FINDING_KINDS,
+        [
+            "skew",
+            "spill",
+            "gc_pressure",
+            "executor_loss",
+            "join_strategy",
+            "plan_change",
+            "partial_cache",
+            "idle_cores"
+        ]
+    );
+    assert_eq!(
+        WINDOW_FINDING_KINDS,
+        ["locality", "scheduler_delay", "streaming_trigger"]
+    );
+    let no_cost: Vec<&str> = Kind::ALL
+        .into_iter()
+        .filter(|k| !k.has_cost())
+        .map(Kind::as_str)
+        .collect();
+    assert_eq!(
+        no_cost,
+        [
+            "plan_change",
+            "partial_cache",
+            "locality",
+            "streaming_trigger"
+        ]
+    );
+    let stage: Vec<&str> = Kind::ALL
+        .into_iter()
+        .filter(|k| k.level() == Level::Stage)
+        .map(Kind::as_str)
+        .collect();
+    assert_eq!(stage, ["skew", "spill", "gc_pressure"]);
+}
+
+/// Every threshold a rule names is a declared `diagnose.*` threshold key (with its default and
+/// documentation there), and every declared threshold is read by a rule, but `min_cost`, which
+/// the procedure applies to every kind with a cost.
+#[test]
+fn every_threshold_a_rule_names_is_declared_and_back() {
+    for k in Kind::ALL {
+        for (name, key) in k.rule().threshold_keys() {
+            let key = key.unwrap_or_else(|| panic!("{}: no threshold diagnose.{name}", k.as_str()));
+            assert!(!key.doc.is_empty());
+        }
+    }
+    let named: Vec<&str> = Kind::ALL
+        .into_iter()
+        .flat_map(|k| k.thresholds().iter().copied())
+        .collect();
+    for k in keys().filter(|k| matches!(k.set, Set::Threshold(_))) {
+        let name = k.name.strip_prefix("diagnose.").unwrap();
+        assert!(
+            name == "min_cost" || named.contains(&name),
+            "{} is read by no rule",
+            k.name
+        );
+    }
+    assert_eq!(Kind::Skew.thresholds(), ["skew_ratio", "skew_min_excess"]);
+}
+
+#[test]
+fn every_rule_is_documented() {
+    for k in Kind::ALL {
+        let r = k.rule();
+        for (what, s) in [
+            ("step", r.step),
+            ("scope", r.scope),
+            ("when", r.when),
+            ("cost", r.cost),
+            ("unit", r.unit),
+            ("sources", r.sources),
+            ("remedy", r.remedy),
+        ] {
+            assert!(!s.trim().is_empty(), "{}: no {what}", r.id);
+        }
+        let row = doc_row(r);
+        assert!(row.contains(&format!("| `{}` |", r.id)), "{row}");
+        for t in r.thresholds {
+            assert!(row.contains(&format!("`{t}` (")), "{row}");
+        }
+    }
+}
+
+/// Check (or, with `UPDATE_DOCS=1`, rewrite) the text between `name`'s markers in `file`, as
+/// the configuration's reference does (`config/docs.rs`).
+pub(crate) fn check_doc(file: &str, name: &str, want: &str) {
+    // The repository root, two levels above this crate.
+    let path = format!("{}/../../{file}", env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(&path).expect("doc readable");
+    let (begin, end) = (
+        format!("<!-- {name}:begin -->\n"),
+        format!("<!-- {name}:end -->"),
+    );
+    let i = doc.find(&begin).expect("begin marker") + begin.len();
+    let j = doc.find(&end).expect("end marker");
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        let new = format!("{}{want}{}", &doc[..i], &doc[j..]);
+        std::fs::write(&path, new).expect("doc writable");
+        return;
+    }
+    assert!(
+        doc[i..j] == *want,
+        "{file} ({name}) drifted from the rules: run \
+         `UPDATE_DOCS=1 cargo test -p spark-exporter-diagnose rules::tests`"
+    );
+}
+
+#[test]
+fn diagnose_doc_table_is_generated_from_the_registry() {
+    check_doc("docs/diagnose.md", "diagnose-rules", &doc_table::<Kind>());
+}
