@@ -39,14 +39,23 @@ echo "== 4. coverage"
 python3 scripts/alerts-coverage.py alerts/spark-exporter.rules.yml tests/alerts/*.test.yml
 
 echo "== 5. the tests detect broken rules"
-# Run the unit tests against a different rule file (copies of the tests point at it).
+# Run the unit tests against a different rule file (copies of the tests point at it): the test
+# files that can see the change, those naming a changed rule or one that reads it
+# (scripts/alerts-affected.py); the others evaluate only unchanged rules and would pass as before.
+# None of them: the change goes unseen, which counts as the tests passing.
 run_tests_against() {
-  local rules=$1 dir
+  local rules=$1 dir affected
   dir=$(mktemp -d -p "$tmp")
-  for t in tests/alerts/*.test.yml; do
+  last_out="$dir/out.txt"
+  affected=$(python3 scripts/alerts-affected.py alerts/spark-exporter.rules.yml "$rules" tests/alerts/*.test.yml)
+  last_files=$(echo $affected | wc -w)
+  if [ -z "$affected" ]; then
+    echo "no test file names a rule that changed" > "$last_out"
+    return 0
+  fi
+  for t in $affected; do
     sed "s#\.\./\.\./alerts/spark-exporter\.rules\.yml#$rules#" "$t" > "$dir/$(basename "$t")"
   done
-  last_out="$dir/out.txt"
   promtool test rules "$dir"/*.test.yml > "$last_out" 2>&1
 }
 expect_failure() {  # description, rules file
@@ -54,10 +63,10 @@ expect_failure() {  # description, rules file
     echo "FAIL: the unit tests still pass with $1" >&2
     exit 1
   fi
-  echo "ok: the unit tests fail with $1"
+  echo "ok: the unit tests fail with $1 (of the $last_files test files that name what changed)"
 }
-# One mutation at a time takes about 5 s of promtool on one core: they run side by side, one per
-# core, and their output is printed once all have ended.
+# A mutation's test files take 0.2 to 5 s of promtool on one core: the mutations run side by side,
+# one per core, and their output is printed once all have ended.
 mutations=(STUCK_MINUTES=20 GC_RATIO=0.25 GC_MIN_BUSY_SLOTS=0.01 EVENT_WINDOW=5m \
                 NEW_SERIES_LOOKBACK=1m SKEW_RATIO=10 SKEW_MIN_WAIT_SECONDS=300 SPILL_BYTES=4294967296 \
                 TASK_FAILURE_RATIO=0.2 TARGET_DOWN_FOR=10m 'EXPORTER_SELECTOR=job=~".*"' \

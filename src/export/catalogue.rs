@@ -356,30 +356,16 @@ const TASK_STATUS: &[Label] = &[l("status", &["succeeded", "failed", "killed"])]
 const ANY_STATUS: &[Label] = &[l("status", &[])];
 const SQL_STATUS: &[Label] = &[l("status", &["completed", "failed"])];
 const RDD: &[Label] = &[l("rdd_id", &[]), l("rdd_name", &[])];
+/// The kinds are the diagnose rules' own lists (one declaration per rule, in its registry).
 const FINDING: &[Label] = &[
-    l(
-        "kind",
-        &[
-            "skew",
-            "spill",
-            "gc_pressure",
-            "executor_loss",
-            "join_strategy",
-            "plan_change",
-            "partial_cache",
-            "idle_cores",
-        ],
-    ),
+    l("kind", crate::diagnose::rules::FINDING_KINDS),
     l("job_group", &[]),
     l("job_description", &[]),
 ];
 /// `kind` of a finding is no error type (its name for the exporter's error counters).
 const FINDING_ATTRS: &[(&str, &str)] = &[("kind", "spark.diagnosis.kind")];
 const WINDOW_FINDING: &[Label] = &[
-    l(
-        "kind",
-        &["locality", "scheduler_delay", "streaming_trigger"],
-    ),
+    l("kind", crate::diagnose::rules::WINDOW_FINDING_KINDS),
     l("job_group", &[]),
     l("job_description", &[]),
     l("query", &[]),
