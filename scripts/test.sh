@@ -78,7 +78,7 @@ collect() {
     local status=0
     wait "$1" || status=$?
     cat "$2"
-    [ "$status" -eq 0 ] || { echo "$3 failed" >&2; exit 1; }
+    [ "$status" -eq 0 ] || { echo "$3 failed (exit status $status)" >&2; exit 1; }
 }
 wait_background() {
     if [ -n "${background:-}" ]; then
