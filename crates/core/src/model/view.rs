@@ -517,6 +517,22 @@ impl<'a> AppView<'a> {
         self.name.map(|n| &n.run_duration)
     }
 
+    /// Core-seconds allocated to each of a name's counted runs (name mode only), on
+    /// `RUN_BOUNDS` (`names.rs`).
+    pub fn run_cost(&self) -> Option<&'a Hist> {
+        self.name.map(|n| &n.run_cost)
+    }
+
+    /// A name's counted run that ended last (name mode only; `None` until one ended).
+    pub fn last_run(&self) -> Option<LastRunView> {
+        let r = self.name?.last_run?;
+        Some(LastRunView {
+            duration_seconds: r.start_ms.map(|s| (r.end_ms - s).max(0) as f64 / 1000.0),
+            core_seconds: r.core_ms as f64 / 1000.0,
+            end_seconds: r.end_ms as f64 / 1000.0,
+        })
+    }
+
     /// Spark Connect jobs ended, as `(client_app, user, status, count)`.
     pub fn connect_jobs(&self) -> impl Iterator<Item = (&'a str, &'a str, &'static str, u64)> + 'a {
         self.s.connect_jobs.iter().flat_map(|((c, u), n)| {
@@ -608,6 +624,18 @@ impl CostView {
     pub fn idle_core_seconds(&self) -> f64 {
         self.allocated_core_ms.saturating_sub(self.used_core_ms) as f64 / 1000.0
     }
+}
+
+/// A name's counted run that ended last (`spark_app_last_run_*`, name mode).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LastRunView {
+    /// Seconds from its start to its end (Spark's clock, at least 0); `None` when its start is
+    /// not known.
+    pub duration_seconds: Option<f64>,
+    /// Core-seconds allocated to its executors.
+    pub core_seconds: f64,
+    /// Its end, seconds since the Unix epoch.
+    pub end_seconds: f64,
 }
 
 /// A cached dataset (`cache.rs`).

@@ -42,17 +42,14 @@ pub(in crate::model) fn retire_all(s: &mut AppSummary, d: &AppDetail) {
 
 /// Name mode: ended run `app` adds its allocation to its name's summary `acc` (only a run that
 /// counts, see `names.rs`); the name's tasks are read with the largest `spark.task.cpus` of its
-/// runs.
-pub(in crate::model) fn fold(acc: &mut AppSummary, app: &AppState, counts: bool) {
+/// runs. The run's allocation (core-ms) when it counts.
+pub(in crate::model) fn fold(acc: &mut AppSummary, app: &AppState, counts: bool) -> Option<u64> {
     if let Some(c) = app.summary.cost.task_cpus {
         acc.cost.task_cpus = Some(acc.cost.task_cpus.map_or(c, |x| x.max(c)));
     }
-    if counts {
-        acc.cost.retired_core_ms = acc
-            .cost
-            .retired_core_ms
-            .saturating_add(allocated_core_ms(&app.summary, app.detail.as_deref()));
-    }
+    let run = counts.then(|| allocated_core_ms(&app.summary, app.detail.as_deref()))?;
+    acc.cost.retired_core_ms = acc.cost.retired_core_ms.saturating_add(run);
+    Some(run)
 }
 
 impl State {
