@@ -97,6 +97,8 @@ EXPECTED_EMPTY = {
     ("spark-executors.json", "Executor removals by reason"):
         "local[2] runs tasks in the driver; no executor is ever removed",
     ("spark-fleet.json", "Run duration by application"): "only with model.aggregate_by app_name",
+    ("spark-fleet.json", "Last run against its history"): "only with model.aggregate_by app_name (tests/e2e_fleet.py part B)",
+    ("spark-fleet.json", "Runs against their history"): "only with model.aggregate_by app_name (tests/e2e_fleet.py part B)",
     ("spark-fleet.json", "Object store up per shard"): "the event logs are in a local folder",
     ("spark-fleet.json", "Object-store requests per shard"): "the event logs are in a local folder",
     ("spark-fleet.json", "Object-store errors per shard"): "the event logs are in a local folder",
