@@ -29,6 +29,7 @@ mod jvm;
 mod metric_catalogue;
 mod mistakes;
 mod model_state;
+mod money;
 mod otlp_export;
 mod proptest_parsers;
 mod rest_auth;

@@ -66,7 +66,8 @@ fn flag_md(k: &Key) -> String {
 
 fn env_md(k: &Key) -> String {
     match k.set {
-        Set::Tree(_) => String::new(),
+        // A tree is read from the environment only when it also takes a flag's text (JSON).
+        Set::Tree(_) if k.flag == Flag::None => String::new(),
         _ => format!("`{}`", k.env()),
     }
 }

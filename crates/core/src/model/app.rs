@@ -168,6 +168,9 @@ pub(super) struct NameAgg {
     /// The counted run that ended last (absent from checkpoints written before it).
     #[serde(default)]
     pub(super) last_run: Option<LastRun>,
+    /// The money of [`Self::last_run`] (with prices, when one applied to it).
+    #[serde(default)]
+    pub(super) last_run_money: Option<super::cost::Money>,
     /// The latest plan fingerprint per job group and description over its runs.
     #[serde(with = "crate::model::serial::pairs")]
     pub(super) plan_latest: BTreeMap<(Arc<str>, Arc<str>), super::plan::Latest>,

@@ -92,7 +92,7 @@ impl State {
         let bounds = (self.duration_bounds.clone(), self.task_bounds.clone());
         self.name_acc(name, now);
         if let Some(acc) = self.names.get_mut(name) {
-            fold(acc, app, counts, &self.labeler, &bounds);
+            fold(acc, app, counts, &self.labeler, &bounds, &self.prices);
         }
     }
 }
@@ -120,9 +120,16 @@ impl<'a> ModelView<'a> {
             let acc = out
                 .entry(s.name.clone())
                 .or_insert_with(|| name_state(&s.name, s.created_ms));
-            fold(acc, app, st.counts_by_name(app), &st.labeler, &bounds);
+            fold(
+                acc,
+                app,
+                st.counts_by_name(app),
+                &st.labeler,
+                &bounds,
+                &st.prices,
+            );
         }
-        Some(NameStates(out.into_values().collect()))
+        Some(NameStates(out.into_values().collect(), st.prices.clone()))
     }
 }
 
@@ -136,18 +143,19 @@ fn name_state(name: &Arc<str>, created_ms: i64) -> NameAgg {
         run_duration: run_hist(),
         run_cost: run_hist(),
         last_run: None,
+        last_run_money: None,
         plan_latest: BTreeMap::new(),
         label_sets: Default::default(),
     }
 }
 
-/// Per-name states built for one read (see [`ModelView::by_name`]).
-pub struct NameStates(Vec<NameAgg>);
+/// Per-name states built for one read (see [`ModelView::by_name`]), and the prices.
+pub struct NameStates(Vec<NameAgg>, Arc<crate::config::CostConfig>);
 
 impl NameStates {
     /// One view per name, in name order.
     pub fn views(&self) -> impl Iterator<Item = AppView<'_>> {
-        self.0.iter().map(AppView::of_name)
+        self.0.iter().map(|n| AppView::of_name(n, &self.1))
     }
 }
 
@@ -160,6 +168,7 @@ fn fold(
     counts: bool,
     labeler: &Labeler,
     (dur, task): &(Arc<[f64]>, Arc<[f64]>),
+    prices: &crate::config::CostConfig,
 ) {
     fold_plans(name, app, labeler);
     let acc = &mut name.summary;
@@ -171,7 +180,7 @@ fn fold(
     }
     acc.created_ms = acc.created_ms.min(run.created_ms);
     acc.from_log |= run.from_log;
-    let core_ms = super::rules::cost::fold(acc, app, counts);
+    let held = super::rules::cost::fold(acc, app, counts, prices);
     for g in AppView::of(app).all_groups() {
         let key: GroupKey = (
             labeler.keep(&mut name.label_sets, "job_group", &g.key.0),
@@ -221,7 +230,8 @@ fn fold(
     if let (Some(s), Some(e)) = (run.start_ms, run.end_ms) {
         name.run_duration.observe((e - s) as f64 / 1000.0);
     }
-    let core_ms = core_ms.unwrap_or(0);
+    let held = held.unwrap_or_default();
+    let core_ms = held.core_ms;
     name.run_cost.observe(core_ms as f64 / 1000.0);
     if let Some(end_ms) = run.end_ms {
         let this = LastRun {
@@ -231,6 +241,7 @@ fn fold(
         };
         if name.last_run.is_none_or(|l| this > l) {
             name.last_run = Some(this);
+            name.last_run_money = held.money;
         }
     }
 }

@@ -44,6 +44,7 @@ fn last_of_daily() -> Option<LastRunView> {
         duration_seconds: Some(70.0),
         core_seconds: 210.0,
         end_seconds: (T0 + 90_000) as f64 / 1000.0,
+        money: None,
     })
 }
 
