@@ -13,6 +13,7 @@ mod collectors;
 mod connect;
 mod diagnose;
 mod diagnose_registry;
+mod diagnose_review;
 mod diagnosis_cost_cache;
 mod diagnosis_metrics;
 mod diagnosis_sql;
