@@ -14,6 +14,12 @@
 //! smaller logs over that are listed, not failed: their few milliseconds are mostly fixed cost
 //! and the machine's noise, and failed CI on a busy machine (BENCHMARKS.md).
 //!
+//! `diagnose-bench review-memory [N]`: the peak RSS of `spark-exporter diagnose --review` (the
+//! built binary, as a child: its `ru_maxrss`) over N and 4N renumbered copies of the diagnosis
+//! fixture's largest log (default [`REVIEW_COPIES`]); exits 1 when 4N's is more than
+//! [`REVIEW_GROWTH`] times N's plus [`REVIEW_SLACK_MIB`]: a review holds one application at a
+//! time, so its memory must not follow the store.
+//!
 //! A `harness = false` bench target, not part of the shipped crate:
 //! `cargo bench --bench diagnose-bench -- check`, or the executable `scripts/bench-bin.sh
 //! diagnose-bench` names.
@@ -76,13 +82,22 @@ fn once(rt: &tokio::runtime::Runtime, settings: &Settings, log: &Path) -> (f64, 
 
 fn main() {
     let args = common::args_or_usage(
-        "usage: diagnose-bench table|check [LOG...]  (default: every committed event log)",
+        "usage: diagnose-bench table|check [LOG...]  (default: every committed event log)\n       \
+         diagnose-bench review-memory [N]  (peak RSS of `diagnose --review` over N and 4N copies)",
     );
     let check = match args[1].to_string_lossy().as_ref() {
         "check" => true,
         "table" => false,
+        "review-memory" => {
+            let n = args
+                .get(2)
+                .and_then(|a| a.to_str()?.parse().ok())
+                .unwrap_or(REVIEW_COPIES);
+            review_memory(n);
+            return;
+        }
         other => {
-            eprintln!("diagnose-bench: unknown mode {other:?}: table or check");
+            eprintln!("diagnose-bench: unknown mode {other:?}: table, check or review-memory");
             std::process::exit(64);
         }
     };
@@ -165,4 +180,109 @@ fn main() {
             std::process::exit(1);
         }
     }
+}
+
+/// `review-memory`'s N by default.
+const REVIEW_COPIES: usize = 25;
+/// How much more than N's peak RSS 4N's may be, as a factor ...
+const REVIEW_GROWTH: f64 = 1.10;
+/// ... plus this (MiB): the ranking's rows and the allocator's noise.
+const REVIEW_SLACK_MIB: f64 = 2.0;
+
+/// `n` renumbered plain copies of the diagnosis fixture's largest log in `dir` (made once);
+/// their decoded bytes.
+fn review_copies(dir: &Path, n: usize) -> u64 {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let src = "app-20261201052736-0000";
+    let part = root.join(format!(
+        "tests/data/diagnosis-4.1.1/eventlog/eventlog_v2_{src}/events_1_{src}.zstd"
+    ));
+    let text = String::from_utf8(
+        zstd::decode_all(&std::fs::read(&part).expect("the diagnosis log")[..]).expect("zstd"),
+    )
+    .expect("utf-8");
+    std::fs::create_dir_all(dir).expect("the copies' folder");
+    let mut bytes = 0;
+    for i in 0..n {
+        let id = format!("local-{:013}", 1_796_200_000_000u64 + i as u64 * 7919);
+        let p = dir.join(&id);
+        if !p.exists() {
+            std::fs::write(&p, text.replace(src, &id)).expect("write a copy");
+        }
+        bytes += text.len() as u64;
+    }
+    bytes
+}
+
+/// Run `diagnose --review` over `dir`: (wall seconds, peak RSS MiB, applications reviewed).
+// The child is waited for with wait4 (for its own rusage), which clippy does not see.
+#[allow(clippy::zombie_processes)]
+fn review_peak(dir: &Path) -> (f64, f64, u64) {
+    use std::os::unix::process::ExitStatusExt;
+    let t = Instant::now();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_spark-exporter"))
+        .args(["diagnose", "--review", "--format", "json", "--event-log"])
+        .arg(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start spark-exporter");
+    let pid = child.id() as libc::pid_t;
+    let mut out = child.stdout.expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut out, &mut s).ok();
+        s
+    });
+    // wait4: the child's own peak RSS (ru_maxrss, KiB on Linux), not this process's.
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid, "wait4");
+    let secs = t.elapsed().as_secs_f64();
+    let ok = std::process::ExitStatus::from_raw(status).success();
+    let json = reader.join().unwrap_or_default();
+    assert!(ok, "diagnose --review over {} failed", dir.display());
+    let v: serde_json::Value = serde_json::from_str(&json).expect("a review");
+    let reviewed = v["counts"]["reviewed"].as_u64().unwrap_or(0);
+    (secs, usage.ru_maxrss as f64 / 1024.0, reviewed)
+}
+
+/// The `review-memory` mode: peak RSS over `n` and `4n` copies, and the check.
+fn review_memory(n: usize) {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    println!("| copies | decoded MB | reviewed | wall s | peak RSS MiB |");
+    println!("| --- | --- | --- | --- | --- |");
+    let mut peaks = vec![];
+    for copies in [n, 4 * n] {
+        let dir = root.join(format!("target/review-memory/{copies}"));
+        let bytes = review_copies(&dir, copies);
+        // Once to warm the page cache, then the measured run.
+        review_peak(&dir);
+        let (secs, peak, reviewed) = review_peak(&dir);
+        assert_eq!(reviewed, copies as u64, "every copy reviewed");
+        println!(
+            "| {copies} | {:.1} | {reviewed} | {secs:.2} | {peak:.1} |",
+            bytes as f64 / 1e6
+        );
+        peaks.push(peak);
+    }
+    let limit = peaks[0] * REVIEW_GROWTH + REVIEW_SLACK_MIB;
+    if peaks[1] > limit {
+        eprintln!(
+            "diagnose-bench review-memory: the peak RSS grew with the store: {:.1} MiB over {} \
+             copies, {:.1} MiB over {} (limit {limit:.1})",
+            peaks[0],
+            n,
+            peaks[1],
+            4 * n
+        );
+        std::process::exit(1);
+    }
+    println!(
+        "diagnose-bench review-memory: flat ({:.1} MiB over {n} copies, {:.1} MiB over {}; limit \
+         {limit:.1})",
+        peaks[0],
+        peaks[1],
+        4 * n
+    );
 }

@@ -465,6 +465,7 @@ impl Filler {
                     .iter()
                     .map(|k| (k.to_string(), (4 << 30) + churn))
                     .collect(),
+                resource_profile_id: Some(0),
             };
             self.model
                 .observer(Source::Rest)

@@ -19,7 +19,10 @@ ROUTING_LABELS = ("cluster", "namespace", "pod")
 CROSS_RUN = {"SparkJoinStrategyChanged": ("cluster", "namespace"),
              "SparkPlanChanged": ("cluster", "namespace"),
              "SparkDiagnosisCostHigh": ("cluster", "namespace"),
-             "SparkJobGroupDiagnosisCostHigh": ("cluster", "namespace")}
+             "SparkJobGroupDiagnosisCostHigh": ("cluster", "namespace"),
+             "SparkRunSlowerThanUsual": ("cluster", "namespace"),
+             "SparkRunCostlierThanUsual": ("cluster", "namespace"),
+             "SparkNewFindingKind": ("cluster", "namespace")}
 
 
 def alerts_in(rules_path):

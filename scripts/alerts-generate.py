@@ -212,6 +212,31 @@ THRESHOLDS = {
     # ... leaving out the application-level kinds (a regex of kinds): their findings have no job
     # group, and SparkDiagnosisCostHigh already names their application.
     "DIAGNOSIS_APP_KINDS": "executor_loss|idle_cores|partial_cache",
+    # --- Runs that regress, and finding kinds new to an application name (issue 36). ---
+    # SparkRunSlowerThanUsual, SparkRunCostlierThanUsual (model.aggregate_by app_name): the last
+    # run of an application name (spark_app_last_run_duration_seconds,
+    # spark_app_last_run_core_seconds) took, or was allocated, more than RUN_REGRESSION_RATIO
+    # times the median of the name's runs that ended within RUN_HISTORY_WINDOW (the last one
+    # included). The medians come from the per-name histograms (spark_app_run_duration_seconds,
+    # spark_app_run_core_seconds: one observation per run), not from the gauges: a gauge repeats
+    # its value at every scrape, so a median of its samples would weigh each run by how long it
+    # stayed the last one. 2 is "twice as slow or as costly as usual", well above the run-cost
+    # histogram's bucket error (19 %); the run-duration histogram has the buckets of
+    # histograms.duration_buckets (docs/runbook.md says what that means for the duration alert).
+    "RUN_REGRESSION_RATIO": 2,
+    "RUN_HISTORY_WINDOW": "7d",
+    # ... only with at least this many runs in the window, the last one included: the median of
+    # fewer runs says little (a weekly job never has the history of a daily one).
+    "RUN_HISTORY_MIN_RUNS": 5,
+    # ... and while the last run ended less than this long ago: the gauges show the last run until
+    # the next one ends, and the alert resolves by itself instead of firing until then.
+    "RUN_REGRESSION_WINDOW": "6h",
+    # SparkNewFindingKind: a diagnosis finding kind (spark_diagnosis_findings_total, summed by
+    # application name and kind) with a series within NEW_FINDING_KIND_WINDOW and none in the
+    # NEW_FINDING_KIND_LOOKBACK before it, of a name that had a run counted in that lookback (every
+    # kind of a name's first run would be new). It fires for NEW_FINDING_KIND_WINDOW.
+    "NEW_FINDING_KIND_WINDOW": "1h",
+    "NEW_FINDING_KIND_LOOKBACK": "7d",
 }
 
 DEFAULTS = {**SETTINGS, **THRESHOLDS}
@@ -242,6 +267,9 @@ SEVERITIES = {
     "SparkLowCoreUtilization": "info",
     "SparkDiagnosisCostHigh": "info",
     "SparkJobGroupDiagnosisCostHigh": "info",
+    "SparkRunSlowerThanUsual": "warning",
+    "SparkRunCostlierThanUsual": "info",
+    "SparkNewFindingKind": "info",
 }
 
 APP = "app_id, app_name"
@@ -549,7 +577,10 @@ def alerting_rules(c):
 # Rules that compare the runs of one application name: they keep the grouping labels except
 # RUN_LABELS (see `cross_run`), and their alerts carry only those.
 CROSS_RUN = {"spark_sql_description:plan_fingerprint", "SparkJoinStrategyChanged", "SparkPlanChanged",
-             "SparkDiagnosisCostHigh", "SparkJobGroupDiagnosisCostHigh"}
+             "SparkDiagnosisCostHigh", "SparkJobGroupDiagnosisCostHigh",
+             "spark_app_name:run_duration_seconds:history_median",
+             "spark_app_name:run_core_seconds:history_median", "spark_app_name:runs:history_count",
+             "SparkRunSlowerThanUsual", "SparkRunCostlierThanUsual", "SparkNewFindingKind"}
 
 
 def cross_run(c, *parts):
@@ -696,6 +727,101 @@ def cost_alerts(c):
     ]
 
 
+def duration_seconds(d):
+    """A Prometheus duration ("6h", "1h30m") in seconds."""
+    unit = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+    return sum(float(n) * unit[u] for n, u in re.findall(r"([0-9]+)(ms|s|m|h|d|w|y)", d))
+
+
+def history_rules(c):
+    """Per application name (model.aggregate_by app_name), over the runs that ended within
+    RUN_HISTORY_WINDOW: the median run duration and core-seconds, and how many runs ended.
+
+    From the histograms' increase over the window, one observation per run, rather than from the
+    last-run gauges, whose samples would weigh each run by how long it stayed the last one.
+    RUN_LABELS are left out (`pod`: the fleet shard), and the shards are summed: a name is counted
+    by one shard at a time, and after a reshard its runs are in the old shard's series, then in
+    the new one's.
+    """
+    w = c["RUN_HISTORY_WINDOW"]
+    name = cross_run(c, "app_name")
+    buckets = cross_run(c, "app_name, le")
+
+    def median(h):
+        return f"histogram_quantile(\n  0.5,\n  sum by ({buckets}) (increase({h}_bucket[{w}]))\n)"
+
+    return [
+        {"record": "spark_app_name:run_duration_seconds:history_median",
+         "expr": median("spark_app_run_duration_seconds")},
+        {"record": "spark_app_name:run_core_seconds:history_median",
+         "expr": median("spark_app_run_core_seconds")},
+        {"record": "spark_app_name:runs:history_count",
+         "expr": f"sum by ({name}) (increase(spark_app_run_core_seconds_count[{w}]))"},
+    ]
+
+
+def regression_alerts(c):
+    """The last run of a name against its name's median (history_rules): their ratio above
+    RUN_REGRESSION_RATIO, with RUN_HISTORY_MIN_RUNS runs in the window, while the last run ended
+    less than RUN_REGRESSION_WINDOW ago. The gauges are the largest of the exporters of a name (one,
+    but for the moments of a reshard)."""
+    name = cross_run(c, "app_name")
+    ratio = num(c["RUN_REGRESSION_RATIO"])
+    w = c["RUN_HISTORY_WINDOW"]
+    runs = num(c["RUN_HISTORY_MIN_RUNS"])
+    recent = (f"and on ({name})\nspark_app_name:runs:history_count >= {runs}\n"
+              f"and on ({name})\ntime() - max by ({name}) (spark_app_last_run_end_timestamp_seconds)"
+              f" < {num(duration_seconds(c['RUN_REGRESSION_WINDOW']))}")
+
+    def regressed(gauge, median):
+        return f"max by ({name}) ({gauge})\n/ on ({name})\n({median} > 0)\n> {ratio}\n{recent}"
+
+    return [
+        alert(
+            c, "SparkRunSlowerThanUsual",
+            regressed("spark_app_last_run_duration_seconds", "spark_app_name:run_duration_seconds:history_median"),
+            "The last run of {{ $labels.app_name }} took {{ $value | printf \"%.1f\" }} times its usual duration",
+            "The run of application {{ $labels.app_name }} that ended last took {{ $value | printf \"%.1f\" }} "
+            f"times the median duration of its runs in the last {w} (threshold {ratio}x, at least {runs} runs "
+            f"in {w}). Compare it with an earlier run: its input, its job groups' durations, its diagnosis findings.",
+        ),
+        alert(
+            c, "SparkRunCostlierThanUsual",
+            regressed("spark_app_last_run_core_seconds", "spark_app_name:run_core_seconds:history_median"),
+            "The last run of {{ $labels.app_name }} cost {{ $value | printf \"%.1f\" }} times its usual core-seconds",
+            "The run of application {{ $labels.app_name }} that ended last was allocated "
+            "{{ $value | printf \"%.1f\" }} times the median executor core-seconds of its runs in the last "
+            f"{w} (threshold {ratio}x, at least {runs} runs in {w}). More executors, or executors held "
+            "longer: compare its executors and its diagnosis findings with an earlier run's.",
+        ),
+    ]
+
+
+def new_finding_alerts(c):
+    """A finding kind new to an application name: summed by name and kind (over job groups, and
+    runs in app_id mode; RUN_LABELS left out), a series within NEW_FINDING_KIND_WINDOW and none in
+    the NEW_FINDING_KIND_LOOKBACK before it, the new-series test of `events()` per name and kind.
+    Only for a name with a run counted in that lookback: all kinds of a name's first run are new."""
+    w, lb = c["NEW_FINDING_KIND_WINDOW"], c["NEW_FINDING_KIND_LOOKBACK"]
+    kind = cross_run(c, "app_name, kind")
+    name = cross_run(c, "app_name")
+    findings = "spark_diagnosis_findings_total"
+    return [
+        alert(
+            c, "SparkNewFindingKind",
+            f"sum by ({kind}) (max_over_time({findings}[{w}]) > 0)\n"
+            f"unless on ({kind})\n"
+            f"sum by ({kind}) (max_over_time({findings}[{lb}] offset {w}) > 0)\n"
+            f"and on ({name})\n"
+            f"sum by ({name}) (max_over_time(spark_app_runs_total[{lb}] offset {w})) > 0",
+            "{{ $labels.app_name }} has {{ $labels.kind }} findings, new to it",
+            "Application {{ $labels.app_name }} has {{ $value | printf \"%.0f\" }} diagnosis finding(s) of "
+            f"kind {{{{ $labels.kind }}}}, and had none of this kind in the {lb} before the last {w}. "
+            "`spark-exporter diagnose` on its last run says where and why, with the remedy.",
+        ),
+    ]
+
+
 def groups(c):
     return [
         {"name": "spark-exporter.recording", "rules": recording_rules(c)},
@@ -704,6 +830,9 @@ def groups(c):
         {"name": "spark-exporter.streaming", "rules": streaming_rules(c)},
         {"name": "spark-exporter.alerts", "rules": alerting_rules(c)},
         {"name": "spark-exporter.diagnosis", "rules": diagnosis_rules(c) + diagnosis_alerts(c) + cost_alerts(c)},
+        # The alerts read this evaluation's medians: rules of a group are evaluated in order.
+        {"name": "spark-exporter.history",
+         "rules": history_rules(c) + regression_alerts(c) + new_finding_alerts(c)},
     ]
 
 

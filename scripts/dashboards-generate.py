@@ -773,6 +773,39 @@ def fleet():
               merge=True, order=("app_name", "job_group", "Value #A", "Value #B", "Value #C"),
               rename={"Value #A": "p50", "Value #B": "p95", "Value #C": "Jobs", "app_name": "Application",
                       "job_group": "Job group"}, units={"Jobs": "short"}, sort_by="p95"),
+        row("Runs against their history (model.aggregate_by app_name)"),
+        ts("Last run against its history", "Per application name: the duration of the run that ended last "
+           "(spark_app_last_run_duration_seconds, set when a run ends) and the median duration of the name's "
+           "runs over the last 7 days (recording rule spark_app_name:run_duration_seconds:history_median, "
+           "within 19 % of the true median: the histogram's bucket error). SparkRunSlowerThanUsual fires when "
+           "the first is over twice the second with at least 5 runs of history.", "s",
+           [target(f"max by (app_name) (spark_app_last_run_duration_seconds{{{FAPP}}})", "last run {{app_name}}"),
+            target(f"max by (app_name) (spark_app_name:run_duration_seconds:history_median{{{APP}}})",
+                   "7-day median {{app_name}}")], w=12, sparse=True),
+        table("Runs against their history", "Per application name, the run that ended last against the name's "
+              "runs of the last 7 days: its duration and core-seconds, the 7-day medians (recording rules; the "
+              "histograms' bucket error is 19 %), the ratios SparkRunSlowerThanUsual and "
+              "SparkRunCostlierThanUsual compare with 2, and the runs in the history (at least 5 for the "
+              "alerts). Model.aggregate_by app_name only.", "s",
+              [target(f"max by (app_name) (spark_app_last_run_duration_seconds{{{FAPP}}})", instant=True, table=True),
+               target(f"max by (app_name) (spark_app_name:run_duration_seconds:history_median{{{APP}}})",
+                      instant=True, table=True),
+               target(f"max by (app_name) (spark_app_last_run_duration_seconds{{{FAPP}}}) / on (app_name) "
+                      f'max by (app_name) (spark_app_name:run_duration_seconds:history_median{{{APP}}} > 0)',
+                      instant=True, table=True),
+               target(f"max by (app_name) (spark_app_last_run_core_seconds{{{FAPP}}})", instant=True, table=True),
+               target(f"max by (app_name) (spark_app_last_run_core_seconds{{{FAPP}}}) / on (app_name) "
+                      f'max by (app_name) (spark_app_name:run_core_seconds:history_median{{{APP}}} > 0)',
+                      instant=True, table=True),
+               target(f'max by (app_name) (spark_app_name:runs:history_count{{{APP}}})',
+                      instant=True, table=True)],
+              w=12, merge=True, order=("app_name", "Value #A", "Value #B", "Value #C", "Value #D", "Value #E",
+                                       "Value #F"),
+              rename={"app_name": "Application", "Value #A": "Last run", "Value #B": "7-day median",
+                      "Value #C": "Duration ratio", "Value #D": "Last run core-s", "Value #E": "Core-s ratio",
+                      "Value #F": "Runs in 7 days"},
+              units={"Duration ratio": "short", "Last run core-s": "short", "Core-s ratio": "short",
+                     "Runs in 7 days": "short"}, sort_by="Duration ratio"),
         row("Per run"),
         per_run("Mean job duration per run", "Mean duration of a run's jobs per job group: one point per run at "
                 f"its start time (recording rule {RUN_RULE}:mean). Needs app_id on the series "
@@ -942,6 +975,9 @@ def diagnosis():
 # is final. Costs of different kinds overlap (a skewed stage that spills counts in both), so every
 # query keeps `kind`: scripts/dashboards-lint.py rejects a sum of costs that drops it.
 COST = "spark_diagnosis_cost_seconds_total"
+# Money (issue 36): absent unless prices are configured (docs/metrics.md, *Money*).
+APP_MONEY = "spark_app_cost_total"
+FINDING_MONEY = "spark_diagnosis_cost_total"
 FINDINGS = "spark_diagnosis_findings_total"
 WINDOW_FINDINGS = "spark_diagnosis_window_findings"
 WINDOW_COST = "spark_diagnosis_window_cost_seconds"
@@ -952,15 +988,20 @@ APP_KINDS = "executor_loss|idle_cores|partial_cache"
 FINDING_BY = "cluster, namespace, app_id, app_name, job_group, job_description, kind"
 
 
-def counted(metric, selector, window):
+def counted(metric, selector, window, by=FINDING_BY):
     """What a counter counted within `window`, per finding of a run, as SparkDiagnosisCostHigh
     counts it: a series that did not exist in the NEW_SERIES_LOOKBACK before the window counts
     whole (a run's counter appears with its first findings, and increase() would see nothing of
     it), older series their increase. Then the largest of the exporters of one run (a sidecar and
     a fleet, two shards), so that a run exported twice counts once."""
     s = f"{metric}{{{selector}}}"
-    return (f"max by ({FINDING_BY}) ((max_over_time({s}[{window}]) unless "
+    return (f"max by ({by}) ((max_over_time({s}[{window}]) unless "
             f"max_over_time({s}[{NEW_SERIES_LOOKBACK}] offset {window})) or increase({s}[{window}]))")
+
+
+# The labels of one run's money series (no app_id by application name).
+MONEY_BY = "cluster, namespace, app_id, app_name, currency, resource"
+FINDING_MONEY_BY = FINDING_BY + ", currency"
 
 
 def efficiency():
@@ -1036,6 +1077,28 @@ def efficiency():
               rename={"Value #A": "Cost", "Value #B": "Findings", "app_name": "Application",
                       "job_group": "Job group", "job_description": "Description", "kind": "Kind"},
               units={"Findings": "short"}, sort_by="Cost"),
+        row("Money (with prices configured: cost.prices)"),
+        text("Money", "What money is here, and what it is not.",
+             "Money is the executors' allocated core-seconds and memory GiB-seconds at the prices configured "
+             "(`cost.prices`, `cost.currency`), each part of an executor's life at the price in effect then, so "
+             "a price change never lowers what was counted (docs/metrics.md, *Money*). Without prices these "
+             "panels are empty. The findings' money is an estimate: their cost at the core-hour price.", h=3),
+        ts("Money by application name", "What the runs' executors cost in each interval per application name and "
+           "currency (spark_app_cost_total, cores and memory; a run's counter that appears counts whole).",
+           "short", [target(f"sum by (app_name, currency) ({counted(APP_MONEY, FAPP, itv, MONEY_BY)})",
+                            "{{app_name}} {{currency}}")], w=12, sparse=True),
+        bargauge("Top application names by money over the time range", "The ten application names whose runs' "
+                 "executors cost the most over the time range, cores and memory (spark_app_cost_total).", "short",
+                 [target(f"topk(10, sum by (app_name, currency) ({counted(APP_MONEY, FAPP, rng, MONEY_BY)}) > 0)",
+                         "{{app_name}} {{currency}}", instant=True)], w=6),
+        bargauge("Money by resource over the time range", "What the executors' cores and their memory cost over "
+                 "the time range (spark_app_cost_total by resource).", "short",
+                 [target(f"sum by (resource, currency) ({counted(APP_MONEY, FAPP, rng, MONEY_BY)})",
+                         "{{resource}} {{currency}}", instant=True)], w=6),
+        bargauge("Money the findings explain, per kind (estimate)", "The findings' cost over the time range at "
+                 "the core-hour price (spark_diagnosis_cost_total): an estimate, per kind. " + overlap, "short",
+                 [target(f"sum by (kind, currency) ({counted(FINDING_MONEY, FJOB, rng, FINDING_MONEY_BY)})",
+                         "{{kind}} {{currency}}", instant=True)], w=12),
         row("Findings at the application's end"),
         p_idle,
         p_lost,

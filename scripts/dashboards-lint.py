@@ -58,7 +58,7 @@ PENDING_RULES = ()
 HISTOGRAMS = {
     "spark_job_duration_seconds", "spark_stage_duration_seconds", "spark_task_duration_seconds",
     "spark_sql_execution_duration_seconds", "spark_streaming_batch_duration_seconds",
-    "spark_app_run_duration_seconds", "spark_stage_skew_ratio",
+    "spark_app_run_duration_seconds", "spark_stage_skew_ratio", "spark_app_run_core_seconds",
 }
 JOB_METRICS = {  # labels app_id, app_name, job_group, job_description
     "spark_jobs_total", "spark_jobs_active", "spark_job_duration_seconds",
@@ -79,6 +79,8 @@ JOB_METRICS = {  # labels app_id, app_name, job_group, job_description
     # job_description (empty for the application-level kinds), kind; the window gauges also query
     "spark_diagnosis_findings_total", "spark_diagnosis_cost_seconds_total",
     "spark_diagnosis_window_findings", "spark_diagnosis_window_cost_seconds",
+    # ... and in money (issue 36; with prices configured), with `currency`
+    "spark_diagnosis_cost_total",
 }
 NAME_METRICS = {  # labels app_name, job_group (no app_id: they span the runs of an application name)
     "spark_sql_plan_fingerprint",
@@ -104,6 +106,10 @@ APP_METRICS = {  # labels app_id, app_name (no job_group)
     "spark_streaming_trigger_interval_seconds",
     "spark_executor_core_seconds_allocated_total", "spark_executor_idle_core_seconds",
     "spark_rdd_cached_fraction", "spark_rdd_memory_bytes", "spark_rdd_disk_bytes",
+    # runs that regress (issue 36; model.aggregate_by app_name) and money (with prices configured)
+    "spark_app_run_core_seconds", "spark_app_last_run_duration_seconds", "spark_app_last_run_core_seconds",
+    "spark_app_last_run_end_timestamp_seconds", "spark_app_last_run_cost",
+    "spark_executor_memory_gib_seconds_allocated_total", "spark_app_cost_total",
 }
 SELF_METRICS = {  # the exporter's own health; not per application
     "spark_up", "spark_exporter_build_info", "spark_exporter_scrape_duration_seconds",
@@ -119,7 +125,8 @@ SELF_METRICS = {  # the exporter's own health; not per application
 TARGET_METRICS = {"up"}  # Prometheus' own series of each scrape target
 # Costs of the diagnosis findings per kind: they overlap across kinds (a skewed stage that spills
 # counts in both), so a query that sums or averages them keeps `kind` (or selects one kind).
-COST_METRICS = {"spark_diagnosis_cost_seconds_total", "spark_diagnosis_window_cost_seconds"}
+COST_METRICS = {"spark_diagnosis_cost_seconds_total", "spark_diagnosis_window_cost_seconds",
+                "spark_diagnosis_cost_total"}
 LABEL_NAMES = {"spark_version"}  # label names that look like metric names
 
 

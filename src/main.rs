@@ -92,40 +92,67 @@ fn main() -> ExitCode {
             event_log,
             openmetrics,
         )),
-        Some(Command::Diagnose {
-            event_log,
-            app_id,
-            format,
-            ui_url,
-            fail_on,
-        }) => {
-            let args = DiagnoseArgs {
-                format,
-                fail_on,
-                request: diagnose::Request {
-                    event_logs: event_log,
-                    spark_url: settings.spark.urls.first().cloned(),
-                    app_id,
-                    ui_url,
-                },
-            };
-            match args.validate(&settings) {
-                Ok(()) => rt.block_on(run_diagnose(settings, args)),
-                Err(problems) => {
-                    eprintln!("spark-exporter diagnose: invalid flags:");
-                    for p in problems {
-                        eprintln!("  - {p}");
-                    }
-                    ExitCode::from(EXIT_CONFIG as u8)
-                }
-            }
-        }
+        Some(c @ Command::Diagnose { .. }) => diagnose_command(&rt, settings, c),
         Some(Command::Run) | None => {
             let code = rt.block_on(run(settings, security));
             // The drain bounded every wait; do not wait again for work left behind (a source's
             // last read still running on the blocking pool).
             rt.shutdown_background();
             code
+        }
+    }
+}
+
+/// `diagnose` (and `diagnose --review`): validate every flag at once, then run it on `rt`.
+fn diagnose_command(
+    rt: &tokio::runtime::Runtime,
+    settings: Arc<Settings>,
+    command: Command,
+) -> ExitCode {
+    let Command::Diagnose {
+        event_log,
+        app_id,
+        format,
+        ui_url,
+        fail_on,
+        review,
+        since,
+        app_name,
+        job_group,
+        top,
+    } = command
+    else {
+        // Only `main`'s `diagnose` arm calls this.
+        return ExitCode::from(EXIT_CONFIG as u8);
+    };
+    let args = DiagnoseArgs {
+        format,
+        fail_on,
+        request: diagnose::Request {
+            event_logs: event_log,
+            spark_url: settings.spark.urls.first().cloned(),
+            app_id,
+            ui_url,
+        },
+        review_flags: since.is_some()
+            || app_name.is_some()
+            || job_group.is_some()
+            || top != REVIEW_TOP,
+        review: review.then_some(ReviewArgs {
+            since,
+            app_name,
+            job_group,
+            top,
+        }),
+    };
+    match args.validate(&settings) {
+        Ok(review) => rt.block_on(run_diagnose(settings, args, review)),
+        Err(problems) => {
+            eprintln!("spark-exporter diagnose: invalid flags:");
+            for p in problems {
+                eprintln!("  - {p}");
+            }
+            ExitCode::from(EXIT_CONFIG as u8)
         }
     }
 }
@@ -343,12 +370,82 @@ struct DiagnoseArgs {
     format: String,
     fail_on: Vec<String>,
     request: diagnose::Request,
+    /// `--review` and its flags.
+    review: Option<ReviewArgs>,
+    /// A review's flag was given (without `--review`, a mistake).
+    review_flags: bool,
+}
+
+/// `--top`'s default (`src/cli`).
+const REVIEW_TOP: usize = 10;
+
+/// `diagnose --review`'s own flags, as given.
+struct ReviewArgs {
+    since: Option<String>,
+    app_name: Option<String>,
+    job_group: Option<String>,
+    top: usize,
+}
+
+/// `--since`: a duration back from `now_ms` (`7d`) or an RFC 3339 time, as epoch ms.
+fn since_ms(v: &str, now_ms: i64) -> Result<i64, String> {
+    if let Ok(d) = humantime::parse_duration(v) {
+        return Ok(now_ms.saturating_sub(i64::try_from(d.as_millis()).unwrap_or(i64::MAX)));
+    }
+    match humantime::parse_rfc3339_weak(v) {
+        Ok(t) => t
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            .map_err(|e| e.to_string()),
+        Err(_) => Err(format!(
+            "--since: {v:?} is neither a duration (7d, 36h) nor a time (2026-12-01T00:00:00Z)"
+        )),
+    }
 }
 
 impl DiagnoseArgs {
-    /// Every wrong flag at once.
-    fn validate(&self, settings: &Settings) -> Result<(), Vec<String>> {
+    /// Every wrong flag at once; with `--review`, the review's request.
+    fn validate(
+        &self,
+        settings: &Settings,
+    ) -> Result<Option<diagnose::review::ReviewRequest>, Vec<String>> {
         let mut p = vec![];
+        let review = self.review.as_ref().map(|r| {
+            let mut regex = |flag: &str, v: &Option<String>| {
+                v.as_ref().and_then(|v| {
+                    regex::Regex::new(v)
+                        .map_err(|e| p.push(format!("{flag}: {v:?} is not a regex: {e}")))
+                        .ok()
+                })
+            };
+            let app_name = regex("--app-name", &r.app_name);
+            let job_group = regex("--job-group", &r.job_group);
+            let since = r.since.as_ref().and_then(|v| {
+                since_ms(v, spark_exporter::clock::system_now_ms())
+                    .map_err(|e| p.push(e))
+                    .ok()
+            });
+            diagnose::review::ReviewRequest {
+                event_logs: self.request.event_logs.clone(),
+                spark_url: self.request.spark_url.clone(),
+                since_ms: since,
+                app_name,
+                job_group,
+                top: r.top,
+                ui_url: self.request.ui_url.clone(),
+            }
+        });
+        if review.is_none() && self.review_flags {
+            p.push("--since, --app-name, --job-group and --top go with --review".into());
+        }
+        if review.is_some() {
+            if self.request.app_id.is_some() {
+                p.push("--app-id: a review reads every application; leave it out".into());
+            }
+            if !self.fail_on.is_empty() {
+                p.push("--fail-on: not with --review (a gate is per application)".into());
+            }
+        }
         if !matches!(self.format.as_str(), "text" | "json") {
             p.push(format!("--format: {:?} must be text or json", self.format));
         }
@@ -368,16 +465,47 @@ impl DiagnoseArgs {
             }
         }
         if p.is_empty() {
-            Ok(())
+            Ok(review)
         } else {
             Err(p)
         }
     }
 }
 
-/// Diagnose, print the report, and exit 1 when nothing could be diagnosed, 3 when a
-/// `--fail-on` kind was found.
-async fn run_diagnose(settings: Arc<Settings>, args: DiagnoseArgs) -> ExitCode {
+/// Review, print the review, and exit 1 when no input could be listed.
+async fn run_review(
+    settings: Arc<Settings>,
+    format: &str,
+    req: diagnose::review::ReviewRequest,
+) -> ExitCode {
+    let review = match diagnose::review::review(&settings, &req).await {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("spark-exporter diagnose: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if format == "json" {
+        match serde_json::to_string_pretty(&review) {
+            Ok(s) => out(&format!("{s}\n")),
+            Err(_) => return ExitCode::FAILURE,
+        }
+    } else {
+        out(&diagnose::review::render(&review));
+    }
+    ExitCode::SUCCESS
+}
+
+/// Diagnose (or, with `review`, review), print the report, and exit 1 when nothing could be
+/// diagnosed, 3 when a `--fail-on` kind was found.
+async fn run_diagnose(
+    settings: Arc<Settings>,
+    args: DiagnoseArgs,
+    review: Option<diagnose::review::ReviewRequest>,
+) -> ExitCode {
+    if let Some(req) = review {
+        return run_review(settings, &args.format, req).await;
+    }
     let report = match diagnose::diagnose(&settings, &args.request).await {
         Ok(r) => r,
         Err(e) => {

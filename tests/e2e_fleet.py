@@ -25,18 +25,31 @@ A. Shards. 200 applications: copies of a real Spark 4.1.1 event log (the fixture
    and nothing counted (those runs ended before the exporters started), every name at zero.
 
 B. Aggregation by application name (--model.aggregate-by app_name). One real PySpark
-   application (tests/e2e_fleet_workload.py) runs 5 times, one run after another, under one
+   application (tests/e2e_fleet_workload.py) runs 7 times, one run after another, under one
    name, with a known number of jobs per run, failing jobs in a job group, one run that ends
-   with exit code 1. One exporter reads the event-log folder, scraped every 1 s; it is stopped
-   (SIGTERM) after the third run has ended and started again before the fourth begins (no run
-   ends while it is down). Asserts, against the runs' event logs (and Spark's status tracker):
-     1. name-mode series carry no app_id; every series is first scraped at zero
+   with exit code 1, and, after 5 normal runs, one run made slow on purpose (a skewed job whose
+   long task makes it last about SLOW_RATIO (2.5) times the median duration of the runs before
+   it, and hold as many times their core-seconds), then a normal one again. One exporter reads the
+   event-log folder (diagnosis thresholds NAME_DIAGNOSE: every run has idle cores), scraped
+   every 1 s by a Prometheus that evaluates the shipped rules every 1 s (scripts/alerts-generate.py
+   with the shorter windows of NAME_RULES); it is stopped (SIGTERM) after the third run has
+   ended and started again before the fourth begins (no run ends while it is down). Asserts,
+   against the runs' event logs (and Spark's status tracker):
+     1. name-mode series carry no app_id; every counter and run-histogram series is first
+        scraped at zero, by each of the two exporters
      2. round(increase(...[whole run])) of spark_jobs_total by (job_group, status), of
         spark_tasks_total by status, of spark_app_runs_total by status and of the run-duration
-        histogram's count equal the logs' totals for all 5 runs; the duration sum matches too
+        histogram's count equal the logs' totals for all 7 runs; the duration sum matches too
      3. the restarted exporter starts from zero (the runs its predecessor counted are not
         counted again) with a later _created, and at the end shows only the runs since its
         start: the last value alone would be wrong, increase() is right
+     4. runs that regress (issue 36), from every evaluation's ALERTS sample and which run the
+        gauge spark_app_last_run_end_timestamp_seconds named last then: SparkRunSlowerThanUsual
+        and SparkRunCostlierThanUsual fired while the slow run was the last one and never while
+        another was; SparkNewFindingKind fired for skew (the slow run's skewed stage), never for
+        a kind the runs before it had (idle_cores); the rule's history median is within the
+        bucket error (19 %) of the true median of the runs' durations, and the history counts
+        all 7 runs across the restart
 C. Checkpoints (issue 34: --checkpoint.path, every 1 s here, one folder all shards share).
    Twice, per run and by name (--model.aggregate-by app_name), each with its own folders and
    Prometheus job: 30 copies of the part A log under 6 names (2 per shard of 3, both shards of 2
@@ -78,6 +91,7 @@ import os
 import random
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -113,9 +127,33 @@ NAME_RUNS = 3
 WORKLOAD = os.path.join(ROOT, "tests", "e2e_fleet_workload.py")
 APP_NAME = "fleet-e2e-daily"
 NAME_INTERVAL = 1
-# Runs: load jobs; f = a failing job in group `bad`; x = the run ends with exit code 1.
-PLAN = ["2", "1f", "3x", "2f", "1"]
+# Runs: load jobs; s = a skewed job in group `skewed` (the slow run); f = a failing job in group
+# `bad`; x = the run ends with exit code 1.
+PLAN = ["2", "1f", "3x", "2f", "1", "2s", "1"]
 RESTART_BEFORE = 3  # the exporter restarts between the third run's end and the fourth's start
+SLOW = PLAN.index("2s")  # the run made slow on purpose, after 5 normal ones, and one more after it
+# Its skewed job's long task sleeps SLOW_RATIO x the median duration of the runs before it minus
+# the shortest of them (from their event logs; at least SLOW_MIN_EXTRA seconds): its other jobs
+# take no less than the shortest run, so it lasts, and holds its 2 cores, at least 2.5 times the
+# median, over the 2.38 that fire whatever the bucket error (docs/runbook.md), and not much longer
+# (CI time); longer on a slower machine.
+SLOW_RATIO = 2.5
+SLOW_MIN_EXTRA = 15
+# Part B's Prometheus evaluates the shipped rules (scripts/alerts-generate.py), with the windows
+# of the run histories shortened for a three-minute run: the history covers the whole part, a
+# finding kind is new for 30 s (its lookback covers the whole part too). The expressions, the
+# ratio (2) and the history's minimum of 5 runs are the shipped ones.
+NAME_RULES = ["RUN_HISTORY_WINDOW=10m", "RUN_HISTORY_MIN_RUNS=5", "RUN_REGRESSION_WINDOW=5m",
+              "NEW_FINDING_KIND_WINDOW=30s", "NEW_FINDING_KIND_LOOKBACK=600s"]
+# The exporter's diagnosis thresholds in part B: every run has idle cores (a run of 10 to 30 s on
+# local[2] uses 30 to 75 % of its cores' time: below 0.9, over 5 core-seconds; the defaults, 0.5
+# and a core-minute, see none), so the normal runs have a finding kind of their own, which must
+# never fire SparkNewFindingKind; skew (the slow run's new kind) needs 10 s more than the median
+# task (default 2 s: on a loaded machine the first job's Python workers can start seconds apart).
+NAME_DIAGNOSE = "diagnose:\n  min_core_utilization: 0.9\n  utilization_min_core_time: 5s\n  skew_min_excess: 10s\n"
+NEW_KIND = "skew"
+# histogram_quantile reads a value in the bucket of the true quantile: within 2^(1/4) - 1.
+BUCKET_ERROR = 2 ** 0.25 - 1
 
 JOB_STATUS = {"JobSucceeded": "succeeded", "JobFailed": "failed"}
 
@@ -296,12 +334,13 @@ def stop_all(procs):
         p.stop()
 
 
-def start_prometheus(tmp, procs, name, scrape_configs, interval, flags=()):
+def start_prometheus(tmp, procs, name, scrape_configs, interval, flags=(), rules=None):
     port = free_port()
     cfg = os.path.join(tmp, f"{name}.yml")
     with open(cfg, "w") as f:
         f.write(f"global:\n  scrape_interval: {interval}s\n  scrape_timeout: {interval}s\n"
-                f"  evaluation_interval: {interval}s\nscrape_configs:\n{scrape_configs}")
+                f"  evaluation_interval: {interval}s\n" + (f"rule_files:\n  - {rules}\n" if rules else "")
+                + f"scrape_configs:\n{scrape_configs}")
     procs.append(Proc(name, ["prometheus", f"--config.file={cfg}", f"--storage.tsdb.path={tmp}/{name}-data",
                              f"--web.listen-address=127.0.0.1:{port}", *flags], tmp))
     prom = Prom(f"http://127.0.0.1:{port}")
@@ -547,9 +586,19 @@ def run_names(a, tmp, res, procs):
     os.makedirs(control)
     port = free_port()
     sel = f'app_name="{APP_NAME}"'
+    diagnose = os.path.join(tmp, "names-diagnose.yaml")
+    with open(diagnose, "w") as f:
+        f.write(NAME_DIAGNOSE)
+    # The shipped rules, with NAME_RULES.
+    rules_dir = os.path.join(tmp, "names-rules")
+    gen = [sys.executable, os.path.join(ROOT, "scripts", "alerts-generate.py"), "--out-dir", rules_dir]
+    for o in NAME_RULES:
+        gen += ["--set", o]
+    subprocess.run(gen, check=True, capture_output=True)
 
     def exporter(n):
         p = Proc(f"exporter-names-{n}", [a.exporter, f"--web.listen-address=127.0.0.1:{port}", "--spark.url=",
+                                         f"--config.file={diagnose}",
                                          f"--event-log.dir={events}", "--model.aggregate-by=app_name",
                                          "--web.openmetrics-created", "--lifecycle.grace-period=5s"], tmp)
         procs.append(p)
@@ -571,7 +620,7 @@ def run_names(a, tmp, res, procs):
     first = exporter(1)
     prom = start_prometheus(tmp, procs, "prometheus-names",
                             f"  - job_name: names\n    static_configs:\n      - targets: [\"127.0.0.1:{port}\"]\n",
-                            NAME_INTERVAL)
+                            NAME_INTERVAL, rules=os.path.join(rules_dir, "spark-exporter.rules.yml"))
     wait_for(lambda: scalar(prom, 'up{job="names"}') == 1.0, 30, "Prometheus scraped the exporter")
     work = Proc("workload", [a.python, WORKLOAD, "--events", events, "--name", APP_NAME, "--control", control,
                              "--plan", ",".join(PLAN)], tmp)
@@ -593,7 +642,17 @@ def run_names(a, tmp, res, procs):
             wait_for(lambda: scalar(prom, 'up{job="names"}') == 1.0, 30, "Prometheus scraped exporter 2")
             time.sleep(2 * NAME_INTERVAL + 0.5)
             restart["scraped"] = time.time()
-        open(os.path.join(control, f"go-{i}"), "w").close()
+        go = ""
+        if i == SLOW:
+            # The slow run's skewed job: SLOW_RATIO x the median duration of the runs so far,
+            # less the shortest one (what its other jobs take at least).
+            before = [run_duration(events, t) for t in runs]
+            go = f"{max(SLOW_MIN_EXTRA, SLOW_RATIO * statistics.median(before) - min(before)):.1f}"
+            print(f"e2e-fleet: run {i + 1} is the slow one: the runs so far took {statistics.median(before):.1f} s "
+                  f"(median), {min(before):.1f} s (shortest); its skewed job's long task sleeps {go} s", flush=True)
+        with open(os.path.join(control, f".go-{i}"), "w") as f:
+            f.write(go)
+        os.rename(os.path.join(control, f".go-{i}"), os.path.join(control, f"go-{i}"))
         truth_file = os.path.join(control, f"truth-{i}.json")
         wait_for(lambda: os.path.exists(truth_file) or work.p.poll() is not None, 300, f"run {i + 1}")
         if not os.path.exists(truth_file):
@@ -603,7 +662,7 @@ def run_names(a, tmp, res, procs):
         runs.append(t)
         print(f"e2e-fleet: run {i + 1} {t['app_id']} ended: {t['jobs']}", flush=True)
     work.p.wait(60)
-    res.add("the workload ran 5 runs and exited 0", work.p.returncode == 0 and len(runs) == len(PLAN),
+    res.add(f"the workload ran {len(PLAN)} runs and exited 0", work.p.returncode == 0 and len(runs) == len(PLAN),
             f"exit {work.p.returncode}")
     # Every run's end scraped (poll 1 s, render up to 1 s old, scrape every 1 s).
     time.sleep(4 * NAME_INTERVAL)
@@ -615,10 +674,7 @@ def run_names(a, tmp, res, procs):
     # Spark's truth: every run's event log (a rolling eventlog_v2_ folder, zstd: Spark 4's default).
     logs = []
     for t in runs:
-        path = os.path.join(events, f"eventlog_v2_{t['app_id']}")
-        if not os.path.isdir(path):
-            path = os.path.join(events, t["app_id"])
-        lt = log_truth(log_lines(path))
+        lt = log_truth(log_lines(run_log(events, t)))
         logs.append(lt)
         tracker = {tuple(k.split("\t")): v for k, v in t["jobs"].items()}
         res.add(f"run {len(logs)}: its event log and Spark's status tracker agree on the jobs",
@@ -640,18 +696,26 @@ def run_names(a, tmp, res, procs):
     with_id = vector(prom, f'count by (__name__) ({{__name__=~"spark_(jobs|stages|tasks|app_runs)_total|'
                            f'spark_app_run_duration_seconds_count",{sel},app_id!=""}})', ("__name__",), at)
     res.add("name-mode series carry no app_id label", not with_id, f"{with_id}")
-    firsts = {}
-    # Every raw sample of exporter 1's lifetime (a range vector, not steps that could skip one).
-    raw = prom.query(f'{{__name__=~"spark_jobs_total|spark_app_runs_total",{sel}}}[{int(restart["at"] - began) + 5}s]',
-                     restart["at"])
-    for s in raw["data"]["result"]:
-        m = s["metric"]
-        firsts[(m["__name__"], m.get("job_group", ""), m["status"])] = float(s["values"][0][1])
-    born = {k: v for k, v in firsts.items() if v != 0}
-    want_keys = {("spark_jobs_total", g, s) for g, s in jobs}
-    res.add("every spark_jobs_total and spark_app_runs_total name series was first scraped at zero",
-            firsts and not born and want_keys <= set(firsts),
-            f"{len(firsts)} series; non-zero first: {born}; never scraped: {sorted(want_keys - set(firsts))}")
+    # Every raw sample of each exporter's lifetime (a range vector, not steps that could skip one):
+    # the counters and the run histograms (the history rules' increase() would miss a first
+    # observation of a series born at one), each first scraped at zero; every job series of the
+    # runs the exporter counted was scraped.
+    families = "spark_jobs_total|spark_app_runs_total|spark_app_run_(duration|core)_seconds_(bucket|count)"
+    # (Exporter 1 was seen down a scrape before restart["at"]: exporter 2's span holds none of its samples.)
+    spans = [(1, began, restart["at"], logs[:RESTART_BEFORE]), (2, restart["at"], at, logs[RESTART_BEFORE:])]
+    for n, t0, t1, counted in spans:
+        firsts = {}
+        raw = prom.query(f'{{__name__=~"{families}",{sel}}}[{int(t1 - t0) + (5 if n == 1 else 1)}s]', t1)
+        for s in raw["data"]["result"]:
+            m = s["metric"]
+            firsts[(m["__name__"], m.get("job_group", ""), m.get("status", ""), m.get("le", ""))] = float(s["values"][0][1])
+        born = {k: v for k, v in firsts.items() if v != 0}
+        want_keys = {("spark_jobs_total", g, st, "") for lt in counted for g, st in lt["jobs"]}
+        hists = sum(1 for k in firsts if k[0].startswith("spark_app_run_"))
+        res.add(f"exporter {n}: every spark_jobs_total, spark_app_runs_total and run histogram name series was "
+                f"first scraped at zero", firsts and hists and not born and want_keys <= set(firsts),
+                f"{len(firsts)} series ({hists} of the histograms); non-zero first: {born}; "
+                f"never scraped: {sorted(want_keys - set(firsts))}")
 
     # 2. increase() over the whole run = the logs' totals over all runs.
     got = {k: v for k, v in vector(prom, f'round(sum by (job_group, status) (increase(spark_jobs_total{{{sel}}}[{window}])))',
@@ -684,7 +748,108 @@ def run_names(a, tmp, res, procs):
         last = scalar(prom, f"sum(spark_jobs_total{{{sel}}})", at)
         res.add(f"the last value alone shows only the {len(after)} runs since the restart "
                 f"({jobs_after} jobs, not {total_jobs}): increase() is needed", last == jobs_after, f"{last}")
+    check_history(prom, res, sel, logs, began, at)
     stop_all([current])
+
+
+def run_log(events, t):
+    """The event log of a run of part B (its truth-i.json `t`): a rolling eventlog_v2_ folder, zstd
+    (Spark 4's default), or a single file."""
+    path = os.path.join(events, f"eventlog_v2_{t['app_id']}")
+    return path if os.path.isdir(path) else os.path.join(events, t["app_id"])
+
+
+def run_duration(events, t):
+    lt = log_truth(log_lines(run_log(events, t)))
+    return (lt["end_ms"] - lt["start_ms"]) / 1e3
+
+
+def check_history(prom, res, sel, logs, began, at):
+    """Part B, 4: runs that regress (issue 36), by the shipped rules (NAME_RULES) in Prometheus.
+    The raw samples of the whole part: ALERTS as each evaluation wrote it, and which run was the
+    last one (spark_app_last_run_end_timestamp_seconds: Spark's end time of a run)."""
+    span = f"{int(at - began) + 10}s"
+
+    def raw(expr):
+        r = prom.query(f"{expr}[{span}]", at)
+        if r.get("status") != "success":
+            raise RuntimeError(f"{expr}: {r.get('error')}")
+        return r["data"]["result"]
+
+    starts = [lt["start_ms"] / 1e3 for lt in logs]
+    ends = [lt["end_ms"] / 1e3 for lt in logs]
+    durations = [e - s for s, e in zip(starts, ends)]
+    rel = lambda t: f"{t - ends[SLOW]:+.1f} s"  # noqa: E731 (time from the slow run's end)
+
+    # Every rule loaded and evaluated without error.
+    groups = prom.api("rules").get("data", {}).get("groups", [])
+    rules = [r for g in groups for r in g["rules"]]
+    bad = [(r.get("name"), r.get("lastError")) for r in rules if r.get("health") != "ok"]
+    res.add(f"Prometheus evaluates the shipped rules ({', '.join(NAME_RULES)}) every {NAME_INTERVAL} s, none unhealthy",
+            rules and not bad, f"{len(rules)} rules in {len(groups)} groups; unhealthy: {bad[:3]}")
+
+    gauge = sorted((float(t), float(v)) for s in raw(f"spark_app_last_run_end_timestamp_seconds{{{sel}}}")
+                   for t, v in s["values"])
+
+    def last_run(t):
+        """The index of the run the gauge named last at time t (None: no sample yet, -1: a value
+        that is no run's end)."""
+        v = None
+        for ts, val in gauge:
+            if ts > t:
+                break
+            v = val
+        if v is None:
+            return None
+        k = min(range(len(ends)), key=lambda j: abs(ends[j] - v))
+        return k if abs(ends[k] - v) < 0.01 else -1
+
+    median_before = statistics.median(durations[:SLOW])
+    for alert, what, gauge_name, median in (
+            ("SparkRunSlowerThanUsual", "duration", "spark_app_last_run_duration_seconds",
+             "spark_app_name:run_duration_seconds:history_median"),
+            ("SparkRunCostlierThanUsual", "core-seconds", "spark_app_last_run_core_seconds",
+             "spark_app_name:run_core_seconds:history_median")):
+        times = sorted(float(t) for s in raw(f'ALERTS{{alertname="{alert}",alertstate="firing",{sel}}}')
+                       for t, _ in s["values"])
+        # An evaluation right after a scrape may not see that scrape's samples yet: one that fired
+        # while the gauge had just turned from the slow run to the next one still saw the slow run.
+        slow = [t for t in times if SLOW in (last_run(t), last_run(t - 1.5 * NAME_INTERVAL))]
+        other = sorted({last_run(t) for t in times if t not in slow}, key=str)
+        ratio = scalar(prom, f"max({gauge_name}{{{sel}}}) / max({median}{{{sel}}})", slow[0]) if slow else None
+        res.add(f"{alert} fired for {APP_NAME} while the slow run {SLOW + 1} was the last one, never while "
+                f"another was", slow and not other,
+                f"{len(slow)} firing evaluations from {rel(slow[0]) if slow else '-'} to {rel(slow[-1]) if slow else '-'} "
+                f"after the slow run's end (the next run ended at {rel(ends[SLOW + 1]) if SLOW + 1 < len(ends) else '-'}); "
+                f"fired while run(s) {[k + 1 if isinstance(k, int) and k >= 0 else k for k in other]} were last: "
+                f"{len(times) - len(slow)} evaluations; {what} last run / median at the first firing {ratio and round(ratio, 2)}; slow run "
+                f"{durations[SLOW]:.1f} s, median of the {SLOW} runs before {median_before:.1f} s")
+
+    # SparkNewFindingKind: for the slow run's new kind, never for the kinds the runs before had.
+    before = {s["metric"].get("kind") for s in raw(f"spark_diagnosis_findings_total{{{sel}}}")
+              if any(float(t) < starts[SLOW] and float(v) > 0 for t, v in s["values"])}
+    fired = {}
+    for s in raw(f'ALERTS{{alertname="SparkNewFindingKind",alertstate="firing",{sel}}}'):
+        fired.setdefault(s["metric"].get("kind"), []).extend(float(t) for t, _ in s["values"])
+    new = sorted(fired.get(NEW_KIND, []))
+    res.add(f"SparkNewFindingKind fired for {APP_NAME}'s new kind {NEW_KIND} (the slow run's skewed stage), never "
+            f"for a kind the runs before it had", new and new[0] > starts[SLOW] and before
+            and NEW_KIND not in before and not set(fired) & before,
+            f"kinds before the slow run: {sorted(before)}; fired: "
+            f"{ {k: f'{len(v)} evaluations from {rel(min(v))} to {rel(max(v))}' for k, v in fired.items()} } "
+            f"(relative to the slow run's end; it started at {rel(starts[SLOW])})")
+
+    # The history median: within the bucket error of the true median of the runs' durations.
+    med = scalar(prom, f"spark_app_name:run_duration_seconds:history_median{{{sel}}}", at)
+    true = statistics.median(durations)
+    res.add(f"spark_app_name:run_duration_seconds:history_median is within {BUCKET_ERROR:.1%} (the bucket "
+            f"error) of the true median of the {len(logs)} runs' durations (end - start)",
+            med is not None and abs(med / true - 1) <= BUCKET_ERROR,
+            f"{med} vs {true:.3f} s (durations {[round(d, 1) for d in durations]}); core-seconds median "
+            f"{scalar(prom, f'spark_app_name:run_core_seconds:history_median{{{sel}}}', at)}")
+    count = scalar(prom, f"spark_app_name:runs:history_count{{{sel}}}", at)
+    res.add(f"spark_app_name:runs:history_count = the {len(logs)} runs (across the restart)",
+            count is not None and round(count) == len(logs), f"{count}")
 
 
 # --- C. checkpoints ------------------------------------------------------------------------------

@@ -97,6 +97,8 @@ EXPECTED_EMPTY = {
     ("spark-executors.json", "Executor removals by reason"):
         "local[2] runs tasks in the driver; no executor is ever removed",
     ("spark-fleet.json", "Run duration by application"): "only with model.aggregate_by app_name",
+    ("spark-fleet.json", "Last run against its history"): "only with model.aggregate_by app_name (tests/e2e_fleet.py part B)",
+    ("spark-fleet.json", "Runs against their history"): "only with model.aggregate_by app_name (tests/e2e_fleet.py part B)",
     ("spark-fleet.json", "Object store up per shard"): "the event logs are in a local folder",
     ("spark-fleet.json", "Object-store requests per shard"): "the event logs are in a local folder",
     ("spark-fleet.json", "Object-store errors per shard"): "the event logs are in a local folder",
@@ -173,7 +175,9 @@ def run(a, tmp, res, procs):
         # e2e_rate triggers every second; it shares the cores with the rest of the workload, so
         # its batches may never start on schedule and its interval may not be inferable.
         f.write(f"labels:\n  max_values_per_label: {LABEL_CAP}\n"
-                "streaming:\n  trigger_intervals:\n    e2e_rate: 1s\n")
+                "streaming:\n  trigger_intervals:\n    e2e_rate: 1s\n"
+                # Prices, so the money panels of the efficiency dashboard have data (issue 36).
+                "cost:\n  currency: EUR\n  prices:\n    - core_hour: 0.04\n      gib_hour: 0.005\n")
     exporter_argv = [a.exporter, "--config.file", cfg,
                      "--spark.url", f"http://localhost:{ui_port}", "--spark.url", f"http://127.0.0.1:{dead_port}",
                      "--web.listen-address", f"127.0.0.1:{exp_port}", "--spark.poll-interval", "1s",

@@ -73,6 +73,25 @@ pub enum Command {
         /// Exit 3 when any finding is of one of these kinds (comma-separated): a CI gate.
         #[arg(long = "fail-on", value_delimiter = ',')]
         fail_on: Vec<String>,
+        /// Review every application of the --event-log folders or prefixes (or every one the
+        /// --spark.url History Server lists), one at a time: application names and job groups
+        /// ranked by what their findings cost, per kind, and the worst runs.
+        #[arg(long, help_heading = "Review")]
+        review: bool,
+        /// With --review: only applications that ended since then (and those still running):
+        /// a duration back from now (`7d`, `36h`) or a time (`2026-12-01T00:00:00Z`).
+        #[arg(long, value_name = "DURATION|TIME", help_heading = "Review")]
+        since: Option<String>,
+        /// With --review: only applications whose name matches this regex.
+        #[arg(long = "app-name", value_name = "REGEX", help_heading = "Review")]
+        app_name: Option<String>,
+        /// With --review: only the findings of job groups matching this regex (the
+        /// application-wide findings, which have no job group, are left out).
+        #[arg(long = "job-group", value_name = "REGEX", help_heading = "Review")]
+        job_group: Option<String>,
+        /// With --review: how many of the costliest runs to list.
+        #[arg(long, value_name = "N", default_value_t = 10, help_heading = "Review")]
+        top: usize,
     },
 }
 
@@ -94,7 +113,9 @@ const DUMP_EXAMPLES: &str = "Examples:
 const DIAGNOSE_EXAMPLES: &str = "Examples:
   spark-exporter diagnose --event-log /var/log/spark-events/eventlog_v2_app-20261202-0001
   spark-exporter diagnose --spark.url http://history:18080 --app-id app-20261202-0001 --format json
-  spark-exporter diagnose --event-log app.zstd --fail-on join_strategy,plan_change   # a CI gate";
+  spark-exporter diagnose --event-log app.zstd --fail-on join_strategy,plan_change   # a CI gate
+  spark-exporter diagnose --review --event-log s3://bucket/spark-events --since 7d   # the weekly review
+  spark-exporter diagnose --review --spark.url http://history:18080 --app-name '^etl-' --format json";
 
 /// Examples at the end of `check-config --help`.
 const CHECK_EXAMPLES: &str = "Examples:

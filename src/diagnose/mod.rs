@@ -12,10 +12,13 @@
 //! - [`rules`]: the procedure's steps and each finding's cost formula.
 //! - [`links`]: Spark UI links of stages and SQL executions.
 //! - [`text`]: the human rendering.
+//! - [`review`] (this crate's): `--review`, many applications one at a time, folded into the
+//!   crate's [`spark_exporter_diagnose::review::Ranking`].
 
 pub use spark_exporter_diagnose::{links, report, rules, text};
 
 pub mod live;
+pub mod review;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -146,11 +149,7 @@ pub async fn diagnose_counted(
         let ui = req.ui_url.clone().map_or(Ui::None, Ui::History);
         ("event_log", req.event_logs.clone(), ui)
     };
-    model.flush_pending();
-    let mut settled: BTreeMap<String, Vec<StageDetail>> = BTreeMap::new();
-    for (key, d) in model.take_settled_stages() {
-        settled.entry(key).or_default().push(d);
-    }
+    let settled = settled(&model);
     let cfg = &settings.diagnose;
     let applications = model.view(|v| {
         let ids: Vec<String> = v.apps().map(|a| a.id().to_string()).collect();
@@ -191,6 +190,32 @@ pub async fn diagnose_counted(
             read_errors: telemetry.snapshot().eventlog_errors.values().sum(),
         },
         applications,
+    })
+}
+
+/// The stage attempts `model` let go of, by application key, once its pending stages are
+/// applied (after a one-shot fill).
+fn settled(model: &Arc<Model>) -> BTreeMap<String, Vec<StageDetail>> {
+    model.flush_pending();
+    let mut settled: BTreeMap<String, Vec<StageDetail>> = BTreeMap::new();
+    for (key, d) in model.take_settled_stages() {
+        settled.entry(key).or_default().push(d);
+    }
+    settled
+}
+
+/// Every application `model` holds (filled once, to its end), diagnosed; its pending stages
+/// applied first.
+fn reports_of(model: &Arc<Model>, settings: &Settings, ui: &Ui) -> Vec<report::AppReport> {
+    let settled = settled(model);
+    let cfg = &settings.diagnose;
+    model.view(|v| {
+        v.apps()
+            .map(|a| {
+                let stages = stages_of(&a, &settled);
+                rules::diagnose_app(&a, &stages, cfg, &ui.links(a.ended()))
+            })
+            .collect()
     })
 }
 

@@ -191,6 +191,8 @@ pub struct StageEvent<'a> {
 pub struct ExecutorInfo {
     #[serde(rename = "Total Cores", default)]
     pub cores: Option<u64>,
+    #[serde(rename = "Resource Profile Id", default)]
+    pub resource_profile_id: Option<u64>,
 }
 
 /// `SparkListenerExecutorAdded` / `SparkListenerExecutorRemoved`.
@@ -352,18 +354,28 @@ pub struct RddInfo<'a> {
     pub partitions: Option<u64>,
 }
 
-/// `SparkListenerEnvironmentUpdate`: only `Spark Properties`.
+/// `SparkListenerEnvironmentUpdate`: only `Spark Properties` (every one whose value is a
+/// string; the model picks what it reads).
 #[derive(Deserialize)]
-pub struct EnvironmentUpdate<'a> {
-    #[serde(rename = "Spark Properties", borrow, default)]
-    pub props: Option<SparkProps<'a>>,
+pub struct EnvironmentUpdate {
+    #[serde(rename = "Spark Properties", default)]
+    pub props: Option<std::collections::BTreeMap<String, serde_json::Value>>,
 }
 
-/// The Spark properties the exporter reads.
-#[derive(Deserialize, Default)]
-pub struct SparkProps<'a> {
-    #[serde(rename = "spark.task.cpus", borrow, default)]
-    pub task_cpus: Option<Cow<'a, str>>,
+/// `SparkListenerResourceProfileAdded`: its id and executor requests.
+#[derive(Deserialize)]
+pub struct ResourceProfileAdded {
+    #[serde(rename = "Resource Profile Id")]
+    pub id: u64,
+    #[serde(rename = "Executor Resource Requests", default)]
+    pub executor: Option<std::collections::BTreeMap<String, ResourceRequest>>,
+}
+
+/// One executor resource request (`{"Resource Name", "Amount", ...}`).
+#[derive(Deserialize)]
+pub struct ResourceRequest {
+    #[serde(rename = "Amount", default)]
+    pub amount: Option<f64>,
 }
 
 /// `Block Manager ID`.

@@ -346,3 +346,87 @@ pub fn ingest_paths_with<P: AsRef<std::ffi::OsStr>>(
     }
     Ok(())
 }
+
+/// One location's event logs, as a review lists them: where they are read from, and each log.
+#[derive(Debug)]
+pub struct Listed {
+    /// The file system or store, and the location in it.
+    pub root: fs::Root,
+    /// The logs found: the location itself when it is a log, else those under it down to
+    /// `event_log.depth` levels, as [`ingest_paths`] finds them.
+    pub logs: Vec<discovery::Found>,
+}
+
+/// List the logs of `location` (a log, a folder or an object-store prefix) without reading
+/// them. Object stores block on the current runtime: call this from a blocking thread of it.
+pub fn list_logs(
+    location: &str,
+    settings: &Settings,
+    telemetry: &Arc<Telemetry>,
+) -> Result<Listed, EventLogError> {
+    let rt = tokio::runtime::Handle::try_current().ok();
+    let parsed = objfs::parse_location(location).map_err(objfs::StoreError::Location)?;
+    let root = objfs::root(
+        &parsed,
+        rt.as_ref(),
+        telemetry,
+        settings.event_log.poll_interval,
+    )?;
+    let found = discovery::classify(&*root.fs, &root.path);
+    if let Some(store) = root.fs.store() {
+        telemetry.set_store_up(store, found.is_ok());
+    }
+    let logs = match found? {
+        Some(one) => vec![one],
+        None => {
+            let mut stray = vec![];
+            let listed = discovery::scan_noting(
+                &*root.fs,
+                &root.path,
+                settings.event_log.depth,
+                &mut stray,
+            )?;
+            for file in stray {
+                tracing::warn!(file = %file, "Not an event log's name; skipped.");
+            }
+            listed
+        }
+    };
+    Ok(Listed { root, logs })
+}
+
+/// How a listed log shows in messages: its path or URL.
+pub fn shown(found: &discovery::Found, root: &fs::Root) -> String {
+    match found {
+        discovery::Found::Single { path, .. } | discovery::Found::Rolling { path, .. } => {
+            root.fs.display(path)
+        }
+    }
+}
+
+/// Read one listed log to its end into `observer` (a review reads one application at a time).
+/// Damaged lines and blocks are counted and skipped as by [`ingest_paths`]; a log that holds
+/// no Spark event is an error. Blocks on the runtime for object stores, as [`list_logs`].
+pub fn read_log(
+    found: discovery::Found,
+    root: &fs::Root,
+    settings: &Settings,
+    observer: &dyn Observer,
+    telemetry: &Arc<Telemetry>,
+) -> Result<(), EventLogError> {
+    let out = Out {
+        observer,
+        telemetry,
+    };
+    let mut engine = Pool::new(1, settings.event_log.max_line_bytes);
+    engine.add(found, root, out);
+    while engine.poll(out) > 0 {}
+    engine.settle_all(out);
+    engine.report(out);
+    observer.startup_done();
+    let not_logs = engine.not_event_logs();
+    if !not_logs.is_empty() {
+        return Err(EventLogError::NotEventLog(not_logs));
+    }
+    Ok(())
+}

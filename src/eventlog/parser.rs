@@ -9,8 +9,8 @@ use std::borrow::Cow;
 
 use crate::model::{
     AppObs, AppPropsObs, BlockObs, EpochMs, ExecutorObs, JobObs, JobStatus, Locality, RddInfoObs,
-    SourceProgressObs, StageObs, StageStatus, StateOperatorObs, StreamingProgressObs,
-    StreamingStartObs, TaskEndObs, TaskOutcome, TaskStartObs, TaskTotals,
+    ResourceProfileObs, SourceProgressObs, StageObs, StageStatus, StateOperatorObs,
+    StreamingProgressObs, StreamingStartObs, TaskEndObs, TaskOutcome, TaskStartObs, TaskTotals,
 };
 
 use super::json;
@@ -136,7 +136,8 @@ pub enum Event {
     StreamingProgress(StreamingProgressObs),
     /// `QueryStartedEvent`.
     StreamingStarted(StreamingStartObs),
-    /// `SparkListenerEnvironmentUpdate`: the application's properties.
+    /// `SparkListenerEnvironmentUpdate`: the application's properties;
+    /// `SparkListenerResourceProfileAdded`: a resource profile.
     AppProps(AppPropsObs),
     /// `SparkListenerBlockUpdated` of an RDD block (`rdd_<rdd>_<partition>`).
     BlockUpdated(BlockObs),
@@ -723,6 +724,7 @@ fn executor(e: json::ExecutorEvent, added: bool) -> Event {
     let cores = e.info.as_ref().and_then(|i| i.cores);
     Event::Executor(ExecutorObs {
         total_cores: cores,
+        resource_profile_id: e.info.as_ref().and_then(|i| i.resource_profile_id),
         executor_id: e.executor_id.into_owned(),
         active: Some(added),
         remove_reason: if added { None } else { owned(e.reason) },
@@ -809,9 +811,27 @@ fn cost_cache_event(name: &str, line: &[u8]) -> Result<Option<Event>, ParseError
         }
         "SparkListenerEnvironmentUpdate" => {
             let e: json::EnvironmentUpdate = read(line, "EnvironmentUpdate")?;
-            let props = e.props.unwrap_or_default();
-            Some(Event::AppProps(AppPropsObs::from_task_cpus(
-                props.task_cpus.as_deref(),
+            let props = e
+                .props
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|(k, v)| match v {
+                    serde_json::Value::String(v) => Some((k, v)),
+                    _ => None,
+                })
+                .collect();
+            Some(Event::AppProps(AppPropsObs::from_properties(props)))
+        }
+        "SparkListenerResourceProfileAdded" => {
+            let e: json::ResourceProfileAdded = read(line, "ResourceProfileAdded")?;
+            let requests = e.executor.unwrap_or_default();
+            Some(Event::AppProps(AppPropsObs::from_profile(
+                ResourceProfileObs::from_requests(
+                    e.id,
+                    requests
+                        .iter()
+                        .filter_map(|(k, r)| Some((k.as_str(), r.amount?))),
+                ),
             )))
         }
         "SparkListenerUnpersistRDD" => Some(Event::RddUnpersisted {

@@ -452,10 +452,66 @@ fn executor_cores_and_task_cpus() {
     };
     assert_eq!(p.task_cpus, Some(2));
     let unset = r#"{"Event":"SparkListenerEnvironmentUpdate","Spark Properties":{"spark.master":"local[2]"}}"#;
-    assert!(matches!(
-        one(unset),
-        Event::AppProps(AppPropsObs { task_cpus: None })
-    ));
+    let Event::AppProps(p) = one(unset) else {
+        panic!()
+    };
+    assert_eq!(p.task_cpus, None);
+    let props = p.properties.expect("every property");
+    assert_eq!(
+        props.get("spark.master").map(String::as_str),
+        Some("local[2]")
+    );
+    assert_eq!(e.resource_profile_id, Some(0));
+}
+
+#[test]
+fn resource_profiles_give_executor_memory_requests() {
+    // Spark 4.1.1 local-cluster, then one with spark.executor.memoryOverhead and PySpark memory set.
+    let added = r#"{"Event":"SparkListenerResourceProfileAdded","Resource Profile Id":0,"Executor Resource Requests":{"memory":{"Resource Name":"memory","Amount":512,"Discovery Script":"","Vendor":""},"offHeap":{"Resource Name":"offHeap","Amount":0,"Discovery Script":"","Vendor":""}},"Task Resource Requests":{"cpus":{"Resource Name":"cpus","Amount":1.0}}}"#;
+    let Event::AppProps(p) = one(added) else {
+        panic!()
+    };
+    assert_eq!(
+        p.profiles,
+        [ResourceProfileObs {
+            id: 0,
+            memory_mib: Some(512),
+            off_heap_mib: Some(0),
+            ..Default::default()
+        }]
+    );
+    assert_eq!((p.task_cpus, p.properties), (None, None));
+    let set = r#"{"Event":"SparkListenerResourceProfileAdded","Resource Profile Id":3,"Executor Resource Requests":{"cores":{"Resource Name":"cores","Amount":4},"memory":{"Resource Name":"memory","Amount":4096},"memoryOverhead":{"Resource Name":"memoryOverhead","Amount":1024},"offHeap":{"Resource Name":"offHeap","Amount":2048},"pyspark.memory":{"Resource Name":"pyspark.memory","Amount":512},"gpu":{"Resource Name":"gpu","Amount":1}}}"#;
+    let Event::AppProps(p) = one(set) else {
+        panic!()
+    };
+    assert_eq!(
+        p.profiles,
+        [ResourceProfileObs {
+            id: 3,
+            memory_mib: Some(4096),
+            overhead_mib: Some(1024),
+            off_heap_mib: Some(2048),
+            pyspark_mib: Some(512),
+        }]
+    );
+    // A wrong shape is a typed error (counted by the tailer), never a panic.
+    for bad in [
+        r#"{"Event":"SparkListenerResourceProfileAdded"}"#,
+        r#"{"Event":"SparkListenerResourceProfileAdded","Resource Profile Id":-1}"#,
+        r#"{"Event":"SparkListenerResourceProfileAdded","Resource Profile Id":0,"Executor Resource Requests":{"memory":{"Amount":"a lot"}}}"#,
+    ] {
+        assert!(parse_line(bad.as_bytes()).is_err(), "{bad}");
+    }
+    // A negative or fractional amount is left out.
+    let odd = r#"{"Event":"SparkListenerResourceProfileAdded","Resource Profile Id":1,"Executor Resource Requests":{"memory":{"Amount":-5},"offHeap":{"Amount":1e300}}}"#;
+    let Event::AppProps(p) = one(odd) else {
+        panic!()
+    };
+    assert_eq!(
+        (p.profiles[0].memory_mib, p.profiles[0].off_heap_mib),
+        (None, None)
+    );
 }
 
 #[test]

@@ -333,6 +333,8 @@ pub const ATTRIBUTES: &[(&str, &str, AttrType)] = &[
     ("op", "spark_exporter.store.operation", AttrType::Str),
     ("rdd_id", "spark.rdd.id", AttrType::Int),
     ("rdd_name", "spark.rdd.name", AttrType::Str),
+    ("currency", "spark.cost.currency", AttrType::Str),
+    ("resource", "spark.cost.resource", AttrType::Str),
 ];
 
 /// The OTLP name and type of a label.
@@ -364,6 +366,15 @@ const FINDING: &[Label] = &[
 ];
 /// `kind` of a finding is no error type (its name for the exporter's error counters).
 const FINDING_ATTRS: &[(&str, &str)] = &[("kind", "spark.diagnosis.kind")];
+/// A finding's money: its labels and the currency.
+const FINDING_MONEY: &[Label] = &[
+    l("kind", crate::diagnose::rules::FINDING_KINDS),
+    l("job_group", &[]),
+    l("job_description", &[]),
+    l("currency", &[]),
+];
+const CORES: &[(&str, &str)] = &[("resource", "cores")];
+const MEMORY: &[(&str, &str)] = &[("resource", "memory")];
 const WINDOW_FINDING: &[Label] = &[
     l("kind", crate::diagnose::rules::WINDOW_FINDING_KINDS),
     l("job_group", &[]),
@@ -397,7 +408,28 @@ pub const CATALOGUE: &[Metric] = &[
         .experimental("0.2.0"),
     Metric::new("spark_app_run_duration_seconds", Histogram, App, "Durations of the runs of an application name, start to end (model.aggregate_by: app_name only).", "spark.application.run.duration", "s", H,
         |c, o| per_app(c, o, |a| a.app.run_duration().map(|h| (a.base.clone(), hist(h)))))
-        .doc("Run durations per application name, with `model.aggregate_by: app_name` (absent per run: use the start and end times).")
+        .doc("Run durations per application name, with `model.aggregate_by: app_name` (absent per run: use the start and end times). Buckets as `spark_app_run_core_seconds`'s, 2^(k/4) s for k = 0 to 93 (1 s to 115 days, each bound 2^(1/4) ≈ 1.19 times the one before), not `histograms.duration_buckets`: a quantile read from it is within 19 % of the true one. See *Runs that regress*.")
+        .experimental("0.2.0"),
+    Metric::new("spark_app_run_core_seconds", Histogram, App, "Core-seconds allocated to each run of an application name, on buckets 2^(1/4) apart from 1 to 1e7 (model.aggregate_by: app_name only).", "spark.application.run.core_time", "s", H,
+        |c, o| per_app(c, o, |a| a.app.run_cost().map(|h| (a.base.clone(), hist(h)))))
+        .doc("Per application name, with `model.aggregate_by: app_name`, one observation per counted run: the core-seconds its executors were allocated (its final `spark_executor_core_seconds_allocated_total`, see *Cost*). Buckets 2^(k/4) for k = 0 to 93 (1 to 9.97e6 core-seconds, each bound 2^(1/4) ≈ 1.19 times the one before; 95 series per name with `+Inf`): a quantile read from it, such as the 7-day median of the rule `spark_app_name:run_core_seconds:history_median`, lies in the same bucket as the true one, so within 19 % of it (runs above 9.97e6 core-seconds, 2,770 core-hours, are in `+Inf`, and a quantile there reads 9.97e6). Absent per run. See *Runs that regress*.")
+        .experimental("0.2.0"),
+    Metric::new("spark_app_last_run_duration_seconds", Gauge, App, "Duration of the application name's counted run that ended last, Spark's start to end (model.aggregate_by: app_name only).", "spark.application.last_run.duration", "s", G,
+        |c, o| per_app(c, o, |a| a.app.last_run().and_then(|r| r.duration_seconds).map(|v| (a.base.clone(), Value::Float(v)))))
+        .doc("Per application name, with `model.aggregate_by: app_name`: the duration (Spark's start to end) of the counted run that ended last. Set when a run ends, kept when it leaves the model and in checkpoints; absent until a run ended since the exporter started (or its checkpoint's), and absent per run. See *Runs that regress*.")
+        .experimental("0.2.0"),
+    Metric::new("spark_app_last_run_core_seconds", Gauge, App, "Core-seconds allocated to the application name's counted run that ended last (model.aggregate_by: app_name only).", "spark.application.last_run.core_time", "s", G,
+        |c, o| per_app(c, o, |a| a.app.last_run().map(|r| (a.base.clone(), Value::Float(r.core_seconds)))))
+        .doc("Per application name, with `model.aggregate_by: app_name`: the core-seconds allocated to the counted run that ended last (its observation in `spark_app_run_core_seconds`). Set when a run ends, like `spark_app_last_run_duration_seconds`. See *Runs that regress*.")
+        .experimental("0.2.0"),
+    Metric::new("spark_app_last_run_cost", Gauge, App, "Money the application name's counted run that ended last cost, cores and memory (model.aggregate_by: app_name and cost.prices only).", "spark.application.last_run.cost", "{currency}", G,
+        |c, o| per_app_money(c, o, |a| a.app.last_run().and_then(|r| r.money).map(|m| [(&[][..], m)])))
+        .labels(&[l("currency", &[])])
+        .doc("Per application name, with `model.aggregate_by: app_name` and prices: the `spark_app_cost_total` (both resources) of the counted run that ended last, beside `spark_app_last_run_core_seconds`. Absent without prices. See *Money*.")
+        .experimental("0.2.0"),
+    Metric::new("spark_app_last_run_end_timestamp_seconds", Gauge, App, "End of the application name's counted run that ended last, seconds since the Unix epoch (model.aggregate_by: app_name only).", "spark.application.last_run.end_time", "s", G,
+        |c, o| per_app(c, o, |a| a.app.last_run().map(|r| (a.base.clone(), Value::Float(r.end_seconds)))))
+        .doc("Per application name, with `model.aggregate_by: app_name`: when the counted run that ended last ended (Spark's clock, Unix seconds): the run the other `spark_app_last_run_*` gauges describe, so `time() - spark_app_last_run_end_timestamp_seconds` says how long ago they were set. See *Runs that regress*.")
         .experimental("0.2.0"),
     Metric::new("spark_jobs", Counter, Group, "Jobs ended, by job group, description and status.", "spark.job.result", "{job}", C,
         |c, o| per_group_status(c, o, |g| g.jobs))
@@ -551,6 +583,17 @@ pub const CATALOGUE: &[Metric] = &[
         .clock()
         .doc("Core-seconds the application's executors held: Σ over executors of (removal time, else the application's end, else the application's clock − add time) × cores, from REST `/allexecutors` (`addTime`, `removeTime`, `totalCores`) or the event log (`SparkListenerExecutorAdded` `Total Cores`, `SparkListenerExecutorRemoved`). The application's clock is the latest time it is known to run: each REST poll that lists it running, the newest event read from its log; so it grows with the wall clock while executors live, and never goes back. Executors without cores do not count: a cluster-mode driver runs no task (Spark reports 0 cores for it); in local mode the driver is the executor and counts with its cores. See *Cost*.")
         .experimental("0.2.0"),
+    Metric::new("spark_executor_memory_gib_seconds_allocated", Counter, App, "GiB-seconds of memory held by the application's executors: each executor's lifetime (as for spark_executor_core_seconds_allocated) times the memory its container holds (heap + overhead + off-heap + PySpark memory of its resource profile; in local mode the driver's memory).", "spark.executor.memory.allocated_time", "GiBy.s", C,
+        |c, o| per_app(c, o, |a| Some((a.base.clone(), Value::Float(a.app.cost().memory_gib_seconds())))))
+        .clock()
+        .doc("GiB-seconds (GiB = 1024 MiB) the application's executors held: Σ over executors of the lifetime `spark_executor_core_seconds_allocated_total` counts (only executors with cores) × the MiB its resource profile asks for: heap (`memory`) + `memoryOverhead` + `offHeap` + `pyspark.memory`, from the event log's `SparkListenerResourceProfileAdded` (`Executor Resource Requests`) and each executor's `Resource Profile Id`, or REST `/environment` `resourceProfiles` and `/allexecutors` `resourceProfileId`. Spark lists `memoryOverhead` only when `spark.executor.memoryOverhead` is set; else Spark's own rule gives it: max(`spark.executor.minMemoryOverhead`, 384 MiB unless set, `spark.executor.memoryOverheadFactor` × heap, 0.10 unless set). In local mode (`spark.master` `local`, `local[…]`) the driver is the only executor: `spark.driver.memory` (1 GiB unless set), no overhead. 0 until the application's properties are read. See *Money*.")
+        .experimental("0.2.0"),
+    Metric::new("spark_app_cost", Counter, App, "What the application's executors cost in money, by resource (cores, memory), at the configured prices in effect when they were held (cost.prices; absent without).", "spark.application.cost", "{currency}", C,
+        |c, o| per_app_money(c, o, |a| a.app.cost().money.map(|m| [(CORES, m.cores), (MEMORY, m.memory)])))
+        .labels(&[l("currency", &[]), l("resource", &["cores", "memory"])])
+        .clock()
+        .doc("`resource=\"cores\"`: Σ over the executors' lifetimes cut at each price's `since`, core-seconds × `core_hour` / 3600 of the price in effect; `resource=\"memory\"`: GiB-seconds × `gib_hour` / 3600 the same way: `spark_executor_core_seconds_allocated_total` and `spark_executor_memory_gib_seconds_allocated_total` in money, at the prices of when the resources were held (`cost.prices`, `cost.currency`, `cost.property`). Absent without prices, and for an application no price entry applies to. See *Money*.")
+        .experimental("0.2.0"),
     Metric::new("spark_executor_idle_core_seconds", Gauge, App, "Core-seconds allocated but not used by tasks: allocated minus tasks' executor run time times spark.task.cpus, at least 0.", "spark.executor.core.idle_time", "s", G,
         |c, o| per_app(c, o, |a| Some((a.base.clone(), Value::Float(a.app.cost().idle_core_seconds())))))
         .clock()
@@ -622,6 +665,12 @@ pub const CATALOGUE: &[Metric] = &[
         .labels(FINDING)
         .renames(FINDING_ATTRS)
         .doc("Each kind's formula is in `docs/diagnose.md`; plan_change and partial_cache have no cost (0). A skewed stage that spills counts in both skew and spill: sum over anything but `kind`, never over it. See *Findings as metrics*.")
+        .experimental("0.2.0"),
+    Metric::new("spark_diagnosis_cost", Counter, App, "Money the final diagnosis findings explain, an estimate: their cost in seconds times spark.task.cpus (but idle_cores, core-seconds already) times the core-hour price / 3600 in effect when they were counted (cost.prices; absent without). Never sum over kind.", "spark.diagnosis.money", "{currency}", C,
+        per_finding_money)
+        .labels(FINDING_MONEY)
+        .renames(FINDING_ATTRS)
+        .doc("An estimate: `spark_diagnosis_cost_seconds_total` × `spark.task.cpus` (task-seconds to core-seconds; `idle_cores` is core-seconds already) × `core_hour` / 3600, the core-hour price in effect at the application's end (its latest time while it runs) when each finding was counted. It prices core time only (no memory), and only what the finding's formula measures. Absent without prices. See *Money*.")
         .experimental("0.2.0"),
     Metric::new("spark_diagnosis_window_findings", Gauge, App, "Window diagnosis findings of the latest evaluation: locality and scheduler_delay per job group, streaming_trigger per query; re-evaluated every second while the application runs, its last evaluation once it has ended. Per run only.", "spark.diagnosis.window.findings", "{finding}", G,
         |c, o| per_finding(c, o, true, |t| Value::Int(t.findings)))

@@ -87,35 +87,17 @@ pub fn otlp_tables() -> String {
     s
 }
 
-/// `text` with what stands between `<!-- NAME:begin -->` and `<!-- NAME:end -->` replaced by
-/// `body`; `None` when the markers are missing.
-pub fn splice(text: &str, name: &str, body: &str) -> Option<String> {
-    let begin = format!("<!-- {name}:begin -->\n");
-    let end = format!("<!-- {name}:end -->");
-    let a = text.find(&begin)? + begin.len();
-    let b = a + text[a..].find(&end)?;
-    Some(format!("{}{}{}", &text[..a], body, &text[b..]))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn check(file: &str, marker: &str, body: &str) {
-        let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).expect("doc file");
-        let want = splice(&text, marker, body)
-            .unwrap_or_else(|| panic!("{file} has no <!-- {marker}:begin/end --> markers"));
-        if want == text {
-            return;
-        }
-        if std::env::var_os("UPDATE_DOCS").is_some() {
-            std::fs::write(&path, want).expect("write doc file");
-            return;
-        }
-        panic!(
-            "{file} is out of date with the metric catalogue; run \
-             `UPDATE_DOCS=1 cargo test --lib export::docs` to regenerate it"
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+        spark_exporter_core::docgen::check_section(
+            &path,
+            marker,
+            body,
+            "cargo test --lib export::docs",
         );
     }
 
@@ -127,15 +109,5 @@ mod tests {
     #[test]
     fn otlp_doc_tables_are_generated_from_the_catalogue() {
         check("docs/otlp.md", "otlp-tables", &otlp_tables());
-    }
-
-    #[test]
-    fn splice_replaces_between_markers_only() {
-        let t = "a\n<!-- x:begin -->\nold\n<!-- x:end -->\nb\n";
-        assert_eq!(
-            splice(t, "x", "new\n").as_deref(),
-            Some("a\n<!-- x:begin -->\nnew\n<!-- x:end -->\nb\n")
-        );
-        assert_eq!(splice(t, "y", ""), None);
     }
 }

@@ -397,6 +397,56 @@ pub fn per_finding(c: &Ctx, out: &mut Vec<Sample>, window: bool, f: impl Fn(&Tal
     }
 }
 
+/// The money families (`cost.prices`): per application and `currency`, one sample per
+/// `(extra labels, value)` `f` gives; nothing without prices.
+pub fn per_app_money<'a, I: IntoIterator<Item = (&'static [(&'static str, &'static str)], f64)>>(
+    c: &Ctx<'a>,
+    out: &mut Vec<Sample>,
+    f: impl Fn(&AppRows<'a>) -> Option<I>,
+) {
+    for a in &c.apps {
+        let Some(items) = f(a) else {
+            continue;
+        };
+        let currency: Arc<str> = Arc::from(a.app.currency());
+        for (extra, v) in items {
+            let mut labels = vec![("currency", currency.clone())];
+            labels.extend(extra.iter().map(|(k, v)| (*k, Arc::from(*v))));
+            push(
+                out,
+                a.app.created_ms(),
+                plus(&a.base, &labels),
+                Value::Float(v),
+            );
+        }
+    }
+}
+
+/// The money of each final finding (`spark_diagnosis_cost_total`): per application with a
+/// price, its findings' estimate, with `currency`.
+pub fn per_finding_money(c: &Ctx, out: &mut Vec<Sample>) {
+    for a in &c.apps {
+        if a.app.cost().money.is_none() {
+            continue;
+        }
+        let currency: Arc<str> = Arc::from(a.app.currency());
+        for (k, t) in a.app.findings().total() {
+            let labels = [
+                ("kind", k.kind.clone()),
+                ("job_group", k.job_group.clone()),
+                ("job_description", k.job_description.clone()),
+                ("currency", currency.clone()),
+            ];
+            push(
+                out,
+                a.app.created_ms(),
+                plus(&a.base, &labels),
+                Value::Float(t.money),
+            );
+        }
+    }
+}
+
 /// One sample per job group where `f` gives a value.
 pub fn per_group_opt(c: &Ctx, out: &mut Vec<Sample>, f: impl Fn(&GroupView) -> Option<Value>) {
     for a in &c.apps {

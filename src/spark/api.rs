@@ -197,6 +197,9 @@ pub struct ExecutorSummary {
     /// Peak values of executor metrics (`JVMHeapMemory`, ...); absent before the first heartbeat.
     #[serde(deserialize_with = "lenient::u64_map")]
     pub peak_memory_metrics: BTreeMap<String, u64>,
+    /// Its resource profile (Spark 3.1+).
+    #[serde(deserialize_with = "lenient::or_default")]
+    pub resource_profile_id: Option<u64>,
 }
 
 /// A SQL execution (`ExecutionData`), fetched with `details=false&planDescription=false`.
@@ -321,13 +324,37 @@ pub struct RddStorageInfo {
 }
 
 /// `/environment` (`ApplicationEnvironmentInfo`): only the Spark properties, `[key, value]`
-/// pairs; a pair of another shape is dropped.
+/// pairs, and the resource profiles; a pair or profile of another shape is dropped.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ApplicationEnvironmentInfo {
     /// `sparkProperties`.
     #[serde(deserialize_with = "lenient::items")]
     pub spark_properties: Vec<(String, String)>,
+    /// `resourceProfiles` (Spark 3.1+).
+    #[serde(deserialize_with = "lenient::items")]
+    pub resource_profiles: Vec<ResourceProfileInfo>,
+}
+
+/// One of `/environment`'s `resourceProfiles`: its id and executor requests.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceProfileInfo {
+    /// Resource profile id.
+    pub id: u64,
+    /// `executorResources`: resource name to request (a map of another shape reads as empty,
+    /// an amount that is not a number as none).
+    #[serde(default, deserialize_with = "lenient::or_default")]
+    pub executor_resources: BTreeMap<String, ExecutorResourceRequest>,
+}
+
+/// One executor resource request (`{resourceName, amount, discoveryScript, vendor}`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ExecutorResourceRequest {
+    /// The amount (MiB for the memory resources).
+    #[serde(deserialize_with = "lenient::or_default")]
+    pub amount: Option<f64>,
 }
 
 /// Deserializers that take whatever JSON is there and keep what makes sense.

@@ -4,8 +4,8 @@
 //! tested without a server.
 
 use crate::model::obs::{
-    AppObs, AppPropsObs, EpochMs, ExecutorObs, JobObs, JobStatus, RddObs, SqlObs, SqlPlanObs,
-    SqlStatus, StageObs, StageStatus, TaskCounts, TaskSummaryObs, TaskTotals,
+    AppObs, AppPropsObs, EpochMs, ExecutorObs, JobObs, JobStatus, RddObs, ResourceProfileObs,
+    SqlObs, SqlPlanObs, SqlStatus, StageObs, StageStatus, TaskCounts, TaskSummaryObs, TaskTotals,
 };
 use crate::model::plan::{AqeMetric, PlanGraph, PlanNode};
 
@@ -241,6 +241,7 @@ pub fn executor_obs(e: &ExecutorSummary) -> ExecutorObs {
             .iter()
             .map(|(k, v)| (k.clone(), *v))
             .collect(),
+        resource_profile_id: e.resource_profile_id,
     }
 }
 
@@ -258,15 +259,23 @@ pub fn rdd_obs(list: &[RddStorageInfo]) -> Vec<RddObs> {
         .collect()
 }
 
-/// The application properties the model uses, from `/environment`: `spark.task.cpus` when it
-/// is a positive integer.
+/// The application properties the model uses, from `/environment`: every Spark property
+/// (`spark.task.cpus` when it is a positive integer) and the resource profiles.
 pub fn app_props_obs(env: &ApplicationEnvironmentInfo) -> AppPropsObs {
-    AppPropsObs::from_task_cpus(
-        env.spark_properties
-            .iter()
-            .find(|(k, _)| k == "spark.task.cpus")
-            .map(|(_, v)| v.as_str()),
-    )
+    let mut p = AppPropsObs::from_properties(env.spark_properties.iter().cloned().collect());
+    p.profiles = env
+        .resource_profiles
+        .iter()
+        .map(|r| {
+            ResourceProfileObs::from_requests(
+                r.id,
+                r.executor_resources
+                    .iter()
+                    .filter_map(|(k, q)| Some((k.as_str(), q.amount?))),
+            )
+        })
+        .collect();
+    p
 }
 
 /// A SQL execution observation; `None` for an unknown status. A running execution's `duration`
@@ -567,5 +576,60 @@ mod connect_tests {
                 "nightly_etl"
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod environment_tests {
+    use super::*;
+
+    /// `/environment` as Spark 4.1.1 serves it (`tests/data/diagnosis-4.1.1`), and malformed
+    /// profiles: never a panic, what makes sense is kept.
+    #[test]
+    fn environment_gives_every_property_and_the_profiles_memory() {
+        let text = r#"{"sparkProperties": [["spark.master", "local-cluster[2,1,1024]"],
+            ["spark.task.cpus", "2"], ["odd"]],
+            "resourceProfiles": [
+              {"id": 0, "executorResources": {
+                "memory": {"resourceName": "memory", "amount": 512, "discoveryScript": "", "vendor": ""},
+                "offHeap": {"resourceName": "offHeap", "amount": 0, "discoveryScript": "", "vendor": ""}},
+               "taskResources": {"cpus": {"resourceName": "cpus", "amount": 1.0}}},
+              {"id": 2, "executorResources": {"memory": {"amount": "lots"},
+                "memoryOverhead": {"amount": 300}}},
+              {"id": 3, "executorResources": {"memory": 7}},
+              {"executorResources": {}}]}"#;
+        let env: ApplicationEnvironmentInfo = serde_json::from_str(text).expect("lenient");
+        let p = app_props_obs(&env);
+        assert_eq!(p.task_cpus, Some(2));
+        let props = p.properties.expect("properties");
+        assert_eq!(props["spark.master"], "local-cluster[2,1,1024]");
+        assert_eq!(props.len(), 2, "the malformed pair is dropped");
+        assert_eq!(
+            p.profiles,
+            [
+                ResourceProfileObs {
+                    id: 0,
+                    memory_mib: Some(512),
+                    off_heap_mib: Some(0),
+                    ..Default::default()
+                },
+                ResourceProfileObs {
+                    id: 2,
+                    overhead_mib: Some(300),
+                    ..Default::default()
+                },
+                ResourceProfileObs {
+                    id: 3,
+                    ..Default::default()
+                },
+            ],
+            "a profile without an id is dropped"
+        );
+        let ex: ExecutorSummary =
+            serde_json::from_str(r#"{"id": "1", "resourceProfileId": 2}"#).expect("executor");
+        assert_eq!(executor_obs(&ex).resource_profile_id, Some(2));
+        let ex: ExecutorSummary =
+            serde_json::from_str(r#"{"id": "1", "resourceProfileId": "x"}"#).expect("lenient");
+        assert_eq!(executor_obs(&ex).resource_profile_id, None);
     }
 }

@@ -13,13 +13,11 @@
 use crate::support;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use support::files::free_port;
 use support::http::http_get;
 use support::proc::Guard;
-use support::EXPORTER;
 
 const APP: &str = "local-1795981136444";
 
@@ -47,24 +45,22 @@ fn get(port: u16, path: &str) -> Option<(u16, String)> {
 /// The exporter over `logs` with the checkpoint `ckpt` and `extra` flags; waits for the
 /// start-up read.
 fn start(port: u16, logs: &Path, ckpt: &Path, extra: &[&str]) -> Guard {
-    let mut cmd = Command::new(EXPORTER);
-    cmd.args(["--web.listen-address", &format!("127.0.0.1:{port}")])
-        .args(["--spark.url=", "--event-log.dir", logs.to_str().unwrap()])
-        .args(["--checkpoint.path", ckpt.to_str().unwrap()])
-        .args([
-            "--checkpoint.interval",
-            "500ms",
-            "--lifecycle.drain-scrapes",
-            "0",
-        ])
-        .args(extra);
-    let g = Guard::capture("exporter", cmd, None);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while get(port, "/readyz?complete").map(|r| r.0) != Some(200) {
-        assert!(Instant::now() < deadline, "never ready");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    g
+    let (logs, ckpt) = (logs.to_str().unwrap(), ckpt.to_str().unwrap());
+    let mut args = vec![
+        "--spark.url=",
+        "--event-log.dir",
+        logs,
+        "--checkpoint.path",
+        ckpt,
+    ];
+    args.extend([
+        "--checkpoint.interval",
+        "500ms",
+        "--lifecycle.drain-scrapes",
+        "0",
+    ]);
+    args.extend_from_slice(extra);
+    support::proc::start_ready(port, &args)
 }
 
 /// `want` and `got` are equal, or a panic naming the first lines that differ.

@@ -17,7 +17,6 @@
 use crate::support;
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -220,20 +219,7 @@ fn assert_valid(json: &str, what: &str) {
                 s = json.load(open(sys.argv[1]))\n\
                 jsonschema.Draft202012Validator.check_schema(s)\n\
                 jsonschema.Draft202012Validator(s).validate(json.load(sys.stdin))\n";
-    let mut child = std::process::Command::new(py)
-        .args(["-c", code, schema.to_str().unwrap()])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("python");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(json.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = support::spark::run_python(&py, code, &[schema.to_str().unwrap()], json.as_bytes());
     assert!(
         out.status.success(),
         "{what}: not valid against the schema:\n{}",

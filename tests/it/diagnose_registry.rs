@@ -13,7 +13,6 @@
 
 use crate::support;
 
-use std::io::Write;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -231,20 +230,8 @@ fn verdicts(docs: &[Value]) -> Option<Vec<bool>> {
                 jsonschema.Draft202012Validator.check_schema(s)\n\
                 v = jsonschema.Draft202012Validator(s)\n\
                 print(json.dumps([v.is_valid(d) for d in json.load(sys.stdin)]))\n";
-    let mut child = std::process::Command::new(py)
-        .args(["-c", code, schema.to_str().unwrap()])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("python");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(serde_json::to_string(docs).unwrap().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let docs = serde_json::to_string(docs).unwrap();
+    let out = support::spark::run_python(&py, code, &[schema.to_str().unwrap()], docs.as_bytes());
     assert!(
         out.status.success(),
         "{}",

@@ -103,16 +103,7 @@ fn differences(want: &Tallies, got: &Tallies) -> Vec<String> {
 
 /// The exporter with `args`; waits for its start-up read.
 fn start(port: u16, args: &[&str]) -> Guard {
-    let mut cmd = Command::new(EXPORTER);
-    cmd.args(["--web.listen-address", &format!("127.0.0.1:{port}")])
-        .args(args);
-    let g = Guard::capture("exporter", cmd, None);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while scrape(port, "/readyz?complete").map(|r| r.0) != Some(200) {
-        assert!(Instant::now() < deadline, "never ready");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    g
+    support::proc::start_ready(port, args)
 }
 
 fn scrape(port: u16, path: &str) -> Option<(u16, String)> {

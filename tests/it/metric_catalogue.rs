@@ -1,7 +1,7 @@
 //! The metric catalogue as users depend on it: stable families and labels never disappear
 //! without a deprecation entry, a new metric needs nothing but its catalogue entry to appear
 //! in every output, and a family whose series span applications (the plan fingerprint) has one
-//! series per application name.
+//! series per application name, as do the last run's gauges and the run-cost histogram.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -22,7 +22,9 @@ use spark_exporter::export::otlp::convert::Snapshot;
 use spark_exporter::export::prometheus::write_families;
 use spark_exporter::export::read::per_app;
 use spark_exporter::model::plan::PlanSummary;
-use spark_exporter::model::{AppObs, Model, Observer, Source, SqlObs, SqlPlanObs, SqlStatus};
+use spark_exporter::model::{
+    AppObs, ExecutorObs, Model, Observer, Source, SqlObs, SqlPlanObs, SqlStatus,
+};
 use spark_exporter::telemetry::Telemetry;
 
 const STABLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/stable-metrics.txt");
@@ -324,5 +326,78 @@ fn the_plan_fingerprint_is_one_series_per_name_the_latest_runs() {
             ],
             "{aggregate_by:?}"
         );
+    }
+}
+
+/// By name, the last run's gauges show the run that ended last, and the run-cost and
+/// run-duration histograms have one observation per run, on bounds 2^(1/4) apart (as Prometheus
+/// text, exactly).
+#[test]
+fn the_last_run_and_the_run_cost_histogram_are_one_series_per_name() {
+    let mut s = Settings::default();
+    s.model.aggregate_by = AggregateBy::AppName;
+    let t0 = 1_700_000_000_000;
+    let model = Model::with_clock(&s, Arc::new(Telemetry::default()), Arc::new(move || t0));
+    let log = model.observer(Source::EventLog);
+    // Two runs of "nightly", after the exporter started: 60 s × 2 cores, then 90 s × 3 cores.
+    for (id, start, secs, cores) in [("r1", 1_000, 60, 2), ("r2", 100_000, 90, 3)] {
+        let start = t0 + start;
+        let end = start + secs * 1000;
+        log.upsert_app(&AppObs {
+            app_id: id.into(),
+            name: Some("nightly".into()),
+            start_ms: Some(start),
+            ..Default::default()
+        });
+        log.upsert_executor(
+            id,
+            &ExecutorObs {
+                executor_id: "1".into(),
+                active: Some(true),
+                add_ms: Some(start),
+                total_cores: Some(cores),
+                ..Default::default()
+            },
+        );
+        log.upsert_app(&AppObs {
+            app_id: id.into(),
+            end_ms: Some(end),
+            exit_code: Some(0),
+            ..Default::default()
+        });
+        log.app_delivered(id);
+    }
+    let families = collect_from(&model, CATALOGUE.iter());
+    let mut out = vec![];
+    write_families(&families, false, &mut out).expect("renders");
+    let text = String::from_utf8(out).expect("UTF-8");
+    for line in [
+        "spark_app_last_run_duration_seconds{app_name=\"nightly\"} 90.0\n",
+        "spark_app_last_run_core_seconds{app_name=\"nightly\"} 270.0\n",
+        "spark_app_last_run_end_timestamp_seconds{app_name=\"nightly\"} 1700000190.0\n",
+        // 120 core-seconds in (2^6.75, 2^7], 270 in (2^8, 2^8.25].
+        "spark_app_run_core_seconds_bucket{le=\"107.63474115247546\",app_name=\"nightly\"} 0\n",
+        "spark_app_run_core_seconds_bucket{le=\"128.0\",app_name=\"nightly\"} 1\n",
+        "spark_app_run_core_seconds_bucket{le=\"256.0\",app_name=\"nightly\"} 1\n",
+        "spark_app_run_core_seconds_bucket{le=\"304.4370214406966\",app_name=\"nightly\"} 2\n",
+        "spark_app_run_core_seconds_bucket{le=\"+Inf\",app_name=\"nightly\"} 2\n",
+        "spark_app_run_core_seconds_sum{app_name=\"nightly\"} 390.0\n",
+        "spark_app_run_core_seconds_count{app_name=\"nightly\"} 2\n",
+        // The run durations, 60 and 90 s, on the same bounds.
+        "spark_app_run_duration_seconds_bucket{le=\"53.81737057623773\",app_name=\"nightly\"} 0\n",
+        "spark_app_run_duration_seconds_bucket{le=\"64.0\",app_name=\"nightly\"} 1\n",
+        "spark_app_run_duration_seconds_bucket{le=\"90.50966799187809\",app_name=\"nightly\"} 2\n",
+    ] {
+        assert!(text.contains(line), "no {line:?} in:\n{text}");
+    }
+    for h in [
+        "spark_app_run_core_seconds",
+        "spark_app_run_duration_seconds",
+    ] {
+        let buckets = text
+            .lines()
+            .filter(|l| l.starts_with(&format!("{h}_bucket{{")))
+            .count();
+        assert_eq!(buckets, 95, "{h}: 94 bounds and +Inf");
     }
 }

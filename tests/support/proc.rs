@@ -234,3 +234,21 @@ pub fn start_with_web_config(web_config: &Path) -> (Guard, u16) {
     }
     (exporter, port)
 }
+
+/// The exporter on `port` with `args`, its stderr captured, once `/readyz?complete` answers 200
+/// (every source read once).
+pub fn start_ready(port: u16, args: &[&str]) -> Guard {
+    let mut cmd = Command::new(super::EXPORTER);
+    cmd.args(["--web.listen-address", &format!("127.0.0.1:{port}")])
+        .args(args);
+    let g = Guard::capture("exporter", cmd, None);
+    must_wait_for("the exporter ready", Duration::from_secs(30), || {
+        let r = super::http::http_get(
+            &format!("127.0.0.1:{port}"),
+            "/readyz?complete",
+            Duration::from_secs(5),
+        );
+        matches!(r, Ok((200, _))).then_some(())
+    });
+    g
+}

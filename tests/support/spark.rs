@@ -30,6 +30,28 @@ pub fn python(test: &str) -> Option<PathBuf> {
     None
 }
 
+/// Runs the Python `code` with `py` (`python -c code args...`), `stdin` written to its input;
+/// its output once it exited.
+pub fn run_python(
+    py: &std::path::Path,
+    code: &str,
+    args: &[&str],
+    stdin: &[u8],
+) -> std::process::Output {
+    use std::io::Write;
+    let mut child = std::process::Command::new(py)
+        .arg("-c")
+        .arg(code)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// A Spark test cannot run (`why`): panic if [`required`], else say so loudly. Straight to the
 /// stderr handle: `eprintln!` is captured for passing tests, and a skip must be seen.
 pub fn skip_unless_required(why: &str) {

@@ -7,6 +7,8 @@
 //! - [`config`]: layered configuration (defaults, file, env, flags): every key declared once
 //!   (name, flag, doc, default, commands, parser), from which the reader, the flags,
 //!   `check-config` and the configuration reference come; values parsed once into types.
+//! - [`docgen`]: the generated sections of the docs (between markers), and the check that keeps
+//!   them in step with their declarations (tests only).
 //! - [`location`]: where event logs are (a path or an object-store URL), parsed once.
 //! - [`clock`]: the wall clock (epoch ms), one definition, replaceable in tests.
 //! - [`telemetry`]: the exporter's own metrics (counters, `spark_up`), handed to every task as a
@@ -24,6 +26,7 @@
 
 pub mod clock;
 pub mod config;
+pub mod docgen;
 pub mod filter;
 pub mod health;
 pub mod location;

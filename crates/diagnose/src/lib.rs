@@ -10,10 +10,13 @@
 //!   remedy), and the registry that makes the finding kinds from the rules.
 //! - [`links`]: Spark UI links of stages and SQL executions.
 //! - [`text`]: the human rendering.
+//! - [`review`]: many applications' reports folded into a ranking of names and job groups by
+//!   cost per kind (`diagnose --review`), its text and its own versioned schema.
 
 pub mod links;
 mod place;
 pub mod report;
+pub mod review;
 pub mod rules;
 pub mod text;
 

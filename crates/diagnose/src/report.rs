@@ -157,14 +157,14 @@ fn schema_version(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 /// Where the schema is committed, from the repository's root.
 pub const SCHEMA_PATH: &str = "schemas/diagnose-report.v1.schema.json";
 
-/// The report's JSON Schema (draft 2020-12), generated from [`Report`]: what
-/// `schemas/diagnose-report.v1.schema.json` holds (pretty-printed, with a final newline).
-pub fn schema() -> serde_json::Value {
+/// The generator of the committed schemas (the report's, the review's): draft 2020-12, for
+/// what is printed.
+pub(crate) fn generator() -> schemars::SchemaGenerator {
     // What is printed (the serialize contract): every field is there, null where it does not
     // apply, but `read_errors` (see `read_errors_optional`). Rust's number formats (`uint64`,
     // `double`) are no constraint v1 states, and validators in strict mode reject formats they
     // do not know: left out. The descriptions are the doc comments as plain lines.
-    let mut s = schemars::generate::SchemaSettings::draft2020_12()
+    schemars::generate::SchemaSettings::draft2020_12()
         .for_serialize()
         .with_transform(schemars::transform::RecursiveTransform(
             |s: &mut schemars::Schema| {
@@ -175,7 +175,12 @@ pub fn schema() -> serde_json::Value {
             },
         ))
         .into_generator()
-        .into_root_schema_for::<Report>();
+}
+
+/// The report's JSON Schema (draft 2020-12), generated from [`Report`]: what
+/// `schemas/diagnose-report.v1.schema.json` holds (pretty-printed, with a final newline).
+pub fn schema() -> serde_json::Value {
+    let mut s = generator().into_root_schema_for::<Report>();
     s.insert(
         "$id".into(),
         "https://github.com/spark-exporter/spark-exporter/schemas/diagnose-report.v1.schema.json"

@@ -66,7 +66,8 @@ fn flag_md(k: &Key) -> String {
 
 fn env_md(k: &Key) -> String {
     match k.set {
-        Set::Tree(_) => String::new(),
+        // A tree is read from the environment only when it also takes a flag's text (JSON).
+        Set::Tree(_) if k.flag == Flag::None => String::new(),
         _ => format!("`{}`", k.env()),
     }
 }
@@ -128,24 +129,10 @@ mod tests {
     /// Check (or, with `UPDATE_DOCS=1`, rewrite) the text between `name`'s markers in `file`.
     fn check(file: &str, name: &str, want: &str) {
         // The repository root, two levels above this crate.
-        let path = format!("{}/../../{file}", env!("CARGO_MANIFEST_DIR"));
-        let doc = std::fs::read_to_string(&path).expect("doc readable");
-        let (begin, end) = (
-            format!("<!-- {name}:begin -->\n"),
-            format!("<!-- {name}:end -->"),
-        );
-        let i = doc.find(&begin).expect("begin marker") + begin.len();
-        let j = doc.find(&end).expect("end marker");
-        if std::env::var_os("UPDATE_DOCS").is_some() {
-            let new = format!("{}{want}{}", &doc[..i], &doc[j..]);
-            std::fs::write(&path, new).expect("doc writable");
-            return;
-        }
-        assert!(
-            doc[i..j] == *want,
-            "{file} ({name}) drifted from the key declarations: run \
-             `UPDATE_DOCS=1 cargo test --lib config::docs`"
-        );
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(file);
+        crate::docgen::check_section(&path, name, want, "cargo test --lib config::docs");
     }
 
     #[test]

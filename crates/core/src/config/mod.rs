@@ -20,7 +20,7 @@
 //! - `docs.rs`: the reference tables.
 //! - The sections: `web.rs` (`web`, `log`), `spark.rs`, `event_log.rs`, `model.rs` (`model`,
 //!   `streaming`), `labels.rs` (`labels`, `histograms`), `otlp.rs`, `lifecycle.rs`
-//!   (`lifecycle`, `shard`), `diagnose.rs`.
+//!   (`lifecycle`, `shard`), `cost.rs` (prices), `diagnose.rs`.
 //!
 //! Every field is validated separately, so one run of `check-config` names every wrong field at
 //! once instead of stopping at the first.
@@ -29,6 +29,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+pub mod cost;
 mod diagnose;
 pub mod docs;
 mod event_log;
@@ -46,6 +47,7 @@ mod settings;
 mod spark;
 mod web;
 
+pub use cost::{CostConfig, Price};
 pub use diagnose::{DiagnoseConfig, Thresholds};
 pub use event_log::*;
 pub use key::ENV_PREFIX;
@@ -172,6 +174,7 @@ fn read(v: &Value) -> (Settings, Vec<String>) {
     let index_given = r.get("shard.index").is_some();
     keys::check_shard(&mut s, index_given, &mut r.errors);
     spark::check_auth(&s.spark.auth, &mut r.errors);
+    keys::check_cost(&s, &mut r.errors);
     (s, r.errors)
 }
 

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::cost::CostConfig;
 use super::diagnose::DiagnoseConfig;
 use super::event_log::EventLogConfig;
 use super::labels::{HistogramConfig, LabelsConfig};
@@ -39,6 +40,8 @@ pub struct Settings {
     pub shard: crate::shard::Shard,
     /// Structured Streaming.
     pub streaming: StreamingConfig,
+    /// Prices of what executors hold (the money families).
+    pub cost: CostConfig,
     /// What `spark-exporter diagnose` reports.
     pub diagnose: DiagnoseConfig,
     /// The OTLP push as the `otlp` keys and the standard `OTEL_*` variables make it, resolved

@@ -158,13 +158,39 @@ pub(super) struct NameAgg {
     pub(super) summary: AppSummary,
     /// Runs ended, by [`RUN_STATUSES`].
     pub(super) runs: [u64; 3],
-    /// Run durations.
+    /// Durations of the counted runs, on [`super::names::RUN_BOUNDS`] (a checkpoint written
+    /// before them keeps its own bounds).
     pub(super) run_duration: Hist,
+    /// Core-seconds allocated to each counted run, on [`super::names::RUN_BOUNDS`] (absent from
+    /// checkpoints written before it: empty then).
+    #[serde(default = "super::names::run_hist")]
+    pub(super) run_cost: Hist,
+    /// The counted run that ended last (absent from checkpoints written before it).
+    #[serde(default)]
+    pub(super) last_run: Option<LastRun>,
+    /// The money of [`Self::last_run`] (with prices, when one applied to it).
+    #[serde(default)]
+    pub(super) last_run_money: Option<super::cost::Money>,
     /// The latest plan fingerprint per job group and description over its runs.
     #[serde(with = "crate::model::serial::pairs")]
     pub(super) plan_latest: BTreeMap<(Arc<str>, Arc<str>), super::plan::Latest>,
     /// Distinct label values (cardinality caps) of the name's job groups.
     pub(super) label_sets: LabelSets,
+}
+
+/// What a name keeps of its counted run that ended last (`spark_app_last_run_*`). Ordered by
+/// end, then start, then allocation: the greatest of a name's runs is its last, whatever order
+/// they are folded in (the accumulator first, then the runs the model still holds).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub(super) struct LastRun {
+    /// Its end (Spark's, or when its driver disappeared).
+    pub(super) end_ms: EpochMs,
+    /// Its start, when known.
+    pub(super) start_ms: Option<EpochMs>,
+    /// Core-milliseconds allocated to its executors (`cost.rs`).
+    pub(super) core_ms: u64,
 }
 
 /// How a run ended: exit code 0, another exit code, or not said (Spark before 4.0, REST, a

@@ -109,6 +109,9 @@ pub struct ExecutorState {
     /// The application's clock when its removal was first seen, if it was counted live until
     /// then (see `cost.rs`): its allocation never goes back below that.
     pub(super) alive_until_ms: Option<EpochMs>,
+    /// Its resource profile, when a source said (the memory it holds, `cost.rs`).
+    #[serde(default)]
+    pub(super) profile_id: Option<u64>,
 }
 
 impl ExecutorState {
@@ -156,6 +159,9 @@ impl ExecutorState {
     /// Cores and lifetime (the cost rules, `cost.rs`): both sources report the same times, so
     /// the earliest add and the latest removal are kept, whatever the order of the reports.
     fn merge_lifetime(&mut self, o: &ExecutorObs) {
+        if o.resource_profile_id.is_some() {
+            self.profile_id = o.resource_profile_id;
+        }
         if let Some(c) = o.total_cores {
             self.cores = Some(self.cores.map_or(c, |x| x.max(c)));
         }

@@ -45,12 +45,41 @@ pub struct Tally {
     /// Their cost, seconds (see each kind's formula in `docs/diagnose.md`).
     #[serde(with = "super::serial::exact")]
     pub cost_seconds: f64,
+    /// Their cost in money, an estimate (with prices, see [`Rate`]): each finding's core-seconds
+    /// at the core-hour price in effect when it was counted.
+    #[serde(default, with = "super::serial::exact")]
+    pub money: f64,
 }
 
 impl Tally {
-    fn add(&mut self, cost_seconds: f64) {
+    fn add(&mut self, cost_seconds: f64, money: f64) {
         self.findings += 1;
         self.cost_seconds += cost_seconds;
+        self.money += money;
+    }
+}
+
+/// The price of the time findings explain, when they are counted: the core-hour price in effect
+/// at the application's end (or its latest time) / 3600 per core-second, and the cores a task
+/// holds (`spark.task.cpus`): every kind's cost is task-seconds (× cpus) but `idle_cores`',
+/// which is core-seconds already.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Rate {
+    /// Money per core-second (0 without a price).
+    pub per_core_second: f64,
+    /// `spark.task.cpus`.
+    pub task_cpus: u64,
+}
+
+impl Rate {
+    /// The money of a finding of `kind` that explains `cost_seconds`.
+    pub fn money(&self, kind: &str, cost_seconds: f64) -> f64 {
+        let cores = if kind == "idle_cores" {
+            1.0
+        } else {
+            self.task_cpus.max(1) as f64
+        };
+        cost_seconds * cores * self.per_core_second
     }
 }
 
@@ -120,7 +149,12 @@ impl Findings {
     }
     /// Count the findings of a stage attempt, once, and add it to its description's join
     /// inputs.
-    pub(super) fn count_stage(&mut self, stage: &super::details::StageDetail, found: Vec<Found>) {
+    pub(super) fn count_stage(
+        &mut self,
+        stage: &super::details::StageDetail,
+        found: Vec<Found>,
+        rate: Rate,
+    ) {
         if !self.stages.insert((stage.stage_id, stage.attempt)) {
             return;
         }
@@ -128,11 +162,12 @@ impl Findings {
             .entry(stage.group.clone())
             .or_default()
             .add(stage.totals.run_time_ms, stage.totals.shuffle_write_bytes);
-        self.count(found);
+        self.count(found, rate);
     }
-    pub(super) fn count(&mut self, found: impl IntoIterator<Item = (FindingKey, f64)>) {
+    pub(super) fn count(&mut self, found: impl IntoIterator<Item = (FindingKey, f64)>, rate: Rate) {
         for (k, cost) in found {
-            self.total.entry(k).or_default().add(cost);
+            let money = rate.money(&k.kind, cost);
+            self.total.entry(k).or_default().add(cost, money);
         }
     }
     /// Add a run's final findings to its name's (name mode), each place's job group and
@@ -157,6 +192,7 @@ impl Findings {
             let e = into.total.entry(key).or_default();
             e.findings += t.findings;
             e.cost_seconds += t.cost_seconds;
+            e.money += t.money;
         }
     }
 }
@@ -168,7 +204,24 @@ pub type Found = (FindingKey, f64);
 pub(super) fn tally(found: Vec<Found>) -> BTreeMap<FindingKey, Tally> {
     let mut m: BTreeMap<FindingKey, Tally> = BTreeMap::new();
     for (k, cost) in found {
-        m.entry(k).or_default().add(cost);
+        m.entry(k).or_default().add(cost, 0.0);
     }
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Rate;
+
+    #[test]
+    fn a_findings_money_is_its_core_time_at_the_price() {
+        let r = Rate {
+            per_core_second: 0.01,
+            task_cpus: 2,
+        };
+        // Task-seconds hold spark.task.cpus cores each; idle core-seconds are cores already.
+        assert!((r.money("spill", 100.0) - 2.0).abs() < 1e-12);
+        assert!((r.money("idle_cores", 100.0) - 1.0).abs() < 1e-12);
+        assert_eq!(Rate::default().money("skew", 100.0), 0.0);
+    }
 }

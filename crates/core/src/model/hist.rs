@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 /// A histogram over fixed upper bounds (seconds); the `+Inf` bucket is implicit.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Hist {
     /// Upper bounds, strictly increasing.
     #[serde(with = "crate::model::serial::exact::slice")]

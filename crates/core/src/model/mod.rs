@@ -13,10 +13,10 @@
 //! - `app.rs`: an application, its summary (always kept) and its detail (dropped when it is
 //!   summarised), and a name's series across runs; `rules/app.rs`.
 //! - `job.rs`, `stage.rs` (attempts, settled once: `details.rs`), `group.rs` (job groups' labels
-//!   and counters), `executor.rs`, `cost.rs` (core-seconds), `cache.rs` (cached datasets),
-//!   `sql.rs` and `plan.rs` (SQL executions and their plans), `streaming.rs` (streaming
-//!   queries): each with its rules in `rules/` (`rules/tasks.rs`: task starts and ends, skew
-//!   ratios, locality).
+//!   and counters), `executor.rs`, `cost.rs` (core-seconds, memory held, money), `cache.rs`
+//!   (cached datasets), `sql.rs` and `plan.rs` (SQL executions and their plans), `streaming.rs`
+//!   (streaming queries): each with its rules in `rules/` (`rules/tasks.rs`: task starts and
+//!   ends, skew ratios, locality).
 //! - `broadcast.rs` (broadcast jobs waiting for their query's group), `names.rs` (a name's series
 //!   across runs, `model.aggregate_by: app_name`), `summary.rs` (what is kept: filters, the
 //!   summary level, retention), `delivery.rs` (when an application may be summarised and served).
@@ -58,6 +58,7 @@ mod summary;
 pub mod view;
 
 pub use app::{app_key, split_key};
+pub use cost::Money;
 pub use group::GroupKey;
 pub use labels::OTHER;
 pub use obs::*;

@@ -17,6 +17,8 @@ pub enum Source {
 
 pub use crate::clock::EpochMs;
 
+use std::collections::BTreeMap;
+
 /// An application (one attempt of it).
 #[derive(Debug, Clone, Default)]
 pub struct AppObs {
@@ -427,6 +429,9 @@ pub struct ExecutorObs {
     pub disk_used_bytes: Option<u64>,
     /// `peakMemoryMetrics`: name and value.
     pub peak_memory: Vec<(String, u64)>,
+    /// Its resource profile (REST `resourceProfileId`, event log `Executor Info` `Resource
+    /// Profile Id`): the memory it holds is its profile's (`cost.rs`).
+    pub resource_profile_id: Option<u64>,
 }
 
 /// Status of a SQL execution.
@@ -555,11 +560,17 @@ pub struct SourceProgressObs {
 
 /// The application's properties that change how its numbers read (event log
 /// `SparkListenerEnvironmentUpdate` `Spark Properties`, REST `/environment` `sparkProperties`),
-/// read once per application.
+/// read once per application, and its resource profiles (event log
+/// `SparkListenerResourceProfileAdded`, REST `/environment` `resourceProfiles`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AppPropsObs {
     /// `spark.task.cpus`: cores each task holds (Spark's default: 1).
     pub task_cpus: Option<u64>,
+    /// Every Spark property, when this observation carries them (the memory rule and
+    /// `cost.property` read them, `cost.rs`); `None`: a profile alone.
+    pub properties: Option<BTreeMap<String, String>>,
+    /// Resource profiles told with it.
+    pub profiles: Vec<ResourceProfileObs>,
 }
 
 impl AppPropsObs {
@@ -570,7 +581,66 @@ impl AppPropsObs {
             task_cpus: raw
                 .and_then(|v| v.trim().parse::<u64>().ok())
                 .filter(|c| *c > 0),
+            ..AppPropsObs::default()
         }
+    }
+
+    /// Every Spark property of the application (`spark.task.cpus` read as
+    /// [`Self::from_task_cpus`] reads it).
+    pub fn from_properties(props: BTreeMap<String, String>) -> AppPropsObs {
+        AppPropsObs {
+            properties: Some(props.clone()),
+            ..AppPropsObs::from_task_cpus(props.get("spark.task.cpus").map(String::as_str))
+        }
+    }
+
+    /// A resource profile alone (event log `SparkListenerResourceProfileAdded`).
+    pub fn from_profile(p: ResourceProfileObs) -> AppPropsObs {
+        AppPropsObs {
+            profiles: vec![p],
+            ..AppPropsObs::default()
+        }
+    }
+}
+
+/// The memory an executor of one resource profile asks for, MiB (`Executor Resource Requests`,
+/// REST `executorResources`): each `None` when the profile does not list it. Spark lists
+/// `memoryOverhead` only when `spark.executor.memoryOverhead` is set, `offHeap` always (0 unless
+/// `spark.memory.offHeap.enabled`), `pyspark.memory` when `spark.executor.pyspark.memory` is
+/// set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResourceProfileObs {
+    /// Resource profile id (0: the default profile).
+    pub id: u64,
+    /// `memory`: the heap (`spark.executor.memory`).
+    pub memory_mib: Option<u64>,
+    /// `memoryOverhead`.
+    pub overhead_mib: Option<u64>,
+    /// `offHeap`.
+    pub off_heap_mib: Option<u64>,
+    /// `pyspark.memory`.
+    pub pyspark_mib: Option<u64>,
+}
+
+impl ResourceProfileObs {
+    /// A profile from its executor requests, `(resource name, amount)`, MiB: a negative,
+    /// infinite or absurd amount (1e15 MiB or more) is left out.
+    pub fn from_requests<'a>(id: u64, requests: impl IntoIterator<Item = (&'a str, f64)>) -> Self {
+        let mut p = ResourceProfileObs {
+            id,
+            ..Default::default()
+        };
+        for (name, amount) in requests {
+            let mib = (0.0..1e15).contains(&amount).then_some(amount as u64);
+            match name {
+                "memory" => p.memory_mib = mib,
+                "memoryOverhead" => p.overhead_mib = mib,
+                "offHeap" => p.off_heap_mib = mib,
+                "pyspark.memory" => p.pyspark_mib = mib,
+                _ => {}
+            }
+        }
+        p
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::app::{AppState, NameAgg};
 use super::labels::Labeler;
-use crate::config::{ModelConfig, Settings};
+use crate::config::{CostConfig, ModelConfig, Settings};
 
 /// Everything the model holds (private: exporters read it through [`view::ModelView`]).
 #[derive(Debug)]
@@ -20,6 +20,8 @@ pub(crate) struct State {
     pub(super) task_bounds: Arc<[f64]>,
     /// Retention settings.
     pub(super) retention: ModelConfig,
+    /// Prices (`cost`): money is counted with them (`cost.rs`).
+    pub(super) prices: Arc<CostConfig>,
     /// Wall-clock time of the write under way (set by [`super::Model`] before each write), for
     /// what is created on first sight.
     pub(super) now_ms: crate::clock::EpochMs,
@@ -99,6 +101,7 @@ impl State {
             duration_bounds: Arc::from(settings.histograms.duration_buckets.clone()),
             task_bounds: Arc::from(settings.histograms.task_duration_buckets.clone()),
             retention: settings.model.clone(),
+            prices: Arc::new(settings.cost.clone()),
             now_ms: 0,
             labeler: Labeler::new(&settings.labels),
             attribution: super::attribution::Attribution::new(&settings.labels),

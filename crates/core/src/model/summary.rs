@@ -102,6 +102,7 @@ impl State {
         }
         let bounds = (self.duration_bounds.clone(), self.task_bounds.clone());
         let per_run = self.retention.aggregate_by == AggregateBy::AppId;
+        let prices = self.prices.clone();
         let Some((s, Some(d))) = self.apps.get_mut(app_id).map(|a| a.parts()) else {
             return;
         };
@@ -134,7 +135,7 @@ impl State {
             }
         }
         s.executors_seen = d.executors.len() as u64;
-        super::rules::cost::retire_all(s, d);
+        super::rules::cost::retire_all(s, d, &prices);
         s.groups_hidden = level == SummaryLevel::App;
         // The detail's counts are in the summary now: summarising is dropping it.
         drop(self.apps.get_mut(app_id).and_then(|a| a.detail.take()));
@@ -185,6 +186,7 @@ impl State {
             self.excluded.insert(id.into());
         }
         let settled = &mut self.settled;
+        let prices = self.prices.clone();
         for (id, app) in self.apps.iter_mut() {
             let (s, Some(d)) = app.parts() else {
                 continue;
@@ -203,7 +205,7 @@ impl State {
                     out.push((id.clone(), rec));
                 }
             }
-            super::rules::cost::expire_executors(s, d, now, ms(r.dead_executor_retention));
+            super::rules::cost::expire_executors(s, d, now, ms(r.dead_executor_retention), &prices);
             shrink(&mut d.stages);
             shrink(&mut d.stage_groups);
             shrink(&mut d.running_jobs);

@@ -45,7 +45,7 @@ use super::plan::{Latest, PlanAgg};
 pub use super::stage::ORPHAN_WAIT_MS;
 pub use super::store::Model;
 pub use super::streaming::StreamAgg;
-use super::view::{AppView, CostView, RddView};
+use super::view::{AppView, CostView, LastRunView, RddView};
 pub use crate::config::{AggregateBy, Settings, SummaryLevel};
 use crate::telemetry::Telemetry;
 
@@ -668,6 +668,10 @@ pub struct App {
     pub runs: BTreeMap<&'static str, u64>,
     /// Run durations (a name's state only).
     pub run_duration: Option<Hist>,
+    /// Core-seconds allocated per run (a name's state only).
+    pub run_cost: Option<Hist>,
+    /// The counted run that ended last (a name's state only, once one ended).
+    pub last_run: Option<LastRunView>,
     /// Job groups, in label order ([`AppView::groups`]).
     pub groups: Vec<Group>,
     /// Stage attempts with per-stage values ([`AppView::stages`]), at the read's time.
@@ -836,6 +840,8 @@ impl App {
             created_ms: a.created_ms(),
             runs: a.runs().into_iter().collect(),
             run_duration: a.run_duration().cloned(),
+            run_cost: a.run_cost().cloned(),
+            last_run: a.last_run(),
             groups: a
                 .groups()
                 .into_iter()

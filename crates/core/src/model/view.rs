@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use super::app::{AppDetail, AppState, AppSummary, NameAgg};
+use super::cost::Money;
 use super::details::StageDetail;
 use super::executor::ExecutorTotals;
 use super::group::{GroupAgg, GroupKey};
@@ -21,6 +22,7 @@ use super::stage::StageState;
 use super::state::State;
 use super::store::Model;
 use super::streaming::StreamAgg;
+use crate::config::CostConfig;
 
 impl Model {
     /// Read the model under the lock, through its read view (exporters). Never `.await`
@@ -45,7 +47,7 @@ impl<'a> ModelView<'a> {
             .apps
             .values()
             .filter(move |app| state.serves(app))
-            .map(move |app| AppView::run(app, keep))
+            .map(move |app| AppView::run(app, keep, &state.prices))
     }
 
     /// True once every source the exporter runs has finished its start-up read
@@ -68,7 +70,7 @@ impl<'a> ModelView<'a> {
                     .max_by_key(|(_, a)| a.summary.start_ms)
                     .map(|(_, a)| a)
             })
-            .map(|app| AppView::run(app, keep))
+            .map(|app| AppView::run(app, keep, &self.state.prices))
     }
 }
 
@@ -116,7 +118,16 @@ pub struct AppView<'a> {
     detail: Option<&'a AppDetail>,
     name: Option<&'a NameAgg>,
     keep: StageKeep,
+    /// Prices (`cost`): the money families.
+    prices: &'a CostConfig,
 }
+
+/// No prices (a run read while it folds into its name).
+static NO_PRICES: CostConfig = CostConfig {
+    currency: None,
+    property: None,
+    prices: Vec::new(),
+};
 
 /// What a summarised application or a name reads as its detail: nothing.
 static NO_DETAIL: std::sync::LazyLock<AppDetail> = std::sync::LazyLock::new(AppDetail::default);
@@ -220,25 +231,27 @@ struct Live {
 }
 
 impl<'a> AppView<'a> {
-    fn run(app: &'a AppState, keep: StageKeep) -> AppView<'a> {
+    fn run(app: &'a AppState, keep: StageKeep, prices: &'a CostConfig) -> AppView<'a> {
         AppView {
             s: &app.summary,
             detail: app.detail.as_deref(),
             name: None,
             keep,
+            prices,
         }
     }
     /// The view of run `app` being folded into its name's series (only its groups are read).
     pub(super) fn of(app: &'a AppState) -> AppView<'a> {
-        Self::run(app, StageKeep::NONE)
+        Self::run(app, StageKeep::NONE, &NO_PRICES)
     }
-    /// The view of a name's series across runs (which holds no stages).
-    pub(super) fn of_name(n: &'a NameAgg) -> AppView<'a> {
+    /// The view of a name's series across runs (which holds no stages), priced at `prices`.
+    pub(super) fn of_name(n: &'a NameAgg, prices: &'a CostConfig) -> AppView<'a> {
         AppView {
             s: &n.summary,
             detail: None,
             name: Some(n),
             keep: StageKeep::NONE,
+            prices,
         }
     }
     /// The application's detail; empty once summarised, and for a name.
@@ -517,6 +530,27 @@ impl<'a> AppView<'a> {
         self.name.map(|n| &n.run_duration)
     }
 
+    /// Core-seconds allocated to each of a name's counted runs (name mode only), on
+    /// `RUN_BOUNDS` (`names.rs`).
+    pub fn run_cost(&self) -> Option<&'a Hist> {
+        self.name.map(|n| &n.run_cost)
+    }
+
+    /// A name's counted run that ended last (name mode only; `None` until one ended).
+    pub fn last_run(&self) -> Option<LastRunView> {
+        let r = self.name?.last_run?;
+        Some(LastRunView {
+            duration_seconds: r.start_ms.map(|s| (r.end_ms - s).max(0) as f64 / 1000.0),
+            core_seconds: r.core_ms as f64 / 1000.0,
+            end_seconds: r.end_ms as f64 / 1000.0,
+            money: self
+                .name
+                .and_then(|n| n.last_run_money)
+                .filter(|_| self.prices.priced())
+                .map(|m| m.cores + m.memory),
+        })
+    }
+
     /// Spark Connect jobs ended, as `(client_app, user, status, count)`.
     pub fn connect_jobs(&self) -> impl Iterator<Item = (&'a str, &'a str, &'static str, u64)> + 'a {
         self.s.connect_jobs.iter().flat_map(|((c, u), n)| {
@@ -584,11 +618,15 @@ impl<'a> AppView<'a> {
     }
 }
 
-/// What an application's executors cost, in core-seconds (`cost.rs`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What an application's executors cost, in core-seconds, GiB-seconds and money (`cost.rs`).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CostView {
     /// Executors' lifetimes × their cores, up to now (or the application's end), core-ms.
     pub allocated_core_ms: u64,
+    /// Executors' lifetimes × the memory they hold, MiB-ms.
+    pub allocated_mib_ms: u64,
+    /// What that cost, with prices (`None` without, or while none applies).
+    pub money: Option<Money>,
     /// Tasks' executor run time × `spark.task.cpus`, every job group, core-ms.
     pub used_core_ms: u64,
     /// `spark.task.cpus` (1 until a source says).
@@ -600,6 +638,10 @@ impl CostView {
     pub fn allocated_core_seconds(&self) -> f64 {
         self.allocated_core_ms as f64 / 1000.0
     }
+    /// Allocated GiB-seconds of executor memory (GiB = 1024 MiB).
+    pub fn memory_gib_seconds(&self) -> f64 {
+        self.allocated_mib_ms as f64 / 1024.0 / 1000.0
+    }
     /// Used core-seconds.
     pub fn used_core_seconds(&self) -> f64 {
         self.used_core_ms as f64 / 1000.0
@@ -608,6 +650,21 @@ impl CostView {
     pub fn idle_core_seconds(&self) -> f64 {
         self.allocated_core_ms.saturating_sub(self.used_core_ms) as f64 / 1000.0
     }
+}
+
+/// A name's counted run that ended last (`spark_app_last_run_*`, name mode).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LastRunView {
+    /// Seconds from its start to its end (Spark's clock, at least 0); `None` when its start is
+    /// not known.
+    pub duration_seconds: Option<f64>,
+    /// Core-seconds allocated to its executors.
+    pub core_seconds: f64,
+    /// Its end, seconds since the Unix epoch.
+    pub end_seconds: f64,
+    /// Its money, cores and memory (with prices; `None` without, or when no price applied to
+    /// it).
+    pub money: Option<f64>,
 }
 
 /// A cached dataset (`cache.rs`).
@@ -637,6 +694,11 @@ impl<'a> AppView<'a> {
         &self.s.findings
     }
 
+    /// The configured currency (`cost.currency`).
+    pub fn currency(&self) -> &'a str {
+        self.prices.currency()
+    }
+
     /// Core-seconds allocated and used so far (see `cost.rs`).
     pub fn cost(&self) -> CostView {
         let cpus = self.task_cpus();
@@ -644,8 +706,15 @@ impl<'a> AppView<'a> {
             .all_groups()
             .iter()
             .fold(0u64, |n, g| n.saturating_add(g.totals.run_time_ms));
+        let held = super::rules::cost::allocated(self.s, self.detail, self.prices);
+        let money = match self.name {
+            Some(_) => self.prices.priced().then_some(self.s.cost.retired_money),
+            None => held.money,
+        };
         CostView {
-            allocated_core_ms: super::rules::cost::allocated_core_ms(self.s, self.detail),
+            allocated_core_ms: held.core_ms,
+            allocated_mib_ms: held.mib_ms,
+            money,
             used_core_ms: run_ms.saturating_mul(cpus),
             task_cpus: cpus,
         }

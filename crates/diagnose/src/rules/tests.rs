@@ -149,27 +149,17 @@ fn every_rule_is_documented() {
     }
 }
 
-/// Check (or, with `UPDATE_DOCS=1`, rewrite) the text between `name`'s markers in `file`, as
-/// the configuration's reference does (`config/docs.rs`).
+/// Check (or, with `UPDATE_DOCS=1`, rewrite) the text between `name`'s markers in `file`.
 pub(crate) fn check_doc(file: &str, name: &str, want: &str) {
     // The repository root, two levels above this crate.
-    let path = format!("{}/../../{file}", env!("CARGO_MANIFEST_DIR"));
-    let doc = std::fs::read_to_string(&path).expect("doc readable");
-    let (begin, end) = (
-        format!("<!-- {name}:begin -->\n"),
-        format!("<!-- {name}:end -->"),
-    );
-    let i = doc.find(&begin).expect("begin marker") + begin.len();
-    let j = doc.find(&end).expect("end marker");
-    if std::env::var_os("UPDATE_DOCS").is_some() {
-        let new = format!("{}{want}{}", &doc[..i], &doc[j..]);
-        std::fs::write(&path, new).expect("doc writable");
-        return;
-    }
-    assert!(
-        doc[i..j] == *want,
-        "{file} ({name}) drifted from the rules: run \
-         `UPDATE_DOCS=1 cargo test -p spark-exporter-diagnose rules::tests`"
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(file);
+    spark_exporter_core::docgen::check_section(
+        &path,
+        name,
+        want,
+        "cargo test -p spark-exporter-diagnose rules::tests",
     );
 }
 

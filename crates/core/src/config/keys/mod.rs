@@ -2,6 +2,7 @@
 //! documentation and how its value is read into the [`crate::config::Settings`] of its
 //! section's file (`config/web.rs` holds the `web` values, `keys/web.rs` their keys).
 
+mod cost;
 mod diagnose;
 mod event_log;
 mod labels;
@@ -11,6 +12,7 @@ mod otlp;
 mod spark;
 mod web;
 
+pub(crate) use cost::check_cost;
 pub(crate) use lifecycle::check_shard;
 
 use super::key::Key;
@@ -22,6 +24,7 @@ const SECTIONS: &[&[Key]] = &[
     spark::KEYS,
     event_log::KEYS,
     model::KEYS,
+    cost::KEYS,
     labels::KEYS,
     lifecycle::KEYS,
     otlp::KEYS,

@@ -2,7 +2,22 @@
 //! diagnose rules, run outside the model, hand in, and when an application's end findings are
 //! due.
 
-use super::super::findings::{tally, Found};
+use super::super::app::AppSummary;
+use super::super::findings::{tally, Found, Rate};
+use crate::config::{cost::price_at, CostConfig};
+
+/// The [`Rate`] findings of application `s` are counted at now: the core-hour price in
+/// effect at its end, else at its latest time (0 without one).
+fn rate(prices: &CostConfig, s: &AppSummary) -> Rate {
+    let at = s.end_ms.unwrap_or(s.cost.seen_ms);
+    let per_core_second = super::cost::schedule(prices, s)
+        .and_then(|p| price_at(&p, at).map(|p| p.core_hour / 3600.0))
+        .unwrap_or(0.0);
+    Rate {
+        per_core_second,
+        task_cpus: s.cost.cpus(),
+    }
+}
 
 impl super::super::store::Model {
     /// Count the findings of stage attempt `stage` of application `key` (the model key, as
@@ -16,7 +31,8 @@ impl super::super::store::Model {
     ) {
         self.write(|s, _, _| {
             if let Some(app) = s.apps.get_mut(key) {
-                app.summary.findings.count_stage(stage, found);
+                let r = rate(&s.prices, &app.summary);
+                app.summary.findings.count_stage(stage, found, r);
             }
         })
     }
@@ -36,14 +52,15 @@ impl super::super::store::Model {
             let Some(app) = s.apps.get_mut(key) else {
                 return;
             };
+            let r = rate(&s.prices, &app.summary);
             let f = &mut app.summary.findings;
             if f.closed {
                 return;
             }
             for (stage, found) in held {
-                f.count_stage(&stage, found);
+                f.count_stage(&stage, found, r);
             }
-            f.count(found);
+            f.count(found, r);
             f.window = tally(window);
             f.closed = true;
             // Its summary may have waited for this.

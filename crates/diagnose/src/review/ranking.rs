@@ -1,0 +1,540 @@
+//! The review's types (the JSON document, [`Review`]), the fold ([`Ranking`]) that sums the
+//! per-application reports by name and by (name, job group), per kind, and keeps the costliest
+//! runs, and the review's schema.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::report::{AppReport, Kind, Place};
+
+/// The review format's version: a field removed, renamed or changed in meaning is a new
+/// version; a field added is not (readers ignore what they do not know).
+pub const REVIEW_SCHEMA_VERSION: u32 = 1;
+
+/// Where the review's schema is committed, from the repository's root.
+pub const REVIEW_SCHEMA_PATH: &str = "schemas/diagnose-review.v1.schema.json";
+
+/// Most findings of a worst run listed.
+pub const TOP_FINDINGS: usize = 3;
+
+/// Most unreadable inputs named in a review (the rest are counted only), so that a store of
+/// broken logs does not grow the review.
+pub const MAX_FAILURES_LISTED: usize = 100;
+
+/// A review of many applications.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Review {
+    /// [`REVIEW_SCHEMA_VERSION`].
+    #[schemars(
+        schema_with = "schema_version",
+        description = "The review format's version: 1."
+    )]
+    pub schema_version: u32,
+    /// `review`: what this document is (the per-application report has no such field).
+    #[schemars(extend("const" = "review"))]
+    pub document: String,
+    /// `spark-exporter <version>`.
+    #[schemars(pattern("^spark-exporter "))]
+    pub generator: String,
+    /// What was read and how it was filtered.
+    pub source: ReviewSource,
+    /// How many applications were listed, reviewed, left out and could not be read.
+    pub counts: Counts,
+    /// The inputs that could not be read or diagnosed, with why (at most 100; `counts.failed`
+    /// counts them all).
+    pub failures: Vec<Failure>,
+    /// Application names, the costliest first (by their costliest kind).
+    pub names: Vec<NameRow>,
+    /// Job groups of each application name, the costliest first (by their costliest kind). The
+    /// findings without a job group (the application-wide kinds) are in `names` only.
+    pub groups: Vec<GroupRow>,
+    /// The costliest runs (by their costliest kind), with their top findings.
+    pub worst_runs: Vec<Run>,
+}
+
+/// What a review read and how it was filtered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReviewSource {
+    /// `rest` (a History Server) or `event_log`.
+    #[schemars(extend("enum" = ["rest", "event_log"]))]
+    pub kind: String,
+    /// The URLs or paths read.
+    #[schemars(length(min = 1))]
+    pub inputs: Vec<String>,
+    /// `--since`: only applications that ended at or after this time (epoch ms), and those still
+    /// running.
+    pub since_ms: Option<i64>,
+    /// `--app-name`: only applications whose name matches this regex.
+    pub app_name: Option<String>,
+    /// `--job-group`: only findings of job groups matching this regex.
+    pub job_group: Option<String>,
+}
+
+/// How many applications a review saw.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Counts {
+    /// Event logs (or History Server applications) listed.
+    pub listed: u64,
+    /// Applications diagnosed and ranked.
+    pub reviewed: u64,
+    /// Of those, still running (their findings so far).
+    pub running: u64,
+    /// Logs or applications left out by `--since` or `--app-name`.
+    pub filtered: u64,
+    /// Logs or applications that could not be read or diagnosed: skipped.
+    pub failed: u64,
+    /// Event-log lines, blocks or files that could not be read and were skipped inside the
+    /// logs reviewed (the rest of each was diagnosed).
+    pub read_errors: u64,
+}
+
+/// An input a review skipped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Failure {
+    /// The log (path or URL) or application id.
+    pub input: String,
+    /// Why.
+    pub error: String,
+}
+
+/// The findings of one kind in a row: their number and summed cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct KindCost {
+    /// The finding kind.
+    pub kind: Kind,
+    /// The unit of its cost (`task-seconds`, `core-seconds`, ...).
+    pub unit: String,
+    /// Findings of this kind.
+    pub findings: u64,
+    /// Their cost, summed, seconds of `unit`.
+    #[schemars(range(min = 0))]
+    pub cost_seconds: f64,
+}
+
+/// An application name's findings over its runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NameRow {
+    /// Application name.
+    pub app_name: String,
+    /// Applications of this name reviewed.
+    pub runs: u64,
+    /// Findings, every kind.
+    pub findings: u64,
+    /// Per kind, the costliest first. Costs of different kinds overlap: never add them up.
+    pub kinds: Vec<KindCost>,
+}
+
+/// A job group's findings over the runs of its application name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GroupRow {
+    /// Application name.
+    pub app_name: String,
+    /// Job group label value (`""` for jobs without one).
+    pub job_group: String,
+    /// Runs with at least one finding in this group.
+    pub runs: u64,
+    /// Findings, every kind.
+    pub findings: u64,
+    /// Per kind, the costliest first. Costs of different kinds overlap: never add them up.
+    pub kinds: Vec<KindCost>,
+}
+
+/// One of the costliest runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Run {
+    /// Application id.
+    pub app_id: String,
+    /// Application name.
+    pub app_name: String,
+    /// Start (epoch ms), when known.
+    pub start_ms: Option<i64>,
+    /// End (epoch ms), when it has ended.
+    pub end_ms: Option<i64>,
+    /// Findings, every kind.
+    pub findings: u64,
+    /// Per kind, the costliest first. Costs of different kinds overlap: never add them up.
+    pub kinds: Vec<KindCost>,
+    /// Its costliest findings (at most 3), the costliest first.
+    #[schemars(length(max = 3))]
+    pub top_findings: Vec<TopFinding>,
+}
+
+/// A finding of a worst run, in short.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TopFinding {
+    /// What kind.
+    pub kind: Kind,
+    /// One line for a human.
+    pub title: String,
+    /// The time it explains, seconds of its kind's unit.
+    #[schemars(range(min = 0))]
+    pub cost_seconds: f64,
+    /// Where.
+    #[serde(flatten)]
+    pub at: Place,
+}
+
+/// Per-kind sums, as they are folded.
+type Kinds = BTreeMap<Kind, (u64, f64)>;
+
+fn add(k: &mut Kinds, kind: Kind, cost: f64) {
+    let e = k.entry(kind).or_default();
+    e.0 += 1;
+    e.1 += cost;
+}
+
+/// The per-kind rows, the costliest first (ties in the procedure's order).
+fn kind_costs(k: &Kinds) -> Vec<KindCost> {
+    let mut v: Vec<KindCost> = k
+        .iter()
+        .map(|(kind, (n, c))| KindCost {
+            kind: *kind,
+            unit: kind.rule().unit.to_string(),
+            findings: *n,
+            cost_seconds: *c,
+        })
+        .collect();
+    v.sort_by(|a, b| {
+        b.cost_seconds
+            .total_cmp(&a.cost_seconds)
+            .then(a.kind.cmp(&b.kind))
+    });
+    v
+}
+
+/// The ranking key of a row: the cost of its costliest kind (never a sum over kinds).
+fn top_cost(k: &[KindCost]) -> f64 {
+    k.first().map_or(0.0, |c| c.cost_seconds)
+}
+
+#[derive(Debug, Default)]
+struct NameAcc {
+    runs: u64,
+    kinds: Kinds,
+}
+
+#[derive(Debug, Default)]
+struct GroupAcc {
+    runs: u64,
+    kinds: Kinds,
+}
+
+/// The ranking being folded: one row per name and per (name, job group), and the `top`
+/// costliest runs.
+#[derive(Debug, Default)]
+pub struct Ranking {
+    top: usize,
+    names: BTreeMap<String, NameAcc>,
+    groups: BTreeMap<(String, String), GroupAcc>,
+    worst: Vec<Run>,
+}
+
+impl Ranking {
+    /// An empty ranking keeping the `top` costliest runs.
+    pub fn new(top: usize) -> Ranking {
+        Ranking {
+            top,
+            ..Ranking::default()
+        }
+    }
+
+    /// Fold one application's report in (its findings as they are: a `--job-group` filter is
+    /// applied to the report before).
+    pub fn fold(&mut self, a: &AppReport) {
+        let name = self.names.entry(a.app_name.clone()).or_default();
+        name.runs += 1;
+        let mut run = Kinds::new();
+        let mut groups: BTreeMap<&str, Kinds> = BTreeMap::new();
+        for f in &a.findings {
+            add(&mut name.kinds, f.kind, f.cost_seconds);
+            add(&mut run, f.kind, f.cost_seconds);
+            if let Some(g) = &f.at.job_group {
+                add(groups.entry(g).or_default(), f.kind, f.cost_seconds);
+            }
+        }
+        for (g, k) in groups {
+            let row = self
+                .groups
+                .entry((a.app_name.clone(), g.to_string()))
+                .or_default();
+            row.runs += 1;
+            for (kind, (n, c)) in k {
+                let e = row.kinds.entry(kind).or_default();
+                e.0 += n;
+                e.1 += c;
+            }
+        }
+        if self.top == 0 || a.findings.is_empty() {
+            return;
+        }
+        let mut top: Vec<&crate::report::Finding> = a.findings.iter().collect();
+        top.sort_by(|x, y| y.cost_seconds.total_cmp(&x.cost_seconds));
+        self.worst.push(Run {
+            app_id: a.app_id.clone(),
+            app_name: a.app_name.clone(),
+            start_ms: a.start_ms,
+            end_ms: a.end_ms,
+            findings: a.findings.len() as u64,
+            kinds: kind_costs(&run),
+            top_findings: top
+                .into_iter()
+                .take(TOP_FINDINGS)
+                .map(|f| TopFinding {
+                    kind: f.kind,
+                    title: f.title.clone(),
+                    cost_seconds: f.cost_seconds,
+                    at: f.at.clone(),
+                })
+                .collect(),
+        });
+        // Keep the `top` costliest only: the ranking stays small whatever the store holds.
+        sort_runs(&mut self.worst);
+        self.worst.truncate(self.top);
+    }
+
+    /// The rows, ranked: the name rows and the group rows.
+    pub fn finish(self) -> (Vec<NameRow>, Vec<GroupRow>, Vec<Run>) {
+        let mut names: Vec<NameRow> = self
+            .names
+            .into_iter()
+            .map(|(app_name, a)| NameRow {
+                app_name,
+                runs: a.runs,
+                findings: a.kinds.values().map(|(n, _)| n).sum(),
+                kinds: kind_costs(&a.kinds),
+            })
+            .collect();
+        names.sort_by(|a, b| {
+            top_cost(&b.kinds)
+                .total_cmp(&top_cost(&a.kinds))
+                .then(b.findings.cmp(&a.findings))
+                .then(a.app_name.cmp(&b.app_name))
+        });
+        let mut groups: Vec<GroupRow> = self
+            .groups
+            .into_iter()
+            .map(|((app_name, job_group), a)| GroupRow {
+                app_name,
+                job_group,
+                runs: a.runs,
+                findings: a.kinds.values().map(|(n, _)| n).sum(),
+                kinds: kind_costs(&a.kinds),
+            })
+            .collect();
+        groups.sort_by(|a, b| {
+            top_cost(&b.kinds)
+                .total_cmp(&top_cost(&a.kinds))
+                .then(b.findings.cmp(&a.findings))
+                .then((&a.app_name, &a.job_group).cmp(&(&b.app_name, &b.job_group)))
+        });
+        (names, groups, self.worst)
+    }
+}
+
+/// Runs, the costliest first (by their costliest kind), then by id.
+fn sort_runs(v: &mut [Run]) {
+    v.sort_by(|a, b| {
+        top_cost(&b.kinds)
+            .total_cmp(&top_cost(&a.kinds))
+            .then(a.app_id.cmp(&b.app_id))
+    });
+}
+
+/// `schema_version`: exactly [`REVIEW_SCHEMA_VERSION`].
+fn schema_version(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "const": REVIEW_SCHEMA_VERSION })
+}
+
+/// The review's JSON Schema (draft 2020-12), generated from [`Review`] as the report's is
+/// ([`crate::report::schema`]): what `schemas/diagnose-review.v1.schema.json` holds.
+pub fn schema() -> serde_json::Value {
+    let mut s = crate::report::generator().into_root_schema_for::<Review>();
+    s.insert(
+        "$id".into(),
+        "https://github.com/spark-exporter/spark-exporter/schemas/diagnose-review.v1.schema.json"
+            .into(),
+    );
+    s.insert(
+        "title".into(),
+        "spark-exporter diagnose review, version 1".into(),
+    );
+    s.insert(
+        "description".into(),
+        "What `spark-exporter diagnose --review --format json` prints: many applications' \
+         findings ranked by application name and job group, per kind (costs of different kinds \
+         overlap: never add them up), and the worst runs. Version 1: a field removed, renamed \
+         or changed in meaning makes a new version (and a new file); fields and finding kinds \
+         may be added within a version, so readers ignore what they do not know. Generated \
+         from the review types (crates/diagnose/src/review.rs): do not edit."
+            .into(),
+    );
+    s.to_value()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Finding, Summary};
+    use crate::review::render;
+
+    fn finding(kind: Kind, group: Option<&str>, cost: f64) -> Finding {
+        Finding {
+            kind,
+            title: format!("{} here", kind.as_str()),
+            cost_seconds: cost,
+            at: Place {
+                job_group: group.map(String::from),
+                ..Place::default()
+            },
+            numbers: BTreeMap::new(),
+            remedy: "r".into(),
+            url: None,
+        }
+    }
+
+    fn app(id: &str, name: &str, findings: Vec<Finding>) -> AppReport {
+        AppReport {
+            app_id: id.into(),
+            app_name: name.into(),
+            spark_version: "4.1.1".into(),
+            start_ms: Some(1),
+            end_ms: Some(2),
+            summary: Summary {
+                jobs: 0,
+                stages: 0,
+                tasks: 0,
+                task_seconds: 0.0,
+                gc_seconds: 0.0,
+                allocated_core_seconds: 0.0,
+                used_core_seconds: 0.0,
+                core_utilization: None,
+            },
+            bottlenecks: vec![],
+            findings,
+            group_times: vec![],
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn rows_sum_per_kind_and_rank_by_the_costliest_kind_never_by_a_sum() {
+        let mut r = Ranking::new(2);
+        r.fold(&app(
+            "a1",
+            "etl",
+            vec![
+                finding(Kind::Skew, Some("g"), 5.0),
+                finding(Kind::Spill, Some("g"), 4.0),
+                finding(Kind::IdleCores, None, 1.0),
+            ],
+        ));
+        r.fold(&app("a2", "etl", vec![finding(Kind::Skew, Some("h"), 2.0)]));
+        // Its kinds add up to 9 + 9 = 18 > 10: a sum over kinds would rank it first.
+        r.fold(&app(
+            "b1",
+            "adhoc",
+            vec![
+                finding(Kind::Skew, Some("x"), 9.0),
+                finding(Kind::Spill, Some("x"), 9.0),
+            ],
+        ));
+        r.fold(&app("c1", "quiet", vec![]));
+        let (names, groups, worst) = r.finish();
+        let order: Vec<&str> = names.iter().map(|n| n.app_name.as_str()).collect();
+        assert_eq!(order, ["adhoc", "etl", "quiet"]);
+        let etl = &names[1];
+        assert_eq!((etl.runs, etl.findings), (2, 4));
+        assert_eq!(etl.kinds[0].kind, Kind::Skew);
+        assert_eq!(etl.kinds[0].cost_seconds, 7.0);
+        assert_eq!(etl.kinds[0].findings, 2);
+        assert_eq!(etl.kinds[0].unit, "task-seconds");
+        assert_eq!(names[2].runs, 1);
+        assert!(names[2].kinds.is_empty());
+        // The application-wide finding is in its name's row only.
+        assert!(groups
+            .iter()
+            .all(|g| g.kinds.iter().all(|k| k.kind != Kind::IdleCores)));
+        let g: Vec<(&str, &str, u64)> = groups
+            .iter()
+            .map(|g| (g.app_name.as_str(), g.job_group.as_str(), g.runs))
+            .collect();
+        assert_eq!(g, [("adhoc", "x", 1), ("etl", "g", 1), ("etl", "h", 1)]);
+        // Two kept of the three runs with findings, the costliest first.
+        let w: Vec<&str> = worst.iter().map(|r| r.app_id.as_str()).collect();
+        assert_eq!(w, ["b1", "a1"]);
+        assert_eq!(worst[1].top_findings.len(), 3);
+        assert_eq!(worst[1].top_findings[0].cost_seconds, 5.0);
+    }
+
+    #[test]
+    fn the_text_is_aligned_and_says_costs_overlap() {
+        let mut r = Ranking::new(5);
+        r.fold(&app(
+            "a1",
+            "a-long-application-name",
+            vec![finding(Kind::Skew, Some("g"), 1234.4)],
+        ));
+        r.fold(&app("b1", "b", vec![finding(Kind::Spill, Some("g"), 3.0)]));
+        let (names, groups, worst_runs) = r.finish();
+        let review = Review {
+            schema_version: REVIEW_SCHEMA_VERSION,
+            document: "review".into(),
+            generator: "spark-exporter test".into(),
+            source: ReviewSource {
+                kind: "event_log".into(),
+                inputs: vec!["/logs".into()],
+                since_ms: None,
+                app_name: None,
+                job_group: None,
+            },
+            counts: Counts {
+                listed: 2,
+                reviewed: 2,
+                ..Counts::default()
+            },
+            failures: vec![],
+            names,
+            groups,
+            worst_runs,
+        };
+        let text = render(&review);
+        assert!(text.contains("never add them up"), "{text}");
+        assert!(
+            text.contains("1,234 task-seconds") && text.contains("3.0 task-seconds"),
+            "{text}"
+        );
+        // The kind column starts at the same place on every row of the names' table.
+        let rows: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("Application names"))
+            .skip(1)
+            .take(3)
+            .collect();
+        let at: Vec<Option<usize>> = rows
+            .iter()
+            .zip(["kind", "skew", "spill"])
+            .map(|(l, k)| l.find(k))
+            .collect();
+        assert!(at.iter().all(|a| a.is_some() && *a == at[0]), "{rows:#?}");
+    }
+
+    /// The committed schema is the one the types generate: `UPDATE_SCHEMA=1 cargo test -p
+    /// spark-exporter-diagnose review::` rewrites it.
+    #[test]
+    fn the_committed_review_schema_is_generated_from_the_types() {
+        let path = format!("{}/../../{REVIEW_SCHEMA_PATH}", env!("CARGO_MANIFEST_DIR"));
+        let want = serde_json::to_string_pretty(&schema()).unwrap() + "\n";
+        if std::env::var_os("UPDATE_SCHEMA").is_some() {
+            std::fs::write(&path, &want).expect("schema writable");
+            return;
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "{REVIEW_SCHEMA_PATH} drifted from the review types: run \
+             `UPDATE_SCHEMA=1 cargo test -p spark-exporter-diagnose review::`"
+        );
+    }
+}
