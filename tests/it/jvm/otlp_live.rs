@@ -127,11 +127,14 @@ fn sum_of(p: &Prom, name: &str) -> f64 {
         .sum()
 }
 
-/// Core-seconds of live executors count to each REST poll's clock: a poll between the scrape
-/// and the export adds the poll interval times the cores. Compared loosely.
-const COST_CLOCK: [&str; 2] = [
+/// Core-seconds (and memory GiB-seconds, and their money) of live executors count to each REST
+/// poll's clock: a poll between the scrape and the export adds the poll interval times the
+/// cores (the GiB). Compared loosely.
+const COST_CLOCK: [&str; 4] = [
     "spark_executor_core_seconds_allocated_total",
     "spark_executor_idle_core_seconds",
+    "spark_executor_memory_gib_seconds_allocated_total",
+    "spark_app_cost_total",
 ];
 /// At most this many core-seconds more in the export than in the scrape before it.
 const COST_SLACK_S: f64 = 30.0;
