@@ -14,7 +14,8 @@
 //! Two exporters tail the folder (`--spark.url=`, event log only): **U** runs uninterrupted;
 //! **R** is killed with SIGKILL once it has read 40% of the log (while the writer is still
 //! appending), then restarted on the same port while the rest is written. When both have
-//! read the complete log, every series of both (counters, gauges, histograms; everything but the
+//! read the complete log (and, within a minute, made their passes after the application's end:
+//! its last window evaluation, its summary), every series of both (counters, gauges, histograms; everything but the
 //! exporter's own `spark_exporter_*` series and the clock-dependent
 //! `spark_stage_stalled_seconds`) must equal a clean `spark-exporter dump --event-log` of the
 //! complete log, value for value. The exporter keeps no checkpoint (`src/eventlog/mod.rs`): the
@@ -31,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use support::command::exporter_command;
-use support::exposition::{eventlog_errors, parse_exposition, value, Sample, Series};
+use support::exposition::{diff, eventlog_errors, parse_exposition, value, Sample, Series};
 use support::files::{artefact_dir, free_port};
 use support::http::get_ok;
 use support::live::{start_exporter, Failures};
@@ -222,18 +223,15 @@ fn run(case: &str, layout: fn(&Path, &[u8]) -> Plan) {
     let r2 = start_exporter("exporter-r-restarted", port_r, &args, &dir, limit);
     writer.finish();
 
+    // The reference: a clean post-mortem read of the complete log.
+    let reference = reference(&mut f, &dir, &complete);
     let got: Vec<(&str, Vec<Sample>)> = [("U", port_u), ("R", port_r)]
         .into_iter()
         .map(|(name, port)| {
-            (
-                name,
-                read_complete(&mut f, &dir, name, port, decoded, files),
-            )
+            let s = read_complete(&mut f, &dir, name, port, decoded, files, &reference);
+            (name, s)
         })
         .collect();
-
-    // The reference: a clean post-mortem read of the complete log.
-    let reference = reference(&mut f, &dir, &complete);
     for (name, s) in &got {
         check_against_reference(&mut f, name, s, &reference);
     }
@@ -299,11 +297,15 @@ fn read_complete(
     port: u16,
     decoded: f64,
     files: f64,
+    reference: &Series,
 ) -> Vec<Sample> {
     let deadline = Instant::now() + CATCH_UP;
+    // Read to the end, then until its series equal the reference: the application's last window
+    // evaluation and its summary come with the model's passes after the end is read.
     let s = loop {
         let s = scrape(port);
-        if caught_up(&s, decoded, files) || Instant::now() > deadline {
+        let done = caught_up(&s, decoded, files) && diff(reference, &comparable(&s)).is_empty();
+        if done || Instant::now() > deadline {
             break s;
         }
         std::thread::sleep(Duration::from_millis(200));
