@@ -144,32 +144,10 @@ deploy=$!
 step "waiting for the pyspark 3.3.4 venv"
 wait "$versions_venv" || { cat "$versions_log"; echo "pyspark 3.3.4 venv failed" >&2; exit 1; }
 
-# The end-to-end scripts, in two lanes side by side: each script mostly waits (tasks that sleep, a
-# stage held stuck, scrape intervals, an alert's `for`), so two leave the 2 cores less idle than
-# one did. Lane A: the scripts whose assertions are about timing (a stuck stage, GC and skew
-# ratios, micro-batches against their trigger, utilisation); lane B, in the background: those
-# that compare counts (the drain, trends across runs, fleet shards and names, another Spark
-# version, Spark Connect), its log printed after lane A with each script's time. Every script
-# takes free ports (Spark's UI too), its own temporary folder and its own Prometheus.
-lane_a=(scripts/e2e-prometheus.sh scripts/e2e-streaming.sh scripts/e2e-diagnosis.sh)
-lane_b=(scripts/e2e-drain.sh scripts/e2e-trends.sh scripts/e2e-fleet.sh scripts/e2e-versions.sh scripts/e2e-connect.sh)
-lane_b_log="$root/target/e2e-lane-b.log"
-(
-    b0=$(date +%s)
-    for extra in "${lane_b[@]}"; do
-        printf '\n=== [lane B, %4ds] %s\n' $(( $(date +%s) - b0 )) "$extra"
-        "$extra" || { echo "$extra failed"; exit 1; }
-    done
-    printf '\n=== [lane B, %4ds] done\n' $(( $(date +%s) - b0 ))
-) >"$lane_b_log" 2>&1 &
-e2e_lane_b=$!
-for extra in "${lane_a[@]}"; do
-    step "$extra (lane A)"
+for extra in scripts/e2e-prometheus.sh scripts/e2e-drain.sh scripts/e2e-trends.sh scripts/e2e-streaming.sh scripts/e2e-diagnosis.sh scripts/e2e-fleet.sh scripts/e2e-versions.sh scripts/e2e-connect.sh; do
+    step "$extra"
     "$extra"
 done
-
-step "end-to-end lane B (ran beside lane A): ${lane_b[*]}"
-collect "$e2e_lane_b" "$lane_b_log" "end-to-end lane B"
 
 step "scripts/objstore-test.sh (ran in the background)"
 collect "$objstore" "$objstore_log" "object-storage tests"
