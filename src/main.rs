@@ -446,8 +446,12 @@ impl DiagnoseArgs {
                 p.push("--fail-on: not with --review (a gate is per application)".into());
             }
         }
-        if !matches!(self.format.as_str(), "text" | "json") {
-            p.push(format!("--format: {:?} must be text or json", self.format));
+        match (self.format.as_str(), review.is_some()) {
+            ("text" | "json", _) | ("html", true) => {}
+            ("html", false) => p.push("--format: html is a review's (with --review)".into()),
+            (f, _) => p.push(format!(
+                "--format: {f:?} must be text, json or html (--review)"
+            )),
         }
         for k in &self.fail_on {
             if diagnose::report::Kind::parse(k).is_none() {
@@ -490,6 +494,8 @@ async fn run_review(
             Ok(s) => out(&format!("{s}\n")),
             Err(_) => return ExitCode::FAILURE,
         }
+    } else if format == "html" {
+        out(&diagnose::review::render_html(&review));
     } else {
         out(&diagnose::review::render(&review));
     }

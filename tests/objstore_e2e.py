@@ -271,10 +271,10 @@ class Exporter:
         except subprocess.TimeoutExpired as e:
             return None, e.stdout or "", f"dump did not finish within {timeout}s"
 
-    def diagnose(self, target, timeout=120):
+    def diagnose(self, target, timeout=120, review=False):
         """(exit code, report without its inputs, stderr) of `diagnose --format json` of one
-        event-log path or URL."""
-        argv = [self.path, "diagnose", "--format", "json", "--event-log", target]
+        event-log path or URL; with `review`, of `diagnose --review` (the review document)."""
+        argv = [self.path, "diagnose", "--format", "json", "--event-log", target] + (["--review"] if review else [])
         try:
             r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                                env=self.env(), cwd=ROOT)
@@ -502,6 +502,20 @@ def section_dumps(ctx, res):
                 f"{n} applications" if ok else
                 f"exit {rc} (local {rc_l}): {short(' '.join(error_line(err or err_l)))}"
                 + ("" if got is None or want is None else ": the reports differ"))
+
+    # `diagnose --review` of a prefix lists and reads it through the same reader: the review of
+    # the same logs on disk (every fixture's application, one at a time).
+    rc_l, want, err_l = ex.diagnose(flat, review=True)
+    for scheme, url in (("s3", f"s3://{BUCKET}/spark-events/"), ("az", f"az://{CONTAINER}/spark-events/")):
+        if not ctx.supported[scheme] and not ctx.run_all:
+            continue
+        rc, got, err = ex.diagnose(url, review=True)
+        reviewed = want["counts"]["reviewed"] if want else 0
+        ok = rc == 0 and rc_l == 0 and got == want and reviewed == len(ctx.logs)
+        res.add(f"dumps: diagnose --review {url} == the review of the local spark-events/", ok,
+                f"{reviewed} applications reviewed, {len(want['names'])} names" if ok else
+                f"exit {rc} (local {rc_l}, {reviewed} reviewed): {short(' '.join(error_line(err or err_l)))}"
+                + ("" if got is None or want is None else ": the reviews differ"))
 
 
 # The start of a log record (logfmt): a line that does not start so continues the one before.

@@ -64,7 +64,8 @@ pub enum Command {
         /// worth of applications if only one is wanted).
         #[arg(long = "app-id")]
         app_id: Option<String>,
-        /// Output: text or json (the versioned schema in schemas/).
+        /// Output: text or json (the versioned schema in schemas/); with --review also html (a
+        /// self-contained page with its charts).
         #[arg(long, default_value = "text")]
         format: String,
         /// A History Server that serves these event logs: findings link to its pages.
@@ -115,7 +116,8 @@ const DIAGNOSE_EXAMPLES: &str = "Examples:
   spark-exporter diagnose --spark.url http://history:18080 --app-id app-20261202-0001 --format json
   spark-exporter diagnose --event-log app.zstd --fail-on join_strategy,plan_change   # a CI gate
   spark-exporter diagnose --review --event-log s3://bucket/spark-events --since 7d   # the weekly review
-  spark-exporter diagnose --review --spark.url http://history:18080 --app-name '^etl-' --format json";
+  spark-exporter diagnose --review --spark.url http://history:18080 --app-name '^etl-' --format json
+  spark-exporter --config.file prices.yaml diagnose --review --event-log /var/log/spark-events --format html > review.html";
 
 /// Examples at the end of `check-config --help`.
 const CHECK_EXAMPLES: &str = "Examples:

@@ -204,16 +204,21 @@ fn settled(model: &Arc<Model>) -> BTreeMap<String, Vec<StageDetail>> {
     settled
 }
 
-/// Every application `model` holds (filled once, to its end), diagnosed; its pending stages
-/// applied first.
-fn reports_of(model: &Arc<Model>, settings: &Settings, ui: &Ui) -> Vec<report::AppReport> {
+/// Every application `model` holds (filled once, to its end), diagnosed (its pending stages
+/// applied first), with what a review folds beside its report: the price of its findings'
+/// time and its stage attempts.
+fn reviewed_of(model: &Arc<Model>, settings: &Settings, ui: &Ui) -> Vec<review::Reviewed> {
     let settled = settled(model);
     let cfg = &settings.diagnose;
     model.view(|v| {
         v.apps()
             .map(|a| {
                 let stages = stages_of(&a, &settled);
-                rules::diagnose_app(&a, &stages, cfg, &ui.links(a.ended()))
+                review::Reviewed {
+                    report: rules::diagnose_app(&a, &stages, cfg, &ui.links(a.ended())),
+                    rate: a.finding_rate(),
+                    stages,
+                }
             })
             .collect()
     })

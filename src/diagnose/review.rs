@@ -14,8 +14,7 @@ use std::sync::Arc;
 use regex::Regex;
 
 use super::links::Ui;
-use super::report::AppReport;
-use super::{read_rest, reports_of, DiagnoseError};
+use super::{read_rest, reviewed_of, DiagnoseError};
 use crate::config::Settings;
 use crate::model::Model;
 use crate::spark::api::ApplicationInfo;
@@ -23,8 +22,8 @@ use crate::spark::client::{Client, DEFAULT_MAX_BODY_BYTES};
 use crate::telemetry::Telemetry;
 
 pub use spark_exporter_diagnose::review::{
-    render, Counts, Failure, GroupRow, KindCost, NameRow, Ranking, Review, ReviewSource, Run,
-    TopFinding, MAX_FAILURES_LISTED, REVIEW_SCHEMA_VERSION,
+    render, render_html, Counts, Failure, GroupRow, KindCost, NameRow, Ranking, Review,
+    ReviewSource, Reviewed, Run, StageSpan, TopFinding, MAX_FAILURES_LISTED, REVIEW_SCHEMA_VERSION,
 };
 
 /// What to review.
@@ -50,6 +49,8 @@ pub struct ReviewRequest {
 struct Fold<'r> {
     req: &'r ReviewRequest,
     ranking: Ranking,
+    /// Prices are configured: the review has money.
+    priced: bool,
     counts: Counts,
     failures: Vec<Failure>,
 }
@@ -68,13 +69,14 @@ impl Fold<'_> {
     }
 
     /// Fold in the applications one input gave, those the filters keep.
-    fn apps(&mut self, input: &str, apps: Vec<AppReport>, read_errors: u64) {
+    fn apps(&mut self, input: &str, apps: Vec<Reviewed>, read_errors: u64) {
         self.counts.read_errors += read_errors;
         if apps.is_empty() {
             self.fail(input, "no application in it".into());
             return;
         }
-        for mut a in apps {
+        for mut one in apps {
+            let a = &mut one.report;
             let early = matches!((self.req.since_ms, a.end_ms), (Some(s), Some(e)) if e < s);
             let other = self
                 .req
@@ -93,7 +95,10 @@ impl Fold<'_> {
             if a.end_ms.is_none() {
                 self.counts.running += 1;
             }
-            self.ranking.fold(&a);
+            if self.priced && one.rate.is_none() {
+                self.counts.unpriced += 1;
+            }
+            self.ranking.fold(&one);
         }
     }
 }
@@ -102,9 +107,11 @@ impl Fold<'_> {
 /// all; every other failure is counted in the review.
 pub async fn review(settings: &Settings, req: &ReviewRequest) -> Result<Review, DiagnoseError> {
     let settings = Arc::new(settings.clone());
+    let priced = settings.cost.priced();
     let mut fold = Fold {
         req,
-        ranking: Ranking::new(req.top),
+        ranking: Ranking::new(req.top, priced),
+        priced,
         counts: Counts::default(),
         failures: vec![],
     };
@@ -132,6 +139,7 @@ pub async fn review(settings: &Settings, req: &ReviewRequest) -> Result<Review, 
             job_group: req.job_group.as_ref().map(|r| r.as_str().to_string()),
         },
         counts: fold.counts,
+        currency: priced.then(|| settings.cost.currency().to_string()),
         failures: fold.failures,
         names,
         groups,
@@ -180,7 +188,7 @@ async fn review_logs(settings: &Arc<Settings>, fold: &mut Fold<'_>) -> Result<()
                 let observer = model.observer(crate::model::Source::EventLog);
                 crate::eventlog::read_log(found, &r, &s, &observer, &telemetry)
                     .map_err(|e| e.to_string())?;
-                let apps = reports_of(&model, &s, &ui);
+                let apps = reviewed_of(&model, &s, &ui);
                 let errors: u64 = telemetry.snapshot().eventlog_errors.values().sum();
                 Ok::<_, String>((apps, errors))
             })
@@ -237,7 +245,7 @@ async fn review_rest(
             read_rest(&s, &telemetry, &model, &u, Some(&id))
                 .await
                 .map_err(|e| e.to_string())?;
-            Ok::<_, String>(reports_of(&model, &s, &Ui::Target(u)))
+            Ok::<_, String>(reviewed_of(&model, &s, &Ui::Target(u)))
         })
         .await;
         match one {

@@ -508,3 +508,139 @@ async fn a_history_server_review_is_its_applications_rest_reports_summed() {
     let one: Vec<&AppReport> = apps.iter().filter(|a| a.app_name == "diagnosis").collect();
     assert_ranking(&r, &one, None, 10);
 }
+
+/// A priced review's exporter output (`--config.file` with `cost`), parsed.
+fn priced_review(config: &Path, dir: &Path, format: &str) -> String {
+    let out = exporter_command(
+        &[
+            "--config.file",
+            config.to_str().unwrap(),
+            "diagnose",
+            "--review",
+            "--event-log",
+            dir.to_str().unwrap(),
+            "--format",
+            format,
+        ],
+        Duration::from_secs(300),
+    );
+    assert!(out.status.success(), "{}", out.stderr);
+    out.stdout
+}
+
+/// With prices (`cost`), every cost carries its money: each finding's cost times its
+/// application's core-hour price / 3600 (the fixtures leave `spark.task.cpus` at 1), the price
+/// chosen by `cost.property`'s value and in effect at the application's end; names are ranked
+/// by their costliest kind's money; an application no price applies to is counted, with no
+/// money. The HTML page of the same review opens in headless Chromium with its charts drawn,
+/// fits a laptop's window and prints (`tests/review_page.py`).
+#[tokio::test]
+async fn priced_costs_carry_their_money_and_the_page_draws_its_charts() {
+    let (dir, logs) = fleet("money", 1);
+    let apps = per_app(&logs).await;
+    // 0.001 a core-second, 0.002 for the applications named "diagnosis", and an entry that is
+    // not in effect yet (a later `since` never reprices what ended before it).
+    let config = dir.with_extension("prices.yaml");
+    std::fs::write(
+        &config,
+        "cost:\n  currency: EUR\n  property: spark.app.name\n  prices:\n\
+         \x20   - {core_hour: 3.6, gib_hour: 0.5}\n\
+         \x20   - {core_hour: 100, gib_hour: 1, since: \"2099-01-01T00:00:00Z\"}\n\
+         \x20   - {core_hour: 7.2, gib_hour: 0.5, value: diagnosis}\n",
+    )
+    .unwrap();
+    let rate = |name: &str| if name == "diagnosis" { 0.002 } else { 0.001 };
+    let r: Review = serde_json::from_str(&priced_review(&config, &dir, "json")).expect("review");
+    assert_eq!(r.currency.as_deref(), Some("EUR"));
+    assert_eq!(
+        (r.counts.reviewed, r.counts.unpriced),
+        (apps.len() as u64, 0)
+    );
+    let mut money: BTreeMap<(String, Kind), f64> = BTreeMap::new();
+    for a in &apps {
+        for f in &a.findings {
+            *money.entry((a.app_name.clone(), f.kind)).or_default() +=
+                f.cost_seconds * rate(&a.app_name);
+        }
+    }
+    assert!(money.keys().any(|(n, _)| n == "diagnosis") && money.len() >= 5);
+    for row in &r.names {
+        for k in &row.kinds {
+            let want = money[&(row.app_name.clone(), k.kind)];
+            let got = k.money.expect("a priced review's money");
+            assert!(
+                close(got, want),
+                "{} {:?}: {got} != {want}",
+                row.app_name,
+                k.kind
+            );
+        }
+    }
+    let key = |k: &[KindCost]| k.first().map_or(0.0, |k| k.money.unwrap());
+    assert!(
+        r.names
+            .windows(2)
+            .all(|w| key(&w[0].kinds) >= key(&w[1].kinds)),
+        "names ranked by their costliest kind's money"
+    );
+    for run in &r.worst_runs {
+        for f in &run.top_findings {
+            let want = f.cost_seconds * rate(&run.app_name);
+            assert!(close(f.money.unwrap(), want), "{}: {f:?}", run.app_id);
+        }
+        assert!(!run.stages.is_empty(), "{}: its timeline", run.app_id);
+        assert!(run
+            .stages
+            .windows(2)
+            .all(|w| w[0].start_ms <= w[1].start_ms));
+    }
+    let text = priced_review(&config, &dir, "text");
+    assert!(
+        text.contains("Money in EUR") && text.contains("money"),
+        "{text}"
+    );
+
+    // Only the "diagnosis" applications have a price: the others are counted, without money.
+    std::fs::write(
+        &config,
+        "cost:\n  currency: EUR\n  property: spark.app.name\n  prices:\n\
+         \x20   - {core_hour: 7.2, gib_hour: 0.5, value: diagnosis}\n",
+    )
+    .unwrap();
+    let r: Review = serde_json::from_str(&priced_review(&config, &dir, "json")).expect("review");
+    let others = apps.iter().filter(|a| a.app_name != "diagnosis").count();
+    assert!(others > 0 && others < apps.len());
+    assert_eq!(r.counts.unpriced, others as u64);
+    for row in r.names.iter().filter(|n| n.app_name != "diagnosis") {
+        assert!(row.kinds.iter().all(|k| k.money == Some(0.0)), "{row:?}");
+    }
+
+    // The page, as Chromium draws it.
+    let page = dir.with_extension("review.html");
+    std::fs::write(&page, priced_review(&config, &dir, "html")).unwrap();
+    if which("chromium").is_none() {
+        support::spark::skip_unless_required("the review page: no chromium on PATH");
+    } else {
+        let out = std::process::Command::new("python3")
+            .arg(root().join("tests/review_page.py"))
+            .arg(&page)
+            .output()
+            .expect("python3");
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(out.status.success(), "{so}{se}");
+        assert!(so.contains("\"timeline\""), "{so}");
+    }
+    let _ = std::fs::remove_file(&config);
+    let _ = std::fs::remove_file(&page);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The program `name` on `PATH`.
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}

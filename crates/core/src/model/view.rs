@@ -694,6 +694,13 @@ impl<'a> AppView<'a> {
         &self.s.findings
     }
 
+    /// The price of the time its findings explain, when a configured price applies to it (the
+    /// core-hour price in effect at its end, else at its latest time): what
+    /// `spark_diagnosis_cost_total` counts them at.
+    pub fn finding_rate(&self) -> Option<super::findings::Rate> {
+        super::rules::findings::priced_rate(self.prices, self.s)
+    }
+
     /// The configured currency (`cost.currency`).
     pub fn currency(&self) -> &'a str {
         self.prices.currency()

@@ -1,6 +1,7 @@
 //! The weekly review: many applications' diagnoses folded into one ranking of application names
 //! and job groups by what their findings cost, with the worst runs. What `diagnose --review`
-//! prints: as text ([`render`]) or, with `--format json`, as a [`Review`] (its own document
+//! prints: as text ([`render`]), with `--format html` as a self-contained page
+//! ([`render_html`]) or, with `--format json`, as a [`Review`] (its own document
 //! kind and version, [`REVIEW_SCHEMA_VERSION`], described by the JSON Schema generated from these
 //! types, committed as `schemas/diagnose-review.v1.schema.json`).
 //!
@@ -15,9 +16,12 @@
 //!
 //! - `ranking`: the review's types, the fold and the schema.
 //! - `text`: the human rendering.
+//! - `html`: the page (`--format html`): inline SVG charts and the tables, self-contained.
 
+mod html;
 mod ranking;
 mod text;
 
+pub use html::render_html;
 pub use ranking::*;
 pub use text::render;

@@ -7,7 +7,10 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::report::{AppReport, Kind, Place};
+use spark_exporter_core::model::details::StageDetail;
+use spark_exporter_core::model::findings::Rate;
+
+use crate::report::{AppReport, Finding, Kind, Place};
 
 /// The review format's version: a field removed, renamed or changed in meaning is a new
 /// version; a field added is not (readers ignore what they do not know).
@@ -18,6 +21,10 @@ pub const REVIEW_SCHEMA_PATH: &str = "schemas/diagnose-review.v1.schema.json";
 
 /// Most findings of a worst run listed.
 pub const TOP_FINDINGS: usize = 3;
+
+/// Most stages of a worst run's timeline: its longest (the others are counted in
+/// `stages_left_out`), so that an application of many thousand stages does not grow the review.
+pub const MAX_TIMELINE_STAGES: usize = 200;
 
 /// Most unreadable inputs named in a review (the rest are counted only), so that a store of
 /// broken logs does not grow the review.
@@ -42,6 +49,10 @@ pub struct Review {
     pub source: ReviewSource,
     /// How many applications were listed, reviewed, left out and could not be read.
     pub counts: Counts,
+    /// The currency of every `money` (`cost.currency`), when prices are configured (`cost.prices`);
+    /// `null`: the review has no money.
+    #[schemars(pattern("^[A-Z]{3}$"))]
+    pub currency: Option<String>,
     /// The inputs that could not be read or diagnosed, with why (at most 100; `counts.failed`
     /// counts them all).
     pub failures: Vec<Failure>,
@@ -85,6 +96,11 @@ pub struct Counts {
     pub filtered: u64,
     /// Logs or applications that could not be read or diagnosed: skipped.
     pub failed: u64,
+    /// Of those reviewed, with prices configured, applications no price applies to (no entry
+    /// for their `cost.property` value, or none in effect at their end): their findings carry
+    /// no money.
+    #[serde(default)]
+    pub unpriced: u64,
     /// Event-log lines, blocks or files that could not be read and were skipped inside the
     /// logs reviewed (the rest of each was diagnosed).
     pub read_errors: u64,
@@ -111,6 +127,10 @@ pub struct KindCost {
     /// Their cost, summed, seconds of `unit`.
     #[schemars(range(min = 0))]
     pub cost_seconds: f64,
+    /// Their cost in money (`currency`), an estimate as `spark_diagnosis_cost_total`'s: each
+    /// finding's core time at its application's core-hour price; `null` without prices.
+    #[schemars(range(min = 0))]
+    pub money: Option<f64>,
 }
 
 /// An application name's findings over its runs.
@@ -159,6 +179,90 @@ pub struct Run {
     /// Its costliest findings (at most 3), the costliest first.
     #[schemars(length(max = 3))]
     pub top_findings: Vec<TopFinding>,
+    /// Its stage attempts, by start: the timeline of the run (at most 200, its longest).
+    #[schemars(length(max = 200))]
+    pub stages: Vec<StageSpan>,
+    /// Stage attempts left out of `stages` (beyond the 200 longest).
+    pub stages_left_out: u64,
+}
+
+/// A stage attempt of a worst run, on its timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StageSpan {
+    /// Stage id.
+    pub stage_id: u64,
+    /// Attempt number.
+    pub attempt: u32,
+    /// Stage name.
+    pub name: String,
+    /// `pending`, `active`, `complete`, `failed` or `skipped`.
+    pub status: String,
+    /// Submission (epoch ms), when known.
+    pub start_ms: Option<i64>,
+    /// Completion (epoch ms), when it has ended.
+    pub end_ms: Option<i64>,
+    /// Tasks that ended (succeeded, failed or killed).
+    pub tasks: u64,
+    /// Task run time summed, seconds.
+    #[schemars(range(min = 0))]
+    pub task_seconds: f64,
+    /// The kinds of the findings at this stage attempt.
+    pub kinds: Vec<Kind>,
+}
+
+/// One application as a review folds it: its report, the price of its findings' time (with
+/// prices configured and one applying to it: [`spark_exporter_core::model::AppView`]'s
+/// `finding_rate`) and its stage attempts (for the worst runs' timelines).
+#[derive(Debug, Clone)]
+pub struct Reviewed {
+    /// The application's report (a `--job-group` filter applied).
+    pub report: AppReport,
+    /// The price of its findings' time; `None`: no price applies.
+    pub rate: Option<Rate>,
+    /// Its stage attempts, in `(stage_id, attempt)` order.
+    pub stages: Vec<StageDetail>,
+}
+
+/// The timeline of `stages` with each attempt's finding kinds from `findings`: the
+/// [`MAX_TIMELINE_STAGES`] longest, by start, and how many were left out.
+pub fn timeline(stages: &[StageDetail], findings: &[Finding]) -> (Vec<StageSpan>, u64) {
+    let mut v: Vec<&StageDetail> = stages.iter().collect();
+    let wall = |s: &StageDetail| match (s.submission_ms, s.completion_ms) {
+        (Some(a), Some(b)) => b.saturating_sub(a),
+        _ => 0,
+    };
+    let left_out = v.len().saturating_sub(MAX_TIMELINE_STAGES) as u64;
+    if left_out > 0 {
+        v.sort_by_key(|s| std::cmp::Reverse(wall(s)));
+        v.truncate(MAX_TIMELINE_STAGES);
+    }
+    v.sort_by_key(|s| (s.submission_ms.unwrap_or(i64::MAX), s.stage_id, s.attempt));
+    let spans = v
+        .into_iter()
+        .map(|s| {
+            let mut kinds: Vec<Kind> = findings
+                .iter()
+                .filter(|f| {
+                    f.at.stage_id == Some(s.stage_id) && f.at.stage_attempt == Some(s.attempt)
+                })
+                .map(|f| f.kind)
+                .collect();
+            kinds.sort();
+            kinds.dedup();
+            StageSpan {
+                stage_id: s.stage_id,
+                attempt: s.attempt,
+                name: s.name.to_string(),
+                status: s.status.label().to_string(),
+                start_ms: s.submission_ms,
+                end_ms: s.completion_ms,
+                tasks: s.tasks.succeeded + s.tasks.failed + s.tasks.killed,
+                task_seconds: s.totals.run_time_ms as f64 / 1000.0,
+                kinds,
+            }
+        })
+        .collect();
+    (spans, left_out)
 }
 
 /// A finding of a worst run, in short.
@@ -171,42 +275,55 @@ pub struct TopFinding {
     /// The time it explains, seconds of its kind's unit.
     #[schemars(range(min = 0))]
     pub cost_seconds: f64,
+    /// Its cost in money (`currency`), an estimate; `null` without prices.
+    #[schemars(range(min = 0))]
+    pub money: Option<f64>,
     /// Where.
     #[serde(flatten)]
     pub at: Place,
 }
 
-/// Per-kind sums, as they are folded.
-type Kinds = BTreeMap<Kind, (u64, f64)>;
+/// Per-kind sums, as they are folded: findings, seconds, money.
+type Kinds = BTreeMap<Kind, (u64, f64, f64)>;
 
-fn add(k: &mut Kinds, kind: Kind, cost: f64) {
+fn add(k: &mut Kinds, kind: Kind, cost: f64, money: f64) {
     let e = k.entry(kind).or_default();
     e.0 += 1;
     e.1 += cost;
+    e.2 += money;
 }
 
-/// The per-kind rows, the costliest first (ties in the procedure's order).
-fn kind_costs(k: &Kinds) -> Vec<KindCost> {
+/// What a kind's row is ranked by: its money in a priced review, else its seconds.
+fn key(c: &KindCost) -> f64 {
+    c.money.unwrap_or(c.cost_seconds)
+}
+
+/// The per-kind rows, the costliest first (ties in the procedure's order); with `priced`, with
+/// their money, and the costliest by money.
+fn kind_costs(k: &Kinds, priced: bool) -> Vec<KindCost> {
     let mut v: Vec<KindCost> = k
         .iter()
-        .map(|(kind, (n, c))| KindCost {
+        .map(|(kind, (n, c, m))| KindCost {
             kind: *kind,
             unit: kind.rule().unit.to_string(),
             findings: *n,
             cost_seconds: *c,
+            money: priced.then_some(*m),
         })
         .collect();
     v.sort_by(|a, b| {
-        b.cost_seconds
-            .total_cmp(&a.cost_seconds)
+        key(b)
+            .total_cmp(&key(a))
+            .then(b.cost_seconds.total_cmp(&a.cost_seconds))
             .then(a.kind.cmp(&b.kind))
     });
     v
 }
 
-/// The ranking key of a row: the cost of its costliest kind (never a sum over kinds).
+/// The ranking key of a row: the cost of its costliest kind, in money in a priced review (never
+/// a sum over kinds).
 fn top_cost(k: &[KindCost]) -> f64 {
-    k.first().map_or(0.0, |c| c.cost_seconds)
+    k.first().map_or(0.0, key)
 }
 
 #[derive(Debug, Default)]
@@ -226,32 +343,41 @@ struct GroupAcc {
 #[derive(Debug, Default)]
 pub struct Ranking {
     top: usize,
+    priced: bool,
     names: BTreeMap<String, NameAcc>,
     groups: BTreeMap<(String, String), GroupAcc>,
     worst: Vec<Run>,
 }
 
 impl Ranking {
-    /// An empty ranking keeping the `top` costliest runs.
-    pub fn new(top: usize) -> Ranking {
+    /// An empty ranking keeping the `top` costliest runs; `priced`: prices are configured,
+    /// every cost has its money (0 for the applications no price applies to).
+    pub fn new(top: usize, priced: bool) -> Ranking {
         Ranking {
             top,
+            priced,
             ..Ranking::default()
         }
     }
 
-    /// Fold one application's report in (its findings as they are: a `--job-group` filter is
-    /// applied to the report before).
-    pub fn fold(&mut self, a: &AppReport) {
+    /// Fold one application in (its findings as they are: a `--job-group` filter is applied to
+    /// the report before).
+    pub fn fold(&mut self, r: &Reviewed) {
+        let a = &r.report;
+        let money = |f: &Finding| {
+            r.rate
+                .map_or(0.0, |rate| rate.money(f.kind.as_str(), f.cost_seconds))
+        };
         let name = self.names.entry(a.app_name.clone()).or_default();
         name.runs += 1;
         let mut run = Kinds::new();
         let mut groups: BTreeMap<&str, Kinds> = BTreeMap::new();
         for f in &a.findings {
-            add(&mut name.kinds, f.kind, f.cost_seconds);
-            add(&mut run, f.kind, f.cost_seconds);
+            let m = money(f);
+            add(&mut name.kinds, f.kind, f.cost_seconds, m);
+            add(&mut run, f.kind, f.cost_seconds, m);
             if let Some(g) = &f.at.job_group {
-                add(groups.entry(g).or_default(), f.kind, f.cost_seconds);
+                add(groups.entry(g).or_default(), f.kind, f.cost_seconds, m);
             }
         }
         for (g, k) in groups {
@@ -260,24 +386,41 @@ impl Ranking {
                 .entry((a.app_name.clone(), g.to_string()))
                 .or_default();
             row.runs += 1;
-            for (kind, (n, c)) in k {
+            for (kind, (n, c, m)) in k {
                 let e = row.kinds.entry(kind).or_default();
                 e.0 += n;
                 e.1 += c;
+                e.2 += m;
             }
         }
         if self.top == 0 || a.findings.is_empty() {
             return;
         }
-        let mut top: Vec<&crate::report::Finding> = a.findings.iter().collect();
-        top.sort_by(|x, y| y.cost_seconds.total_cmp(&x.cost_seconds));
+        let kinds = kind_costs(&run, self.priced);
+        // A run that would not make the top is not built (its timeline is not copied).
+        if self.worst.len() >= self.top
+            && self
+                .worst
+                .last()
+                .is_some_and(|w| top_cost(&w.kinds) > top_cost(&kinds))
+        {
+            return;
+        }
+        let priced = self.priced;
+        let mut top: Vec<&Finding> = a.findings.iter().collect();
+        top.sort_by(|x, y| {
+            money(y)
+                .total_cmp(&money(x))
+                .then(y.cost_seconds.total_cmp(&x.cost_seconds))
+        });
+        let (stages, stages_left_out) = timeline(&r.stages, &a.findings);
         self.worst.push(Run {
             app_id: a.app_id.clone(),
             app_name: a.app_name.clone(),
             start_ms: a.start_ms,
             end_ms: a.end_ms,
             findings: a.findings.len() as u64,
-            kinds: kind_costs(&run),
+            kinds,
             top_findings: top
                 .into_iter()
                 .take(TOP_FINDINGS)
@@ -285,9 +428,12 @@ impl Ranking {
                     kind: f.kind,
                     title: f.title.clone(),
                     cost_seconds: f.cost_seconds,
+                    money: priced.then(|| money(f)),
                     at: f.at.clone(),
                 })
                 .collect(),
+            stages,
+            stages_left_out,
         });
         // Keep the `top` costliest only: the ranking stays small whatever the store holds.
         sort_runs(&mut self.worst);
@@ -296,14 +442,15 @@ impl Ranking {
 
     /// The rows, ranked: the name rows and the group rows.
     pub fn finish(self) -> (Vec<NameRow>, Vec<GroupRow>, Vec<Run>) {
+        let priced = self.priced;
         let mut names: Vec<NameRow> = self
             .names
             .into_iter()
             .map(|(app_name, a)| NameRow {
                 app_name,
                 runs: a.runs,
-                findings: a.kinds.values().map(|(n, _)| n).sum(),
-                kinds: kind_costs(&a.kinds),
+                findings: a.kinds.values().map(|(n, _, _)| n).sum(),
+                kinds: kind_costs(&a.kinds, priced),
             })
             .collect();
         names.sort_by(|a, b| {
@@ -319,8 +466,8 @@ impl Ranking {
                 app_name,
                 job_group,
                 runs: a.runs,
-                findings: a.kinds.values().map(|(n, _)| n).sum(),
-                kinds: kind_costs(&a.kinds),
+                findings: a.kinds.values().map(|(n, _, _)| n).sum(),
+                kinds: kind_costs(&a.kinds, priced),
             })
             .collect();
         groups.sort_by(|a, b| {
@@ -367,7 +514,7 @@ pub fn schema() -> serde_json::Value {
          overlap: never add them up), and the worst runs. Version 1: a field removed, renamed \
          or changed in meaning makes a new version (and a new file); fields and finding kinds \
          may be added within a version, so readers ignore what they do not know. Generated \
-         from the review types (crates/diagnose/src/review.rs): do not edit."
+         from the review types (crates/diagnose/src/review/ranking.rs): do not edit."
             .into(),
     );
     s.to_value()
@@ -418,10 +565,18 @@ mod tests {
         }
     }
 
+    fn rev(report: AppReport) -> Reviewed {
+        Reviewed {
+            report,
+            rate: None,
+            stages: vec![],
+        }
+    }
+
     #[test]
     fn rows_sum_per_kind_and_rank_by_the_costliest_kind_never_by_a_sum() {
-        let mut r = Ranking::new(2);
-        r.fold(&app(
+        let mut r = Ranking::new(2, false);
+        r.fold(&rev(app(
             "a1",
             "etl",
             vec![
@@ -429,18 +584,22 @@ mod tests {
                 finding(Kind::Spill, Some("g"), 4.0),
                 finding(Kind::IdleCores, None, 1.0),
             ],
-        ));
-        r.fold(&app("a2", "etl", vec![finding(Kind::Skew, Some("h"), 2.0)]));
+        )));
+        r.fold(&rev(app(
+            "a2",
+            "etl",
+            vec![finding(Kind::Skew, Some("h"), 2.0)],
+        )));
         // Its kinds add up to 9 + 9 = 18 > 10: a sum over kinds would rank it first.
-        r.fold(&app(
+        r.fold(&rev(app(
             "b1",
             "adhoc",
             vec![
                 finding(Kind::Skew, Some("x"), 9.0),
                 finding(Kind::Spill, Some("x"), 9.0),
             ],
-        ));
-        r.fold(&app("c1", "quiet", vec![]));
+        )));
+        r.fold(&rev(app("c1", "quiet", vec![])));
         let (names, groups, worst) = r.finish();
         let order: Vec<&str> = names.iter().map(|n| n.app_name.as_str()).collect();
         assert_eq!(order, ["adhoc", "etl", "quiet"]);
@@ -470,13 +629,17 @@ mod tests {
 
     #[test]
     fn the_text_is_aligned_and_says_costs_overlap() {
-        let mut r = Ranking::new(5);
-        r.fold(&app(
+        let mut r = Ranking::new(5, false);
+        r.fold(&rev(app(
             "a1",
             "a-long-application-name",
             vec![finding(Kind::Skew, Some("g"), 1234.4)],
-        ));
-        r.fold(&app("b1", "b", vec![finding(Kind::Spill, Some("g"), 3.0)]));
+        )));
+        r.fold(&rev(app(
+            "b1",
+            "b",
+            vec![finding(Kind::Spill, Some("g"), 3.0)],
+        )));
         let (names, groups, worst_runs) = r.finish();
         let review = Review {
             schema_version: REVIEW_SCHEMA_VERSION,
@@ -494,6 +657,7 @@ mod tests {
                 reviewed: 2,
                 ..Counts::default()
             },
+            currency: None,
             failures: vec![],
             names,
             groups,

@@ -29,19 +29,44 @@ pub fn render(r: &Review) -> String {
             c.read_errors
         );
     }
+    if let Some(cur) = &r.currency {
+        let _ = writeln!(
+            o,
+            "Money in {cur}: an estimate, each finding's core time at its application's core-hour \
+             price{}",
+            if c.unpriced > 0 {
+                format!(
+                    " ({} with no price, no money)",
+                    plural(c.unpriced, "application", "applications")
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
     for f in &r.failures {
         let _ = writeln!(o, "skipped: {}: {}", f.input, f.error);
     }
     if (c.failed as usize) > r.failures.len() {
         let _ = writeln!(o, "skipped: {} more", c.failed as usize - r.failures.len());
     }
-    o.push_str(
+    let _ = writeln!(
+        o,
         "\nCosts are per kind (the time a kind's findings explain, in its unit). Costs of \
          different kinds overlap (a skewed stage that spills counts in both): never add them up. \
-         Rows are ranked by their costliest kind.\n",
+         Rows are ranked by their costliest kind{}.",
+        if r.currency.is_some() {
+            ", in money"
+        } else {
+            ""
+        }
     );
     o.push_str("\nApplication names, the costliest first:\n");
-    let mut t = Table::new(&["name", "runs", "findings", "kind", "n", "cost", "unit"]);
+    let money = r.currency.is_some();
+    let mut t = Table::new(
+        &["name", "runs", "findings", "kind", "n", "cost", "unit"],
+        money,
+    );
     for n in &r.names {
         t.rows_of(
             &[
@@ -54,16 +79,19 @@ pub fn render(r: &Review) -> String {
     }
     t.render(&mut o);
     o.push_str("\nJob groups, the costliest first (runs: with a finding in the group):\n");
-    let mut t = Table::new(&[
-        "name",
-        "job group",
-        "runs",
-        "findings",
-        "kind",
-        "n",
-        "cost",
-        "unit",
-    ]);
+    let mut t = Table::new(
+        &[
+            "name",
+            "job group",
+            "runs",
+            "findings",
+            "kind",
+            "n",
+            "cost",
+            "unit",
+        ],
+        money,
+    );
     for g in &r.groups {
         t.rows_of(
             &[
@@ -87,7 +115,14 @@ fn worst_runs(o: &mut String, r: &Review) {
         let kinds: Vec<String> = run
             .kinds
             .iter()
-            .map(|k| format!("{} {}", k.kind.as_str(), cost(k.cost_seconds, &k.unit)))
+            .map(|k| {
+                format!(
+                    "{} {}{}",
+                    k.kind.as_str(),
+                    cost(k.cost_seconds, &k.unit),
+                    in_money(k.money, r.currency.as_deref())
+                )
+            })
             .collect();
         let _ = writeln!(
             o,
@@ -106,15 +141,37 @@ fn worst_runs(o: &mut String, r: &Review) {
             let unit = f.kind.rule().unit;
             let _ = writeln!(
                 o,
-                "     - [{}] {}  ({})",
+                "     - [{}] {}  ({}{})",
                 f.kind.as_str(),
                 f.title,
-                cost(f.cost_seconds, unit)
+                cost(f.cost_seconds, unit),
+                in_money(f.money, r.currency.as_deref())
             );
         }
     }
     if r.worst_runs.is_empty() {
         o.push_str("  (no run with findings)\n");
+    }
+}
+
+/// `, 12.34 EUR` with money, else nothing.
+fn in_money(m: Option<f64>, currency: Option<&str>) -> String {
+    match (m, currency) {
+        (Some(m), Some(c)) => format!(", {} {c}", money_amount(m)),
+        _ => String::new(),
+    }
+}
+
+/// `0.000041`, `0.0123`, `12.34`, `1,234`: money with two decimals, two significant digits
+/// below 0.01.
+pub(super) fn money_amount(v: f64) -> String {
+    if v >= 1000.0 {
+        amount(v)
+    } else if v >= 0.01 || v <= 0.0 {
+        format!("{v:.2}")
+    } else {
+        let decimals = (1 - v.log10().floor() as i64).clamp(2, 12) as usize;
+        format!("{v:.decimals$}")
     }
 }
 
@@ -133,7 +190,7 @@ fn cost(v: f64, unit: &str) -> String {
 }
 
 /// `12.3`, `1,234`.
-fn amount(v: f64) -> String {
+pub(super) fn amount(v: f64) -> String {
     if v < 100.0 {
         return format!("{v:.1}");
     }
@@ -153,13 +210,20 @@ fn amount(v: f64) -> String {
 struct Table {
     head: Vec<String>,
     rows: Vec<Vec<String>>,
+    /// A money column after the unit.
+    money: bool,
 }
 
 impl Table {
-    fn new(head: &[&str]) -> Table {
+    fn new(head: &[&str], money: bool) -> Table {
+        let mut head: Vec<String> = head.iter().map(ToString::to_string).collect();
+        if money {
+            head.push("money".into());
+        }
         Table {
-            head: head.iter().map(ToString::to_string).collect(),
+            head,
             rows: vec![],
+            money,
         }
     }
 
@@ -168,6 +232,9 @@ impl Table {
         if kinds.is_empty() {
             let mut row = own.to_vec();
             row.extend(["-".to_string(), String::new(), String::new(), String::new()]);
+            if self.money {
+                row.push(String::new());
+            }
             self.rows.push(row);
         }
         for (i, k) in kinds.iter().enumerate() {
@@ -183,6 +250,9 @@ impl Table {
                 row.push(k.unit.clone());
             } else {
                 row.extend(["-".to_string(), "(no cost)".to_string()]);
+            }
+            if self.money {
+                row.push(k.money.map(money_amount).unwrap_or_default());
             }
             self.rows.push(row);
         }
@@ -203,7 +273,7 @@ impl Table {
         };
         let widths: Vec<usize> = (0..self.head.len()).map(width).collect();
         // Numbers are right-aligned; names, kinds and units left.
-        let numeric = |h: &str| matches!(h, "runs" | "findings" | "n" | "cost");
+        let numeric = |h: &str| matches!(h, "runs" | "findings" | "n" | "cost" | "money");
         let line = |cells: &[String], o: &mut String| {
             let mut s = String::from(" ");
             for (i, c) in cells.iter().enumerate() {

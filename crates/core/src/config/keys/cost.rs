@@ -18,7 +18,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("cost.currency")
-    .uses(Uses::SERVE)
+    .uses(Uses::ALL)
     .default("none (required with `cost.prices`)")
     .doc(
         "ISO 4217 code of the prices' currency (`USD`, `EUR`): the `currency` label of the \
@@ -33,7 +33,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("cost.property")
-    .uses(Uses::SERVE)
+    .uses(Uses::ALL)
     .default("none")
     .doc(
         "A Spark property whose value picks an application's prices (for example \
@@ -46,7 +46,7 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("cost.prices")
-    .uses(Uses::SERVE)
+    .uses(Uses::ALL)
     .default("none: the cost stays in core-seconds and GiB-seconds")
     .brief("Prices per core-hour and GiB-hour of executor memory, as a list (YAML, or JSON in a flag or variable).")
     .doc(

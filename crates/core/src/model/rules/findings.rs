@@ -9,14 +9,21 @@ use crate::config::{cost::price_at, CostConfig};
 /// The [`Rate`] findings of application `s` are counted at now: the core-hour price in
 /// effect at its end, else at its latest time (0 without one).
 fn rate(prices: &CostConfig, s: &AppSummary) -> Rate {
-    let at = s.end_ms.unwrap_or(s.cost.seen_ms);
-    let per_core_second = super::cost::schedule(prices, s)
-        .and_then(|p| price_at(&p, at).map(|p| p.core_hour / 3600.0))
-        .unwrap_or(0.0);
-    Rate {
-        per_core_second,
+    priced_rate(prices, s).unwrap_or(Rate {
+        per_core_second: 0.0,
         task_cpus: s.cost.cpus(),
-    }
+    })
+}
+
+/// [`rate`], when a price applies to application `s` (`None`: no price list or entry for it).
+pub(in crate::model) fn priced_rate(prices: &CostConfig, s: &AppSummary) -> Option<Rate> {
+    let at = s.end_ms.unwrap_or(s.cost.seen_ms);
+    let schedule = super::cost::schedule(prices, s)?;
+    let price = price_at(&schedule, at)?;
+    Some(Rate {
+        per_core_second: price.core_hour / 3600.0,
+        task_cpus: s.cost.cpus(),
+    })
 }
 
 impl super::super::store::Model {

@@ -6,7 +6,7 @@ mod app;
 pub(super) mod cache;
 pub(super) mod cost;
 pub(super) mod executor;
-mod findings;
+pub(super) mod findings;
 pub(super) mod group;
 pub(super) mod job;
 pub(super) mod sql;

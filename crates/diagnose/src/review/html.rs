@@ -1,0 +1,779 @@
+//! The review as one self-contained HTML page (`--format html`): inline CSS and SVG, no script,
+//! no font, image or request from elsewhere, so it opens from a file or a mail attachment,
+//! fits a laptop's screen and prints on A4.
+//!
+//! Its charts: the cost by kind over every application reviewed, the top application names
+//! with their costliest kinds, and the stage timeline of the worst run; then the tables of the
+//! text. Every chart is an `<svg class="chart" data-chart="…">` whose bars are `rect.bar`, with
+//! a `<title>` each (the browser's tooltip): the tests count them as Chromium draws them.
+
+use std::fmt::Write;
+
+use super::ranking::{KindCost, Review, Run, StageSpan};
+use super::text::{amount, money_amount};
+use crate::report::Kind;
+
+/// Top names charted (the table lists them all).
+const CHART_NAMES: usize = 10;
+
+/// Kinds charted per name.
+const CHART_KINDS_PER_NAME: usize = 3;
+
+/// Stage attempts on the worst run's timeline: its longest (the JSON holds up to 200).
+const CHART_STAGES: usize = 60;
+
+/// Job groups listed in the page's table.
+const TABLE_GROUPS: usize = 40;
+
+/// Width of every chart's coordinate system (scaled to the page's width).
+const W: f64 = 960.0;
+
+/// The colour of a kind: a palette readable by the colour-blind (Okabe and Ito's, then more),
+/// by the kind's place in the procedure.
+fn colour(k: Kind) -> &'static str {
+    const PALETTE: [&str; 12] = [
+        "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#8C6D31", "#332288",
+        "#117733", "#AA4499", "#44AA99", "#882255",
+    ];
+    PALETTE[Kind::ALL.iter().position(|x| *x == k).unwrap_or(0) % PALETTE.len()]
+}
+
+/// Text made safe inside HTML and SVG, content or attribute.
+fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// At most `n` characters of `s`, with `…` when cut.
+fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut o: String = s.chars().take(n.saturating_sub(1)).collect();
+        o.push('…');
+        o
+    }
+}
+
+/// `1,234 task-seconds · 12.34 EUR`.
+fn cost_text(seconds: f64, unit: &str, money: Option<f64>, currency: Option<&str>) -> String {
+    let mut t = if seconds > 0.0 {
+        format!("{} {unit}", amount(seconds))
+    } else {
+        "no cost".to_string()
+    };
+    if let (Some(m), Some(c)) = (money, currency) {
+        let _ = write!(t, " · {} {c}", money_amount(m));
+    }
+    t
+}
+
+/// What a chart's bar measures: money in a priced review, else seconds of the kind's unit.
+fn measure(k: &KindCost) -> f64 {
+    k.money.unwrap_or(k.cost_seconds)
+}
+
+/// A duration for an axis: `45 s`, `12 min`, `2.5 h`.
+fn span(ms: f64) -> String {
+    let s = ms / 1000.0;
+    if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+/// The review as a self-contained HTML page.
+pub fn render_html(r: &Review) -> String {
+    let mut o = String::with_capacity(64 * 1024);
+    let cur = r.currency.as_deref();
+    let title = format!("Spark review of {}", inputs(&r.source.inputs));
+    let _ = write!(
+        o,
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n",
+        esc(&title)
+    );
+    header(&mut o, r);
+    let _ = writeln!(
+        o,
+        "<p class=\"note\">Costs are per finding kind: the time a kind's findings explain, in \
+         its unit{}. Costs of different kinds overlap (a skewed stage that spills counts in \
+         both): never add them up. Rows are ranked by their costliest kind{}.</p>",
+        if cur.is_some() {
+            ", and its money, an estimate: each finding's core time at its application's \
+             core-hour price"
+        } else {
+            ""
+        },
+        if cur.is_some() { ", in money" } else { "" }
+    );
+    cost_by_kind(&mut o, r);
+    top_names(&mut o, r);
+    match r.worst_runs.first() {
+        Some(run) => timeline(&mut o, run, cur),
+        None => o.push_str(
+            "<section id=\"timeline\"><h2>Stage timeline of the worst run</h2>\
+             <p class=\"empty\">No run with findings.</p></section>\n",
+        ),
+    }
+    tables(&mut o, r);
+    let _ = write!(
+        o,
+        "<footer>Made by {} (<code>diagnose --review --format html</code>). The same review as \
+         JSON: <code>--format json</code>, schema <code>diagnose-review.v{}</code>.</footer>\n\
+         </main>\n</body>\n</html>\n",
+        esc(&r.generator),
+        r.schema_version
+    );
+    o
+}
+
+/// The title, what was read and the counts.
+fn header(o: &mut String, r: &Review) {
+    let c = &r.counts;
+    let _ = write!(
+        o,
+        "<header>\n<h1>Spark applications: the review</h1>\n<p class=\"source\">{} of <b>{}</b>",
+        if r.source.kind == "rest" {
+            "History Server"
+        } else {
+            "Event logs"
+        },
+        esc(&inputs(&r.source.inputs))
+    );
+    let mut filters = vec![];
+    if let Some(ms) = r.source.since_ms {
+        filters.push(format!("ended since {}", esc(&rfc3339(ms))));
+    }
+    if let Some(n) = &r.source.app_name {
+        filters.push(format!("names matching <code>{}</code>", esc(n)));
+    }
+    if let Some(g) = &r.source.job_group {
+        filters.push(format!("job groups matching <code>{}</code>", esc(g)));
+    }
+    if !filters.is_empty() {
+        let _ = write!(o, "; {}", filters.join(", "));
+    }
+    o.push_str("</p>\n<dl class=\"counts\">\n");
+    let findings: u64 = r.names.iter().map(|n| n.findings).sum();
+    let mut card = |label: &str, v: String| {
+        let _ = writeln!(o, "<div><dt>{label}</dt><dd>{v}</dd></div>");
+    };
+    card("applications reviewed", c.reviewed.to_string());
+    card("still running", c.running.to_string());
+    card("application names", r.names.len().to_string());
+    card("findings", findings.to_string());
+    card("left out by filters", c.filtered.to_string());
+    card("skipped as unreadable", c.failed.to_string());
+    if let Some(cur) = &r.currency {
+        card("currency", esc(cur));
+    }
+    o.push_str("</dl>\n");
+    if c.read_errors > 0 {
+        let _ = writeln!(
+            o,
+            "<p class=\"warn\">{} unreadable event-log line(s), block(s) or file(s) inside the \
+             reviewed logs were skipped.</p>",
+            c.read_errors
+        );
+    }
+    if c.unpriced > 0 {
+        let _ = writeln!(
+            o,
+            "<p class=\"warn\">{} application(s) had no price: their findings carry no money.</p>",
+            c.unpriced
+        );
+    }
+    if !r.failures.is_empty() {
+        o.push_str("<details class=\"warn\"><summary>Skipped inputs</summary><ul>\n");
+        for f in &r.failures {
+            let _ = writeln!(
+                o,
+                "<li><code>{}</code>: {}</li>",
+                esc(&f.input),
+                esc(&f.error)
+            );
+        }
+        if (c.failed as usize) > r.failures.len() {
+            let _ = writeln!(o, "<li>{} more</li>", c.failed as usize - r.failures.len());
+        }
+        o.push_str("</ul></details>\n");
+    }
+    o.push_str("</header>\n");
+}
+
+/// The inputs, the first three named: `a, b, c and 14 more`.
+fn inputs(v: &[String]) -> String {
+    match v.len() {
+        0..=3 => v.join(", "),
+        n => format!("{} and {} more", v[..3].join(", "), n - 3),
+    }
+}
+
+/// `2026-12-01T10:00:00Z`, from epoch ms (UTC, to the second).
+fn rfc3339(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Days to a civil date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// One horizontal bar with its tooltip.
+fn bar(o: &mut String, x: f64, y: f64, w: f64, h: f64, fill: &str, tip: &str) {
+    let _ = writeln!(
+        o,
+        "<rect class=\"bar\" x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{h:.1}\" \
+         fill=\"{fill}\"><title>{}</title></rect>",
+        w.max(1.0),
+        esc(tip)
+    );
+}
+
+/// Text at (x, y); `anchor`: `start`, `end` or `middle`.
+fn label(o: &mut String, x: f64, y: f64, anchor: &str, class: &str, t: &str) {
+    let _ = writeln!(
+        o,
+        "<text x=\"{x:.1}\" y=\"{y:.1}\" text-anchor=\"{anchor}\" class=\"{class}\">{}</text>",
+        esc(t)
+    );
+}
+
+/// The opening of a chart's SVG of height `h`.
+fn svg_open(o: &mut String, chart: &str, h: f64, what: &str) {
+    let _ = write!(
+        o,
+        "<svg class=\"chart\" data-chart=\"{chart}\" viewBox=\"0 0 {W} {h:.0}\" \
+         role=\"img\" aria-label=\"{}\" xmlns=\"http://www.w3.org/2000/svg\">\n<title>{}</title>\n",
+        esc(what),
+        esc(what)
+    );
+}
+
+/// Cost by kind over every application reviewed: a bar per kind.
+fn cost_by_kind(o: &mut String, r: &Review) {
+    let cur = r.currency.as_deref();
+    // A kind's total over the names (each finding is in exactly one name's row).
+    let mut totals: Vec<KindCost> = vec![];
+    for n in &r.names {
+        for k in &n.kinds {
+            match totals.iter_mut().find(|t| t.kind == k.kind) {
+                Some(t) => {
+                    t.findings += k.findings;
+                    t.cost_seconds += k.cost_seconds;
+                    t.money = t.money.map(|m| m + k.money.unwrap_or(0.0));
+                }
+                None => totals.push(k.clone()),
+            }
+        }
+    }
+    totals.sort_by(|a, b| measure(b).total_cmp(&measure(a)).then(a.kind.cmp(&b.kind)));
+    o.push_str("<section id=\"cost-by-kind\">\n<h2>Cost by kind</h2>\n");
+    if totals.is_empty() {
+        o.push_str("<p class=\"empty\">No findings.</p>\n</section>\n");
+        return;
+    }
+    let row = 26.0;
+    let h = 10.0 + row * totals.len() as f64;
+    svg_open(o, "cost-by-kind", h, "Cost of the findings by kind");
+    let (x0, x1) = (180.0, W - 300.0);
+    let max = totals.iter().map(measure).fold(0.0, f64::max).max(1e-9);
+    for (i, k) in totals.iter().enumerate() {
+        let y = 5.0 + row * i as f64;
+        let w = (x1 - x0) * measure(k) / max;
+        let text = format!(
+            "{} · {} finding{}",
+            cost_text(k.cost_seconds, &k.unit, k.money, cur),
+            k.findings,
+            if k.findings == 1 { "" } else { "s" }
+        );
+        label(o, x0 - 8.0, y + 15.0, "end", "kind", k.kind.as_str());
+        bar(
+            o,
+            x0,
+            y + 3.0,
+            w,
+            row - 8.0,
+            colour(k.kind),
+            &format!("{}: {text}", k.kind.as_str()),
+        );
+        label(o, x0 + w.max(1.0) + 6.0, y + 15.0, "start", "value", &text);
+    }
+    o.push_str("</svg>\n</section>\n");
+}
+
+/// The top names, each with its costliest kinds, one bar each on one scale.
+fn top_names(o: &mut String, r: &Review) {
+    let cur = r.currency.as_deref();
+    let names: Vec<_> = r
+        .names
+        .iter()
+        .filter(|n| !n.kinds.is_empty())
+        .take(CHART_NAMES)
+        .collect();
+    let _ = write!(
+        o,
+        "<section id=\"top-names\">\n<h2>Top application names</h2>\n<p class=\"note\">The {} \
+         costliest names (of {}), each with its {} costliest kinds, over all their runs.</p>\n",
+        names.len(),
+        r.names.len(),
+        CHART_KINDS_PER_NAME
+    );
+    if names.is_empty() {
+        o.push_str("<p class=\"empty\">No findings.</p>\n</section>\n");
+        return;
+    }
+    let bar_h = 14.0;
+    let heights: Vec<f64> = names
+        .iter()
+        .map(|n| (12.0 + bar_h * n.kinds.len().min(CHART_KINDS_PER_NAME) as f64).max(36.0))
+        .collect();
+    let h = 8.0 + heights.iter().sum::<f64>();
+    svg_open(o, "top-names", h, "The costliest application names by kind");
+    let (x0, x1) = (260.0, W - 300.0);
+    let max = names
+        .iter()
+        .flat_map(|n| n.kinds.first())
+        .map(measure)
+        .fold(0.0, f64::max)
+        .max(1e-9);
+    let mut y = 6.0;
+    for (n, hgt) in names.iter().zip(&heights) {
+        label(o, x0 - 8.0, y + 14.0, "end", "name", &cut(&n.app_name, 36));
+        label(
+            o,
+            x0 - 8.0,
+            y + 27.0,
+            "end",
+            "sub",
+            &format!("{} run{}", n.runs, if n.runs == 1 { "" } else { "s" }),
+        );
+        for (i, k) in n.kinds.iter().take(CHART_KINDS_PER_NAME).enumerate() {
+            let by = y + 4.0 + bar_h * i as f64;
+            let w = (x1 - x0) * measure(k) / max;
+            let text = format!(
+                "{} {}",
+                k.kind.as_str(),
+                cost_text(k.cost_seconds, &k.unit, k.money, cur)
+            );
+            bar(
+                o,
+                x0,
+                by,
+                w,
+                bar_h - 3.0,
+                colour(k.kind),
+                &format!("{}: {text}", n.app_name),
+            );
+            label(o, x0 + w.max(1.0) + 6.0, by + 10.0, "start", "value", &text);
+        }
+        y += hgt;
+        let _ = writeln!(
+            o,
+            "<line x1=\"0\" x2=\"{W}\" y1=\"{:.1}\" y2=\"{:.1}\" class=\"rule\"/>",
+            y - 2.0,
+            y - 2.0
+        );
+    }
+    o.push_str("</svg>\n</section>\n");
+}
+
+/// `skew 12.3 task-seconds · 0.01 EUR; spill …`: a run's per-kind costs.
+fn kinds_text(kinds: &[KindCost], cur: Option<&str>) -> String {
+    kinds
+        .iter()
+        .map(|k| {
+            format!(
+                "{} {}",
+                k.kind.as_str(),
+                cost_text(k.cost_seconds, &k.unit, k.money, cur)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Where a time of the timeline is drawn: `t0..t1` onto `x0..x1`.
+#[derive(Clone, Copy)]
+struct Axis {
+    t0: i64,
+    t1: i64,
+    x0: f64,
+    x1: f64,
+}
+
+impl Axis {
+    fn x(self, t: i64) -> f64 {
+        self.x0 + (self.x1 - self.x0) * (t - self.t0) as f64 / (self.t1 - self.t0) as f64
+    }
+
+    /// Five ticks from the run's start, as gridlines from `top` to `bottom`.
+    fn draw(self, o: &mut String, top: f64, bottom: f64) {
+        for i in 0..=4 {
+            let t = self.t0 + (self.t1 - self.t0) * i / 4;
+            let xi = self.x(t);
+            let _ = writeln!(
+                o,
+                "<line x1=\"{xi:.1}\" x2=\"{xi:.1}\" y1=\"{top:.1}\" y2=\"{bottom:.1}\" class=\"grid\"/>"
+            );
+            let anchor = match i {
+                0 => "start",
+                4 => "end",
+                _ => "middle",
+            };
+            let t = format!("+{}", span((t - self.t0) as f64));
+            label(o, xi, 12.0, anchor, "sub", &t);
+        }
+    }
+}
+
+/// The stage attempts a timeline draws: the [`CHART_STAGES`] longest with both ends, by
+/// start, and how many of the run's attempts are not drawn.
+fn drawn_stages(run: &Run) -> (Vec<&StageSpan>, u64) {
+    let mut stages: Vec<&StageSpan> = run
+        .stages
+        .iter()
+        .filter(|s| s.start_ms.is_some() && s.end_ms.is_some())
+        .collect();
+    let dropped = (run.stages.len() - stages.len()) as u64
+        + stages.len().saturating_sub(CHART_STAGES) as u64
+        + run.stages_left_out;
+    let wall = |s: &StageSpan| s.end_ms.unwrap_or(0) - s.start_ms.unwrap_or(0);
+    stages.sort_by_key(|s| std::cmp::Reverse(wall(s)));
+    stages.truncate(CHART_STAGES);
+    stages.sort_by_key(|s| (s.start_ms, s.stage_id, s.attempt));
+    (stages, dropped)
+}
+
+/// The stage timeline of `run`: a bar per stage attempt from its submission to its completion,
+/// coloured by its findings' kind (grey without), failed attempts outlined.
+fn timeline(o: &mut String, run: &Run, cur: Option<&str>) {
+    let _ =
+        writeln!(
+        o,
+        "<section id=\"timeline\">\n<h2>Stage timeline of the worst run</h2>\n<p class=\"note\">\
+         <b>{}</b> (<code>{}</code>{}): {}.</p>",
+        esc(&run.app_name),
+        esc(&run.app_id),
+        if run.end_ms.is_none() { ", running" } else { "" },
+        esc(&kinds_text(&run.kinds, cur))
+    );
+    let (stages, dropped) = drawn_stages(run);
+    if stages.is_empty() {
+        o.push_str("<p class=\"empty\">No stage with a start and an end.</p>\n</section>\n");
+        return;
+    }
+    let t0 = run
+        .start_ms
+        .into_iter()
+        .chain(stages.iter().filter_map(|s| s.start_ms))
+        .min()
+        .unwrap_or(0);
+    let t1 = run
+        .end_ms
+        .into_iter()
+        .chain(stages.iter().filter_map(|s| s.end_ms))
+        .max()
+        .unwrap_or(t0)
+        .max(t0 + 1);
+    let (row, top) = (13.0, 22.0);
+    let h = top + row * stages.len() as f64 + 8.0;
+    svg_open(o, "timeline", h, "Stage timeline of the worst run");
+    let axis = Axis {
+        t0,
+        t1,
+        x0: 70.0,
+        x1: W - 20.0,
+    };
+    axis.draw(o, top - 4.0, h - 4.0);
+    for (i, s) in stages.iter().enumerate() {
+        let y = top + row * i as f64;
+        let (a, b) = (s.start_ms.unwrap_or(t0), s.end_ms.unwrap_or(t0));
+        let kinds: Vec<&str> = s.kinds.iter().map(|k| k.as_str()).collect();
+        let tip = format!(
+            "stage {}.{} {}: {}, {}, {} tasks, {:.1} task-seconds{}",
+            s.stage_id,
+            s.attempt,
+            s.name,
+            s.status,
+            span((b - a) as f64),
+            s.tasks,
+            s.task_seconds,
+            if kinds.is_empty() {
+                String::new()
+            } else {
+                format!("; findings: {}", kinds.join(", "))
+            }
+        );
+        let id = format!("{}.{}", s.stage_id, s.attempt);
+        label(o, axis.x0 - 6.0, y + 9.5, "end", "sub", &id);
+        let fill = s.kinds.first().map_or(NO_FINDING, |k| colour(*k));
+        let (xa, w) = (axis.x(a), axis.x(b) - axis.x(a));
+        bar(o, xa, y + 1.0, w, row - 3.0, fill, &tip);
+        if s.status == "failed" {
+            let _ = writeln!(
+                o,
+                "<rect class=\"failed\" x=\"{xa:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"/>",
+                y + 1.0,
+                w.max(1.0),
+                row - 3.0
+            );
+        }
+    }
+    o.push_str("</svg>\n");
+    legend(o, &stages, dropped);
+    o.push_str("</section>\n");
+}
+
+/// The grey of a stage attempt without findings.
+const NO_FINDING: &str = "#9AA5B1";
+
+/// The timeline's legend: the kinds drawn, no finding, failed, and what was left out.
+fn legend(o: &mut String, stages: &[&StageSpan], dropped: u64) {
+    o.push_str("<p class=\"legend\">");
+    let mut seen: Vec<Kind> = stages.iter().flat_map(|s| s.kinds.clone()).collect();
+    seen.sort();
+    seen.dedup();
+    for k in seen {
+        let _ = write!(
+            o,
+            "<span><i style=\"background:{}\"></i>{}</span> ",
+            colour(k),
+            k.as_str()
+        );
+    }
+    let _ = write!(
+        o,
+        "<span><i style=\"background:{NO_FINDING}\"></i>no finding</span> \
+         <span><i class=\"failed\"></i>failed attempt</span>"
+    );
+    if dropped > 0 {
+        let _ = write!(o, " <span>({dropped} other attempts not drawn)</span>");
+    }
+    o.push_str("</p>\n");
+}
+
+/// The cells of one kind of a row: kind, findings, cost, unit (and money).
+fn kind_cells(o: &mut String, k: &KindCost, cur: Option<&str>) {
+    let _ = write!(
+        o,
+        "<td><i style=\"background:{}\"></i>{}</td><td class=\"n\">{}</td>\
+         <td class=\"n\">{}</td><td>{}</td>",
+        colour(k.kind),
+        k.kind.as_str(),
+        k.findings,
+        if k.cost_seconds > 0.0 {
+            amount(k.cost_seconds)
+        } else {
+            "-".into()
+        },
+        esc(&k.unit)
+    );
+    if cur.is_some() {
+        let _ = write!(
+            o,
+            "<td class=\"n\">{}</td>",
+            k.money.map(money_amount).unwrap_or_default()
+        );
+    }
+}
+
+/// A table's rows: per entry, its own cells (spanning its kinds' rows), then a row per kind.
+fn kind_rows(o: &mut String, own: &[String], kinds: &[KindCost], cur: Option<&str>) {
+    let span = kinds.len().max(1);
+    o.push_str("<tr class=\"first\">");
+    for c in own {
+        let _ = write!(o, "<td rowspan=\"{span}\"{c}</td>");
+    }
+    if kinds.is_empty() {
+        let _ = writeln!(
+            o,
+            "<td colspan=\"{}\">no findings</td></tr>",
+            4 + usize::from(cur.is_some())
+        );
+    }
+    for (i, k) in kinds.iter().enumerate() {
+        if i > 0 {
+            o.push_str("<tr>");
+        }
+        kind_cells(o, k, cur);
+        o.push_str("</tr>\n");
+    }
+}
+
+/// The names', the job groups' and the worst runs' tables, as the text has them.
+fn tables(o: &mut String, r: &Review) {
+    let cur = r.currency.as_deref();
+    let money_col = cur.map_or(String::new(), |c| {
+        format!("<th class=\"n\">{}</th>", esc(c))
+    });
+    let _ = writeln!(
+        o,
+        "<section id=\"names\">\n<h2>Application names</h2>\n<table>\n<thead><tr><th>name</th>\
+         <th class=\"n\">runs</th><th class=\"n\">findings</th><th>kind</th><th class=\"n\">n</th>\
+         <th class=\"n\">cost</th><th>unit</th>{money_col}</tr></thead>\n<tbody>"
+    );
+    // Each cell's text after its `<td rowspan="…"`: the attributes' end and the content.
+    let num = |n: u64| format!(" class=\"n\">{n}");
+    for n in &r.names {
+        let own = [
+            format!(">{}", esc(&n.app_name)),
+            num(n.runs),
+            num(n.findings),
+        ];
+        kind_rows(o, &own, &n.kinds, cur);
+    }
+    o.push_str("</tbody></table>\n</section>\n");
+    let _ = writeln!(
+        o,
+        "<section id=\"groups\">\n<h2>Job groups</h2>\n<p class=\"note\">Runs: with a finding in \
+         the group. The application-wide kinds have no group: they are in the names' table only.\
+         {}</p>\n<table>\n<thead><tr><th>name</th><th>job group</th><th class=\"n\">runs</th>\
+         <th class=\"n\">findings</th><th>kind</th><th class=\"n\">n</th><th class=\"n\">cost</th>\
+         <th>unit</th>{money_col}</tr></thead>\n<tbody>",
+        if r.groups.len() > TABLE_GROUPS {
+            format!(
+                " The {TABLE_GROUPS} costliest of {} (the JSON has them all).",
+                r.groups.len()
+            )
+        } else {
+            String::new()
+        }
+    );
+    for g in r.groups.iter().take(TABLE_GROUPS) {
+        let own = [
+            format!(">{}", esc(&g.app_name)),
+            format!("><code>{}</code>", esc(&g.job_group)),
+            num(g.runs),
+            num(g.findings),
+        ];
+        kind_rows(o, &own, &g.kinds, cur);
+    }
+    o.push_str("</tbody></table>\n</section>\n");
+    worst_runs(o, r);
+}
+
+/// The worst runs, each with its per-kind costs and top findings.
+fn worst_runs(o: &mut String, r: &Review) {
+    let cur = r.currency.as_deref();
+    o.push_str("<section id=\"worst-runs\">\n<h2>Worst runs</h2>\n<ol>\n");
+    for run in &r.worst_runs {
+        let _ = writeln!(
+            o,
+            "<li><b>{}</b> <code>{}</code>{}: {}<ul>",
+            esc(&run.app_name),
+            esc(&run.app_id),
+            if run.end_ms.is_none() {
+                " (running)"
+            } else {
+                ""
+            },
+            esc(&kinds_text(&run.kinds, cur))
+        );
+        for f in &run.top_findings {
+            let _ = writeln!(
+                o,
+                "<li><i style=\"background:{}\"></i>[{}] {} <span class=\"sub\">({})</span></li>",
+                colour(f.kind),
+                f.kind.as_str(),
+                esc(&f.title),
+                esc(&cost_text(f.cost_seconds, f.kind.rule().unit, f.money, cur))
+            );
+        }
+        o.push_str("</ul></li>\n");
+    }
+    if r.worst_runs.is_empty() {
+        o.push_str("<li>No run with findings.</li>\n");
+    }
+    o.push_str("</ol>\n</section>\n");
+}
+
+/// The page's style: a column of at most 1,100 px, system fonts; on paper, A4 with the charts
+/// kept whole.
+const CSS: &str = "
+:root{color-scheme:light;--fg:#1d2530;--muted:#5b6775;--line:#d8dee6;--bg:#fff;--band:#f4f6f9}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif}
+main{max-width:1100px;margin:0 auto;padding:24px 28px 40px}
+h1{font-size:26px;margin:0 0 4px}
+h2{font-size:19px;margin:28px 0 6px;padding-top:10px;border-top:1px solid var(--line)}
+.source{margin:0 0 12px;color:var(--muted)}
+.counts{display:flex;flex-wrap:wrap;gap:10px;margin:0 0 8px}
+.counts div{background:var(--band);border-radius:6px;padding:6px 12px;min-width:120px}
+.counts dt{font-size:12px;color:var(--muted)}
+.counts dd{margin:0;font-size:20px;font-weight:600}
+.note,.legend,footer{color:var(--muted);font-size:13px}
+.warn{color:#8a4b00;font-size:13px}
+.empty{color:var(--muted);font-style:italic}
+svg.chart{display:block;width:100%;height:auto;margin:6px 0}
+svg text{font-family:inherit;font-size:12px;fill:var(--fg)}
+svg text.sub,svg text.value{fill:var(--muted);font-size:11px}
+svg text.name{font-weight:600}
+svg .grid{stroke:var(--line);stroke-width:1}
+svg .rule{stroke:var(--band);stroke-width:1}
+svg rect.failed{fill:none;stroke:#C00000;stroke-width:1.5}
+.legend span{margin-right:12px;white-space:nowrap}
+i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:5px;vertical-align:baseline}
+i.failed{border:1.5px solid #C00000;background:none}
+table{border-collapse:collapse;width:100%;font-size:13px}
+th,td{text-align:left;padding:3px 8px;border-bottom:1px solid var(--band);vertical-align:top}
+th{border-bottom:1px solid var(--line);color:var(--muted);font-weight:600}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+tr.first td{border-top:1px solid var(--line)}
+code{font-size:12px;background:var(--band);padding:0 3px;border-radius:3px;word-break:break-all}
+ol li{margin:6px 0}
+ol ul{margin:2px 0 0;padding-left:18px;list-style:none}
+footer{margin-top:32px;border-top:1px solid var(--line);padding-top:8px}
+@media (max-width:700px){main{padding:12px}.counts div{min-width:0}}
+@page{size:A4;margin:12mm}
+@media print{body{font-size:10pt}main{max-width:none;padding:0}h2{break-after:avoid}
+section{break-inside:avoid-page}svg.chart{break-inside:avoid}tr{break-inside:avoid}
+details{display:block}details>*{display:block}}
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped_and_dates_are_civil() {
+        assert_eq!(
+            esc("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_795_981_136_444), "2026-11-29T19:38:56Z");
+        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00Z");
+        assert_eq!(cut("abcdef", 4), "abc…");
+        assert_eq!(span(45_000.0), "45 s");
+        assert_eq!(span(720_000.0), "12 min");
+    }
+}

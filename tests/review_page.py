@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""The review's HTML page (`diagnose --review --format html`) as headless Chromium draws it.
+
+    tests/review_page.py PAGE.html [--screenshot OUT.png] [--pdf OUT.pdf]
+
+Checks, with Debian's `chromium --headless --no-sandbox`:
+- the page is self-contained: no script, no external URL (src, href, url(...), @import);
+- on a laptop's screen (1366 x 900): each chart (cost by kind, top names, the worst run's stage
+  timeline) is an SVG at least 600 px wide with every bar drawn (a box of non-zero size, as
+  the layout engine measured it, read back from a copy of the page with a measuring script),
+  and nothing is wider than the window;
+- on paper: it prints to a PDF (A4) of at least one page.
+Exits 1 naming each failure. With --screenshot, also writes a 1366 px wide screenshot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+CHARTS = ("cost-by-kind", "top-names", "timeline")
+
+MEASURE = """
+<script>
+const out = {charts: {}};
+for (const svg of document.querySelectorAll('svg.chart')) {
+  const bars = [...svg.querySelectorAll('rect.bar')];
+  const drawn = bars.filter(b => { const r = b.getBoundingClientRect(); return r.width > 0.5 && r.height > 0.5; });
+  const box = svg.getBoundingClientRect();
+  out.charts[svg.dataset.chart] = {bars: bars.length, drawn: drawn.length, width: box.width, height: box.height};
+}
+out.scrollWidth = document.documentElement.scrollWidth;
+out.innerWidth = window.innerWidth;
+document.body.setAttribute('data-measured', JSON.stringify(out));
+</script>
+"""
+
+
+def chromium() -> str:
+    for c in ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(c):
+            return c
+    sys.exit("review page: no chromium on PATH (apt-get install -y chromium)")
+
+
+def run(browser: str, work: pathlib.Path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-quic",
+           f"--user-data-dir={work / 'profile'}", "--hide-scrollbars", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("page")
+    ap.add_argument("--screenshot")
+    ap.add_argument("--pdf")
+    a = ap.parse_args()
+    page = pathlib.Path(a.page).resolve()
+    text = page.read_text(encoding="utf-8")
+    browser = chromium()
+    fails = []
+    if "<script" in text.lower():
+        fails.append("the page has a script")
+    external = re.findall(r'(?:src|href)\s*=\s*"(?!#)([^"]+)"|url\(([^)#][^)]*)\)|@import', text)
+    if external:
+        fails.append(f"the page refers outside itself: {external[:5]}")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = pathlib.Path(tmp)
+        measured = work / "measured.html"
+        measured.write_text(text.replace("</body>", MEASURE + "</body>"), encoding="utf-8")
+        r = run(browser, work, "--window-size=1366,900", "--dump-dom", measured.as_uri())
+        m = re.search(r'data-measured="([^"]*)"', r.stdout)
+        if r.returncode != 0 or not m:
+            fails.append(f"chromium exited {r.returncode} without measuring the page: {r.stderr[-800:]}")
+        else:
+            got = json.loads(html.unescape(m.group(1)))
+            print(f"review page (headless {browser}, 1366 px): {json.dumps(got)}", flush=True)
+            for c in CHARTS:
+                g = got["charts"].get(c)
+                if g is None:
+                    fails.append(f"chart {c}: missing")
+                    continue
+                if g["bars"] == 0 or g["drawn"] != g["bars"]:
+                    fails.append(f"chart {c}: {g['drawn']} of {g['bars']} bars drawn")
+                if g["width"] < 600 or g["height"] < 20:
+                    fails.append(f"chart {c}: {g['width']:.0f} x {g['height']:.0f} px")
+            if got["scrollWidth"] > got["innerWidth"]:
+                fails.append(f"wider than the window: {got['scrollWidth']} > {got['innerWidth']} px")
+        pdf = pathlib.Path(a.pdf).resolve() if a.pdf else work / "review.pdf"
+        r = run(browser, work, "--no-pdf-header-footer", f"--print-to-pdf={pdf}", page.as_uri())
+        data = pdf.read_bytes() if pdf.exists() else b""
+        pages = len(re.findall(rb"/Type\s*/Page[^s]", data))
+        if not data.startswith(b"%PDF") or pages < 1:
+            fails.append(f"printing: no PDF ({r.returncode}): {r.stderr[-500:]}")
+        else:
+            print(f"review page printed: {pages} page(s), {len(data)} bytes", flush=True)
+        if a.screenshot:
+            out = pathlib.Path(a.screenshot).resolve()
+            out.parent.mkdir(parents=True, exist_ok=True)
+            r = run(browser, work, "--window-size=1366,2200", f"--screenshot={out}", page.as_uri())
+            if r.returncode != 0 or not out.exists():
+                fails.append(f"screenshot: chromium exited {r.returncode}: {r.stderr[-500:]}")
+            else:
+                print(f"screenshot: {out}", flush=True)
+    for f in fails:
+        print(f"review page: {f}", file=sys.stderr)
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
