@@ -100,10 +100,12 @@ impl Decoder {
         let inner = match codec {
             Codec::Plain => Inner::Plain,
             Codec::Zstd => {
-                let ctx = zstd::stream::raw::Decoder::new().map_err(zstd_fatal)?;
+                let ctx = match SPARE_ZSTD.with_borrow_mut(Vec::pop) {
+                    Some(ctx) => ctx,
+                    None => zstd::stream::raw::Decoder::new().map_err(zstd_fatal)?,
+                };
                 Inner::Zstd(Box::new(ZstdState {
-                    ctx,
-                    scratch: vec![0; ZSTD_OUT_CHUNK],
+                    ctx: Some(ctx),
                     holds_output: false,
                     resyncing: false,
                     frame_end: None,
@@ -211,16 +213,44 @@ fn zstd_fatal(e: std::io::Error) -> CodecError {
     }
 }
 
+thread_local! {
+    /// zstd contexts of finished files, reset, for the next file this thread reads: a context
+    /// and its window (hundreds of KiB, mapped on their own: `crate::alloc`) are made once per
+    /// reader thread rather than once per file (BENCHMARKS.md, *Cold start at the reader's
+    /// speed*).
+    static SPARE_ZSTD: std::cell::RefCell<Vec<zstd::stream::raw::Decoder<'static>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Contexts a thread keeps for its next files.
+const SPARE_ZSTD_MAX: usize = 2;
+
 /// zstd stream state: a streaming context that decodes one frame after another.
 struct ZstdState {
-    ctx: zstd::stream::raw::Decoder<'static>,
-    scratch: Vec<u8>,
+    /// `None` only while it is given back ([`Drop`]).
+    ctx: Option<zstd::stream::raw::Decoder<'static>>,
     /// The last call filled `scratch`: the context may hold more output without more input.
     holds_output: bool,
     /// After a frame failed to decode: skipping input up to the next frame magic.
     resyncing: bool,
     /// The last frame end of the current call: (input consumed, `out`'s length) there.
     frame_end: Option<(usize, usize)>,
+}
+
+impl Drop for ZstdState {
+    /// Give the context back, reset, for the thread's next file.
+    fn drop(&mut self) {
+        use zstd::stream::raw::Operation;
+        if let Some(mut ctx) = self.ctx.take() {
+            if ctx.reinit().is_ok() {
+                SPARE_ZSTD.with_borrow_mut(|v| {
+                    if v.len() < SPARE_ZSTD_MAX {
+                        v.push(ctx);
+                    }
+                });
+            }
+        }
+    }
 }
 
 impl ZstdState {
@@ -236,6 +266,9 @@ impl ZstdState {
         out_limit: usize,
     ) -> Result<usize, CodecError> {
         use zstd::stream::raw::{InBuffer, Operation, OutBuffer};
+        let Some(ctx) = self.ctx.as_mut() else {
+            return Ok(0);
+        };
         let mut inb = InBuffer::around(input);
         loop {
             if self.resyncing {
@@ -257,13 +290,20 @@ impl ZstdState {
                 return Ok(inb.pos);
             }
             let before = inb.pos;
-            let mut outb = OutBuffer::around(&mut self.scratch[..]);
-            let run = self.ctx.run(&mut inb, &mut outb);
+            // Straight into `out`'s free room (no copy through a buffer of its own).
+            let start = out.len();
+            out.reserve(ZSTD_OUT_CHUNK);
+            let room = out.capacity() - start;
+            let mut outb = OutBuffer::around_pos(out, start);
+            let run = ctx.run(&mut inb, &mut outb);
+            let produced = outb.pos() - start;
             if let Err(e) = run {
                 // The context reports neither what it consumed nor what it produced in a failing
                 // call. One call never reads past the end of the frame it is in, so the frame
                 // after the damaged one starts after `before`: look for its magic from there.
-                self.ctx.reinit().map_err(zstd_fatal)?;
+                // What the failing call wrote is not output.
+                out.truncate(start);
+                ctx.reinit().map_err(zstd_fatal)?;
                 self.holds_output = false;
                 self.resyncing = true;
                 return Err(CodecError::BadBlock {
@@ -272,15 +312,13 @@ impl ZstdState {
                     consumed: (before + 1).min(input.len()),
                 });
             }
-            let produced = outb.pos();
-            out.extend_from_slice(&self.scratch[..produced]);
             // 0: a frame is fully decoded and flushed, and the context stands at its end.
             if matches!(run, Ok(0)) && (inb.pos > before || produced > 0) {
                 self.frame_end = Some((inb.pos, out.len()));
             }
             // The context may hold more output than fitted; go on while it filled the scratch
             // buffer, or while input is left and the caller still wants output.
-            self.holds_output = produced == self.scratch.len();
+            self.holds_output = produced == room;
             let input_left = inb.pos < input.len();
             if out.len() >= out_limit || (!self.holds_output && !input_left) {
                 return Ok(inb.pos);

@@ -810,9 +810,7 @@ fn cost_cache_event(name: &str, line: &[u8]) -> Result<Option<Event>, ParseError
             block_updated(read(line, "BlockUpdated")?)
         }
         "SparkListenerEnvironmentUpdate" => {
-            let e: json::EnvironmentUpdate = read(line, "EnvironmentUpdate")?;
-            let props = e
-                .props
+            let props = environment_props(line)?
                 .unwrap_or_default()
                 .into_iter()
                 .filter_map(|(k, v)| match v {
@@ -886,3 +884,32 @@ fn instant_ms(s: &str) -> Option<EpochMs> {
 #[cfg(test)]
 #[path = "parser_tests.rs"]
 mod tests;
+
+/// The `Spark Properties` of a `SparkListenerEnvironmentUpdate` line. The scanner finds the
+/// member and serde reads only its value: the rest (the classpath, system and Hadoop
+/// properties: most of the line's bytes, a sixth of a small application's log) is skipped by
+/// its brackets and strings, not parsed. A line the scanner cannot walk is read whole by serde,
+/// as before.
+fn environment_props(
+    line: &[u8],
+) -> Result<Option<std::collections::BTreeMap<String, serde_json::Value>>, ParseError> {
+    let json_error = |source| ParseError::Json {
+        event: "EnvironmentUpdate",
+        source,
+    };
+    let mut found = None;
+    let walked = super::scan::members(line, |k, v| {
+        if k == b"Spark Properties" {
+            found = Some(v);
+        }
+        Ok(())
+    });
+    if walked.is_ok() {
+        return match found {
+            Some(v) => serde_json::from_slice(v).map_err(json_error),
+            None => Ok(None),
+        };
+    }
+    let e: json::EnvironmentUpdate = serde_json::from_slice(line).map_err(json_error)?;
+    Ok(e.props)
+}

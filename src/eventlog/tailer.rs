@@ -63,6 +63,42 @@ impl TailError {
     }
 }
 
+thread_local! {
+    /// Each reader thread's read buffer, and its buffer of decoded bytes: made once per thread
+    /// rather than once per poll or per file. Buffers of 64 KiB and more are mapped on their own
+    /// (`crate::alloc`), so a fresh one per file cost a map, a page fault per page and an unmap
+    /// (BENCHMARKS.md, *Cold start at the reader's speed*).
+    static READ_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    static DECODED_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A thread's buffer, taken for a call and given back when dropped (on every return).
+struct Scratch(
+    Vec<u8>,
+    &'static std::thread::LocalKey<std::cell::RefCell<Vec<u8>>>,
+);
+
+impl Scratch {
+    /// The buffer of `key`, at least `len` bytes long.
+    fn take(
+        key: &'static std::thread::LocalKey<std::cell::RefCell<Vec<u8>>>,
+        len: usize,
+    ) -> Scratch {
+        let mut v = key.with_borrow_mut(std::mem::take);
+        if v.len() < len {
+            v.resize(len, 0);
+        }
+        Scratch(v, key)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let v = std::mem::take(&mut self.0);
+        self.1.with_borrow_mut(|b| *b = v);
+    }
+}
+
 /// Splits decoded bytes into lines, holding back the partial last one. Lines longer than the cap
 /// are dropped (counted once each), so memory stays bounded by the cap.
 #[derive(Debug)]
@@ -204,7 +240,6 @@ pub struct FileTailer {
     file: Option<Box<dyn Reader>>,
     offset: u64,
     pending: Vec<u8>,
-    decoded: Vec<u8>,
     /// `None` once a zstd file is finished: its context and buffers (about 0.5 MiB resident)
     /// are given back, and a fresh decoder starts at the frame boundary where it ended if the
     /// file ever grows again.
@@ -250,7 +285,6 @@ impl FileTailer {
             file: None,
             offset: 0,
             pending: Vec::new(),
-            decoded: Vec::new(),
             decoder: Some(Decoder::new(codec)?),
             lines: LineSplitter::new(max_line),
             state: TailState::Active,
@@ -460,11 +494,12 @@ impl FileTailer {
             })?;
         }
         let mut polled = Polled::default();
-        let mut buf = vec![0u8; READ_CHUNK];
+        let mut buf = Scratch::take(&READ_BUF, READ_CHUNK);
+        let buf = &mut buf.0;
         while polled.raw_bytes < budget {
             let n = {
                 let f = self.open()?;
-                f.read(&mut buf)
+                f.read(&mut buf[..])
             };
             let n = match n {
                 Ok(n) => n,
@@ -477,8 +512,14 @@ impl FileTailer {
             }
             self.offset += n as u64;
             polled.raw_bytes += n as u64;
-            self.pending.extend_from_slice(&buf[..n]);
-            self.drain(sink)?;
+            if self.codec == Codec::Plain && self.pending.is_empty() {
+                // Plain text needs no decoding: split it where it was read.
+                self.feed(&buf[..n], sink);
+                self.boundary = Some((self.offset, self.decoded_total));
+            } else {
+                self.pending.extend_from_slice(&buf[..n]);
+                self.drain(sink)?;
+            }
         }
         Ok(polled)
     }
@@ -499,21 +540,20 @@ impl FileTailer {
                 source,
             })?);
         }
+        let mut decoded = Scratch::take(&DECODED_BUF, 0);
         loop {
-            self.decoded.clear();
+            decoded.0.clear();
             let Some(decoder) = self.decoder.as_mut() else {
                 return Ok(());
             };
-            let r = decoder.decode(&self.pending, &mut self.decoded, DECODE_CHUNK);
+            let r = decoder.decode(&self.pending, &mut decoded.0, DECODE_CHUNK);
             if let Some((i, o)) = decoder.last_boundary() {
                 let pending_at = self.offset - self.pending.len() as u64;
                 self.boundary = Some((pending_at + i as u64, self.decoded_total + o as u64));
             }
-            let decoded = std::mem::take(&mut self.decoded);
-            self.feed(&decoded, sink);
-            self.decoded = decoded;
+            self.feed(&decoded.0, sink);
             match r {
-                Ok(0) if self.decoded.is_empty() => return Ok(()),
+                Ok(0) if decoded.0.is_empty() => return Ok(()),
                 Ok(n) => drop(self.pending.drain(..n)),
                 Err(e @ CodecError::BadBlock { consumed, .. }) => {
                     self.pending.drain(..consumed.min(self.pending.len()));
@@ -563,8 +603,8 @@ impl FileTailer {
         self.lines.flush(sink);
         self.state = TailState::Done;
         self.close();
-        // A finished log holds no buffers: a fleet keeps thousands of them.
-        self.decoded = Vec::new();
+        // A finished log holds no buffers: a fleet keeps thousands of them (its zstd context
+        // goes back to the thread's spares).
         if self.codec == Codec::Zstd {
             self.decoder = None;
         }
