@@ -207,14 +207,18 @@ fn settled(model: &Arc<Model>) -> BTreeMap<String, Vec<StageDetail>> {
 /// Every application `model` holds (filled once, to its end), diagnosed (its pending stages
 /// applied first), with what a review folds beside its report: the price of its findings'
 /// time and its stage attempts.
-fn reviewed_of(model: &Arc<Model>, settings: &Settings, ui: &Ui) -> Vec<review::Reviewed> {
+fn reviewed_of(
+    model: &Arc<Model>,
+    settings: &Settings,
+    ui: &Ui,
+) -> Vec<spark_exporter_diagnose::review::Reviewed> {
     let settled = settled(model);
     let cfg = &settings.diagnose;
     model.view(|v| {
         v.apps()
             .map(|a| {
                 let stages = stages_of(&a, &settled);
-                review::Reviewed {
+                spark_exporter_diagnose::review::Reviewed {
                     report: rules::diagnose_app(&a, &stages, cfg, &ui.links(a.ended())),
                     rate: a.finding_rate(),
                     stages,
