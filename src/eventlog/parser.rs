@@ -477,7 +477,10 @@ impl TaskEndAcc {
         }
         // A key is always followed by `:` right after its closing quote; inside a string value
         // the quotes would be escaped, so this finds only the real member.
-        let Some(p) = memchr::memmem::rfind(line, KEY).filter(|p| *p > info_at) else {
+        // One finder for every line (building it per line cost 1.5 % of a log's read).
+        static FINDER: std::sync::LazyLock<memchr::memmem::FinderRev<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::FinderRev::new(KEY));
+        let Some(p) = FINDER.rfind(line).filter(|p| *p > info_at) else {
             return Ok(false);
         };
         let start = p + KEY.len();
