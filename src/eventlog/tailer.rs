@@ -512,7 +512,7 @@ impl FileTailer {
             }
             self.offset += n as u64;
             polled.raw_bytes += n as u64;
-            if self.codec == Codec::Plain && self.pending.is_empty() {
+            if self.codec == Codec::Plain {
                 // Plain text needs no decoding: split it where it was read.
                 self.feed(&buf[..n], sink);
                 self.boundary = Some((self.offset, self.decoded_total));
@@ -524,16 +524,9 @@ impl FileTailer {
         Ok(polled)
     }
 
-    /// Decode every complete block in `pending` and split the output into lines.
+    /// Decode every complete block in `pending` and split the output into lines (compressed
+    /// files: plain text is split as it is read, in [`FileTailer::poll`]).
     fn drain(&mut self, sink: &mut dyn LineSink) -> Result<(), TailError> {
-        if self.codec == Codec::Plain {
-            let data = std::mem::take(&mut self.pending);
-            self.feed(&data, sink);
-            self.boundary = Some((self.offset, self.decoded_total));
-            self.pending = data;
-            self.pending.clear();
-            return Ok(());
-        }
         if self.decoder.is_none() {
             self.decoder = Some(Decoder::new(self.codec).map_err(|source| TailError::Codec {
                 path: self.shown(),

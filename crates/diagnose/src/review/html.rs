@@ -10,7 +10,7 @@
 use std::fmt::Write;
 
 use super::ranking::{KindCost, Review, Run, StageSpan};
-use super::text::{amount, money_amount};
+use super::text::{amount, cost, money_amount};
 use crate::report::Kind;
 
 /// Top names charted (the table lists them all).
@@ -67,11 +67,7 @@ fn cut(s: &str, n: usize) -> String {
 
 /// `1,234 task-seconds · 12.34 EUR`.
 fn cost_text(seconds: f64, unit: &str, money: Option<f64>, currency: Option<&str>) -> String {
-    let mut t = if seconds > 0.0 {
-        format!("{} {unit}", amount(seconds))
-    } else {
-        "no cost".to_string()
-    };
+    let mut t = cost(seconds, unit);
     if let (Some(m), Some(c)) = (money, currency) {
         let _ = write!(t, " · {} {c}", money_amount(m));
     }
@@ -226,25 +222,8 @@ fn inputs(v: &[String]) -> String {
 
 /// `2026-12-01T10:00:00Z`, from epoch ms (UTC, to the second).
 fn rfc3339(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Days to a civil date (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.max(0) as u64);
+    humantime::format_rfc3339_seconds(at).to_string()
 }
 
 /// One horizontal bar with its tooltip.

@@ -181,7 +181,7 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 }
 
 /// `12.3 task-seconds`, `1,234 core-seconds`, `no cost`.
-fn cost(v: f64, unit: &str) -> String {
+pub(super) fn cost(v: f64, unit: &str) -> String {
     if v <= 0.0 {
         "no cost".into()
     } else {
