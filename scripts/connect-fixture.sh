@@ -42,7 +42,7 @@ curl -sf "$api" >"$tmp/rest/applications.json"
 curl -sf "$api/$app" >"$tmp/rest/app.json"
 curl -sf "$api/$app/jobs" >"$tmp/rest/jobs.json"
 curl -sf "$api/$app/stages" >"$tmp/rest/stages.json"
-curl -sf "$api/$app/sql?details=false" >"$tmp/rest/sql__details-false.json"
+curl -sf "$api/$app/sql?details=false&offset=0&length=1000000" >"$tmp/rest/sql__details-false.json"
 curl -sf "$api/$app/allexecutors" >"$tmp/rest/allexecutors.json"
 kill -TERM "$server"; wait "$server" || true
 out="${2:-$root/tests/data/connect-$version}"

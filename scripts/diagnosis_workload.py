@@ -2,8 +2,8 @@
 next to a healthy twin, for the diagnosis fixture (scripts/diagnosis-fixture.sh), the exactness
 tests (tests/diagnosis_*.rs) and the end-to-end test (tests/e2e_diagnosis.py).
 
-Three applications, one after the other, on local-cluster[2,1,1024] (two separate executors of
-one core each):
+Three applications, one after the other (--apps: some of them), on local-cluster[2,1,1024] (two
+separate executors of one core each):
 
 `diagnosis` runs, each under its own job group (setJobGroup):
   warmup          the executors' first tasks (Python workers, JIT), which are slow anyway
@@ -64,6 +64,9 @@ p.add_argument("--long-seconds", type=float, default=40,
 p.add_argument("--plan-pause", type=float, default=0,
                help="seconds between the two runs of plan_change and of plan_stable")
 p.add_argument("--only", help="comma-separated job groups to run (default: all)")
+p.add_argument("--apps", help="comma-separated applications to run, of diagnosis, diagnosis-idle "
+               "and diagnosis-busy (default: all; two workloads with different --apps can run at "
+               "once, as tests/e2e_diagnosis.py does)")
 p.add_argument("--live-hook", help="shell command run against each live application before it stops")
 p.add_argument("--live-hook-seconds", type=float, default=120,
                help="how long --live-hook may run before it is killed")
@@ -104,7 +107,7 @@ def settled(api, app_id):
     """Jobs, stages and SQL executions as REST shows them, or None while any is running."""
     jobs = json.loads(get(api, f"/{app_id}/jobs"))
     stages = json.loads(get(api, f"/{app_id}/stages"))
-    sql = json.loads(get(api, f"/{app_id}/sql?details=false"))
+    sql = json.loads(get(api, f"/{app_id}/sql?details=false&offset=0&length=1000000"))
     if any(j["status"] not in ("SUCCEEDED", "FAILED") for j in jobs):
         return None
     if any(s["status"] not in ("COMPLETE", "FAILED", "SKIPPED") for s in stages):
@@ -130,8 +133,8 @@ def write_rest(api, app_id, out):
         stable_since = (stable_since or time.time()) if stable else None
         if stable and any(x.get("description") == SENTINEL for x in cur[2]):
             break
-        # Spark 4.1.1's /sql lists no execution after the `cache` group's, though the event
-        # log has them (seen in every run): settled without the sentinel for 15 s is final.
+        # Settled without the sentinel for 15 s is final (the list asks for every execution:
+        # Spark pages /sql, 20 unless `length` says otherwise).
         if stable and time.time() - stable_since > 15:
             log(f"REST /sql never listed the sentinel; it lists {len(cur[2])} executions")
             break
@@ -151,12 +154,12 @@ def write_rest(api, app_id, out):
     for name, path in [("applications.json", ""), ("app.json", f"/{app_id}"),
                        ("jobs.json", f"/{app_id}/jobs"), ("stages.json", f"/{app_id}/stages"),
                        ("stages__details-true.json", f"/{app_id}/stages?details=true"),
-                       ("sql__details-false.json", f"/{app_id}/sql?details=false"),
+                       ("sql__details-false.json", f"/{app_id}/sql?details=false&offset=0&length=1000000"),
                        ("allexecutors.json", f"/{app_id}/allexecutors")]:
         dump(name, json.loads(get(api, path)))
     raw = {"storage/rdd": json.loads(get(api, f"/{app_id}/storage/rdd")),
            "environment": json.loads(get(api, f"/{app_id}/environment"))}
-    for e in json.loads(get(api, f"/{app_id}/sql?details=false")):
+    for e in json.loads(get(api, f"/{app_id}/sql?details=false&offset=0&length=1000000")):
         raw[f"sql/{e['id']}?details=true"] = json.loads(
             get(api, f"/{app_id}/sql/{e['id']}?details=true&planDescription=true"))
     for s in json.loads(get(api, f"/{app_id}/stages")):
@@ -346,6 +349,8 @@ meta = {"apps": {}}
 APPS = [("diagnosis", run_main, None), ("diagnosis-idle", run_idle, "idle_executor"),
         ("diagnosis-busy", run_busy, "busy")]
 for name, body, own_group in APPS:
+    if a.apps and name not in a.apps.split(","):
+        continue
     if own_group is not None and not wanted(own_group):
         continue
     if own_group is None and only is not None and only <= {"idle_executor", "busy"}:

@@ -113,7 +113,7 @@ def get(path):
 def idle_state():
     jobs = json.loads(get(f"/{app_id}/jobs"))
     stages = json.loads(get(f"/{app_id}/stages"))
-    sql = json.loads(get(f"/{app_id}/sql?details=false"))
+    sql = json.loads(get(f"/{app_id}/sql?details=false&offset=0&length=1000000"))
     if any(j["status"] not in ("SUCCEEDED", "FAILED") for j in jobs):
         return None
     if any(s["status"] not in ("COMPLETE", "FAILED", "SKIPPED") for s in stages):
@@ -137,7 +137,7 @@ if a.rest_out:
     os.makedirs(a.rest_out, exist_ok=True)
     for name, path in [("applications.json", ""), ("app.json", f"/{app_id}"),
                        ("jobs.json", f"/{app_id}/jobs"), ("stages.json", f"/{app_id}/stages"),
-                       ("sql__details-false.json", f"/{app_id}/sql?details=false"),
+                       ("sql__details-false.json", f"/{app_id}/sql?details=false&offset=0&length=1000000"),
                        ("allexecutors.json", f"/{app_id}/allexecutors")]:
         body = json.loads(get(path))
         with open(os.path.join(a.rest_out, name), "w") as f:

@@ -171,7 +171,7 @@ def idle_state():
     """Jobs, stages and SQL executions as REST shows them, or None while any is running."""
     jobs = json.loads(get(f"/{app_id}/jobs"))
     stages = json.loads(get(f"/{app_id}/stages"))
-    sql = json.loads(get(f"/{app_id}/sql?details=false"))
+    sql = json.loads(get(f"/{app_id}/sql?details=false&offset=0&length=1000000"))
     if any(j["status"] not in ("SUCCEEDED", "FAILED") for j in jobs):
         return None
     if any(s["status"] not in ("COMPLETE", "FAILED", "SKIPPED") for s in stages):
@@ -196,7 +196,7 @@ while True:
 os.makedirs(a.rest_out, exist_ok=True)
 for name, path in [("applications.json", ""), ("app.json", f"/{app_id}"),
                    ("jobs.json", f"/{app_id}/jobs"), ("stages.json", f"/{app_id}/stages"),
-                   ("sql__details-false.json", f"/{app_id}/sql?details=false"),
+                   ("sql__details-false.json", f"/{app_id}/sql?details=false&offset=0&length=1000000"),
                    ("executors.json", f"/{app_id}/executors"),
                    ("allexecutors.json", f"/{app_id}/allexecutors")]:
     body = json.loads(get(path))

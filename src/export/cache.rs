@@ -42,8 +42,35 @@ pub const MAX_AGE_UNCHANGED: Duration = Duration::from_secs(5);
 pub const ACTIVE_FOR: Duration = Duration::from_secs(600);
 /// How often the renderer looks for changes.
 const TICK: Duration = Duration::from_millis(100);
-/// gzip level: 1 is 3-4x faster than 6 and only ~20% bigger on exposition text.
+/// gzip level for an exposition of ordinary size: the smallest body for what it costs (a
+/// sidecar's few MB of text in tens of ms; level 1 was ~70 % bigger, which cost more per scrape
+/// than it saved per render, BENCHMARKS.md "Scrape load").
 const GZIP_LEVEL: u32 = 6;
+/// gzip level once the text passes [`LARGE_TEXT`] (a fleet's exposition): zlib-rs's fast
+/// strategy compresses 56 MB of text in about a third of level 6's time for a body ~30 %
+/// bigger; a render there takes hundreds of ms, a scrape's transfer a few.
+const GZIP_LEVEL_LARGE: u32 = 2;
+/// Text length (bytes) from which the previous render of a format picks [`GZIP_LEVEL_LARGE`].
+const LARGE_TEXT: u64 = 16 << 20;
+
+/// What the previous render of a format measured, to size and pace the next.
+#[derive(Clone, Copy, Default)]
+struct Last {
+    /// gzip length.
+    gzip: usize,
+    /// Text length.
+    text: u64,
+}
+
+impl Last {
+    fn level(self) -> u32 {
+        if self.text >= LARGE_TEXT {
+            GZIP_LEVEL_LARGE
+        } else {
+            GZIP_LEVEL
+        }
+    }
+}
 
 /// The two formats, as slot indexes.
 const FORMATS: [bool; 2] = [false, true];
@@ -206,7 +233,7 @@ impl Inner {
     /// The renderer thread: render what scrapes ask for, and keep scraped formats fresh.
     fn run(&self, rx: &mpsc::Receiver<(usize, Instant)>, shutdown: &CancellationToken) {
         let mut asked: [Option<Instant>; 2] = [None, None];
-        let mut capacity = [0usize; 2];
+        let mut last = [Last::default(); 2];
         while !shutdown.is_cancelled() {
             match rx.recv_timeout(TICK) {
                 Ok((i, at)) => asked[i] = Some(asked[i].map_or(at, |a| a.min(at))),
@@ -233,7 +260,7 @@ impl Inner {
                     // A bug in rendering must not end the thread (every later scrape would
                     // fail): it gives a failed body, a 500, and the next scrape tries again.
                     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        self.render(FORMATS[i], &mut capacity[i])
+                        self.render(FORMATS[i], &mut last[i])
                     }))
                     .unwrap_or_else(|_| {
                         tracing::error!("Rendering the exposition panicked.");
@@ -263,21 +290,26 @@ impl Inner {
             || age + self.max_staleness.max(TICK) >= MAX_AGE_UNCHANGED
     }
 
-    fn render(&self, openmetrics: bool, capacity: &mut usize) -> Rendered {
+    fn render(&self, openmetrics: bool, last: &mut Last) -> Rendered {
         let at = Instant::now();
         let generation = self.generation();
+        let level = last.level();
         let mut gz = GzEncoder::new(
-            Vec::with_capacity(*capacity + *capacity / 8),
-            flate2::Compression::new(GZIP_LEVEL),
+            Vec::with_capacity(last.gzip + last.gzip / 8),
+            flate2::Compression::new(level),
         );
         let result = prometheus::write(&self.registry, openmetrics, &mut gz)
             .and_then(|len| Ok((len, gz.finish()?)));
         match result {
             Ok((len, gzip)) => {
-                *capacity = gzip.len();
+                *last = Last {
+                    gzip: gzip.len(),
+                    text: len,
+                };
                 tracing::trace!(
                     openmetrics,
                     len,
+                    level,
                     gzip = gzip.len(),
                     ms = at.elapsed().as_secs_f64() * 1000.0,
                     "Rendered the exposition."
@@ -335,6 +367,16 @@ mod tests {
             .expect("decodes");
         assert_eq!(body.len() as u64, r.len);
         body
+    }
+
+    #[test]
+    fn a_large_text_is_compressed_at_the_fast_level() {
+        let at = |text| Last { gzip: 0, text }.level();
+        // The first render of a format knows no size: the ordinary level.
+        assert_eq!(Last::default().level(), GZIP_LEVEL);
+        assert_eq!(at(LARGE_TEXT - 1), GZIP_LEVEL);
+        assert_eq!(at(LARGE_TEXT), GZIP_LEVEL_LARGE);
+        const { assert!(GZIP_LEVEL_LARGE < GZIP_LEVEL) };
     }
 
     #[tokio::test]

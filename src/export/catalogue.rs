@@ -470,7 +470,7 @@ pub const CATALOGUE: &[Metric] = &[
         .labels(TASK_STATUS)
         .doc("Tasks ended."),
     Metric::new("spark_task_duration_seconds", Histogram, Group, "Task duration from launch to finish (from event logs).", "spark.task.duration", "s", H,
-        |c, o| for a in &c.apps { for (lb, g) in &a.groups { if let Some(h) = g.task_duration { o.push(super::sample::Sample { labels: lb.clone(), value: hist(h), created_ms: a.app.created_ms() }) } } })
+        |c, o| for a in &c.apps { for (lb, g) in &a.groups { if let Some(h) = g.task_duration { o.push(super::sample::Sample { labels: lb.clone().into(), value: hist(h), created_ms: a.app.created_ms() }) } } })
         .doc("Exact task durations (event logs only)."),
     Metric::new("spark_task_run_time_seconds", Counter, Group, "Executor run time of tasks, summed per job group.", "spark.task.run_time", "s", C,
         |c, o| per_group(c, o, |g| secs(g.totals.run_time_ms)))
@@ -740,7 +740,7 @@ pub const CATALOGUE: &[Metric] = &[
     Metric::new("spark_up", Gauge, Target, "1 if the last poll of this Spark REST target succeeded.", "spark_exporter.target.up", "1", G,
         |c, o| per_key(c, o, "target", &c.tele.up, |v: bool| Value::Int(v as u64))),
     Metric::new("spark_exporter_build", Info, Process, "Exporter build (value 1): version, git revision and Rust compiler.", "spark_exporter.build.info", "1", G,
-        |c, o| o.push(super::sample::Sample { labels: std::sync::Arc::new([("version", env!("CARGO_PKG_VERSION").into()), ("revision", env!("SE_BUILD_REVISION").into()), ("rust_version", env!("SE_BUILD_RUSTC").into())]), value: Value::Int(1), created_ms: c.tele.started_ms }))
+        |c, o| o.push(super::sample::Sample { labels: [("version", env!("CARGO_PKG_VERSION").into()), ("revision", env!("SE_BUILD_REVISION").into()), ("rust_version", env!("SE_BUILD_RUSTC").into())].into(), value: Value::Int(1), created_ms: c.tele.started_ms }))
         .labels(&[l("version", &[]), l("revision", &[]), l("rust_version", &[])])
         .doc("Always 1. `version` is the crate's, `revision` the git commit it was built from (`unknown` outside a git checkout), `rust_version` the compiler's (`rustc --version`)."),
     Metric::new("process_cpu_seconds", Counter, Process, "Total user and system CPU time spent in seconds.", "process.cpu.time", "s", C,
@@ -783,7 +783,7 @@ pub const CATALOGUE: &[Metric] = &[
         .clock()
         .doc("Duration of the last poll."),
     Metric::new("spark_exporter_scrape_errors", Counter, Target, "Failed requests to a REST target, by kind (connect, timeout, http_status, decode, body).", "spark_exporter.scrape.errors", "{error}", C,
-        |c, o| for ((t, k), v) in &c.tele.scrape_errors { o.push(super::sample::Sample { labels: std::sync::Arc::new([("target", t.as_str().into()), ("kind", k.as_str().into())]), value: Value::Int(*v), created_ms: c.tele.started_ms }) })
+        |c, o| for ((t, k), v) in &c.tele.scrape_errors { o.push(super::sample::Sample { labels: [("target", t.as_str().into()), ("kind", k.as_str().into())].into(), value: Value::Int(*v), created_ms: c.tele.started_ms }) })
         .labels(&[l("kind", &["connect", "timeout", "http_status", "decode", "body"])])
         .doc("Failed requests."),
     Metric::new("spark_exporter_rest_apps_skipped", Gauge, Target, "Applications the last listing of this REST target held (running, or ended within model.app_retention) that spark.app_limit left out.", "spark_exporter.rest.apps.skipped", "{application}", G,
@@ -836,7 +836,7 @@ pub const CATALOGUE: &[Metric] = &[
         .doc("1 if the last listing of the object store succeeded; 0 for wrong credentials, a missing bucket, an unreachable store.")
         .experimental("0.2.0"),
     Metric::new("spark_exporter_store_requests", Counter, Store, "HTTP requests to an object store, by operation (list, head, get, other); retries included.", "spark_exporter.store.requests", "{request}", C,
-        |c, o| for ((s, op), v) in &c.tele.store_requests { o.push(super::sample::Sample { labels: std::sync::Arc::new([("store", s.as_str().into()), ("op", op.as_str().into())]), value: Value::Int(*v), created_ms: c.tele.started_ms }) })
+        |c, o| for ((s, op), v) in &c.tele.store_requests { o.push(super::sample::Sample { labels: [("store", s.as_str().into()), ("op", op.as_str().into())].into(), value: Value::Int(*v), created_ms: c.tele.started_ms }) })
         .labels(&[l("op", &["list", "head", "get", "other"])])
         .doc("HTTP requests to the store, each retry counted.")
         .experimental("0.2.0"),
@@ -844,7 +844,7 @@ pub const CATALOGUE: &[Metric] = &[
         |c, o| per_key(c, o, "store", &c.tele.store_bytes, Value::Int))
         .experimental("0.2.0"),
     Metric::new("spark_exporter_store_errors", Counter, Store, "Failed requests to an object store, by kind (HTTP status such as 503; connect, timeout, request, interrupted, decode, other; read: a GET that failed after its retries; changed: an object that changed since its size was asked); each retry counted.", "spark_exporter.store.errors", "{error}", C,
-        |c, o| for ((s, k), v) in &c.tele.store_errors { o.push(super::sample::Sample { labels: std::sync::Arc::new([("store", s.as_str().into()), ("kind", k.as_str().into())]), value: Value::Int(*v), created_ms: c.tele.started_ms }) })
+        |c, o| for ((s, k), v) in &c.tele.store_errors { o.push(super::sample::Sample { labels: [("store", s.as_str().into()), ("kind", k.as_str().into())].into(), value: Value::Int(*v), created_ms: c.tele.started_ms }) })
         .labels(&[l("kind", &[])])
         .doc("Failed requests, retried or not: object_store's retries show here.")
         .experimental("0.2.0"),

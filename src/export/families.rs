@@ -4,7 +4,7 @@
 
 use super::catalogue::{Metric, CATALOGUE};
 use super::rows::Ctx;
-pub use super::sample::{Kind, Labels, Sample, Value};
+pub use super::sample::{Kind, Labels, Sample, SampleLabels, Value};
 use crate::model::Model;
 
 /// One metric family: its catalogue entry and its samples at export time.

@@ -17,6 +17,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use super::families::{collect, Family, Kind, Value};
+use super::sample::SampleLabels;
 use crate::model::Model;
 
 /// Content type of OpenMetrics text.
@@ -158,7 +159,7 @@ impl<W: Write> Writer<'_, W> {
         Ok(())
     }
 
-    fn sample(&mut self, f: &Family, labels: &[(&'static str, Arc<str>)], value: &Value) {
+    fn sample(&mut self, f: &Family, labels: &SampleLabels, value: &Value) {
         match (f.kind, value) {
             (Kind::Info, _) => {
                 self.name(f.name, "_info");
@@ -203,7 +204,7 @@ impl<W: Write> Writer<'_, W> {
         self.put(suffix.as_bytes());
     }
 
-    fn labels(&mut self, le: Option<Le>, labels: &[(&'static str, Arc<str>)]) {
+    fn labels(&mut self, le: Option<Le>, labels: &SampleLabels) {
         if le.is_none() && labels.is_empty() {
             return;
         }
@@ -223,7 +224,7 @@ impl<W: Write> Writer<'_, W> {
         self.put(b"}");
     }
 
-    fn pairs(&mut self, labels: &[(&'static str, Arc<str>)]) {
+    fn pairs(&mut self, labels: &SampleLabels) {
         for (i, (k, v)) in labels.iter().enumerate() {
             if i > 0 {
                 self.put(b",");

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::rows::{AppRows, Ctx, StageRow};
-use super::sample::{plus, plus1, Labels, Sample, Value};
+use super::sample::{plus, plus1, Labels, Sample, SampleLabels, Value};
 use crate::model::findings::Tally;
 use crate::model::hist::Hist;
 use crate::model::plan::PlanAgg;
@@ -27,9 +27,9 @@ pub fn hist(h: &Hist) -> Value {
     Value::Hist(h.cumulative(), h.sum(), h.count())
 }
 
-fn push(out: &mut Vec<Sample>, created_ms: i64, labels: Labels, value: Value) {
+fn push(out: &mut Vec<Sample>, created_ms: i64, labels: impl Into<SampleLabels>, value: Value) {
     out.push(Sample {
-        labels,
+        labels: labels.into(),
         value,
         created_ms,
     });
@@ -129,7 +129,7 @@ pub fn per_group_status<const N: usize>(
                 push(
                     out,
                     a.app.created_ms(),
-                    plus1(l, "status", status),
+                    SampleLabels::with(l, "status", status),
                     Value::Int(n),
                 );
             }
@@ -146,7 +146,12 @@ pub fn per_group_hists<'a>(
     for a in &c.apps {
         for (l, g) in &a.groups {
             for (status, h) in f(g).into_iter().flatten() {
-                push(out, a.app.created_ms(), plus1(l, "status", status), hist(h));
+                push(
+                    out,
+                    a.app.created_ms(),
+                    SampleLabels::with(l, "status", status),
+                    hist(h),
+                );
             }
         }
     }
@@ -217,7 +222,7 @@ pub fn per_sql_status(c: &Ctx, out: &mut Vec<Sample>) {
                 push(
                     out,
                     a.app.created_ms(),
-                    plus1(l, "status", status),
+                    SampleLabels::with(l, "status", status),
                     Value::Int(n),
                 );
             }
@@ -230,7 +235,12 @@ pub fn per_sql_hists(c: &Ctx, out: &mut Vec<Sample>) {
     for a in &c.apps {
         for (l, q) in &a.sql {
             for (status, h) in q.duration.into_iter().flatten() {
-                push(out, a.app.created_ms(), plus1(l, "status", status), hist(h));
+                push(
+                    out,
+                    a.app.created_ms(),
+                    SampleLabels::with(l, "status", status),
+                    hist(h),
+                );
             }
         }
     }
@@ -263,7 +273,7 @@ pub fn per_sql_plan_by<const N: usize>(
                     push(
                         out,
                         a.app.created_ms(),
-                        plus1(l, label, name),
+                        SampleLabels::with(l, label, name),
                         Value::Int(n),
                     );
                 }
@@ -354,7 +364,7 @@ pub fn per_key<'m, K: AsRef<str> + 'm, V: Copy + 'm>(
         push(
             out,
             c.tele.started_ms,
-            Arc::new([(label, Arc::from(k.as_ref()))]),
+            [(label, Arc::from(k.as_ref()))],
             value(*v),
         );
     }
@@ -362,7 +372,7 @@ pub fn per_key<'m, K: AsRef<str> + 'm, V: Copy + 'm>(
 
 /// One unlabelled sample.
 pub fn single(c: &Ctx, out: &mut Vec<Sample>, value: Value) {
-    push(out, c.tele.started_ms, Arc::new([]), value);
+    push(out, c.tele.started_ms, [], value);
 }
 
 /// One unlabelled sample of the process's resources, when `/proc` gave it.
@@ -468,7 +478,12 @@ pub fn per_group_by<I: IntoIterator<Item = (&'static str, u64)>>(
     for a in &c.apps {
         for (l, g) in &a.groups {
             for (k, n) in f(g) {
-                push(out, a.app.created_ms(), plus1(l, label, k), Value::Int(n));
+                push(
+                    out,
+                    a.app.created_ms(),
+                    SampleLabels::with(l, label, k),
+                    Value::Int(n),
+                );
             }
         }
     }

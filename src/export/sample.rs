@@ -78,11 +78,68 @@ pub fn plus1(l: &[(&'static str, Arc<str>)], k: &'static str, v: &str) -> Labels
     plus(l, &[(k, Arc::from(v))])
 }
 
+/// A sample's labels: a shared set, and maybe one pair more whose value is a fixed word (a
+/// status, a locality level), so the many samples that differ from their job group's set only
+/// by that word allocate nothing (a 1,000-application render built 88,000 sets for it).
+#[derive(Debug, Clone)]
+pub struct SampleLabels {
+    set: Labels,
+    extra: Option<(&'static str, &'static str)>,
+}
+
+impl SampleLabels {
+    /// `set` followed by `key="value"`.
+    pub fn with(set: &Labels, key: &'static str, value: &'static str) -> SampleLabels {
+        SampleLabels {
+            set: set.clone(),
+            extra: Some((key, value)),
+        }
+    }
+
+    /// The pairs, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &str)> + '_ {
+        self.set.iter().map(|(k, v)| (*k, &**v)).chain(self.extra)
+    }
+
+    /// How many pairs.
+    pub fn len(&self) -> usize {
+        self.set.len() + usize::from(self.extra.is_some())
+    }
+
+    /// No pairs.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The value of label `key`, if the sample has it.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+}
+
+impl<const N: usize> From<[(&'static str, Arc<str>); N]> for SampleLabels {
+    fn from(pairs: [(&'static str, Arc<str>); N]) -> SampleLabels {
+        SampleLabels::from(Labels::from(pairs))
+    }
+}
+
+impl FromIterator<(&'static str, Arc<str>)> for SampleLabels {
+    fn from_iter<I: IntoIterator<Item = (&'static str, Arc<str>)>>(pairs: I) -> SampleLabels {
+        SampleLabels::from(pairs.into_iter().collect::<Labels>())
+    }
+}
+
+impl From<Labels> for SampleLabels {
+    fn from(set: Labels) -> SampleLabels {
+        SampleLabels { set, extra: None }
+    }
+}
+
 /// One series.
 #[derive(Debug, Clone)]
 pub struct Sample {
     /// Labels, in a fixed order.
-    pub labels: Labels,
+    pub labels: SampleLabels,
     /// Value.
     pub value: Value,
     /// When the series started counting (epoch ms; 0 if unknown): the OpenMetrics `_created`

@@ -36,6 +36,10 @@ use crate::model::Observer;
 /// `/sql` defaults to `details=true&planDescription=true`: the plan graph and the plan text are
 /// most of the bytes and the exporter uses neither.
 const SQL_QUERY: &str = "details=false&planDescription=false";
+/// The full `/sql` list: Spark pages it, 20 executions from `offset` 0 unless `length` says
+/// otherwise (`SqlResource`), so without these an application past 20 executions was listed
+/// short. What the driver keeps is bounded by `spark.sql.ui.retainedExecutions`.
+const SQL_LIST_QUERY: &str = "details=false&planDescription=false&offset=0&length=2147483647";
 /// Most task summaries of ended stages fetched per poll (active stages are always fetched).
 pub const SUMMARY_BACKLOG_PER_POLL: usize = 32;
 /// An ended execution's plan graph, without the plan text.
@@ -410,7 +414,7 @@ impl PolledApp {
             found?;
         }
         if self.sql.needs_full() {
-            let all: Vec<ExecutionData> = c.get(&format!("{base}/sql?{SQL_QUERY}")).await?;
+            let all: Vec<ExecutionData> = c.get(&format!("{base}/sql?{SQL_LIST_QUERY}")).await?;
             let known = self.sql.max();
             let was_running = std::mem::take(&mut self.running_sql);
             for e in &all {

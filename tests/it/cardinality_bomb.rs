@@ -10,7 +10,7 @@ use std::sync::Arc;
 use spark_exporter::config::Settings;
 use spark_exporter::eventlog::apply::LogApp;
 use spark_exporter::eventlog::parse_line;
-use spark_exporter::export::families::{collect, Value};
+use spark_exporter::export::families::{collect, SampleLabels, Value};
 use spark_exporter::export::prometheus;
 use spark_exporter::model::Model;
 use spark_exporter::model::OTHER;
@@ -64,11 +64,8 @@ fn description(mut i: u64) -> String {
     w.join(" ")
 }
 
-fn label<'a>(labels: &'a [(&'static str, Arc<str>)], name: &str) -> &'a str {
-    labels
-        .iter()
-        .find(|(k, _)| *k == name)
-        .map_or("", |(_, v)| v)
+fn label<'a>(labels: &'a SampleLabels, name: &str) -> &'a str {
+    labels.get(name).unwrap_or("")
 }
 
 #[test]

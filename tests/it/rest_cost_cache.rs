@@ -35,10 +35,7 @@ fn vals(f: &[Family], name: &str, want: &[(&str, &str)]) -> Vec<f64> {
     f.iter()
         .filter(|x| x.name == name)
         .flat_map(|x| &x.samples)
-        .filter(|s| {
-            want.iter()
-                .all(|(k, v)| s.labels.iter().any(|(lk, lv)| lk == k && &**lv == *v))
-        })
+        .filter(|s| want.iter().all(|(k, v)| s.labels.get(k) == Some(*v)))
         .map(|s| s.value.as_f64())
         .collect()
 }

@@ -213,7 +213,7 @@ impl Snapshot {
                 let mut attrs = Vec::with_capacity(s.labels.len() + extra.len());
                 let mut key = String::new();
                 for (label, v) in s.labels.iter() {
-                    let (name, t) = match renames.iter().find(|(l, _)| l == label) {
+                    let (name, t) = match renames.iter().find(|(l, _)| *l == label) {
                         Some((_, n)) => (*n, AttrType::Str),
                         None => mapping::attribute(label),
                     };

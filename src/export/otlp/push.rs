@@ -337,7 +337,7 @@ mod tests {
                 kind: Kind::Counter,
                 metric: crate::export::catalogue::lookup("spark_jobs").expect("catalogued"),
                 samples: vec![Sample {
-                    labels: Arc::new([]),
+                    labels: [].into(),
                     value: Value::Int(c.load(Ordering::SeqCst)),
                     created_ms: 0,
                 }],

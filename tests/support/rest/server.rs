@@ -284,9 +284,21 @@ fn route_app(app: &AppData, parts: &[&str], params: &[(&str, &str)]) -> Reply {
             }
         }
         ["sql"] => {
+            // Spark's SqlResource pages the list: `offset` 0 and `length` 20 unless asked.
+            let at = |k: &str, default: usize| {
+                param(params, k)
+                    .first()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(default)
+            };
             let strip = strip_plan();
             ok(&Value::Array(
-                app.sql.iter().map(|e| sql_view(e, strip)).collect(),
+                app.sql
+                    .iter()
+                    .skip(at("offset", 0))
+                    .take(at("length", 20))
+                    .map(|e| sql_view(e, strip))
+                    .collect(),
             ))
         }
         ["sql", id] => match app.sql.iter().find(|e| e["id"].as_u64() == num(id)) {
