@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds one benchmark harness of benches/ (bench profile = release, as `cargo bench` does) and
+# Builds one benchmark harness of crates/bench/benches/ (bench profile = release, as `cargo bench` does) and
 # prints the path of its executable, so scripts and BENCHMARKS.md's commands can run it directly
 # (its RSS and CPU time are then its own, not cargo's):
 #   bin=$(scripts/bench-bin.sh load-bench)        # or eventlog-bench
@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 name="${1:?usage: scripts/bench-bin.sh load-bench|eventlog-bench}"
-cargo bench --no-run --bench "$name" --message-format=json-render-diagnostics |
+cargo bench --no-run -p spark-exporter-bench --bench "$name" --message-format=json-render-diagnostics |
     python3 -c '
 import json, sys
 name = sys.argv[1]

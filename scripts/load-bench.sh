@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Scrape load bench (BENCHMARKS.md "Scrape load and cardinality").
 #
-# Builds the load-bench harness (benches/load-bench.rs, via scripts/bench-bin.sh), starts it in
+# Builds the load-bench harness (crates/bench/benches/load-bench.rs, via scripts/bench-bin.sh), starts it in
 # `serve` mode (a model filled to 2,000 retained stages, 500 executors, 200 job groups, served by
 # the real server while it keeps changing like a polled application), then:
 #   1. wrk, 100 connections, closed loop for $SECS s (each connection scrapes again as soon as

@@ -150,8 +150,8 @@ def ignored(path: str) -> bool:
 
 
 def test_dockerignore_keeps_the_build_inputs_only():
-    # benches/: Cargo.toml declares the bench targets, and cargo reads every declared target's file.
-    for p in ("Cargo.toml", "Cargo.lock", "src/main.rs", "src/lib.rs", "benches/load-bench.rs"):
+    # crates/bench/benches/: a workspace member declares them, and cargo reads every declared target's file.
+    for p in ("Cargo.toml", "Cargo.lock", "src/main.rs", "src/lib.rs", "crates/bench/Cargo.toml", "crates/bench/benches/load-bench.rs"):
         assert not ignored(p), p
     for p in ("target/release/spark-exporter", ".git/HEAD", ".venv/bin/python", ".venv-deploy/bin/python",
               "deploy/kubernetes/configmap.yaml", "tests/data/x.json"):

@@ -475,3 +475,34 @@ fn the_core_and_diagnose_crates_depend_on_no_io_and_no_collector() {
         }
     }
 }
+
+/// The benchmark harnesses' crate asks for each dependency exactly as the exporter does (same
+/// version, same features), so a release build of the harnesses reuses the binary's compiled
+/// dependencies (crates/bench/Cargo.toml says why).
+#[test]
+fn the_bench_crate_asks_for_no_feature_the_binary_does_not() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let deps = |path: &str| -> Vec<String> {
+        std::fs::read_to_string(root.join(path))
+            .expect("a manifest")
+            .split("\n[")
+            .filter(|section| section.starts_with("dependencies]"))
+            .flat_map(|section| section.lines().skip(1))
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(String::from)
+            .collect()
+    };
+    let exporter = deps("Cargo.toml");
+    let bench = deps("crates/bench/Cargo.toml");
+    assert!(
+        bench.len() > 3,
+        "the bench crate's dependencies are read: {bench:?}"
+    );
+    for d in bench.iter().filter(|d| !d.starts_with("spark-exporter ")) {
+        assert!(
+            exporter.contains(d),
+            "crates/bench asks for `{d}`, not as the exporter does"
+        );
+    }
+}

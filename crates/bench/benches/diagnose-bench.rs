@@ -21,10 +21,10 @@
 //! time, so its memory must not follow the store.
 //!
 //! A `harness = false` bench target, not part of the shipped crate:
-//! `cargo bench --bench diagnose-bench -- check`, or the executable `scripts/bench-bin.sh
+//! `cargo bench -p spark-exporter-bench --bench diagnose-bench -- check`, or the executable `scripts/bench-bin.sh
 //! diagnose-bench` names.
 
-#[path = "../tests/support/committed_logs.rs"]
+#[path = "../../../tests/support/committed_logs.rs"]
 mod committed_logs;
 mod common;
 
@@ -101,7 +101,7 @@ fn main() {
             std::process::exit(64);
         }
     };
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = repo_root();
     let mut logs: Vec<PathBuf> = args.iter().skip(2).map(PathBuf::from).collect();
     if logs.is_empty() {
         logs = committed_logs::committed_event_logs(&root, &root.join("target/diagnose-bench"));
@@ -192,7 +192,7 @@ const REVIEW_SLACK_MIB: f64 = 2.0;
 /// `n` renumbered plain copies of the diagnosis fixture's largest log in `dir` (made once);
 /// their decoded bytes.
 fn review_copies(dir: &Path, n: usize) -> u64 {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = repo_root();
     let src = "app-20261201052736-0000";
     let part = root.join(format!(
         "tests/data/diagnosis-4.1.1/eventlog/eventlog_v2_{src}/events_1_{src}.zstd"
@@ -214,13 +214,35 @@ fn review_copies(dir: &Path, n: usize) -> u64 {
     bytes
 }
 
+/// The exporter binary of the same build (this harness is `target/<profile>/deps/…`, the binary
+/// `target/<profile>/spark-exporter`: `cargo build --release --bin spark-exporter` first), or
+/// `$SPARK_EXPORTER_BIN`.
+fn exporter_binary() -> PathBuf {
+    if let Some(p) = std::env::var_os("SPARK_EXPORTER_BIN") {
+        return PathBuf::from(p);
+    }
+    let exe = std::env::current_exe().expect("the harness's own path");
+    let bin = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|d| d.join("spark-exporter"))
+        .filter(|b| b.is_file());
+    bin.unwrap_or_else(|| {
+        eprintln!(
+            "diagnose-bench: no spark-exporter binary beside {} (cargo build --release --bin spark-exporter, or set SPARK_EXPORTER_BIN)",
+            exe.display()
+        );
+        std::process::exit(2)
+    })
+}
+
 /// Run `diagnose --review` over `dir`: (wall seconds, peak RSS MiB, applications reviewed).
 // The child is waited for with wait4 (for its own rusage), which clippy does not see.
 #[allow(clippy::zombie_processes)]
 fn review_peak(dir: &Path) -> (f64, f64, u64) {
     use std::os::unix::process::ExitStatusExt;
     let t = Instant::now();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_spark-exporter"))
+    let child = std::process::Command::new(exporter_binary())
         .args(["diagnose", "--review", "--format", "json", "--event-log"])
         .arg(dir)
         .stdout(std::process::Stdio::piped())
@@ -249,7 +271,7 @@ fn review_peak(dir: &Path) -> (f64, f64, u64) {
 
 /// The `review-memory` mode: peak RSS over `n` and `4n` copies, and the check.
 fn review_memory(n: usize) {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = repo_root();
     println!("| copies | decoded MB | reviewed | wall s | peak RSS MiB |");
     println!("| --- | --- | --- | --- | --- |");
     let mut peaks = vec![];
@@ -285,4 +307,10 @@ fn review_memory(n: usize) {
         peaks[1],
         4 * n
     );
+}
+
+/// The repository's root (this crate is `crates/bench`).
+fn repo_root() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    dir.join("../..").canonicalize().unwrap_or(dir)
 }
