@@ -290,46 +290,15 @@ pub fn ingest_paths_with<P: AsRef<std::ffi::OsStr>>(
         settings.event_log.max_line_bytes,
     )
     .with_filter(filter.clone());
-    let rt = tokio::runtime::Handle::try_current().ok();
     // The single files named (not found in a folder): one that is no event log is an error.
     let mut named = vec![];
     for path in paths {
-        let text = path.as_ref().to_string_lossy();
-        let location = objfs::parse_location(&text).map_err(objfs::StoreError::Location)?;
-        let root = objfs::root(
-            &location,
-            rt.as_ref(),
-            telemetry,
-            settings.event_log.poll_interval,
-        )?;
-        let found = discovery::classify(&*root.fs, &root.path);
-        if let Some(store) = root.fs.store() {
-            telemetry.set_store_up(store, found.is_ok());
-        }
-        match found? {
-            Some(found) => {
-                if let discovery::Found::Single { path, .. } = &found {
-                    named.push(root.fs.display(path));
-                }
-                engine.add(found, &root, out);
+        let listed = list_logs(&path.as_ref().to_string_lossy(), settings, telemetry)?;
+        for found in listed.logs {
+            if let (true, discovery::Found::Single { path, .. }) = (listed.named, &found) {
+                named.push(listed.root.fs.display(path));
             }
-            None => {
-                let mut stray = vec![];
-                let listed = discovery::scan_noting(
-                    &*root.fs,
-                    &root.path,
-                    settings.event_log.depth,
-                    &mut stray,
-                )?;
-                // Not counted as errors: a folder may hold notes and expectations beside its
-                // logs; a file named like a log that holds no event is (settle_all).
-                for file in stray {
-                    tracing::warn!(file = %file, "Not an event log's name; skipped.");
-                }
-                for found in listed {
-                    engine.add(found, &root, out);
-                }
-            }
+            engine.add(found, &listed.root, out);
         }
     }
     while engine.poll(out) > 0 {}
@@ -353,12 +322,15 @@ pub struct Listed {
     /// The file system or store, and the location in it.
     pub root: fs::Root,
     /// The logs found: the location itself when it is a log, else those under it down to
-    /// `event_log.depth` levels, as [`ingest_paths`] finds them.
+    /// `event_log.depth` levels.
     pub logs: Vec<discovery::Found>,
+    /// The location is itself a log (named, not found in a folder).
+    pub named: bool,
 }
 
 /// List the logs of `location` (a log, a folder or an object-store prefix) without reading
-/// them. Object stores block on the current runtime: call this from a blocking thread of it.
+/// them, as [`ingest_paths`] and a review find them. Object stores block on the current
+/// runtime: call this from a blocking thread of it.
 pub fn list_logs(
     location: &str,
     settings: &Settings,
@@ -376,8 +348,8 @@ pub fn list_logs(
     if let Some(store) = root.fs.store() {
         telemetry.set_store_up(store, found.is_ok());
     }
-    let logs = match found? {
-        Some(one) => vec![one],
+    let (logs, named) = match found? {
+        Some(one) => (vec![one], true),
         None => {
             let mut stray = vec![];
             let listed = discovery::scan_noting(
@@ -386,13 +358,15 @@ pub fn list_logs(
                 settings.event_log.depth,
                 &mut stray,
             )?;
+            // Not counted as errors: a folder may hold notes and expectations beside its logs;
+            // a file named like a log that holds no event is.
             for file in stray {
                 tracing::warn!(file = %file, "Not an event log's name; skipped.");
             }
-            listed
+            (listed, false)
         }
     };
-    Ok(Listed { root, logs })
+    Ok(Listed { root, logs, named })
 }
 
 /// How a listed log shows in messages: its path or URL.
