@@ -217,10 +217,13 @@ scrape_configs:
     # --- the Spark application ---
     lines = queue.Queue()
     stop_file = os.path.join(tmp, "stop")
+    # Written once SparkStageStuck fires: the hanging task need not hang on.
+    release_file = os.path.join(tmp, "release")
     env = dict(os.environ, PYSPARK_PYTHON=a.python, PYSPARK_DRIVER_PYTHON=a.python)
     spark = Proc("workload", [a.python, WORKLOAD, "--ui-port", str(ui_port), "--eventlog-dir", eventlog_dir,
                               "--scratch-dir", os.path.join(tmp, "scratch"),
-                              "--stuck-seconds", str(a.stuck_seconds), "--stop-file", stop_file],
+                              "--stuck-seconds", str(a.stuck_seconds), "--stop-file", stop_file,
+                              "--release-file", release_file],
                  tmp, env=env, lines=lines)
     procs.append(spark)
     info, phases = {}, {}
@@ -272,6 +275,7 @@ scrape_configs:
                 break
         except queue.Empty:
             pass
+    open(release_file, "w").close()
     res.add("SparkStageStuck pending or firing while a task hangs", stuck_seen is not None,
             json.dumps(stuck_seen) if stuck_seen else "never seen in /api/v1/alerts")
     if stuck_seen:

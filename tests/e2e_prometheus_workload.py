@@ -11,7 +11,8 @@ test have something to show:
                exporter's label cap the harness sets: label overflow)
   failing_job  a Python UDF raises: failed task, stage, job and SQL execution
   skewed       one partition sleeps: task skew
-  stuck_stage  one task sleeps --stuck-seconds while the others finish at once: a stalled stage;
+  stuck_stage  one task sleeps --stuck-seconds (less once --release-file exists) while the others
+               finish at once: a stalled stage;
                meanwhile a rate-source Structured Streaming query runs a few micro-batches
 Prints `APP_ID <id>`, `APP_NAME <name>`, `PHASE <name> <unix time>` lines, `WORKLOAD_DONE` when all
 jobs are over, then keeps the application (and its UI) up until --stop-file exists or --hold
@@ -34,6 +35,7 @@ ap.add_argument("--stuck-seconds", type=float, default=75)
 ap.add_argument("--stream-seconds", type=float, default=20)
 ap.add_argument("--report-count", type=int, default=14, help="distinct report descriptions")
 ap.add_argument("--stop-file", help="stop the application once this file exists")
+ap.add_argument("--release-file", help="the hanging task of stuck_stage ends early once this file exists")
 ap.add_argument("--hold", type=float, default=600, help="longest wait for --stop-file, seconds")
 a = ap.parse_args()
 
@@ -134,9 +136,14 @@ sc.parallelize(range(40_000), 8).mapPartitionsWithIndex(slow_first).collect()
 def hang():
     sparkwork.set_group(sc, "stuck_stage", "A task that hangs")
 
+    release, secs = a.release_file, a.stuck_seconds
+
     def maybe_sleep(x):
         if x == 0:
-            time.sleep(a.stuck_seconds)
+            # Hangs --stuck-seconds, or until --release-file exists (the test has seen its alert).
+            end = time.time() + secs
+            while time.time() < end and not (release and os.path.exists(release)):
+                time.sleep(0.5)
         return x
 
     sc.parallelize(range(4), 4).map(maybe_sleep).collect()
