@@ -169,7 +169,7 @@ scrape_configs:
         workloads.append(w)
         # Application ids are the master's start second and a counter from 0 (each
         # local-cluster has its own master): the pair starts once `diagnosis` has its id.
-        if not workloads[1:]:
+        if len(workloads) == 1:
             wait_for(lambda: os.listdir(events) or w.p.poll() is not None, 120, "the first application's event log")
     apps = {}
     for w in workloads:
