@@ -9,6 +9,8 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Deserializer};
 
+use super::scan::Keep;
+
 /// A number Spark wrote as a JSON long; negative or fractional values are clamped to `u64`.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Count(pub u64);
@@ -112,6 +114,15 @@ pub struct Props<'a> {
     pub app_name: Option<Cow<'a, str>>,
 }
 
+/// The members of `Properties` that [`Props`] reads ([`super::scan::pick`]).
+pub const PROPS_KEEP: Keep = Keep::Members(&[
+    ("spark.jobGroup.id", Keep::All),
+    ("spark.job.description", Keep::All),
+    ("spark.job.tags", Keep::All),
+    ("spark.sql.execution.id", Keep::All),
+    ("spark.app.name", Keep::All),
+]);
+
 /// Only a stage id (job start's `Stage Infos`, read when `Stage IDs` is missing).
 #[derive(Deserialize)]
 pub struct StageIdOnly<'a> {
@@ -136,6 +147,22 @@ pub struct JobStart<'a> {
     #[serde(rename = "Properties", borrow, default)]
     pub props: Option<Props<'a>>,
 }
+
+/// What [`JobStart`] reads of a line ([`super::scan::pick`]): not the stages' RDD infos,
+/// accumulables and call sites, nor most properties.
+pub const JOB_START_KEEP: Keep = Keep::Members(&[
+    ("Job ID", Keep::All),
+    ("Submission Time", Keep::All),
+    ("Stage IDs", Keep::All),
+    (
+        "Stage Infos",
+        Keep::Elements(&Keep::Members(&[
+            ("Stage ID", Keep::All),
+            ("Stage Name", Keep::All),
+        ])),
+    ),
+    ("Properties", PROPS_KEEP),
+]);
 
 /// `Job Result`.
 #[derive(Deserialize)]
@@ -186,6 +213,25 @@ pub struct StageEvent<'a> {
     pub props: Option<Props<'a>>,
 }
 
+/// What [`StageEvent`] reads of a line ([`super::scan::pick`]): not accumulables, call sites and
+/// most properties; of `RDD Info` what [`RddInfo`] reads.
+pub const STAGE_EVENT_KEEP: Keep = Keep::Members(&[
+    (
+        "Stage Info",
+        Keep::Members(&[
+            ("Stage ID", Keep::All),
+            ("Stage Attempt ID", Keep::All),
+            ("Stage Name", Keep::All),
+            ("Number of Tasks", Keep::All),
+            ("Submission Time", Keep::All),
+            ("Completion Time", Keep::All),
+            ("Failure Reason", Keep::All),
+            ("RDD Info", Keep::Elements(&RDD_INFO_KEEP)),
+        ]),
+    ),
+    ("Properties", PROPS_KEEP),
+]);
+
 /// `Executor Info`.
 #[derive(Deserialize)]
 pub struct ExecutorInfo {
@@ -223,6 +269,15 @@ pub struct SqlEvent<'a> {
     #[serde(rename = "errorMessage", borrow, default)]
     pub error: Option<Cow<'a, str>>,
 }
+
+/// What [`SqlEvent`] reads of a line ([`super::scan::pick`]): not the plan and its text.
+pub const SQL_EVENT_KEEP: Keep = Keep::Members(&[
+    ("executionId", Keep::All),
+    ("jobTags", Keep::All),
+    ("description", Keep::All),
+    ("time", Keep::All),
+    ("errorMessage", Keep::All),
+]);
 
 /// One entry of `sources`: Spark's progress rates are sums over the sources.
 #[derive(Deserialize, Default)]
@@ -353,6 +408,14 @@ pub struct RddInfo<'a> {
     #[serde(rename = "Number of Partitions", default)]
     pub partitions: Option<u64>,
 }
+
+/// The members of an `RDD Info` entry that [`RddInfo`] reads ([`super::scan::pick`]).
+pub const RDD_INFO_KEEP: Keep = Keep::Members(&[
+    ("RDD ID", Keep::All),
+    ("Name", Keep::All),
+    ("Storage Level", Keep::All),
+    ("Number of Partitions", Keep::All),
+]);
 
 /// `SparkListenerEnvironmentUpdate`: only `Spark Properties` (every one whose value is a
 /// string; the model picks what it reads).

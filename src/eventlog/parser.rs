@@ -247,6 +247,9 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
             })?
         };
     }
+    // Large events whose serde type reads a few members: the line reduced to those members
+    // first (`scan::pick`), which serde then reads without visiting the rest.
+    let mut buf = Vec::new();
     let ev = match name.as_ref() {
         "SparkListenerTaskEnd" => task_end(line).map_err(|source| ParseError::Scan {
             event: "TaskEnd",
@@ -256,9 +259,20 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
             event: "TaskStart",
             source,
         })?,
-        "SparkListenerStageSubmitted" => stage(read!(json::StageEvent, "StageSubmitted"), true),
-        "SparkListenerStageCompleted" => stage(read!(json::StageEvent, "StageCompleted"), false),
-        "SparkListenerJobStart" => job_start(read!(json::JobStart, "JobStart")),
+        "SparkListenerStageSubmitted" => stage(
+            read_picked(line, &json::STAGE_EVENT_KEEP, "StageSubmitted", &mut buf)?,
+            true,
+        ),
+        "SparkListenerStageCompleted" => stage(
+            read_picked(line, &json::STAGE_EVENT_KEEP, "StageCompleted", &mut buf)?,
+            false,
+        ),
+        "SparkListenerJobStart" => job_start(read_picked(
+            line,
+            &json::JOB_START_KEEP,
+            "JobStart",
+            &mut buf,
+        )?),
         "SparkListenerJobEnd" => {
             let j = read!(json::JobEnd, "JobEnd");
             Event::JobEnd {
@@ -318,16 +332,28 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
     Ok(Some(ev))
 }
 
+/// `line` reduced into `buf` to what `keep` says ([`scan::pick`]), read by serde as `T`.
+fn read_picked<'b, T: serde::Deserialize<'b>>(
+    line: &[u8],
+    keep: &scan::Keep,
+    event: &'static str,
+    buf: &'b mut Vec<u8>,
+) -> Result<T, ParseError> {
+    scan::pick(line, keep, buf).map_err(|source| ParseError::Scan { event, source })?;
+    serde_json::from_slice(buf).map_err(|source| ParseError::Json { event, source })
+}
+
 /// A SQL execution's start (with its plan) or end, an adaptive plan update, or the driver's
 /// accumulator updates. Plans are read with the scanner ([`sqlplan`]); a start whose plan cannot
 /// be read still starts the execution.
 fn sql_event(name: &str, line: &[u8]) -> Result<Option<Event>, ParseError> {
-    let serde = |event: &'static str| move |source| ParseError::Json { event, source };
     let scan = |event: &'static str| move |source| ParseError::Scan { event, source };
+    // The members `SqlEvent` reads, without the plan.
+    let mut buf = Vec::new();
     Ok(Some(match name {
         SQL_START => {
             let s: json::SqlEvent =
-                serde_json::from_slice(line).map_err(serde("SQLExecutionStart"))?;
+                read_picked(line, &json::SQL_EVENT_KEEP, "SQLExecutionStart", &mut buf)?;
             Event::SqlStart {
                 execution_id: s.execution_id,
                 description: s.description.map(Cow::into_owned),
@@ -341,7 +367,7 @@ fn sql_event(name: &str, line: &[u8]) -> Result<Option<Event>, ParseError> {
         }
         SQL_END => {
             let s: json::SqlEvent =
-                serde_json::from_slice(line).map_err(serde("SQLExecutionEnd"))?;
+                read_picked(line, &json::SQL_EVENT_KEEP, "SQLExecutionEnd", &mut buf)?;
             Event::SqlEnd {
                 execution_id: s.execution_id,
                 time_ms: s.time,
@@ -442,7 +468,7 @@ impl TaskEndAcc {
     /// `Task Metrics`.
     fn metrics(&mut self, v: &[u8]) -> Result<(), ScanError> {
         self.has_metrics = true;
-        task_metrics(v, &mut self.m, &mut self.result_ser_ms)
+        task_metrics(v, &mut self.m, &mut self.result_ser_ms).map(|_| ())
     }
 
     /// A member of `Task Info`.
@@ -476,22 +502,27 @@ impl TaskEndAcc {
             return Ok(false);
         }
         // A key is always followed by `:` right after its closing quote; inside a string value
-        // the quotes would be escaped, so this finds only the real member.
+        // the quotes would be escaped, so this finds only a member, and no member of
+        // `Accumulables` or `Task Executor Metrics` has that name. The search runs forward (a
+        // vector search: 4,200 instructions a line for the reverse one, which is not) from
+        // `Task Info`; the value found must be the line's last, or the line is scanned in full.
         // One finder for every line (building it per line cost 1.5 % of a log's read).
-        static FINDER: std::sync::LazyLock<memchr::memmem::FinderRev<'static>> =
-            std::sync::LazyLock::new(|| memchr::memmem::FinderRev::new(KEY));
-        let Some(p) = FINDER.rfind(line).filter(|p| *p > info_at) else {
+        static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new(KEY));
+        let Some(p) = FINDER.find(&line[info_at..]).map(|p| info_at + p) else {
             return Ok(false);
         };
-        let start = p + KEY.len();
-        let Some(end) = scan::last_value_end(line, start)? else {
-            return Ok(false);
+        // Its members are read as they are walked (not skipped first to see where the value
+        // ends); what follows it must close the line (else the caller starts over).
+        let v = line[p + KEY.len()..].trim_ascii_start();
+        let end = match v.strip_prefix(b"null") {
+            Some(_) => 4,
+            None => {
+                self.has_metrics = true;
+                task_metrics(v, &mut self.m, &mut self.result_ser_ms)?
+            }
         };
-        let v = line[start..end].trim_ascii();
-        if v != b"null" {
-            self.metrics(v)?;
-        }
-        Ok(true)
+        Ok(scan::closes_line(&v[end..]))
     }
 }
 
@@ -567,9 +598,9 @@ fn locality(v: &[u8]) -> Locality {
 }
 
 /// The members of `Task Metrics` the model sums; `result_ser_ms` gets `Result Serialization
-/// Time` (only the scheduler delay needs it).
-fn task_metrics(v: &[u8], m: &mut TaskTotals, result_ser_ms: &mut u64) -> Result<(), ScanError> {
-    members(v, |k, v| {
+/// Time` (only the scheduler delay needs it). Returns the index in `v` just past the object.
+fn task_metrics(v: &[u8], m: &mut TaskTotals, result_ser_ms: &mut u64) -> Result<usize, ScanError> {
+    scan::members_end(v, |k, v| {
         match k {
             b"Executor Run Time" => m.run_time_ms = count("Executor Run Time", v)?,
             b"Executor Deserialize Time" => {

@@ -341,7 +341,12 @@ fn task_end_fast_path_and_full_scan_agree_on_odd_shapes() {
     let reordered = br#"{"Event":"SparkListenerTaskEnd","Task Metrics":{"Executor Run Time":200,"JVM GC Time":7,"Shuffle Read Metrics":{"Remote Bytes Read":3,"Local Bytes Read":4}},"Stage ID":2,"Stage Attempt ID":0,"Task End Reason":{"Reason":"Success"},"Task Info":{"Task ID":9,"Executor ID":"1","Launch Time":100,"Finish Time":350,"Failed":false,"Killed":false,"Accumulables":[]}}"#;
     // No metrics at all (some failures): zero metrics, not an error.
     let bare = br#"{"Event":"SparkListenerTaskEnd","Stage ID":2,"Stage Attempt ID":0,"Task End Reason":{"Reason":"ExceptionFailure"},"Task Info":{"Task ID":10,"Executor ID":"1","Launch Time":100,"Finish Time":350,"Failed":true,"Killed":false,"Accumulables":[]}}"#;
-    for line in [&spark[..], &reordered[..]] {
+    // A member after `Task Metrics`: the fast path reads the metrics, sees the line go on, and
+    // the full scan starts over (nothing counted twice).
+    let trailing = String::from_utf8(spark.to_vec())
+        .unwrap()
+        .replace("}}}", "}},\"Extra\":[1]}");
+    for line in [&spark[..], &reordered[..], trailing.as_bytes()] {
         let Some(Event::TaskEnd(t)) = parse_line(line).unwrap() else {
             panic!("task end expected")
         };
@@ -560,4 +565,98 @@ fn persisted_rdds_blocks_and_unpersist() {
         one(unpersist),
         Event::RddUnpersisted { rdd_id: 12 }
     ));
+}
+
+/// Every plain or zstd event log under `tests/data` (Spark 3.3 to 4.3), as lines.
+fn fixture_lines() -> Vec<Vec<u8>> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<Vec<u8>>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
+        entries.sort_by_key(|e| e.path());
+        for e in entries {
+            let path = e.path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if path.is_dir() {
+                walk(&path, out);
+                continue;
+            }
+            let text = if name.ends_with(".zstd") {
+                zstd::stream::decode_all(std::fs::File::open(&path).unwrap()).unwrap()
+            } else if (name.starts_with("local-") || name.starts_with("events_"))
+                && !name.contains('.')
+            {
+                std::fs::read(&path).unwrap()
+            } else {
+                continue;
+            };
+            out.extend(text.split(|&b| b == b'\n').map(<[u8]>::to_vec));
+        }
+    }
+    let mut out = Vec::new();
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data"),
+        &mut out,
+    );
+    out
+}
+
+/// Job starts, stage events and SQL starts and ends are read through `scan::pick` (the members their serde types
+/// read, then serde): on every such line Spark wrote in the fixtures, the same event as serde
+/// reading the whole line.
+#[test]
+fn picked_events_are_those_of_the_whole_line() {
+    let mut seen = std::collections::BTreeMap::<&str, usize>::new();
+    for line in fixture_lines() {
+        let Ok(name) = event_name(&line) else {
+            continue;
+        };
+        let whole = match name.as_ref() {
+            "SparkListenerStageSubmitted" | "SparkListenerStageCompleted" => stage(
+                serde_json::from_slice(&line).unwrap(),
+                name == "SparkListenerStageSubmitted",
+            ),
+            "SparkListenerJobStart" => job_start(serde_json::from_slice(&line).unwrap()),
+            SQL_START | SQL_END => {
+                let s: json::SqlEvent = serde_json::from_slice(&line).unwrap();
+                let picked = parse_line(&line).unwrap().unwrap();
+                let (id, time, other) = match picked {
+                    Event::SqlStart {
+                        execution_id,
+                        time_ms,
+                        description,
+                        tags,
+                        ..
+                    } => (execution_id, time_ms, format!("{description:?} {tags:?}")),
+                    Event::SqlEnd {
+                        execution_id,
+                        time_ms,
+                        error,
+                    } => (execution_id, time_ms, format!("{error:?}")),
+                    e => panic!("{e:?}"),
+                };
+                let whole = if name == SQL_START {
+                    format!("{:?} {:?}", s.description, s.job_tags.unwrap_or_default())
+                } else {
+                    format!("{:?}", s.error.filter(|e| !e.is_empty()))
+                };
+                assert_eq!((id, time, other), (s.execution_id, s.time, whole));
+                *seen.entry("sql").or_default() += 1;
+                continue;
+            }
+            _ => continue,
+        };
+        *seen
+            .entry(if name.contains("Stage") {
+                "stage"
+            } else {
+                "job"
+            })
+            .or_default() += 1;
+        let picked = parse_line(&line).unwrap().unwrap();
+        assert_eq!(format!("{picked:?}"), format!("{whole:?}"));
+    }
+    // The fixtures hold hundreds of each, cached RDDs and failed stages among them.
+    assert!(
+        seen["stage"] > 200 && seen["job"] > 100 && seen["sql"] > 100,
+        "{seen:?}"
+    );
 }

@@ -34,7 +34,7 @@ fn ws(b: &[u8], mut i: usize) -> usize {
 fn skip_string(b: &[u8], mut i: usize) -> Result<usize, ScanError> {
     i += 1;
     loop {
-        let j = i + memchr::memchr2(b'"', b'\\', &b[i.min(b.len())..]).ok_or(ScanError::Eof)?;
+        let j = quote_or_backslash(b, i).ok_or(ScanError::Eof)?;
         if b[j] == b'"' {
             return Ok(j + 1);
         }
@@ -42,32 +42,46 @@ fn skip_string(b: &[u8], mut i: usize) -> Result<usize, ScanError> {
     }
 }
 
+/// The index of the first `"` or `\` in `b` at or after `i`, 16 bytes at a time: most strings
+/// the scanner meets are keys and short values, for which a `memchr2` call costs more than the
+/// search.
+#[cfg(target_arch = "x86_64")]
+fn quote_or_backslash(b: &[u8], mut i: usize) -> Option<usize> {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    while i + 16 <= b.len() {
+        // SAFETY: SSE2 is in the x86-64 baseline; the load reads b[i..i + 16], in bounds.
+        let found = unsafe {
+            let v = _mm_loadu_si128(b.as_ptr().add(i).cast::<__m128i>());
+            let hits = _mm_or_si128(
+                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)),
+                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8)),
+            );
+            _mm_movemask_epi8(hits) as u32
+        };
+        if found != 0 {
+            return Some(i + found.trailing_zeros() as usize);
+        }
+        i += 16;
+    }
+    b.get(i..)?
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\')
+        .map(|k| i + k)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn quote_or_backslash(b: &[u8], i: usize) -> Option<usize> {
+    memchr::memchr2(b'"', b'\\', b.get(i..)?).map(|k| i + k)
+}
+
 /// Index just past the JSON value that starts at `i` (after optional whitespace).
 pub fn skip_value(b: &[u8], i: usize) -> Result<usize, ScanError> {
     let mut i = ws(b, i);
     match *b.get(i).ok_or(ScanError::Eof)? {
         b'"' => skip_string(b, i),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            while i < b.len() {
-                match b[i] {
-                    b'"' => {
-                        i = skip_string(b, i)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Ok(i + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-            Err(ScanError::Eof)
-        }
+        b'{' | b'[' => skip_container(b, i),
         c if c == b'-' || c.is_ascii_alphanumeric() => {
             while i < b.len() && !matches!(b[i], b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n')
             {
@@ -79,13 +93,176 @@ pub fn skip_value(b: &[u8], i: usize) -> Result<usize, ScanError> {
     }
 }
 
+/// The structural bytes of one 64-byte block, a bit per byte (bit `k` for byte `k`).
+#[derive(Default, Debug, PartialEq, Eq)]
+struct Masks {
+    quote: u64,
+    backslash: u64,
+    /// `{` and `[`.
+    open: u64,
+    /// `}` and `]`.
+    close: u64,
+}
+
+/// [`Masks`] of a block, 16 bytes at a time (SSE2 is part of every x86-64 CPU).
+#[cfg(target_arch = "x86_64")]
+fn masks(block: &[u8; 64]) -> Masks {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    let mut m = Masks::default();
+    // SAFETY: SSE2 is in the x86-64 baseline, so these intrinsics are always available; each
+    // unaligned load reads 16 bytes at offsets 0, 16, 32 and 48 of a 64-byte array.
+    unsafe {
+        let quote = _mm_set1_epi8(b'"' as i8);
+        let backslash = _mm_set1_epi8(b'\\' as i8);
+        // `[` and `]` are `{` and `}` less 0x20: or-ing 0x20 in folds each pair into one compare.
+        let fold = _mm_set1_epi8(0x20);
+        let open = _mm_set1_epi8(b'{' as i8);
+        let close = _mm_set1_epi8(b'}' as i8);
+        for k in 0..4 {
+            let v = _mm_loadu_si128(block.as_ptr().add(16 * k).cast::<__m128i>());
+            let folded = _mm_or_si128(v, fold);
+            let bits = |x| u64::from(_mm_movemask_epi8(x) as u16) << (16 * k);
+            m.quote |= bits(_mm_cmpeq_epi8(v, quote));
+            m.backslash |= bits(_mm_cmpeq_epi8(v, backslash));
+            m.open |= bits(_mm_cmpeq_epi8(folded, open));
+            m.close |= bits(_mm_cmpeq_epi8(folded, close));
+        }
+    }
+    m
+}
+
+/// [`Masks`] of a block, a byte at a time (other CPUs, and the reference in tests).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn masks_bytewise(block: &[u8; 64]) -> Masks {
+    let mut m = Masks::default();
+    for (k, &c) in block.iter().enumerate() {
+        let bit = 1u64 << k;
+        match c {
+            b'"' => m.quote |= bit,
+            b'\\' => m.backslash |= bit,
+            b'{' | b'[' => m.open |= bit,
+            b'}' | b']' => m.close |= bit,
+            _ => {}
+        }
+    }
+    m
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn masks(block: &[u8; 64]) -> Masks {
+    masks_bytewise(block)
+}
+
+/// Bit `k` of the result is the parity of bits `0..=k` of `x`: with `x` the quotes, the bytes
+/// from an opening quote up to (not including) its closing quote.
+fn prefix_xor(mut x: u64) -> u64 {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    x
+}
+
+/// Index just past the object or array whose opening bracket is at `start`.
+///
+/// Nested values (RDD infos, accumulables, metrics) are most of what is skipped, and they hold
+/// few brackets: the bytes are classified 64 at a time into bit masks, strings are masked out by
+/// their quotes (escaped quotes removed first), and only the brackets outside strings are
+/// counted.
+fn skip_container(b: &[u8], start: usize) -> Result<usize, ScanError> {
+    let mut depth: u64 = 0;
+    // All ones when the next block starts inside a string.
+    let mut in_string: u64 = 0;
+    // The next block's first byte follows an unescaped backslash.
+    let mut escape_next = false;
+    let mut p = start;
+    let mut tail = [b' '; 64];
+    while p < b.len() {
+        let block: &[u8; 64] = match b[p..].first_chunk::<64>() {
+            Some(block) => block,
+            None => {
+                // The last, short block, padded with spaces (not structural).
+                let rest = &b[p..];
+                tail[..rest.len()].copy_from_slice(rest);
+                &tail
+            }
+        };
+        let m = masks(block);
+        let mut escaped = 0u64;
+        if m.backslash != 0 || escape_next {
+            let mut bs = m.backslash;
+            if escape_next {
+                escaped = 1;
+                bs &= !1;
+            }
+            escape_next = false;
+            while bs != 0 {
+                let k = bs.trailing_zeros();
+                bs &= bs - 1;
+                if k == 63 {
+                    escape_next = true;
+                } else {
+                    // The byte after an unescaped backslash is escaped, a backslash included.
+                    escaped |= 1 << (k + 1);
+                    bs &= !(1 << (k + 1));
+                }
+            }
+        }
+        let inside = prefix_xor(m.quote & !escaped) ^ in_string;
+        in_string = ((inside as i64) >> 63) as u64;
+        let close = m.close & !inside;
+        let mut brackets = (m.open & !inside) | close;
+        // A bracket at a time (there are few; no `popcnt` in the x86-64 baseline), without a
+        // branch on its kind.
+        while brackets != 0 {
+            let k = brackets.trailing_zeros();
+            brackets &= brackets - 1;
+            let closing = (close >> k) & 1;
+            depth = (depth + 1).wrapping_sub(closing << 1);
+            if depth == 0 {
+                return Ok(p + k as usize + 1);
+            }
+        }
+        p += 64;
+    }
+    Err(ScanError::Eof)
+}
+
 /// Calls `f(key, value)` for every member of the object `b` (raw key bytes, without quotes;
 /// the value's bytes, trimmed of surrounding whitespace).
 pub fn members<'a>(
     b: &'a [u8],
     f: impl FnMut(&'a [u8], &'a [u8]) -> Result<(), ScanError>,
 ) -> Result<(), ScanError> {
-    members_until(b, None, f).map(|_| ())
+    walk_members(b, None, f).map(|_| ())
+}
+
+/// Like [`members`]; returns the index in `b` just past the object's closing brace.
+pub fn members_end<'a>(
+    b: &'a [u8],
+    f: impl FnMut(&'a [u8], &'a [u8]) -> Result<(), ScanError>,
+) -> Result<usize, ScanError> {
+    match walk_members(b, None, f)? {
+        Walked::End(end) | Walked::Stop(end) => Ok(end),
+    }
+}
+
+/// `rest`, what follows a value, closes the object it is in and the line: optional whitespace,
+/// a closing brace, optional whitespace.
+pub fn closes_line(rest: &[u8]) -> bool {
+    rest.trim_ascii() == b"}"
+}
+
+/// Where [`walk_members`] stopped.
+enum Walked {
+    /// At the member to stop at: the index where its value starts.
+    Stop(usize),
+    /// At the object's end: the index just past its closing brace.
+    End(usize),
 }
 
 /// Like [`members`], but stops at the member whose key is `stop`, without reading its value,
@@ -94,8 +271,19 @@ pub fn members<'a>(
 pub fn members_until<'a>(
     b: &'a [u8],
     stop: Option<&[u8]>,
-    mut f: impl FnMut(&'a [u8], &'a [u8]) -> Result<(), ScanError>,
+    f: impl FnMut(&'a [u8], &'a [u8]) -> Result<(), ScanError>,
 ) -> Result<Option<usize>, ScanError> {
+    Ok(match walk_members(b, stop, f)? {
+        Walked::Stop(start) => Some(start),
+        Walked::End(_) => None,
+    })
+}
+
+fn walk_members<'a>(
+    b: &'a [u8],
+    stop: Option<&[u8]>,
+    mut f: impl FnMut(&'a [u8], &'a [u8]) -> Result<(), ScanError>,
+) -> Result<Walked, ScanError> {
     let mut i = ws(b, 0);
     if b.get(i) != Some(&b'{') {
         return Err(b
@@ -104,7 +292,7 @@ pub fn members_until<'a>(
     }
     i = ws(b, i + 1);
     if b.get(i) == Some(&b'}') {
-        return Ok(None);
+        return Ok(Walked::End(i + 1));
     }
     loop {
         if b.get(i) != Some(&b'"') {
@@ -120,26 +308,99 @@ pub fn members_until<'a>(
         }
         let start = ws(b, i + 1);
         if stop == Some(key) {
-            return Ok(Some(start));
+            return Ok(Walked::Stop(start));
         }
         let end = skip_value(b, start)?;
         f(key, &b[start..end])?;
         i = ws(b, end);
         match b.get(i) {
             Some(b',') => i = ws(b, i + 1),
-            Some(b'}') => return Ok(None),
+            Some(b'}') => return Ok(Walked::End(i + 1)),
             Some(&c) => return Err(ScanError::Unexpected(c as char, i)),
             None => return Err(ScanError::Eof),
         }
     }
 }
 
-/// The value starting at `start` is the last member of the top-level object `b`: it ends, after
-/// optional whitespace, with the object's closing brace and nothing else. Returns its end.
-pub fn last_value_end(b: &[u8], start: usize) -> Result<Option<usize>, ScanError> {
-    let end = skip_value(b, start)?;
-    let close = ws(b, end);
-    Ok((b.get(close) == Some(&b'}') && ws(b, close + 1) == b.len()).then_some(end))
+/// Calls `f(element)` for every element of the array `b` (each trimmed of whitespace).
+pub fn elements<'a>(
+    b: &'a [u8],
+    mut f: impl FnMut(&'a [u8]) -> Result<(), ScanError>,
+) -> Result<(), ScanError> {
+    let mut i = ws(b, 0);
+    if b.get(i) != Some(&b'[') {
+        return Err(b
+            .get(i)
+            .map_or(ScanError::Eof, |&c| ScanError::Unexpected(c as char, i)));
+    }
+    i = ws(b, i + 1);
+    if b.get(i) == Some(&b']') {
+        return Ok(());
+    }
+    loop {
+        let end = skip_value(b, i)?;
+        f(&b[i..end])?;
+        i = ws(b, end);
+        match b.get(i) {
+            Some(b',') => i = ws(b, i + 1),
+            Some(b']') => return Ok(()),
+            Some(&c) => return Err(ScanError::Unexpected(c as char, i)),
+            None => return Err(ScanError::Eof),
+        }
+    }
+}
+
+/// What [`pick`] keeps of a value.
+#[derive(Debug)]
+pub enum Keep {
+    /// The whole value.
+    All,
+    /// Of an object, these members, each kept as said; the others are dropped.
+    Members(&'static [(&'static str, Keep)]),
+    /// Of an array, every element, each kept as said.
+    Elements(&'static Keep),
+}
+
+/// Appends to `out` the part of the JSON value `v` that `keep` says, as JSON: a line reduced to
+/// the members a serde type reads, which serde then parses without visiting the rest (RDD
+/// infos, accumulables, call sites, most properties). A value of another shape than `keep`
+/// expects (`null`, say) is kept whole, for serde to judge. Member keys are matched as written
+/// (Spark's keys hold no escapes).
+pub fn pick(v: &[u8], keep: &Keep, out: &mut Vec<u8>) -> Result<(), ScanError> {
+    match (keep, v.first()) {
+        (Keep::Members(wanted), Some(b'{')) => {
+            out.push(b'{');
+            let mut first = true;
+            members(v, |k, val| {
+                if let Some((_, inner)) = wanted.iter().find(|(name, _)| name.as_bytes() == k) {
+                    if !first {
+                        out.push(b',');
+                    }
+                    first = false;
+                    out.push(b'"');
+                    out.extend_from_slice(k);
+                    out.extend_from_slice(b"\":");
+                    pick(val, inner, out)?;
+                }
+                Ok(())
+            })?;
+            out.push(b'}');
+        }
+        (Keep::Elements(inner), Some(b'[')) => {
+            out.push(b'[');
+            let mut first = true;
+            elements(v, |e| {
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                pick(e, inner, out)
+            })?;
+            out.push(b']');
+        }
+        _ => out.extend_from_slice(v),
+    }
+    Ok(())
 }
 
 /// An integer member value; fractions are truncated, negatives kept.
@@ -243,5 +504,137 @@ mod tests {
         }
         assert!(int("x", b"\"1\"").is_err());
         assert!(boolean("x", b"1").is_err());
+    }
+
+    #[test]
+    fn pick_keeps_what_is_asked() {
+        const KEEP: Keep = Keep::Members(&[
+            ("a", Keep::All),
+            ("b", Keep::Elements(&Keep::Members(&[("x", Keep::All)]))),
+            ("n", Keep::Members(&[("y", Keep::All)])),
+        ]);
+        let line = br#"{"z":{"a":1},"a":"s\"}","b":[{"x":[1,{"q":2}],"w":3},{"w":4}, 5],"n":null}"#;
+        let mut out = Vec::new();
+        pick(line, &KEEP, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"a":"s\"}","b":[{"x":[1,{"q":2}]},{},5],"n":null}"#
+        );
+        let mut out = Vec::new();
+        assert!(pick(br#"{"a":[1,"#, &KEEP, &mut out).is_err());
+        assert!(elements(b"[1 2]", |_| Ok(())).is_err());
+    }
+
+    /// The byte-at-a-time walk the block skipper replaced: the reference for its results.
+    fn skip_reference(b: &[u8], mut i: usize) -> Option<usize> {
+        let mut depth = 0usize;
+        while i < b.len() {
+            match b[i] {
+                b'"' => {
+                    i += 1;
+                    loop {
+                        match b.get(i)? {
+                            b'"' => break,
+                            b'\\' => i += 2,
+                            _ => i += 1,
+                        }
+                    }
+                }
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(i + 1);
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// JSON values whose strings hold the bytes that matter: quotes, backslashes (escaped, and
+    /// runs of them), brackets and non-ASCII text.
+    fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let text =
+            || proptest::string::string_regex(r#"([a-z ]|"|\\|\\\\|[\[\]{}]|é|\n){0,40}"#).unwrap();
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::Bool),
+            any::<i64>().prop_map(serde_json::Value::from),
+            text().prop_map(serde_json::Value::String),
+        ];
+        leaf.prop_recursive(5, 200, 12, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..12).prop_map(serde_json::Value::Array),
+                proptest::collection::vec((text(), inner), 0..12)
+                    .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// The vector masks are the bytewise ones, for blocks of the bytes that matter and of
+        /// the bytes that fold into them (`[` and `{` differ by 0x20 only).
+        #[test]
+        fn masks_are_bytewise(bytes in proptest::collection::vec(proptest::sample::select(
+            b"\"\\{}[]a ;=\x5b\x7b\x5d\x7d\x3b\xdb\xfb\xa2\x02\x00".to_vec()), 64)) {
+            let block: [u8; 64] = bytes.try_into().unwrap();
+            proptest::prop_assert_eq!(masks(&block), masks_bytewise(&block));
+        }
+
+        /// Any container, at any offset from a block boundary, compact or pretty-printed and
+        /// with a cut-off copy: where the byte walk ends, and an error where it finds no end.
+        #[test]
+        fn containers_skip_as_the_byte_walk_does(
+            v in json_value(),
+            pad in 0usize..70,
+            pretty: bool,
+            cut in 0usize..1000,
+        ) {
+            let v = serde_json::json!([v, {"k": v}]);
+            let text = if pretty {
+                serde_json::to_vec_pretty(&v).unwrap()
+            } else {
+                serde_json::to_vec(&v).unwrap()
+            };
+            let mut line = vec![b' '; pad];
+            line.extend_from_slice(&text);
+            line.extend_from_slice(b" ,\"after\":[1]}");
+            let whole = skip_value(&line, 0);
+            proptest::prop_assert_eq!(whole.as_ref().ok().copied(), skip_reference(&line, pad));
+            proptest::prop_assert_eq!(whole, Ok(pad + text.len()));
+            let short = &line[..cut.min(line.len())];
+            proptest::prop_assert_eq!(
+                skip_value(short, 0).ok().filter(|_| short.len() > pad),
+                skip_reference(short, pad)
+            );
+        }
+
+        /// The vector search finds the first quote or backslash, wherever it is.
+        #[test]
+        fn quote_or_backslash_is_the_first(bytes in proptest::collection::vec(
+            proptest::sample::select(b"ab \"\\\xa2".to_vec()), 0..80), from in 0usize..90) {
+            let want = bytes
+                .iter()
+                .enumerate()
+                .skip(from)
+                .find(|(_, &c)| c == b'"' || c == b'\\')
+                .map(|(k, _)| k);
+            proptest::prop_assert_eq!(quote_or_backslash(&bytes, from), want);
+        }
+
+        /// Arbitrary bytes never panic, and an end found is inside the input.
+        #[test]
+        fn any_bytes_skip_without_panic(bytes in proptest::collection::vec(proptest::sample::select(
+            b"\"\\{}[]a 1,:".to_vec()), 0..300)) {
+            let mut line = b"[".to_vec();
+            line.extend_from_slice(&bytes);
+            if let Ok(end) = skip_value(&line, 0) {
+                proptest::prop_assert!(end <= line.len());
+            }
+        }
     }
 }

@@ -240,9 +240,9 @@ pub struct FileTailer {
     file: Option<Box<dyn Reader>>,
     offset: u64,
     pending: Vec<u8>,
-    /// `None` once a zstd file is finished: its context and buffers (about 0.5 MiB resident)
-    /// are given back, and a fresh decoder starts at the frame boundary where it ended if the
-    /// file ever grows again.
+    /// `None` until the first compressed bytes are read, and again once a zstd file is finished:
+    /// its context and buffers (about 0.5 MiB resident) are given back, and a fresh decoder
+    /// starts at the frame boundary where it ended if the file ever grows again.
     decoder: Option<Decoder>,
     lines: LineSplitter,
     /// Where this tailer is.
@@ -285,7 +285,9 @@ impl FileTailer {
             file: None,
             offset: 0,
             pending: Vec::new(),
-            decoder: Some(Decoder::new(codec)?),
+            // Made at the first read (`drain`), not here: a fleet adds all its logs before it
+            // reads them, and a zstd context made per log then missed the thread's spares.
+            decoder: None,
             lines: LineSplitter::new(max_line),
             state: TailState::Active,
             size_hint: None,
