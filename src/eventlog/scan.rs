@@ -279,27 +279,34 @@ pub fn members_until<'a>(
     })
 }
 
+/// `b[i]` is `c`.
+fn expect(b: &[u8], i: usize, c: u8) -> Result<(), ScanError> {
+    match b.get(i) {
+        Some(&x) if x == c => Ok(()),
+        Some(&x) => Err(ScanError::Unexpected(x as char, i)),
+        None => Err(ScanError::Eof),
+    }
+}
+
+/// `b` starts (after optional whitespace) with the bracket `c`: the index of what follows it
+/// (after optional whitespace).
+fn open(b: &[u8], c: u8) -> Result<usize, ScanError> {
+    let i = ws(b, 0);
+    expect(b, i, c)?;
+    Ok(ws(b, i + 1))
+}
+
 fn walk_members<'a>(
     b: &'a [u8],
     stop: Option<&[u8]>,
     mut f: impl FnMut(&'a [u8], &'a [u8]) -> Result<(), ScanError>,
 ) -> Result<Walked, ScanError> {
-    let mut i = ws(b, 0);
-    if b.get(i) != Some(&b'{') {
-        return Err(b
-            .get(i)
-            .map_or(ScanError::Eof, |&c| ScanError::Unexpected(c as char, i)));
-    }
-    i = ws(b, i + 1);
+    let mut i = open(b, b'{')?;
     if b.get(i) == Some(&b'}') {
         return Ok(Walked::End(i + 1));
     }
     loop {
-        if b.get(i) != Some(&b'"') {
-            return Err(b
-                .get(i)
-                .map_or(ScanError::Eof, |&c| ScanError::Unexpected(c as char, i)));
-        }
+        expect(b, i, b'"')?;
         let key_end = skip_string(b, i)?;
         let key = &b[i + 1..key_end - 1];
         i = ws(b, key_end);
@@ -327,13 +334,7 @@ pub fn elements<'a>(
     b: &'a [u8],
     mut f: impl FnMut(&'a [u8]) -> Result<(), ScanError>,
 ) -> Result<(), ScanError> {
-    let mut i = ws(b, 0);
-    if b.get(i) != Some(&b'[') {
-        return Err(b
-            .get(i)
-            .map_or(ScanError::Eof, |&c| ScanError::Unexpected(c as char, i)));
-    }
-    i = ws(b, i + 1);
+    let mut i = open(b, b'[')?;
     if b.get(i) == Some(&b']') {
         return Ok(());
     }

@@ -68,7 +68,7 @@ struct Raw<'a> {
 /// Calls `f` with each element of the JSON array `v` (`null`: none).
 fn elements<'a>(
     v: &'a [u8],
-    mut f: impl FnMut(&'a [u8]) -> Result<(), ScanError>,
+    f: impl FnMut(&'a [u8]) -> Result<(), ScanError>,
 ) -> Result<(), ScanError> {
     let v = v.trim_ascii();
     if v == b"null" {
@@ -77,31 +77,7 @@ fn elements<'a>(
     if v.first() != Some(&b'[') {
         return Err(ScanError::Type("children", "array"));
     }
-    let mut i = 1;
-    loop {
-        i += v[i..]
-            .iter()
-            .take_while(|b| b.is_ascii_whitespace())
-            .count();
-        match v.get(i) {
-            Some(b']') => return Ok(()),
-            None => return Err(ScanError::Eof),
-            _ => {}
-        }
-        let end = skip_value(v, i)?;
-        f(v[i..end].trim_ascii())?;
-        i = end;
-        i += v[i..]
-            .iter()
-            .take_while(|b| b.is_ascii_whitespace())
-            .count();
-        match v.get(i) {
-            Some(b',') => i += 1,
-            Some(b']') => return Ok(()),
-            Some(&c) => return Err(ScanError::Unexpected(c as char, i)),
-            None => return Err(ScanError::Eof),
-        }
-    }
+    scan::elements(v, f)
 }
 
 /// A string member value, borrowed when it has no escapes.
