@@ -140,7 +140,7 @@ impl Engine {
                     path: path.clone(),
                     dir: dir.clone(),
                     files: Files::Single {
-                        file: Box::new(tracked(fs, &path, id, name.codec, false, max_line, out)),
+                        file: Box::new(tracked(fs, &path, id, name.codec, false, max_line)),
                         in_progress: name.in_progress,
                     },
                     app: LogApp::new(app_id_from_name(&name.name)),
@@ -191,7 +191,7 @@ impl Engine {
                 .iter()
                 .any(|t| t.tailer.state == TailState::Active)
         {
-            log.read_again(out);
+            log.read_again();
         }
     }
 
@@ -346,17 +346,8 @@ fn tracked(
     codec: Codec,
     compact: bool,
     max_line: usize,
-    out: Out<'_>,
 ) -> Tracked {
-    // Decoder construction only fails if zstd cannot allocate a context; such a file is failed.
-    let new = |codec| FileTailer::new(fs.clone(), path.to_path_buf(), id, codec, max_line);
-    let tailer = new(codec).unwrap_or_else(|e| {
-        out.telemetry.eventlog_error("codec");
-        tracing::warn!(file = %fs.display(path), error = %e, "Cannot create a decoder.");
-        let mut t = new(Codec::Plain).expect("the plain decoder has no state to allocate");
-        t.state = TailState::Failed;
-        t
-    });
+    let tailer = FileTailer::new(fs.clone(), path.to_path_buf(), id, codec, max_line);
     Tracked {
         tailer,
         compact,
@@ -531,17 +522,13 @@ impl Log {
     }
 
     /// A resumed log changed: read it again from its start, with fresh parsing state.
-    fn read_again(&mut self, out: Out<'_>) {
+    fn read_again(&mut self) {
         tracing::info!(file = %self.fs.display(&self.path), "A log the checkpoint had read changed; reading it again.");
         self.resumed = false;
         self.undelivered = true;
         self.app = LogApp::new(self.app.name_id().to_string());
         for t in self.tracked_mut() {
-            if let Err(e) = t.tailer.restart() {
-                out.telemetry.eventlog_error("codec");
-                tracing::warn!(file = %t.tailer.display(), error = %e, "Cannot create a decoder.");
-                t.tailer.state = TailState::Failed;
-            }
+            t.tailer.restart();
         }
     }
 
@@ -579,7 +566,7 @@ impl Log {
             let fs = &self.fs;
             let t = parts
                 .entry((name.index, name.compact))
-                .or_insert_with(|| tracked(fs, &path, id, name.codec, name.compact, max_line, out));
+                .or_insert_with(|| tracked(fs, &path, id, name.codec, name.compact, max_line));
             t.tailer.set_path(path);
             revive(t, len);
         }

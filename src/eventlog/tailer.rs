@@ -260,24 +260,21 @@ pub struct FileTailer {
 
 impl FileTailer {
     /// A tailer for the local file `id`, now at `path`, not opened yet.
-    pub fn local(
-        path: PathBuf,
-        id: FileId,
-        codec: Codec,
-        max_line: usize,
-    ) -> Result<FileTailer, CodecError> {
+    pub fn local(path: PathBuf, id: FileId, codec: Codec, max_line: usize) -> FileTailer {
         Self::new(Arc::new(super::fs::LocalFs), path, id, codec, max_line)
     }
 
-    /// A tailer for the file `id`, now at `path` in `fs`, not opened yet.
+    /// A tailer for the file `id`, now at `path` in `fs`, not opened yet. Its decoder is made
+    /// at the first read, where a failure to make one (zstd cannot allocate a context) fails the
+    /// file like any codec error.
     pub fn new(
         fs: Arc<dyn Fs>,
         path: PathBuf,
         id: FileId,
         codec: Codec,
         max_line: usize,
-    ) -> Result<FileTailer, CodecError> {
-        Ok(FileTailer {
+    ) -> FileTailer {
+        FileTailer {
             fs,
             path,
             id,
@@ -294,7 +291,7 @@ impl FileTailer {
             decoded_total: 0,
             boundary: Some((0, 0)),
             skip: 0,
-        })
+        }
     }
 
     /// Raw bytes consumed from the file.
@@ -410,14 +407,14 @@ impl FileTailer {
         Ok(())
     }
 
-    /// Start again from byte 0 with fresh decoder state.
-    pub fn restart(&mut self) -> Result<(), CodecError> {
+    /// Start again from byte 0 with fresh decoder state (made at the next read).
+    pub fn restart(&mut self) {
         self.offset = 0;
         self.decoded_total = 0;
         self.boundary = Some((0, 0));
         self.skip = 0;
         self.pending = Vec::new();
-        self.decoder = Some(Decoder::new(self.codec)?);
+        self.decoder = None;
         self.lines.reset();
         self.state = TailState::Active;
         if let Some(f) = &mut self.file {
@@ -425,7 +422,6 @@ impl FileTailer {
                 self.file = None;
             }
         }
-        Ok(())
     }
 
     fn shown(&self) -> PathBuf {
@@ -490,10 +486,7 @@ impl FileTailer {
                     self.display()
                 ),
             );
-            self.restart().map_err(|source| TailError::Codec {
-                path: self.shown(),
-                source,
-            })?;
+            self.restart();
         }
         let mut polled = Polled::default();
         let mut buf = Scratch::take(&READ_BUF, READ_CHUNK);
@@ -630,7 +623,7 @@ mod tests {
 
     /// Every line of `path` read to its end by a fresh tailer.
     fn all_lines(path: &Path, codec: Codec) -> Vec<Vec<u8>> {
-        let mut t = FileTailer::local(path.into(), id(path), codec, 1 << 26).unwrap();
+        let mut t = FileTailer::local(path.into(), id(path), codec, 1 << 26);
         let mut out = Lines::default();
         while t.poll(1 << 20, &mut out).unwrap().raw_bytes > 0 {}
         t.finish(&mut out);
@@ -668,7 +661,7 @@ mod tests {
                 let cut = (bytes.len() as u64 * k / 13) as usize;
                 let part = tmp.path().join(format!("part-{k}"));
                 std::fs::write(&part, &bytes[..cut]).unwrap();
-                let mut first = FileTailer::local(part.clone(), id(&part), codec, 1 << 26).unwrap();
+                let mut first = FileTailer::local(part.clone(), id(&part), codec, 1 << 26);
                 let mut a = Lines::default();
                 while first.poll(1 << 20, &mut a).unwrap().raw_bytes > 0 {}
                 let at = first.resume_point().expect("a resume point");
@@ -677,8 +670,7 @@ mod tests {
                 }
                 let at: ResumeAt =
                     serde_json::from_str(&serde_json::to_string(&at).unwrap()).unwrap();
-                let mut second =
-                    FileTailer::local(file.clone(), id(&file), codec, 1 << 26).unwrap();
+                let mut second = FileTailer::local(file.clone(), id(&file), codec, 1 << 26);
                 second.resume_at(&at).unwrap();
                 let mut b = a;
                 while second.poll(1 << 20, &mut b).unwrap().raw_bytes > 0 {}

@@ -52,8 +52,7 @@ fn tail_file(path: &Path) -> Collect {
         (m.dev(), m.ino()),
         codec_of(path),
         64 << 20,
-    )
-    .unwrap();
+    );
     let mut c = Collect::default();
     while !t.poll(1 << 20, &mut c).unwrap().eof {}
     t.finish(&mut c);

@@ -120,7 +120,7 @@ fn run(codec: Codec, ops: Vec<Op>) {
     let mut path: PathBuf = dir.path().join("local-1.inprogress");
     File::create(&path).unwrap();
     let m = std::fs::metadata(&path).unwrap();
-    let mut t = FileTailer::local(path.clone(), (m.dev(), m.ino()), codec, 1 << 20).unwrap();
+    let mut t = FileTailer::local(path.clone(), (m.dev(), m.ino()), codec, 1 << 20);
     let mut sink = Collect::default();
     let mut stream = Stream::new(codec);
     let mut next = 0;
@@ -225,7 +225,7 @@ fn a_line_over_the_cap_is_skipped_and_counted_once() {
     let long = "y".repeat(5000);
     std::fs::write(&path, format!("a\n{long}\nb\n")).unwrap();
     let m = std::fs::metadata(&path).unwrap();
-    let mut t = FileTailer::local(path.clone(), (m.dev(), m.ino()), Codec::Plain, 1024).unwrap();
+    let mut t = FileTailer::local(path.clone(), (m.dev(), m.ino()), Codec::Plain, 1024);
     let mut sink = Collect::default();
     while !t.poll(100, &mut sink).unwrap().eof {}
     assert_eq!(sink.lines, vec!["a", "b"]);

@@ -71,8 +71,7 @@ fn parse_mode(path: PathBuf) -> Result<(u64, u64, u64), String> {
         .and_then(|n| n.to_str())
         .unwrap_or_default();
     let codec = parse_single_name(name).map_or(Codec::Plain, |n| n.codec);
-    let mut t = FileTailer::local(path.clone(), (meta.dev(), meta.ino()), codec, 64 << 20)
-        .map_err(|e| e.to_string())?;
+    let mut t = FileTailer::local(path.clone(), (meta.dev(), meta.ino()), codec, 64 << 20);
     let mut c = Count::default();
     while !t.poll(64 << 20, &mut c).map_err(|e| e.to_string())?.eof {}
     t.finish(&mut c);
