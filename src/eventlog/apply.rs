@@ -479,18 +479,62 @@ pub struct Out<'a> {
     pub telemetry: &'a Telemetry,
 }
 
-/// The [`LineSink`] of one log: parse, apply, count.
+/// Events parsed and applied together, under one take of the model's lock
+/// ([`Observer::batch`]): enough that readers on two threads seldom meet at the lock, few
+/// enough that the events waiting stay small.
+const BATCH: usize = 64;
+
+/// The [`LineSink`] of one log: parse, apply, count. Events are parsed one line at a time and
+/// applied [`BATCH`] at a time; every event parsed is applied by the time it is dropped.
 pub struct Applier<'a> {
-    /// The application.
-    pub app: &'a mut LogApp,
-    /// Where events and problems go.
-    pub out: Out<'a>,
+    app: &'a mut LogApp,
+    out: Out<'a>,
     /// The file, for log lines.
-    pub file: &'a str,
-    /// Counters of this step.
-    pub stats: &'a mut ReadStats,
+    file: &'a str,
+    stats: &'a mut ReadStats,
     /// Warning budget.
     pub warnings: &'a mut Warnings,
+    /// Parsed, not applied yet.
+    pending: Vec<Event>,
+}
+
+impl<'a> Applier<'a> {
+    /// The sink of a log's application `app` in file `file`, counting into `stats`.
+    pub fn new(
+        app: &'a mut LogApp,
+        out: Out<'a>,
+        file: &'a str,
+        stats: &'a mut ReadStats,
+        warnings: &'a mut Warnings,
+    ) -> Applier<'a> {
+        Applier {
+            app,
+            out,
+            file,
+            stats,
+            warnings,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Apply the events parsed so far.
+    fn flush(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let Applier { app, pending, .. } = self;
+        self.out.observer.batch(&mut |o| {
+            for ev in pending.drain(..) {
+                app.apply(ev, o);
+            }
+        });
+    }
+}
+
+impl Drop for Applier<'_> {
+    fn drop(&mut self) {
+        self.flush();
+    }
 }
 
 impl LineSink for Applier<'_> {
@@ -503,7 +547,10 @@ impl LineSink for Applier<'_> {
                 if let Some(t) = ev.time_ms() {
                     self.stats.newest_ms = Some(self.stats.newest_ms.map_or(t, |n| n.max(t)));
                 }
-                self.app.apply(ev, self.out.observer);
+                self.pending.push(ev);
+                if self.pending.len() >= BATCH {
+                    self.flush();
+                }
             }
             Ok(None) => {
                 if !line.trim_ascii().is_empty() {

@@ -667,13 +667,7 @@ fn poll_one(
         return (0, true, true);
     }
     let file = t.tailer.display();
-    let mut sink = Applier {
-        app,
-        out,
-        file: &file,
-        stats,
-        warnings: &mut t.warnings,
-    };
+    let mut sink = Applier::new(app, out, &file, stats, &mut t.warnings);
     match t.tailer.poll(FILE_BUDGET, &mut sink) {
         Ok(p) => {
             if t.io_failing && t.tailer.is_open() {

@@ -49,6 +49,9 @@ impl Recorder {
 /// The REST poller never reports these (event-log only); recorded as a count, so a test sees
 /// one if it ever happens.
 impl Observer for Recorder {
+    fn batch(&self, f: &mut dyn FnMut(&dyn Observer)) {
+        f(self)
+    }
     fn task_start(&self, _: &str, _: &TaskStartObs) {
         self.rec(|_| {});
     }

@@ -5,10 +5,12 @@
 //! Every call is idempotent and keyed by Spark's own ids (see [`super::app`] for the rules), so
 //! the same job reported twice, or by both sources, counts once.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::obs::*;
+use super::state::State;
 use super::store::Model;
+use crate::telemetry::Telemetry;
 
 /// Receives a collector's observations.
 pub trait Observer: Send + Sync {
@@ -72,6 +74,11 @@ pub trait Observer: Send + Sync {
     /// This source has finished its start-up read: a REST target's first poll, or every event
     /// log present at start read to its last complete event (`delivery.rs`).
     fn startup_done(&self) {}
+    /// Calls `f` with an observer whose calls all land together: the model's takes its lock
+    /// once for all of them, so readers on several threads do not meet at the lock for every
+    /// event (an event-log reader reports a batch of lines at a time). Another observer passes
+    /// itself.
+    fn batch(&self, f: &mut dyn FnMut(&dyn Observer));
 }
 
 impl Model {
@@ -97,15 +104,40 @@ impl ModelObserver {
         self.model.filter()
     }
 
+    /// `f` on the state under the model's lock, taken once.
+    fn locked(&self, f: impl FnOnce(&Locked<'_>)) {
+        self.model.write(|s, telemetry, now| {
+            f(&Locked {
+                state: Mutex::new(s),
+                telemetry,
+                now,
+                source: self.source,
+            })
+        })
+    }
+}
+
+/// One source's observer while it holds the model's lock ([`Observer::batch`]): each call
+/// writes the state at once. The calls of [`ModelObserver`] take the lock and make one.
+struct Locked<'a> {
+    /// Taken by one call at a time: only the thread holding the model's lock has this.
+    state: Mutex<&'a mut State>,
+    telemetry: &'a Telemetry,
+    now: EpochMs,
+    source: Source,
+}
+
+impl Locked<'_> {
+    fn write(&self, f: impl FnOnce(&mut State, &Telemetry, EpochMs)) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut s, self.telemetry, self.now)
+    }
+
     /// A write of `app_id`'s detail, skipped once the model no longer takes it (excluded, or
     /// summarised: see `summary.rs`).
-    fn detail(
-        &self,
-        app_id: &str,
-        f: impl FnOnce(&mut super::state::State, &crate::telemetry::Telemetry, EpochMs),
-    ) {
+    fn detail(&self, app_id: &str, f: impl FnOnce(&mut State, &Telemetry, EpochMs)) {
         let src = self.source;
-        self.model.write(|s, t, now| {
+        self.write(|s, t, now| {
             if s.takes(app_id, true) {
                 f(s, t, now);
                 s.observed(app_id, src, now);
@@ -117,12 +149,8 @@ impl ModelObserver {
     /// themselves: every delivery that carries tasks also carries the application, a job or a
     /// stage (REST polls the application first; a log's tasks come between its application's
     /// start and end), and a delivery stays open until the source closes it.
-    fn task_detail(
-        &self,
-        app_id: &str,
-        f: impl FnOnce(&mut super::state::State, &crate::telemetry::Telemetry, EpochMs),
-    ) {
-        self.model.write(|s, t, now| {
+    fn task_detail(&self, app_id: &str, f: impl FnOnce(&mut State, &Telemetry, EpochMs)) {
+        self.write(|s, t, now| {
             if s.takes(app_id, true) {
                 f(s, t, now)
             }
@@ -130,10 +158,10 @@ impl ModelObserver {
     }
 }
 
-impl Observer for ModelObserver {
+impl Observer for Locked<'_> {
     fn upsert_app(&self, obs: &AppObs) {
         let rest = self.source == Source::Rest;
-        self.model.write(|s, t, now| {
+        self.write(|s, t, now| {
             if s.takes(&obs.app_id, false) {
                 s.upsert_app(obs, now);
                 s.observed(&obs.app_id, self.source, now);
@@ -147,7 +175,7 @@ impl Observer for ModelObserver {
         })
     }
     fn app_gone(&self, app_id: &str, at_ms: EpochMs) {
-        self.model.write(|s, t, now| {
+        self.write(|s, t, now| {
             if s.takes(app_id, false) {
                 s.app_gone(app_id, at_ms, now);
                 s.review(app_id, t, now);
@@ -225,7 +253,7 @@ impl Observer for ModelObserver {
     }
     fn app_delivered(&self, app_id: &str) {
         let src = self.source;
-        self.model.write(|s, t, now| {
+        self.write(|s, t, now| {
             if let Some(a) = s.apps.get_mut(app_id) {
                 a.summary.delivery.delivered(src);
                 let sources = s.sources.clone();
@@ -236,9 +264,76 @@ impl Observer for ModelObserver {
     }
     fn startup_done(&self) {
         let src = self.source;
-        self.model.write(|s, t, _| {
+        self.write(|s, t, _| {
             s.sources.started(src);
             t.set_startup_pending(!s.sources.complete());
         })
+    }
+    fn batch(&self, f: &mut dyn FnMut(&dyn Observer)) {
+        f(self)
+    }
+}
+
+/// Each call takes the model's lock for itself.
+impl Observer for ModelObserver {
+    fn upsert_app(&self, obs: &AppObs) {
+        self.locked(|o| o.upsert_app(obs))
+    }
+    fn app_gone(&self, app_id: &str, at_ms: EpochMs) {
+        self.locked(|o| o.app_gone(app_id, at_ms))
+    }
+    fn upsert_job(&self, app_id: &str, obs: &JobObs) {
+        self.locked(|o| o.upsert_job(app_id, obs))
+    }
+    fn upsert_stage(&self, app_id: &str, obs: &StageObs) {
+        self.locked(|o| o.upsert_stage(app_id, obs))
+    }
+    fn set_task_summary(&self, app_id: &str, stage_id: u64, attempt: u32, sum: TaskSummaryObs) {
+        self.locked(|o| o.set_task_summary(app_id, stage_id, attempt, sum))
+    }
+    fn task_start(&self, app_id: &str, obs: &TaskStartObs) {
+        self.locked(|o| o.task_start(app_id, obs))
+    }
+    fn task_end(&self, app_id: &str, obs: &TaskEndObs) {
+        self.locked(|o| o.task_end(app_id, obs))
+    }
+    fn upsert_executor(&self, app_id: &str, obs: &ExecutorObs) {
+        self.locked(|o| o.upsert_executor(app_id, obs))
+    }
+    fn upsert_sql(&self, app_id: &str, obs: &SqlObs) {
+        self.locked(|o| o.upsert_sql(app_id, obs))
+    }
+    fn sql_plan(&self, app_id: &str, obs: &SqlPlanObs) {
+        self.locked(|o| o.sql_plan(app_id, obs))
+    }
+    fn streaming_progress(&self, app_id: &str, obs: &StreamingProgressObs) {
+        self.locked(|o| o.streaming_progress(app_id, obs))
+    }
+    fn streaming_started(&self, app_id: &str, obs: &StreamingStartObs) {
+        self.locked(|o| o.streaming_started(app_id, obs))
+    }
+    fn set_app_props(&self, app_id: &str, obs: &AppPropsObs) {
+        self.locked(|o| o.set_app_props(app_id, obs))
+    }
+    fn set_rdds(&self, app_id: &str, rdds: &[RddObs]) {
+        self.locked(|o| o.set_rdds(app_id, rdds))
+    }
+    fn rdd_persisted(&self, app_id: &str, obs: &RddInfoObs) {
+        self.locked(|o| o.rdd_persisted(app_id, obs))
+    }
+    fn block_updated(&self, app_id: &str, obs: &BlockObs) {
+        self.locked(|o| o.block_updated(app_id, obs))
+    }
+    fn rdd_unpersisted(&self, app_id: &str, rdd_id: u64) {
+        self.locked(|o| o.rdd_unpersisted(app_id, rdd_id))
+    }
+    fn app_delivered(&self, app_id: &str) {
+        self.locked(|o| o.app_delivered(app_id))
+    }
+    fn startup_done(&self) {
+        self.locked(|o| o.startup_done())
+    }
+    fn batch(&self, f: &mut dyn FnMut(&dyn Observer)) {
+        self.locked(|o| f(o))
     }
 }

@@ -270,6 +270,32 @@ fn running_tasks_from_the_event_log_are_starts_minus_ends() {
     assert_eq!(a.executor("1").unwrap().running_tasks, 2);
 }
 
+/// A reader's batch ([`Observer::batch`]: one take of the model's lock) leaves the model as the
+/// same calls made one at a time do, and a render sees the batch whole or not at all.
+#[test]
+fn a_batch_is_its_calls_made_one_at_a_time() {
+    let calls = |o: &dyn Observer| {
+        o.upsert_app(&app(APP));
+        o.upsert_job(APP, &job(0).group("g").stages([3]));
+        o.upsert_stage(APP, &stage(3).active_tasks(None));
+        for id in [10, 11, 12] {
+            o.task_start(APP, &task_start(id, 3));
+        }
+        o.task_end(APP, &task_end(11, 3).duration(5));
+        o.upsert_stage(APP, &stage(3).status(StageStatus::Complete));
+        o.upsert_job(APP, &job(0).status(JobStatus::Succeeded));
+        o.app_delivered(APP);
+    };
+    let one = TestModel::new();
+    calls(&one.log());
+    let batched = TestModel::new();
+    let before = batched.model.generation();
+    batched.log().batch(&mut |o| calls(o));
+    assert_eq!(batched.model.generation(), before + 1, "one write");
+    assert_eq!(format!("{:?}", batched.apps()), format!("{:?}", one.apps()));
+    assert_eq!(batched.app(APP).group("g").jobs["succeeded"], 1);
+}
+
 /// Every counter and histogram of a job group, SQL description and streaming query exists at
 /// zero, for every status, from the moment the key is first seen: a job, an execution or a
 /// query starting.
