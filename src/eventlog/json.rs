@@ -216,21 +216,34 @@ pub struct StageEvent<'a> {
     pub props: Option<Props<'a>>,
 }
 
+/// What [`StageInfo`] reads of a `Stage Info`, `RDD Info` last (see [`STAGE_NO_RDDS_KEEP`]).
+const STAGE_INFO_KEEP: &[(&str, Keep)] = &[
+    ("Stage ID", Keep::All),
+    ("Stage Attempt ID", Keep::All),
+    ("Stage Name", Keep::All),
+    ("Number of Tasks", Keep::All),
+    ("Submission Time", Keep::All),
+    ("Completion Time", Keep::All),
+    ("Failure Reason", Keep::All),
+    ("RDD Info", Keep::Elements(&RDD_INFO_KEEP)),
+];
+
 /// What [`StageEvent`] reads of a line ([`super::scan::pick`]): not accumulables, call sites and
 /// most properties; of `RDD Info` what [`RddInfo`] reads.
 pub const STAGE_EVENT_KEEP: Keep = Keep::Members(&[
+    ("Stage Info", Keep::Members(STAGE_INFO_KEEP)),
+    ("Properties", PROPS_KEEP),
+]);
+
+/// [`STAGE_EVENT_KEEP`] without `RDD Info`, for the lines whose RDDs are not read: a stage's
+/// completion, and a submission none of whose RDDs can be persisted.
+pub const STAGE_NO_RDDS_KEEP: Keep = Keep::Members(&[
     (
         "Stage Info",
-        Keep::Members(&[
-            ("Stage ID", Keep::All),
-            ("Stage Attempt ID", Keep::All),
-            ("Stage Name", Keep::All),
-            ("Number of Tasks", Keep::All),
-            ("Submission Time", Keep::All),
-            ("Completion Time", Keep::All),
-            ("Failure Reason", Keep::All),
-            ("RDD Info", Keep::Elements(&RDD_INFO_KEEP)),
-        ]),
+        Keep::Members(match STAGE_INFO_KEEP.split_last() {
+            Some((_, rest)) => rest,
+            None => &[],
+        }),
     ),
     ("Properties", PROPS_KEEP),
 ]);

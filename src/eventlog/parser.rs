@@ -259,12 +259,16 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
             event: "TaskStart",
             source,
         })?,
-        "SparkListenerStageSubmitted" => stage(
-            read_picked(line, &json::STAGE_EVENT_KEEP, "StageSubmitted", &mut buf)?,
-            true,
-        ),
+        "SparkListenerStageSubmitted" => {
+            let keep = if may_persist(line) {
+                &json::STAGE_EVENT_KEEP
+            } else {
+                &json::STAGE_NO_RDDS_KEEP
+            };
+            stage(read_picked(line, keep, "StageSubmitted", &mut buf)?, true)
+        }
         "SparkListenerStageCompleted" => stage(
-            read_picked(line, &json::STAGE_EVENT_KEEP, "StageCompleted", &mut buf)?,
+            read_picked(line, &json::STAGE_NO_RDDS_KEEP, "StageCompleted", &mut buf)?,
             false,
         ),
         "SparkListenerJobStart" => job_start(read_picked(
@@ -330,6 +334,15 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
         n => return Err(ParseError::UnknownEvent(n.to_string())),
     };
     Ok(Some(ev))
+}
+
+/// Whether a stage submission may name a persisted RDD: a persisted RDD's storage level says
+/// `"Use Memory": true` or `"Use Disk": true` ([`json::StorageLevel::valid`]), so the line then
+/// holds a `true` member value (`:` and `true`, blanks between). A line without one names none,
+/// and its `RDD Info`, most of its bytes, is skipped instead of read.
+fn may_persist(line: &[u8]) -> bool {
+    memchr::memmem::find_iter(line, b"true")
+        .any(|at| line[..at].trim_ascii_end().last() == Some(&b':'))
 }
 
 /// `line` reduced into `buf` to what `keep` says ([`scan::pick`]), read by serde as `T`.

@@ -290,20 +290,46 @@ fn expect(b: &[u8], i: usize, c: u8) -> Result<(), ScanError> {
     }
 }
 
-/// `b` starts (after optional whitespace) with the bracket `c`: the index of what follows it
-/// (after optional whitespace).
-fn open(b: &[u8], c: u8) -> Result<usize, ScanError> {
-    let i = ws(b, 0);
-    expect(b, i, c)?;
-    Ok(ws(b, i + 1))
-}
-
 fn walk_members<'a>(
     b: &'a [u8],
     stop: Option<&[u8]>,
     mut f: impl FnMut(&'a [u8], &'a [u8]) -> Result<(), ScanError>,
 ) -> Result<Walked, ScanError> {
-    let mut i = open(b, b'{')?;
+    let i = ws(b, 0);
+    expect(b, i, b'{')?;
+    object_at(b, i, |key, start| {
+        if stop == Some(key) {
+            return Ok(None);
+        }
+        let end = skip_value(b, start)?;
+        f(key, &b[start..end])?;
+        Ok(Some(end))
+    })
+}
+
+/// Like [`members_end`], but `f(key, at)` reads each value itself: it gets the index in `b`
+/// where the value starts and returns the index just past it. A value read this way (a plan
+/// tree, say) is not skipped first to find its end, so its bytes are scanned once.
+pub fn members_at<'a>(
+    b: &'a [u8],
+    mut f: impl FnMut(&'a [u8], usize) -> Result<usize, ScanError>,
+) -> Result<usize, ScanError> {
+    let i = ws(b, 0);
+    expect(b, i, b'{')?;
+    match object_at(b, i, |key, start| f(key, start).map(Some))? {
+        Walked::End(end) | Walked::Stop(end) => Ok(end),
+    }
+}
+
+/// The members of the object whose `{` is at `b[i]`: `value(key, at)` gets each key (raw, without
+/// quotes) and the index where its value starts, and reads or skips the value, returning the
+/// index just past it, or `None` to stop there.
+fn object_at<'a>(
+    b: &'a [u8],
+    i: usize,
+    mut value: impl FnMut(&'a [u8], usize) -> Result<Option<usize>, ScanError>,
+) -> Result<Walked, ScanError> {
+    let mut i = ws(b, i + 1);
     if b.get(i) == Some(&b'}') {
         return Ok(Walked::End(i + 1));
     }
@@ -316,11 +342,9 @@ fn walk_members<'a>(
             return Err(ScanError::Eof);
         }
         let start = ws(b, i + 1);
-        if stop == Some(key) {
+        let Some(end) = value(key, start)? else {
             return Ok(Walked::Stop(start));
-        }
-        let end = skip_value(b, start)?;
-        f(key, &b[start..end])?;
+        };
         i = ws(b, end);
         match b.get(i) {
             Some(b',') => i = ws(b, i + 1),
@@ -336,17 +360,33 @@ pub fn elements<'a>(
     b: &'a [u8],
     mut f: impl FnMut(&'a [u8]) -> Result<(), ScanError>,
 ) -> Result<(), ScanError> {
-    let mut i = open(b, b'[')?;
+    let i = ws(b, 0);
+    expect(b, i, b'[')?;
+    array_at(b, i, |start| {
+        let end = skip_value(b, start)?;
+        f(&b[start..end])?;
+        Ok(end)
+    })
+    .map(|_| ())
+}
+
+/// The elements of the array whose `[` is at `b[i]`: `value(at)` reads or skips the element
+/// that starts at `at` and returns the index just past it. Returns the index just past the `]`.
+fn array_at(
+    b: &[u8],
+    i: usize,
+    mut value: impl FnMut(usize) -> Result<usize, ScanError>,
+) -> Result<usize, ScanError> {
+    let mut i = ws(b, i + 1);
     if b.get(i) == Some(&b']') {
-        return Ok(());
+        return Ok(i + 1);
     }
     loop {
-        let end = skip_value(b, i)?;
-        f(&b[i..end])?;
+        let end = value(i)?;
         i = ws(b, end);
         match b.get(i) {
             Some(b',') => i = ws(b, i + 1),
-            Some(b']') => return Ok(()),
+            Some(b']') => return Ok(i + 1),
             Some(&c) => return Err(ScanError::Unexpected(c as char, i)),
             None => return Err(ScanError::Eof),
         }
@@ -370,40 +410,55 @@ pub enum Keep {
 /// expects (`null`, say) is kept whole, for serde to judge. Member keys are matched as written
 /// (Spark's keys hold no escapes).
 pub fn pick(v: &[u8], keep: &Keep, out: &mut Vec<u8>) -> Result<(), ScanError> {
-    match (keep, v.first()) {
+    pick_at(v, ws(v, 0), keep, out).map(|_| ())
+}
+
+/// [`pick`] of the value that starts at `b[i]`: returns the index just past it. A kept object
+/// or array is walked once, not skipped first to find its end.
+fn pick_at(b: &[u8], i: usize, keep: &Keep, out: &mut Vec<u8>) -> Result<usize, ScanError> {
+    let end = match (keep, b.get(i)) {
         (Keep::Members(wanted), Some(b'{')) => {
             out.push(b'{');
             let mut first = true;
-            members(v, |k, val| {
-                if let Some((_, inner)) = wanted.iter().find(|(name, _)| name.as_bytes() == k) {
-                    if !first {
-                        out.push(b',');
-                    }
-                    first = false;
-                    out.push(b'"');
-                    out.extend_from_slice(k);
-                    out.extend_from_slice(b"\":");
-                    pick(val, inner, out)?;
-                }
-                Ok(())
-            })?;
-            out.push(b'}');
-        }
-        (Keep::Elements(inner), Some(b'[')) => {
-            out.push(b'[');
-            let mut first = true;
-            elements(v, |e| {
+            let walked = object_at(b, i, |key, at| {
+                let Some((_, inner)) = wanted.iter().find(|(name, _)| name.as_bytes() == key)
+                else {
+                    return skip_value(b, at).map(Some);
+                };
                 if !first {
                     out.push(b',');
                 }
                 first = false;
-                pick(e, inner, out)
+                out.push(b'"');
+                out.extend_from_slice(key);
+                out.extend_from_slice(b"\":");
+                pick_at(b, at, inner, out).map(Some)
+            })?;
+            out.push(b'}');
+            match walked {
+                Walked::End(end) | Walked::Stop(end) => end,
+            }
+        }
+        (Keep::Elements(inner), Some(b'[')) => {
+            out.push(b'[');
+            let mut first = true;
+            let end = array_at(b, i, |at| {
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                pick_at(b, at, inner, out)
             })?;
             out.push(b']');
+            end
         }
-        _ => out.extend_from_slice(v),
-    }
-    Ok(())
+        _ => {
+            let end = skip_value(b, i)?;
+            out.extend_from_slice(&b[i..end]);
+            end
+        }
+    };
+    Ok(end)
 }
 
 /// An integer member value; fractions are truncated, negatives kept.

@@ -58,8 +58,12 @@ struct Raw<'a> {
     name: Cow<'a, str>,
     /// Hash of the raw `simpleString` bytes.
     simple: u64,
-    /// Children, as indices into the arena (always after this node: pre-order).
-    children: Vec<u32>,
+    /// Its first child, its last, and its next sibling, as indices into the arena (always after
+    /// this node: pre-order): a node's children are a list through the arena, so reading a
+    /// node allocates nothing for them ([`kids`]).
+    first: Option<u32>,
+    last: Option<u32>,
+    next: Option<u32>,
     aqe: Vec<(AqeMetric, u64)>,
     /// `simpleString` says `isFinalPlan=true`.
     is_final: bool,
@@ -82,7 +86,8 @@ fn elements<'a>(
 
 /// A string member value, borrowed when it has no escapes.
 fn text<'a>(name: &'static str, v: &'a [u8]) -> Result<Cow<'a, str>, ScanError> {
-    if v.len() >= 2 && v[0] == b'"' && v[v.len() - 1] == b'"' && !v.contains(&b'\\') {
+    if v.len() >= 2 && v[0] == b'"' && v[v.len() - 1] == b'"' && memchr::memchr(b'\\', v).is_none()
+    {
         return std::str::from_utf8(&v[1..v.len() - 1])
             .map(Cow::Borrowed)
             .map_err(|_| ScanError::Type(name, "UTF-8 string"));
@@ -107,6 +112,15 @@ fn metric(v: &[u8], out: &mut Vec<(AqeMetric, u64)>) -> Result<(), ScanError> {
     Ok(())
 }
 
+/// Whether a node's `metrics` may hold an adaptive-execution metric: each one's name says
+/// `...ed partition...` ([`AqeMetric::from_name`]), written plainly or with escapes. Most nodes'
+/// metrics hold neither, and are then not read one by one.
+fn may_name_aqe(metrics: &[u8]) -> bool {
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"ed partition"));
+    FINDER.find(metrics).is_some() || memchr::memchr(b'\\', metrics).is_some()
+}
+
 /// Index of the first non-blank byte at or after `i`.
 fn ws(b: &[u8], i: usize) -> usize {
     i + b.get(i..).map_or(0, |r| {
@@ -123,14 +137,21 @@ enum At {
 /// Read the `sparkPlanInfo` object `b` into an arena, pre-order, in one pass with an explicit
 /// stack: a plan nests deeper than serde's recursion limit, and reading each node's members
 /// with [`members`] would rescan its subtree at every level.
+#[cfg(test)]
 fn read_tree(b: &[u8]) -> Result<Vec<Raw<'_>>, ScanError> {
+    read_tree_at(b, 0).map(|(arena, _)| arena)
+}
+
+/// [`read_tree`] of the object that starts at `b[start]` (after optional whitespace); also the
+/// index just past it.
+fn read_tree_at(b: &[u8], start: usize) -> Result<(Vec<Raw<'_>>, usize), ScanError> {
     let unexpected = |i: usize| {
         b.get(i)
             .map_or(ScanError::Eof, |&c| ScanError::Unexpected(c as char, i))
     };
     let mut arena: Vec<Raw> = Vec::new();
     let mut stack: Vec<At> = Vec::new();
-    let mut i = ws(b, 0);
+    let mut i = ws(b, start);
     if b.get(i) != Some(&b'{') {
         return Err(unexpected(i));
     }
@@ -145,12 +166,18 @@ fn read_tree(b: &[u8]) -> Result<Vec<Raw<'_>>, ScanError> {
         arena.push(Raw {
             name: Cow::Borrowed(""),
             simple: 0,
-            children: Vec::new(),
+            first: None,
+            last: None,
+            next: None,
             aqe: Vec::new(),
             is_final: false,
         });
         if let Some(p) = parent {
-            arena[p as usize].children.push(idx);
+            match arena[p as usize].last {
+                Some(l) => arena[l as usize].next = Some(idx),
+                None => arena[p as usize].first = Some(idx),
+            }
+            arena[p as usize].last = Some(idx);
         }
         Ok(idx)
     };
@@ -193,12 +220,16 @@ fn read_tree(b: &[u8]) -> Result<Vec<Raw<'_>>, ScanError> {
                         let mut h = std::collections::hash_map::DefaultHasher::new();
                         v.hash(&mut h);
                         raw.simple = h.finish();
-                        raw.is_final = memchr::memmem::find(v, b"isFinalPlan=true").is_some();
+                        static FINAL: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+                            std::sync::LazyLock::new(|| {
+                                memchr::memmem::Finder::new(b"isFinalPlan=true")
+                            });
+                        raw.is_final = FINAL.find(v).is_some();
                     }
                     b"children" if v != b"null" => {
                         return Err(ScanError::Type("children", "array"));
                     }
-                    b"metrics" => elements(v, |m| metric(m, &mut raw.aqe))?,
+                    b"metrics" if may_name_aqe(v) => elements(v, |m| metric(m, &mut raw.aqe))?,
                     _ => {}
                 }
                 i = end;
@@ -206,7 +237,12 @@ fn read_tree(b: &[u8]) -> Result<Vec<Raw<'_>>, ScanError> {
             _ => return Err(unexpected(i)),
         }
     }
-    Ok(arena)
+    Ok((arena, i))
+}
+
+/// The children of node `i`, in order.
+fn kids<'a>(arena: &'a [Raw<'_>], i: u32) -> impl Iterator<Item = u32> + 'a {
+    std::iter::successors(arena[i as usize].first, |&c| arena[c as usize].next)
 }
 
 /// Spark's plan-reuse key of every node: its name, `simpleString` and children's keys
@@ -219,7 +255,7 @@ fn keys(arena: &[Raw]) -> Vec<u64> {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         r.name.hash(&mut h);
         r.simple.hash(&mut h);
-        for &c in &r.children {
+        for c in kids(arena, i as u32) {
             keys[c as usize].hash(&mut h);
         }
         keys[i] = h.finish();
@@ -244,7 +280,7 @@ fn graph(arena: &[Raw]) -> PlanGraph {
     };
     while let Some((i, parent, cluster)) = stack.pop() {
         let r = &arena[i as usize];
-        let first = r.children.first().copied();
+        let first = r.first;
         let seen = |n: Option<u32>| n.and_then(|n| drawn.get(&keys[n as usize]).copied());
         match r.name.as_ref() {
             n if n.starts_with("WholeStageCodegen") => {
@@ -277,41 +313,53 @@ fn graph(arena: &[Raw]) -> PlanGraph {
                     drawn.insert(keys[i as usize], id);
                 }
                 edge(&mut g, id, parent, false);
-                stack.extend(r.children.iter().rev().map(|&c| (c, Some(id), cluster)));
+                let at = stack.len();
+                stack.extend(kids(arena, i).map(|c| (c, Some(id), cluster)));
+                stack[at..].reverse();
             }
         }
     }
     g
 }
 
-/// The plan in the `sparkPlanInfo` object `v`.
+/// The plan in the `sparkPlanInfo` object `v` (lines are read by [`plan_line`]).
+#[cfg(test)]
 pub fn plan(v: &[u8]) -> Result<LogPlan, ScanError> {
-    let arena = read_tree(v)?;
+    read_tree(v).map(|arena| summarize(&arena))
+}
+
+/// The plan of a tree read by [`read_tree`].
+fn summarize(arena: &[Raw]) -> LogPlan {
     let is_final = arena
         .first()
         .is_some_and(|r| r.name == "AdaptiveSparkPlan" && r.is_final);
-    let (summary, aqe) = graph(&arena).summarize();
-    Ok(LogPlan {
+    let (summary, aqe) = graph(arena).summarize();
+    LogPlan {
         summary,
         aqe,
         is_final,
-    })
+    }
 }
 
 /// `executionId` and the plan of a `SparkListenerSQLExecutionStart` or
-/// `SparkListenerSQLAdaptiveExecutionUpdate` line (`None`: the line has no plan).
+/// `SparkListenerSQLAdaptiveExecutionUpdate` line (`None`: the line has no plan). The plan is
+/// read where it stands in the line, in the one pass over it.
 pub fn plan_line(line: &[u8]) -> Result<(u64, Option<LogPlan>), ScanError> {
-    let (mut id, mut info) = (None, None);
-    members(line, |k, v| {
-        match k {
-            b"executionId" => id = Some(count("executionId", v)?),
-            b"sparkPlanInfo" if v != b"null" => info = Some(v),
-            _ => {}
+    let (mut id, mut tree) = (None, None);
+    scan::members_at(line, |k, at| {
+        if k == b"sparkPlanInfo" && !line[at..].starts_with(b"null") {
+            let (arena, end) = read_tree_at(line, at)?;
+            tree = Some(arena);
+            return Ok(end);
         }
-        Ok(())
+        let end = skip_value(line, at)?;
+        if k == b"executionId" {
+            id = Some(count("executionId", &line[at..end])?);
+        }
+        Ok(end)
     })?;
     let id = id.ok_or(ScanError::Missing("executionId"))?;
-    Ok((id, info.map(plan).transpose()?))
+    Ok((id, tree.as_deref().map(summarize)))
 }
 
 /// `executionId` and `accumUpdates` (`[[accumulator id, value], ...]`) of a

@@ -237,3 +237,24 @@ fn accumulator_updates_and_bad_lines() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The filter that spares reading most nodes' metrics lets every adaptive-execution metric
+/// through, plain or escaped.
+#[test]
+fn metrics_naming_adaptive_execution_are_read() {
+    for name in [
+        "number of coalesced partitions",
+        "number of skewed partitions",
+        "number of skewed partition splits",
+    ] {
+        assert!(AqeMetric::from_name(name).is_some());
+        let m = format!(r#"[{{"name":"{name}","accumulatorId":7,"metricType":"sum"}}]"#);
+        assert!(may_name_aqe(m.as_bytes()), "{name}");
+    }
+    assert!(may_name_aqe(
+        br#"[{"name":"number of skew\u0065d partitions","accumulatorId":7}]"#
+    ));
+    assert!(!may_name_aqe(
+        br#"[{"name":"number of partitions","accumulatorId":7,"metricType":"sum"}]"#
+    ));
+}

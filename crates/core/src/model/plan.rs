@@ -60,6 +60,8 @@ pub enum AqeMetric {
 
 impl AqeMetric {
     /// The metric Spark names `name` (surrounding blanks ignored), if counted.
+    /// Every name holds `ed partition`: the event-log reader looks for it before it reads a
+    /// node's metrics one by one (`sqlplan.rs`).
     pub fn from_name(name: &str) -> Option<AqeMetric> {
         match name.trim() {
             "number of coalesced partitions" => Some(AqeMetric::Coalesced),
