@@ -633,7 +633,87 @@ mod tests {
         })
     }
 
+    /// JSON values whose objects' keys are those [`PICK`] names, and others.
+    fn keyed_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let key = || proptest::sample::select(vec!["a", "b", "n", "x", "z", "a\"}"]);
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<i64>().prop_map(serde_json::Value::from),
+            proptest::string::string_regex(r#"([a-z]|"|\\|[\[\]{}]){0,12}"#)
+                .unwrap()
+                .prop_map(serde_json::Value::String),
+        ];
+        leaf.prop_recursive(5, 120, 8, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..8).prop_map(serde_json::Value::Array),
+                proptest::collection::vec((key(), inner), 0..8).prop_map(|m| {
+                    serde_json::Value::Object(
+                        m.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+                    )
+                }),
+            ]
+        })
+    }
+
+    const PICK: Keep = Keep::Members(&[
+        ("a", Keep::All),
+        (
+            "b",
+            Keep::Elements(&Keep::Members(&[("x", Keep::All), ("n", Keep::All)])),
+        ),
+        (
+            "n",
+            Keep::Members(&[("a", Keep::All), ("b", Keep::Elements(&Keep::All))]),
+        ),
+    ]);
+
+    /// What [`pick`] keeps of `v`, computed on the parsed value.
+    fn pick_reference(v: &serde_json::Value, keep: &Keep) -> serde_json::Value {
+        use serde_json::Value;
+        match (keep, v) {
+            (Keep::Members(wanted), Value::Object(m)) => Value::Object(
+                m.iter()
+                    .filter_map(|(k, x)| {
+                        let (_, inner) = wanted.iter().find(|(name, _)| name == k)?;
+                        Some((k.clone(), pick_reference(x, inner)))
+                    })
+                    .collect(),
+            ),
+            (Keep::Elements(inner), Value::Array(a)) => {
+                Value::Array(a.iter().map(|x| pick_reference(x, inner)).collect())
+            }
+            _ => v.clone(),
+        }
+    }
+
     proptest::proptest! {
+        /// What pick keeps, walking each kept value once, is what the parsed value says, for
+        /// compact and pretty-printed lines; a line cut short fails.
+        #[test]
+        fn pick_keeps_what_the_parsed_value_says(
+            members in proptest::collection::vec(
+                (proptest::sample::select(vec!["a", "b", "n", "z"]), keyed_value()), 0..6),
+            pretty: bool,
+            cut in 0usize..400,
+        ) {
+            let v = serde_json::Value::Object(
+                members.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
+            let text = if pretty {
+                serde_json::to_vec_pretty(&v).unwrap()
+            } else {
+                serde_json::to_vec(&v).unwrap()
+            };
+            let mut out = Vec::new();
+            pick(&text, &PICK, &mut out).unwrap();
+            let picked: serde_json::Value = serde_json::from_slice(&out).unwrap();
+            proptest::prop_assert_eq!(picked, pick_reference(&v, &PICK));
+            if cut < text.len() {
+                let short = text[..cut].trim_ascii_end();
+                proptest::prop_assert!(pick(short, &PICK, &mut Vec::new()).is_err());
+            }
+        }
+
         /// The vector masks are the bytewise ones, for blocks of the bytes that matter and of
         /// the bytes that fold into them (`[` and `{` differ by 0x20 only).
         #[test]
