@@ -529,22 +529,27 @@ impl FileTailer {
             })?);
         }
         let mut decoded = Scratch::take(&DECODED_BUF, 0);
+        // Input decoded so far: dropped from `pending` once, at the end (dropping it after each
+        // call moved the rest of the input each time).
+        let mut used = 0;
         loop {
             decoded.0.clear();
             let Some(decoder) = self.decoder.as_mut() else {
-                return Ok(());
+                break;
             };
-            let r = decoder.decode(&self.pending, &mut decoded.0, DECODE_CHUNK);
+            let input = &self.pending[used..];
+            let r = decoder.decode(input, &mut decoded.0, DECODE_CHUNK);
             if let Some((i, o)) = decoder.last_boundary() {
-                let pending_at = self.offset - self.pending.len() as u64;
-                self.boundary = Some((pending_at + i as u64, self.decoded_total + o as u64));
+                let input_at = self.offset - input.len() as u64;
+                self.boundary = Some((input_at + i as u64, self.decoded_total + o as u64));
             }
+            let left = input.len();
             self.feed(&decoded.0, sink);
             match r {
-                Ok(0) if decoded.0.is_empty() => return Ok(()),
-                Ok(n) => drop(self.pending.drain(..n)),
+                Ok(0) if decoded.0.is_empty() => break,
+                Ok(n) => used += n.min(left),
                 Err(e @ CodecError::BadBlock { consumed, .. }) => {
-                    self.pending.drain(..consumed.min(self.pending.len()));
+                    used += consumed.min(left);
                     // The text after the skipped block does not continue the partial line held
                     // back: drop it rather than glue the two into one line.
                     self.lines.reset();
@@ -560,6 +565,8 @@ impl FileTailer {
                 }
             }
         }
+        self.pending.drain(..used);
+        Ok(())
     }
 
     /// Hand decoded bytes to the line splitter, first dropping what a resume says was read.
