@@ -72,7 +72,8 @@ pub struct LogApp {
     name_id: String,
     /// Spark events read (known, ignored or unknown kinds): none means not an event log.
     events: u64,
-    app_id: Option<String>,
+    /// Shared, so applying an event borrows it without a copy.
+    app_id: Option<std::sync::Arc<str>>,
     spark_version: Option<String>,
     waiting: Vec<Event>,
     jobs: HashMap<u64, JobObs>,
@@ -105,7 +106,7 @@ impl LogApp {
     /// `app_id`: nothing is read of it again (see `positions.rs`).
     pub fn resumed(name_id: &str, app_id: &str) -> LogApp {
         let mut a = LogApp::new(name_id.to_string());
-        a.app_id = Some(app_id.to_string());
+        a.app_id = Some(app_id.into());
         a.events = 1;
         a
     }
@@ -128,7 +129,7 @@ impl LogApp {
         let mut sql: Vec<SqlObs> = self.sql.values().cloned().collect();
         sql.sort_by_key(|s| s.execution_id);
         Some(LogAppState {
-            app_id: self.app_id.clone().unwrap_or_default(),
+            app_id: self.app_id.as_deref().unwrap_or_default().to_string(),
             events: self.events,
             spark_version: self.spark_version.clone(),
             jobs,
@@ -143,7 +144,7 @@ impl LogApp {
     /// `name_id`.
     pub fn from_state(name_id: &str, s: LogAppState) -> LogApp {
         let mut a = LogApp::new(name_id.to_string());
-        a.app_id = Some(s.app_id);
+        a.app_id = Some(s.app_id.into());
         a.events = s.events;
         a.spark_version = s.spark_version;
         a.jobs = s.jobs.into_iter().map(|j| (j.job_id, j)).collect();
@@ -207,7 +208,7 @@ impl LogApp {
     /// had an application start).
     pub fn settle(&mut self, obs: &dyn Observer) {
         if self.app_id.is_none() {
-            self.app_id = Some(self.name_id.clone());
+            self.app_id = Some(self.name_id.as_str().into());
             self.upsert_app(obs, AppObs::default());
             for ev in std::mem::take(&mut self.waiting) {
                 self.apply(ev, obs);
@@ -232,9 +233,9 @@ impl LogApp {
                     let id = std::mem::take(&mut app.app_id);
                     // An attempt (YARN) is its own run: `{id}/{attempt}` in the model.
                     self.app_id = Some(if id.is_empty() {
-                        self.name_id.clone()
+                        self.name_id.as_str().into()
                     } else {
-                        crate::model::app_key(&id, attempt_id.as_deref())
+                        crate::model::app_key(&id, attempt_id.as_deref()).into()
                     });
                 }
                 self.upsert_app(obs, app);
@@ -259,7 +260,10 @@ impl LogApp {
             }
             _ => {}
         }
-        let app_id = self.app_id().to_string();
+        let app_id = self
+            .app_id
+            .clone()
+            .unwrap_or_else(|| self.name_id.as_str().into());
         self.apply_to(&app_id, ev, obs);
     }
 

@@ -352,6 +352,8 @@ fn read_picked<'b, T: serde::Deserialize<'b>>(
     event: &'static str,
     buf: &'b mut Vec<u8>,
 ) -> Result<T, ParseError> {
+    // What is kept is at most the line: one allocation, not one per doubling.
+    buf.reserve(line.len());
     scan::pick(line, keep, buf).map_err(|source| ParseError::Scan { event, source })?;
     serde_json::from_slice(buf).map_err(|source| ParseError::Json { event, source })
 }

@@ -149,8 +149,9 @@ fn read_tree_at(b: &[u8], start: usize) -> Result<(Vec<Raw<'_>>, usize), ScanErr
         b.get(i)
             .map_or(ScanError::Eof, |&c| ScanError::Unexpected(c as char, i))
     };
-    let mut arena: Vec<Raw> = Vec::new();
-    let mut stack: Vec<At> = Vec::new();
+    // Room for a typical plan's nodes and depth, so most plans grow neither.
+    let mut arena: Vec<Raw> = Vec::with_capacity(64);
+    let mut stack: Vec<At> = Vec::with_capacity(32);
     let mut i = ws(b, start);
     if b.get(i) != Some(&b'{') {
         return Err(unexpected(i));
