@@ -413,21 +413,26 @@ fn sql_event(name: &str, line: &[u8]) -> Result<Option<Event>, ParseError> {
 fn task_start(line: &[u8]) -> Result<Event, ScanError> {
     let (mut stage_id, mut attempt) = (None, 0u32);
     let (mut task_id, mut executor_id) = (None, None);
-    members(line, |k, v| {
-        match k {
-            b"Stage ID" => stage_id = Some(count("Stage ID", v)?),
-            b"Stage Attempt ID" => attempt = count("Stage Attempt ID", v)? as u32,
-            b"Task Info" => members(v, |k, v| {
+    // `Task Info` is read where it stands (not skipped first to find its end).
+    scan::members_at(line, |k, at| {
+        if k == b"Task Info" {
+            let info = scan::members_end(&line[at..], |k, v| {
                 match k {
                     b"Task ID" => task_id = Some(count("Task ID", v)?),
                     b"Executor ID" => executor_id = Some(scan::string("Executor ID", v)?),
                     _ => {}
                 }
                 Ok(())
-            })?,
+            })?;
+            return Ok(at + info);
+        }
+        let end = scan::skip_value(line, at)?;
+        match k {
+            b"Stage ID" => stage_id = Some(count("Stage ID", &line[at..end])?),
+            b"Stage Attempt ID" => attempt = count("Stage Attempt ID", &line[at..end])? as u32,
             _ => {}
         }
-        Ok(())
+        Ok(end)
     })?;
     Ok(Event::TaskStart(TaskStartObs {
         stage_id: stage_id.ok_or(ScanError::Missing("Stage ID"))?,
@@ -613,41 +618,48 @@ fn locality(v: &[u8]) -> Locality {
 }
 
 /// The members of `Task Metrics` the model sums; `result_ser_ms` gets `Result Serialization
-/// Time` (only the scheduler delay needs it). Returns the index in `v` just past the object.
+/// Time` (only the scheduler delay needs it). Returns the index in `v` just past the object. The
+/// nested metrics objects are read where they stand, in the one pass over the value.
 fn task_metrics(v: &[u8], m: &mut TaskTotals, result_ser_ms: &mut u64) -> Result<usize, ScanError> {
-    scan::members_end(v, |k, v| {
+    scan::members_at(v, |k, at| {
         match k {
-            b"Executor Run Time" => m.run_time_ms = count("Executor Run Time", v)?,
-            b"Executor Deserialize Time" => {
-                m.deserialize_ms = count("Executor Deserialize Time", v)?
-            }
-            b"Result Serialization Time" => *result_ser_ms = count("Result Serialization Time", v)?,
-            b"Peak Execution Memory" => {
-                m.peak_execution_memory_bytes = count("Peak Execution Memory", v)?
-            }
-            b"Executor CPU Time" => m.cpu_time_ns = count("Executor CPU Time", v)?,
-            b"JVM GC Time" => m.gc_time_ms = count("JVM GC Time", v)?,
-            b"Memory Bytes Spilled" => m.memory_spilled_bytes = count("Memory Bytes Spilled", v)?,
-            b"Disk Bytes Spilled" => m.disk_spilled_bytes = count("Disk Bytes Spilled", v)?,
-            b"Input Metrics" => one(v, b"Bytes Read", &mut m.input_bytes)?,
-            b"Output Metrics" => one(v, b"Bytes Written", &mut m.output_bytes)?,
+            b"Input Metrics" => return one(v, at, b"Bytes Read", &mut m.input_bytes),
+            b"Output Metrics" => return one(v, at, b"Bytes Written", &mut m.output_bytes),
             b"Shuffle Write Metrics" => {
-                one(v, b"Shuffle Bytes Written", &mut m.shuffle_write_bytes)?
+                return one(v, at, b"Shuffle Bytes Written", &mut m.shuffle_write_bytes)
             }
-            b"Shuffle Read Metrics" => shuffle_read(v, m)?,
+            b"Shuffle Read Metrics" => return shuffle_read(v, at, m),
             _ => {}
         }
-        Ok(())
+        let end = scan::skip_value(v, at)?;
+        let x = &v[at..end];
+        match k {
+            b"Executor Run Time" => m.run_time_ms = count("Executor Run Time", x)?,
+            b"Executor Deserialize Time" => {
+                m.deserialize_ms = count("Executor Deserialize Time", x)?
+            }
+            b"Result Serialization Time" => *result_ser_ms = count("Result Serialization Time", x)?,
+            b"Peak Execution Memory" => {
+                m.peak_execution_memory_bytes = count("Peak Execution Memory", x)?
+            }
+            b"Executor CPU Time" => m.cpu_time_ns = count("Executor CPU Time", x)?,
+            b"JVM GC Time" => m.gc_time_ms = count("JVM GC Time", x)?,
+            b"Memory Bytes Spilled" => m.memory_spilled_bytes = count("Memory Bytes Spilled", x)?,
+            b"Disk Bytes Spilled" => m.disk_spilled_bytes = count("Disk Bytes Spilled", x)?,
+            _ => {}
+        }
+        Ok(end)
     })
 }
 
-/// `Shuffle Read Metrics`, in one pass: bytes read (remote + local) and fetch wait time.
-fn shuffle_read(v: &[u8], m: &mut TaskTotals) -> Result<(), ScanError> {
-    if v == b"null" {
-        return Ok(());
+/// `Shuffle Read Metrics`, the value at `b[at]`, in one pass: bytes read (remote + local) and
+/// fetch wait time. Returns the index just past the value.
+fn shuffle_read(b: &[u8], at: usize, m: &mut TaskTotals) -> Result<usize, ScanError> {
+    if b[at..].starts_with(b"null") {
+        return scan::skip_value(b, at);
     }
     let (mut remote, mut local) = (0u64, 0u64);
-    members(v, |k, v| {
+    let end = scan::members_end(&b[at..], |k, v| {
         match k {
             b"Remote Bytes Read" => remote = count("metric", v)?,
             b"Local Bytes Read" => local = count("metric", v)?,
@@ -657,20 +669,22 @@ fn shuffle_read(v: &[u8], m: &mut TaskTotals) -> Result<(), ScanError> {
         Ok(())
     })?;
     m.shuffle_read_bytes = remote.saturating_add(local);
-    Ok(())
+    Ok(at + end)
 }
 
-/// Read member `key` of the object `v` (absent or null object: unchanged).
-fn one(v: &[u8], key: &'static [u8], out: &mut u64) -> Result<(), ScanError> {
-    if v == b"null" {
-        return Ok(());
+/// Read member `key` of the object at `b[at]` (a null object: unchanged). Returns the index
+/// just past the value.
+fn one(b: &[u8], at: usize, key: &'static [u8], out: &mut u64) -> Result<usize, ScanError> {
+    if b[at..].starts_with(b"null") {
+        return scan::skip_value(b, at);
     }
-    members(v, |k, v| {
+    let end = scan::members_end(&b[at..], |k, v| {
         if k == key {
             *out = count("metric", v)?;
         }
         Ok(())
-    })
+    })?;
+    Ok(at + end)
 }
 
 fn owned(s: Option<Cow<'_, str>>) -> Option<String> {
