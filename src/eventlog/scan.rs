@@ -25,7 +25,17 @@ pub enum ScanError {
     Type(&'static str, &'static str),
 }
 
-fn ws(b: &[u8], mut i: usize) -> usize {
+/// Index of the first byte at or after `i` that is not JSON whitespace. Spark writes none
+/// between tokens, so the first byte is checked alone first.
+#[inline(always)]
+fn ws(b: &[u8], i: usize) -> usize {
+    match b.get(i) {
+        Some(&c) if c > b' ' => i,
+        _ => ws_loop(b, i),
+    }
+}
+
+fn ws_loop(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
         i += 1;
     }
@@ -85,6 +95,7 @@ pub fn skip_value(b: &[u8], i: usize) -> Result<usize, ScanError> {
         b'"' => skip_string(b, i),
         b'{' | b'[' => skip_container(b, i),
         c if c == b'-' || c.is_ascii_alphanumeric() => {
+            i += 1;
             while i < b.len() && !matches!(b[i], b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n')
             {
                 i += 1;
