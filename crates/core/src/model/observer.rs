@@ -148,10 +148,13 @@ impl Locked<'_> {
     /// [`Self::detail`] for the per-task calls, the hot path, which do not open a delivery
     /// themselves: every delivery that carries tasks also carries the application, a job or a
     /// stage (REST polls the application first; a log's tasks come between its application's
-    /// start and end), and a delivery stays open until the source closes it.
+    /// start and end), and a delivery stays open until the source closes it. Only exclusion is
+    /// checked here: each per-task rule reads the application through `State::live`, which
+    /// gives nothing once its detail is gone (summarised), so a task costs one lookup of its
+    /// application, not two.
     fn task_detail(&self, app_id: &str, f: impl FnOnce(&mut State, &Telemetry, EpochMs)) {
         self.write(|s, t, now| {
-            if s.takes(app_id, true) {
+            if s.takes(app_id, false) {
                 f(s, t, now)
             }
         })
@@ -209,10 +212,7 @@ impl Observer for Locked<'_> {
         self.task_detail(app_id, |s, _, _| s.task_start(app_id, obs))
     }
     fn task_end(&self, app_id: &str, obs: &TaskEndObs) {
-        self.task_detail(app_id, |s, t, _| {
-            s.task_end(app_id, obs, t);
-            s.app_ran_until(app_id, Some(obs.finish_ms));
-        })
+        self.task_detail(app_id, |s, t, _| s.task_end(app_id, obs, t))
     }
     fn upsert_executor(&self, app_id: &str, obs: &ExecutorObs) {
         self.detail(app_id, |s, _, now| {

@@ -103,15 +103,21 @@ pub(in crate::model) fn fold(
     Some(run)
 }
 
+impl AppSummary {
+    /// The application ran at least until `t` (see [`crate::model::cost::Cost::seen_ms`]);
+    /// nothing once it ended.
+    pub(in crate::model) fn ran_until(&mut self, t: EpochMs) {
+        if self.end_ms.is_none() && t > self.cost.seen_ms {
+            self.cost.seen_ms = t;
+        }
+    }
+}
+
 impl State {
-    /// Application `app_id` ran at least until `t` (see [`crate::model::cost::Cost::seen_ms`]); nothing once it
-    /// ended.
+    /// Application `app_id` ran at least until `t` ([`AppSummary::ran_until`]).
     pub(in crate::model) fn app_ran_until(&mut self, app_id: &str, t: Option<EpochMs>) {
-        let (Some(t), Some(s)) = (t, self.apps.get_mut(app_id).map(|a| &mut a.summary)) else {
-            return;
-        };
-        if s.end_ms.is_none() && t > s.cost.seen_ms {
-            s.cost.seen_ms = t;
+        if let (Some(t), Some(a)) = (t, self.apps.get_mut(app_id)) {
+            a.summary.ran_until(t);
         }
     }
 

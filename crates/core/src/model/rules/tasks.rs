@@ -132,6 +132,8 @@ impl State {
         let Some((s, d, labeler)) = self.live(app_id) else {
             return;
         };
+        // The application's clock (`cost.rs`), here where the application is at hand.
+        s.ran_until(obs.finish_ms);
         if !s.counted_tasks.insert(obs.task_id) {
             return;
         }
