@@ -416,15 +416,14 @@ fn task_start(line: &[u8]) -> Result<Event, ScanError> {
     // `Task Info` is read where it stands (not skipped first to find its end).
     scan::members_at(line, |k, at| {
         if k == b"Task Info" {
-            let info = scan::members_end(&line[at..], |k, v| {
+            return scan::members_end_at(line, at, |k, v| {
                 match k {
                     b"Task ID" => task_id = Some(count("Task ID", v)?),
                     b"Executor ID" => executor_id = Some(scan::string("Executor ID", v)?),
                     _ => {}
                 }
                 Ok(())
-            })?;
-            return Ok(at + info);
+            });
         }
         let end = scan::skip_value(line, at)?;
         match k {
@@ -659,7 +658,7 @@ fn shuffle_read(b: &[u8], at: usize, m: &mut TaskTotals) -> Result<usize, ScanEr
         return scan::skip_value(b, at);
     }
     let (mut remote, mut local) = (0u64, 0u64);
-    let end = scan::members_end(&b[at..], |k, v| {
+    let end = scan::members_end_at(b, at, |k, v| {
         match k {
             b"Remote Bytes Read" => remote = count("metric", v)?,
             b"Local Bytes Read" => local = count("metric", v)?,
@@ -669,7 +668,7 @@ fn shuffle_read(b: &[u8], at: usize, m: &mut TaskTotals) -> Result<usize, ScanEr
         Ok(())
     })?;
     m.shuffle_read_bytes = remote.saturating_add(local);
-    Ok(at + end)
+    Ok(end)
 }
 
 /// Read member `key` of the object at `b[at]` (a null object: unchanged). Returns the index
@@ -678,13 +677,12 @@ fn one(b: &[u8], at: usize, key: &'static [u8], out: &mut u64) -> Result<usize, 
     if b[at..].starts_with(b"null") {
         return scan::skip_value(b, at);
     }
-    let end = scan::members_end(&b[at..], |k, v| {
+    scan::members_end_at(b, at, |k, v| {
         if k == key {
             *out = count("metric", v)?;
         }
         Ok(())
-    })?;
-    Ok(at + end)
+    })
 }
 
 fn owned(s: Option<Cow<'_, str>>) -> Option<String> {

@@ -315,6 +315,17 @@ pub fn members_end<'a>(
     }
 }
 
+/// [`members_end`] of the object that starts at `b[at]` (a member's value, where
+/// [`members_at`] gives it): the index in `b`, not in the value, just past it.
+pub fn members_end_at<'a>(
+    b: &'a [u8],
+    at: usize,
+    f: impl FnMut(&'a [u8], &'a [u8]) -> Result<(), ScanError>,
+) -> Result<usize, ScanError> {
+    let v = b.get(at..).ok_or(ScanError::Eof)?;
+    members_end(v, f).map(|end| at + end)
+}
+
 /// `rest`, what follows a value, closes the object it is in and the line: optional whitespace,
 /// a closing brace, optional whitespace.
 pub fn closes_line(rest: &[u8]) -> bool {
