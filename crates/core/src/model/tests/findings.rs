@@ -130,3 +130,48 @@ fn a_names_findings_sum_its_runs() {
     });
     assert_eq!(names, vec![(2, 3.0)]);
 }
+
+/// `spark_app_runs_total` of run `id` (app_id mode) or of name `daily` (name mode), summed over
+/// status, and the run's (or the name's) `idle_cores` findings.
+fn runs_and_findings(m: &TestModel, id: &str) -> (u64, u64) {
+    m.view(|v| {
+        let count = |a: &crate::model::view::AppView<'_>| {
+            let runs = a.runs().iter().map(|(_, n)| n).sum();
+            let f = a
+                .findings()
+                .total()
+                .get(&key("idle_cores", ""))
+                .map_or(0, |t| t.findings);
+            (runs, f)
+        };
+        match v.by_name() {
+            Some(n) => n.views().map(|a| count(&a)).next().unwrap_or_default(),
+            None => count(&v.app(id).expect("app")),
+        }
+    })
+}
+
+#[test]
+fn a_run_is_counted_in_the_same_read_as_its_end_findings() {
+    for by_name in [false, true] {
+        let m = TestModel::with(|s| {
+            if by_name {
+                s.model.aggregate_by = crate::config::AggregateBy::AppName;
+            }
+        });
+        m.model.keep_settled_stages();
+        let t = m.advance(1_000);
+        ended_run(&m, "r1", "daily", t);
+        // Ended and delivered, its end findings not counted yet: neither is the run, or an
+        // alert that reads both (SparkNewFindingKind) would see a run before its findings.
+        assert_eq!(runs_and_findings(&m, "r1"), (0, 0), "by name: {by_name}");
+        m.model
+            .close_findings("r1", vec![], vec![found("idle_cores", "", 1.5)], vec![]);
+        assert_eq!(runs_and_findings(&m, "r1"), (1, 1), "by name: {by_name}");
+    }
+    // Where no rules run on the model, a run counts when it ends.
+    let m = TestModel::with(|_| {});
+    let t = m.advance(1_000);
+    ended_run(&m, "r1", "daily", t);
+    assert_eq!(runs_and_findings(&m, "r1"), (1, 0));
+}
