@@ -9,6 +9,8 @@
 //! wait, up to [`MAX_WAITING`] of them.
 
 use std::collections::HashMap;
+
+use spark_exporter_core::hash::{Map, Set};
 use std::fmt::Display;
 
 use crate::model::attribution::is_plan_dump;
@@ -76,9 +78,9 @@ pub struct LogApp {
     app_id: Option<std::sync::Arc<str>>,
     spark_version: Option<String>,
     waiting: Vec<Event>,
-    jobs: HashMap<u64, JobObs>,
-    stages: HashMap<(u64, u32), (Option<String>, Option<String>)>,
-    sql: HashMap<u64, SqlObs>,
+    jobs: Map<u64, JobObs>,
+    stages: Map<(u64, u32), (Option<String>, Option<String>)>,
+    sql: Map<u64, SqlObs>,
     /// Spark Connect operations by job tag, in arrival order.
     connect_ops: connect_ops::Ops,
     /// Plans of the SQL executions not ended yet.
@@ -94,9 +96,9 @@ impl LogApp {
             app_id: None,
             spark_version: None,
             waiting: Vec::new(),
-            jobs: HashMap::new(),
-            stages: HashMap::new(),
-            sql: HashMap::new(),
+            jobs: Map::default(),
+            stages: Map::default(),
+            sql: Map::default(),
             connect_ops: connect_ops::Ops::default(),
             plans: open_plans::Plans::default(),
         }
@@ -627,7 +629,7 @@ mod connect_ops {
 /// accumulators its plans name for adaptive execution, and at most [`MAX_OTHER_ACCUMS`] others
 /// (a value that arrives before the plan naming it, which Spark does not do in practice).
 mod open_plans {
-    use std::collections::{BTreeMap, HashMap, HashSet};
+    use std::collections::BTreeMap;
 
     use crate::eventlog::sqlplan::LogPlan;
     use crate::model::plan::PlanSummary;
@@ -641,8 +643,8 @@ mod open_plans {
     struct Open {
         plan: Option<Box<LogPlan>>,
         /// Accumulators the plans seen name for adaptive execution.
-        named: HashSet<u64>,
-        accums: HashMap<u64, u64>,
+        named: super::Set<u64>,
+        accums: super::Map<u64, u64>,
     }
 
     impl Open {

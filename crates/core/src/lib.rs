@@ -13,6 +13,7 @@
 //! - [`clock`]: the wall clock (epoch ms), one definition, replaceable in tests.
 //! - [`telemetry`]: the exporter's own metrics (counters, `spark_up`), handed to every task as a
 //!   value; exported only.
+//! - [`hash`]: the hash maps and sets of the hot paths (a fast hasher).
 //! - [`health`]: the sources' health (a REST target answered or not, the event-log folders
 //!   listed), written by the collectors, read by readiness and the lifecycle.
 //! - [`filter`]: which applications this exporter follows (shard, name filters,
@@ -28,6 +29,7 @@ pub mod clock;
 pub mod config;
 pub mod docgen;
 pub mod filter;
+pub mod hash;
 pub mod health;
 pub mod location;
 pub mod model;

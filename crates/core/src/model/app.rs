@@ -5,7 +5,8 @@
 //! ids already counted live in the summary's [`IdSet`]s, so Spark dropping old entities from its
 //! UI (or a second source reporting them again) never counts them twice or takes a count back.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use crate::hash::{Map, Set};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::executor::ExecutorState;
@@ -66,12 +67,12 @@ pub(super) struct AppSummary {
     pub(super) counted_stages: IdSet,
     /// Retried stage attempts already counted.
     #[serde(with = "crate::model::serial::sorted")]
-    pub(super) counted_retries: HashSet<(u64, u32)>,
+    pub(super) counted_retries: Set<(u64, u32)>,
     /// SQL ids already counted.
     pub(super) counted_sql: IdSet,
     /// Per job group aggregates.
     #[serde(with = "crate::model::serial::pairs")]
-    pub(super) groups: HashMap<GroupKey, GroupAgg>,
+    pub(super) groups: Map<GroupKey, GroupAgg>,
     /// `spark_executor_removed_total` by normalised reason.
     #[serde(deserialize_with = "crate::model::serial::static_keys")]
     pub(super) executors_removed: BTreeMap<&'static str, u64>,
@@ -102,12 +103,12 @@ pub(super) struct AppSummary {
 pub(super) struct AppDetail {
     /// Jobs not ended yet.
     #[serde(with = "crate::model::serial::pairs")]
-    pub(super) running_jobs: HashMap<u64, JobState>,
+    pub(super) running_jobs: Map<u64, JobState>,
     /// Task ids whose start was applied (running-task gauges from the event log).
     pub(super) started_tasks: IdSet,
     /// Stage attempts still held.
     #[serde(with = "crate::model::serial::pairs")]
-    pub(super) stages: HashMap<(u64, u32), StageState>,
+    pub(super) stages: Map<(u64, u32), StageState>,
     /// The application's longest ended stage attempts so far, `(duration ms, stage id,
     /// attempt)`, longest first, at most `model.max_finished_stages`: those of them the model
     /// still holds keep their per-stage series once finished (see [`super::view`]). A new stage
@@ -116,20 +117,20 @@ pub(super) struct AppDetail {
     pub(super) longest: Vec<(EpochMs, u64, u32)>,
     /// Stage id -> job group, from the jobs that list the stage.
     #[serde(with = "crate::model::serial::pairs")]
-    pub(super) stage_groups: HashMap<u64, GroupKey>,
+    pub(super) stage_groups: Map<u64, GroupKey>,
     /// REST stage observations whose job is not known yet (the job started between the jobs
     /// and the stages request), with when they were first held. Applied when a job lists the
     /// stage, or with fallback labels after [`ORPHAN_WAIT_MS`].
     #[serde(with = "crate::model::serial::pairs")]
-    pub(super) orphans: HashMap<(u64, u32), (StageObs, EpochMs)>,
+    pub(super) orphans: Map<(u64, u32), (StageObs, EpochMs)>,
     /// Executors.
     pub(super) executors: BTreeMap<String, ExecutorState>,
     /// SQL executions not ended yet.
     #[serde(with = "crate::model::serial::pairs")]
-    pub(super) running_sql: HashMap<u64, SqlState>,
+    pub(super) running_sql: Map<u64, SqlState>,
     /// SQL aggregates by job group and description labels.
     #[serde(with = "crate::model::serial::pairs")]
-    pub(super) sql: HashMap<SqlKey, SqlAgg>,
+    pub(super) sql: Map<SqlKey, SqlAgg>,
     /// Job groups learnt from jobs for their SQL executions.
     pub(super) sql_groups: SqlGroups,
     /// Which SQL executions' plans are counted, and the ended ones waiting for theirs.
@@ -218,9 +219,9 @@ impl AppSummary {
             counted_jobs: IdSet::default(),
             counted_tasks: IdSet::default(),
             counted_stages: IdSet::default(),
-            counted_retries: HashSet::new(),
+            counted_retries: Set::default(),
             counted_sql: IdSet::default(),
-            groups: HashMap::new(),
+            groups: Map::default(),
             executors_removed: BTreeMap::new(),
             connect_jobs: BTreeMap::new(),
             connect_counted: IdSet::default(),

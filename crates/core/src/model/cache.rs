@@ -21,7 +21,9 @@
 //!   dataset's name is its first line (a cached DataFrame's RDD name is its whole physical plan),
 //!   length-capped and counted like every label value.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use crate::hash::{Map, Set};
 use std::sync::Arc;
 
 use super::obs::{BlockObs, RddInfoObs, RddObs};
@@ -64,10 +66,10 @@ struct LogRdd {
     partitions: u64,
     /// `(partition, executor)` -> `(memory, disk)` bytes.
     #[serde(with = "crate::model::serial::pairs")]
-    blocks: HashMap<(u64, Arc<str>), (u64, u64)>,
+    blocks: Map<(u64, Arc<str>), (u64, u64)>,
     /// Partition -> executors holding a block of it.
     #[serde(with = "crate::model::serial::pairs")]
-    parts: HashMap<u64, u32>,
+    parts: Map<u64, u32>,
     memory: u64,
     disk: u64,
 }
@@ -128,7 +130,7 @@ pub struct CacheState {
     blocks: usize,
     /// Executor ids of the blocks, shared.
     #[serde(with = "crate::model::serial::sorted")]
-    executors: HashSet<Arc<str>>,
+    executors: Set<Arc<str>>,
 }
 
 impl CacheState {
@@ -213,8 +215,8 @@ impl CacheState {
             LogRdd {
                 name: name(&obs.name),
                 partitions: obs.partitions,
-                blocks: HashMap::new(),
-                parts: HashMap::new(),
+                blocks: Map::default(),
+                parts: Map::default(),
                 memory: 0,
                 disk: 0,
             },

@@ -1,7 +1,7 @@
 //! Label values: regex rewrites, a length cap and a per-application cap on distinct values, so a
 //! description such as "revenue for 2026-11-01" becomes one series, not one per day.
 
-use std::collections::{HashMap, HashSet};
+use crate::hash::{Map, Set};
 use std::sync::Arc;
 
 use regex::Regex;
@@ -24,7 +24,7 @@ pub struct Labeler {
 #[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct LabelSets {
     #[serde(with = "crate::model::serial::label_sets")]
-    seen: HashMap<&'static str, HashSet<Arc<str>>>,
+    seen: Map<&'static str, Set<Arc<str>>>,
 }
 
 impl Labeler {

@@ -19,7 +19,7 @@
 //! keys are strings, and a hash map's own order changes from run to run), so the same state
 //! always writes the same bytes, and "read back equal" is "written again, the same bytes".
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -255,7 +255,7 @@ pub(super) mod exact {
 pub(super) mod label_sets {
     use super::*;
 
-    type Seen = HashMap<&'static str, HashSet<Arc<str>>>;
+    type Seen = crate::hash::Map<&'static str, crate::hash::Set<Arc<str>>>;
 
     /// Write each label's values in order, labels in order.
     pub fn serialize<S: Serializer>(m: &Seen, s: S) -> Result<S::Ok, S::Error> {
@@ -304,6 +304,7 @@ impl StateValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
 
     #[test]
     fn every_status_and_reason_can_be_read_back() {

@@ -217,7 +217,7 @@ impl State {
 
 /// Give back a map's spare room once it is mostly empty: a burst of stages or jobs must not pin
 /// its peak capacity (hash maps never shrink by themselves) for the rest of the application.
-fn shrink<K: Eq + std::hash::Hash, V>(m: &mut std::collections::HashMap<K, V>) {
+fn shrink<K: Eq + std::hash::Hash, V>(m: &mut crate::hash::Map<K, V>) {
     if m.capacity() > 64 && m.capacity() > 4 * m.len() {
         m.shrink_to(2 * m.len());
     }

@@ -8,6 +8,8 @@
 //! stage attempts have per-stage series ([`AppView::stages`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::hash::Map;
 use std::sync::Arc;
 
 use super::app::{AppDetail, AppState, AppSummary, NameAgg};
@@ -442,7 +444,7 @@ impl<'a> AppView<'a> {
     /// Every job group, whatever the summary level.
     pub(super) fn all_groups(&self) -> Vec<GroupView<'a>> {
         let (s, d) = (self.s, self.d());
-        let mut live: HashMap<&GroupKey, Live> = HashMap::new();
+        let mut live: Map<&GroupKey, Live> = Map::default();
         for j in d.running_jobs.values() {
             live.entry(&j.group).or_default().active_jobs += 1;
         }
