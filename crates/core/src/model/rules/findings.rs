@@ -134,8 +134,13 @@ impl super::super::state::State {
     /// (`spark_app_runs_total`, and in name mode the run as a whole), so that one scrape shows
     /// a run ended and its findings together: an alert that reads both, such as
     /// `SparkNewFindingKind` (a kind is new if the runs before had none), never sees the run
-    /// before its findings.
+    /// before its findings. A run whose driver vanished is counted at once: its source may
+    /// never close its delivery, and its findings then wait for that delivery to go stale
+    /// (`delivery.rs`).
     pub(in crate::model) fn awaits_findings(&self, app: &super::super::app::AppState) -> bool {
-        self.settled.is_some() && app.detail.is_some() && !app.summary.findings.closed
+        self.settled.is_some()
+            && app.detail.is_some()
+            && !app.summary.findings.closed
+            && !app.summary.gone
     }
 }

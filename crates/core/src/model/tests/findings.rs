@@ -169,6 +169,15 @@ fn a_run_is_counted_in_the_same_read_as_its_end_findings() {
             .close_findings("r1", vec![], vec![found("idle_cores", "", 1.5)], vec![]);
         assert_eq!(runs_and_findings(&m, "r1"), (1, 1), "by name: {by_name}");
     }
+    // A run whose driver vanished counts at once (its delivery may never close): outcome
+    // unknown, its findings later.
+    let m = TestModel::with(|_| {});
+    m.model.keep_settled_stages();
+    let t = m.advance(1_000);
+    let o = m.rest();
+    o.upsert_app(&app("r2").name("daily").started(t - 10_000));
+    o.app_gone("r2", t);
+    assert_eq!(runs_and_findings(&m, "r2"), (1, 0));
     // Where no rules run on the model, a run counts when it ends.
     let m = TestModel::with(|_| {});
     let t = m.advance(1_000);
