@@ -9,9 +9,9 @@
 //! wait, up to [`MAX_WAITING`] of them.
 
 use std::collections::HashMap;
+use std::fmt::Display;
 
 use spark_exporter_core::hash::{Map, Set};
-use std::fmt::Display;
 
 use crate::model::attribution::is_plan_dump;
 use crate::model::{AppObs, JobObs, JobStatus, Observer, SqlObs, SqlPlanObs, SqlStatus};

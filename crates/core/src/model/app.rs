@@ -5,9 +5,10 @@
 //! ids already counted live in the summary's [`IdSet`]s, so Spark dropping old entities from its
 //! UI (or a second source reporting them again) never counts them twice or takes a count back.
 
-use crate::hash::{Map, Set};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+use crate::hash::{Map, Set};
 
 use super::executor::ExecutorState;
 use super::group::{GroupAgg, GroupKey};

@@ -22,11 +22,10 @@
 //!   length-capped and counted like every label value.
 
 use std::collections::BTreeMap;
-
-use crate::hash::{Map, Set};
 use std::sync::Arc;
 
 use super::obs::{BlockObs, RddInfoObs, RddObs};
+use crate::hash::{Map, Set};
 use crate::telemetry::Telemetry;
 
 /// Datasets per application and source, at most.

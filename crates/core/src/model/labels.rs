@@ -1,12 +1,12 @@
 //! Label values: regex rewrites, a length cap and a per-application cap on distinct values, so a
 //! description such as "revenue for 2026-11-01" becomes one series, not one per day.
 
-use crate::hash::{Map, Set};
 use std::sync::Arc;
 
 use regex::Regex;
 
 use crate::config::LabelsConfig;
+use crate::hash::{Map, Set};
 use crate::telemetry::Telemetry;
 
 /// The value that stands for every value past a label's cap.

@@ -8,8 +8,6 @@
 //! stage attempts have per-stage series ([`AppView::stages`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-
-use crate::hash::Map;
 use std::sync::Arc;
 
 use super::app::{AppDetail, AppState, AppSummary, NameAgg};
@@ -25,6 +23,7 @@ use super::state::State;
 use super::store::Model;
 use super::streaming::StreamAgg;
 use crate::config::CostConfig;
+use crate::hash::Map;
 
 impl Model {
     /// Read the model under the lock, through its read view (exporters). Never `.await`
