@@ -404,7 +404,7 @@ pub const CATALOGUE: &[Metric] = &[
     Metric::new("spark_app_runs", Counter, App, "Application runs ended, by outcome: succeeded (exit code 0), failed (another exit code), unknown (no exit code: Spark before 4.0, the REST API, or a driver that vanished).", "spark.application.runs", "{run}", C,
         |c, o| per_app_by(c, o, "status", |a| a.app.runs()))
         .labels(&[l("status", &["succeeded", "failed", "unknown"])])
-        .doc("Runs ended, by outcome. Per run (`app_id`): 0 or 1. Per name (`model.aggregate_by: app_name`): the runs that ended since the exporter started. A serving exporter counts a run once its end findings are counted too, so one scrape shows the run and its `spark_diagnosis_findings_total` (about 50 ms after its source delivered it).")
+        .doc("Runs ended, by outcome. Per run (`app_id`): 0 or 1. Per name (`model.aggregate_by: app_name`): the runs that ended since the exporter started.")
         .experimental("0.2.0"),
     Metric::new("spark_app_run_duration_seconds", Histogram, App, "Durations of the runs of an application name, start to end (model.aggregate_by: app_name only).", "spark.application.run.duration", "s", H,
         |c, o| per_app(c, o, |a| a.app.run_duration().map(|h| (a.base.clone(), hist(h)))))

@@ -2,14 +2,12 @@
 //!
 //! A daily job's counters and histograms keep growing over its runs, so `increase()` and
 //! `histogram_quantile()` over weeks work with no per-run series. The rules:
-//! - A run counts into its name's series **when it ends** (where the diagnose rules run on the
-//!   model, once its end findings are counted too, so one scrape shows both), and only a run
-//!   that ends after this exporter started ([`State::started_ms`]). A restarted exporter
-//!   therefore starts every name from zero (a new `_created`), counts the runs that end from
-//!   then on, and never counts a run its predecessor counted: Prometheus sees one counter
-//!   reset, and `increase()` is exact. Runs that end while no exporter runs are not counted
-//!   (as with any scrape gap); persisting the state instead would need a volume per shard and
-//!   an exact hand-over when shards change.
+//! - A run counts into its name's series **when it ends**, and only a run that ends after this
+//!   exporter started ([`State::started_ms`]). A restarted exporter therefore starts every name
+//!   from zero (a new `_created`), counts the runs that end from then on, and never counts a run
+//!   its predecessor counted: Prometheus sees one counter reset, and `increase()` is exact. Runs
+//!   that end while no exporter runs are not counted (as with any scrape gap); persisting the
+//!   state instead would need a volume per shard and an exact hand-over when shards change.
 //! - A run still running is not in the counters; its job groups are (at zero), so every series
 //!   exists before the first run that counts into it, and `increase()` sees that run whole.
 //! - Runs the model still holds are summed at read time (a late REST update of a run that just
@@ -122,12 +120,10 @@ impl<'a> ModelView<'a> {
             let acc = out
                 .entry(s.name.clone())
                 .or_insert_with(|| name_state(&s.name, s.created_ms));
-            // A run whose end findings are still to be counted waits for them (one scrape
-            // shows the run and its findings).
             fold(
                 acc,
                 app,
-                st.counts_by_name(app) && !st.awaits_findings(app),
+                st.counts_by_name(app),
                 &st.labeler,
                 &bounds,
                 &st.prices,

@@ -48,7 +48,7 @@ impl<'a> ModelView<'a> {
             .apps
             .values()
             .filter(move |app| state.serves(app))
-            .map(move |app| AppView::run(app, keep, state))
+            .map(move |app| AppView::run(app, keep, &state.prices))
     }
 
     /// True once every source the exporter runs has finished its start-up read
@@ -71,7 +71,7 @@ impl<'a> ModelView<'a> {
                     .max_by_key(|(_, a)| a.summary.start_ms)
                     .map(|(_, a)| a)
             })
-            .map(|app| AppView::run(app, keep, self.state))
+            .map(|app| AppView::run(app, keep, &self.state.prices))
     }
 }
 
@@ -121,9 +121,6 @@ pub struct AppView<'a> {
     keep: StageKeep,
     /// Prices (`cost`): the money families.
     prices: &'a CostConfig,
-    /// The run has ended but is not counted yet: its end findings are still to be counted
-    /// (`State::awaits_findings`).
-    awaits_findings: bool,
 }
 
 /// No prices (a run read while it folds into its name).
@@ -235,26 +232,18 @@ struct Live {
 }
 
 impl<'a> AppView<'a> {
-    fn run(app: &'a AppState, keep: StageKeep, state: &'a State) -> AppView<'a> {
+    fn run(app: &'a AppState, keep: StageKeep, prices: &'a CostConfig) -> AppView<'a> {
         AppView {
             s: &app.summary,
             detail: app.detail.as_deref(),
             name: None,
             keep,
-            prices: &state.prices,
-            awaits_findings: state.awaits_findings(app),
+            prices,
         }
     }
     /// The view of run `app` being folded into its name's series (only its groups are read).
     pub(super) fn of(app: &'a AppState) -> AppView<'a> {
-        AppView {
-            s: &app.summary,
-            detail: app.detail.as_deref(),
-            name: None,
-            keep: StageKeep::NONE,
-            prices: &NO_PRICES,
-            awaits_findings: false,
-        }
+        Self::run(app, StageKeep::NONE, &NO_PRICES)
     }
     /// The view of a name's series across runs (which holds no stages), priced at `prices`.
     pub(super) fn of_name(n: &'a NameAgg, prices: &'a CostConfig) -> AppView<'a> {
@@ -264,7 +253,6 @@ impl<'a> AppView<'a> {
             name: Some(n),
             keep: StageKeep::NONE,
             prices,
-            awaits_findings: false,
         }
     }
     /// The application's detail; empty once summarised, and for a name.
@@ -522,15 +510,13 @@ impl<'a> AppView<'a> {
     }
 
     /// Runs ended, as `(status, count)` for `succeeded`, `failed` and `unknown`: 0 or 1 for a
-    /// run, the runs counted so far for a name. A run that has ended counts once its end
-    /// findings are counted, where the diagnose rules run on this model
-    /// (`State::awaits_findings`).
+    /// run, the runs counted so far for a name.
     pub fn runs(&self) -> [(&'static str, u64); 3] {
         let n = match self.name {
             Some(n) => n.runs,
             None => {
                 let mut n = [0; 3];
-                if let Some(i) = self.s.outcome().filter(|_| !self.awaits_findings) {
+                if let Some(i) = self.s.outcome() {
                     n[i] = 1;
                 }
                 n

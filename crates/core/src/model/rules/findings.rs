@@ -128,19 +128,4 @@ impl super::super::state::State {
                     && !s.delivery.in_progress(self.now_ms)
             })
     }
-
-    /// Whether `app`'s end still waits for its end findings: the rules run on this model, hold
-    /// its detail, and have not counted them yet. Until then its run is not counted
-    /// (`spark_app_runs_total`, and in name mode the run as a whole), so that one scrape shows
-    /// a run ended and its findings together: an alert that reads both, such as
-    /// `SparkNewFindingKind` (a kind is new if the runs before had none), never sees the run
-    /// before its findings. A run whose driver vanished is counted at once: its source may
-    /// never close its delivery, and its findings then wait for that delivery to go stale
-    /// (`delivery.rs`).
-    pub(in crate::model) fn awaits_findings(&self, app: &super::super::app::AppState) -> bool {
-        self.settled.is_some()
-            && app.detail.is_some()
-            && !app.summary.findings.closed
-            && !app.summary.gone
-    }
 }
