@@ -237,6 +237,12 @@ THRESHOLDS = {
     # kind of a name's first run would be new). It fires for NEW_FINDING_KIND_WINDOW.
     "NEW_FINDING_KIND_WINDOW": "1h",
     "NEW_FINDING_KIND_LOOKBACK": "7d",
+    # ... and the run counted at least this long before the window: a run's end findings are
+    # counted after its end (by the diagnose pass, within 50 ms), so the scrape that first shows
+    # a name's first run may not show its findings yet. Without the margin, when that run left
+    # the window, its findings (one scrape later) were still in it and every kind it had fired
+    # once. A few scrape intervals.
+    "NEW_FINDING_KIND_SETTLE": "5m",
 }
 
 DEFAULTS = {**SETTINGS, **THRESHOLDS}
@@ -801,8 +807,11 @@ def new_finding_alerts(c):
     """A finding kind new to an application name: summed by name and kind (over job groups, and
     runs in app_id mode; RUN_LABELS left out), a series within NEW_FINDING_KIND_WINDOW and none in
     the NEW_FINDING_KIND_LOOKBACK before it, the new-series test of `events()` per name and kind.
-    Only for a name with a run counted in that lookback: all kinds of a name's first run are new."""
+    Only for a name with a run counted in that lookback, NEW_FINDING_KIND_SETTLE before the
+    window: all kinds of a name's first run are new."""
     w, lb = c["NEW_FINDING_KIND_WINDOW"], c["NEW_FINDING_KIND_LOOKBACK"]
+    # The runs' history ends NEW_FINDING_KIND_SETTLE before the window (see SETTINGS).
+    runs_offset = f"{num(duration_seconds(w) + duration_seconds(c['NEW_FINDING_KIND_SETTLE']))}s"
     kind = cross_run(c, "app_name, kind")
     name = cross_run(c, "app_name")
     findings = "spark_diagnosis_findings_total"
@@ -813,7 +822,7 @@ def new_finding_alerts(c):
             f"unless on ({kind})\n"
             f"sum by ({kind}) (max_over_time({findings}[{lb}] offset {w}) > 0)\n"
             f"and on ({name})\n"
-            f"sum by ({name}) (max_over_time(spark_app_runs_total[{lb}] offset {w})) > 0",
+            f"sum by ({name}) (max_over_time(spark_app_runs_total[{lb}] offset {runs_offset})) > 0",
             "{{ $labels.app_name }} has {{ $labels.kind }} findings, new to it",
             "Application {{ $labels.app_name }} has {{ $value | printf \"%.0f\" }} diagnosis finding(s) of "
             f"kind {{{{ $labels.kind }}}}, and had none of this kind in the {lb} before the last {w}. "
@@ -914,7 +923,7 @@ K8S_OBJECT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
 
 def is_duration_key(key):
-    return key.endswith(("_FOR", "_WINDOW", "_LOOKBACK"))
+    return key.endswith(("_FOR", "_WINDOW", "_LOOKBACK", "_SETTLE"))
 
 
 def from_text(key, text):
