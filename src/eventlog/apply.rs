@@ -490,6 +490,11 @@ pub struct Out<'a> {
 /// enough that the events waiting stay small.
 const BATCH: usize = 64;
 
+/// Most events parsed and not applied yet: from [`BATCH`] on, a reader that finds the model's
+/// lock taken by another goes on parsing ([`Observer::try_batch`]) rather than sleep there
+/// (each sleep and wake-up is two system calls and a context switch); from here on it waits.
+const MAX_PENDING: usize = 16 * BATCH;
+
 /// The [`LineSink`] of one log: parse, apply, count. Events are parsed one line at a time and
 /// applied [`BATCH`] at a time; every event parsed is applied by the time it is dropped.
 pub struct Applier<'a> {
@@ -525,15 +530,31 @@ impl<'a> Applier<'a> {
 
     /// Apply the events parsed so far.
     fn flush(&mut self) {
+        self.apply_pending(true);
+    }
+
+    /// [`Self::flush`] if the model's lock is free, or if [`MAX_PENDING`] events wait.
+    fn flush_soon(&mut self) {
+        self.apply_pending(self.pending.len() >= MAX_PENDING);
+    }
+
+    /// Apply the pending events under one take of the model's lock; unless `wait`, only if
+    /// the lock is free now.
+    fn apply_pending(&mut self, wait: bool) {
         if self.pending.is_empty() {
             return;
         }
         let Applier { app, pending, .. } = self;
-        self.out.observer.batch(&mut |o| {
+        let f = &mut |o: &dyn Observer| {
             for ev in pending.drain(..) {
                 app.apply(ev, o);
             }
-        });
+        };
+        if wait {
+            self.out.observer.batch(f);
+        } else {
+            self.out.observer.try_batch(f);
+        }
     }
 }
 
@@ -555,7 +576,7 @@ impl LineSink for Applier<'_> {
                 }
                 self.pending.push(ev);
                 if self.pending.len() >= BATCH {
-                    self.flush();
+                    self.flush_soon();
                 }
             }
             Ok(None) => {

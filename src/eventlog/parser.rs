@@ -249,7 +249,7 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
     }
     // Large events whose serde type reads a few members: the line reduced to those members
     // first (`scan::pick`), which serde then reads without visiting the rest.
-    let mut buf = Vec::new();
+    let mut buf = Scratch::take();
     let ev = match name.as_ref() {
         "SparkListenerTaskEnd" => task_end(line).map_err(|source| ParseError::Scan {
             event: "TaskEnd",
@@ -345,15 +345,43 @@ fn may_persist(line: &[u8]) -> bool {
         .any(|at| line[..at].trim_ascii_end().last() == Some(&b':'))
 }
 
+/// Largest [`Scratch`] buffer kept for the next line: one larger (a line that kept more) is
+/// freed.
+const MAX_SCRATCH: usize = 1 << 20;
+
+thread_local! {
+    static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// This thread's buffer for what [`read_picked`] keeps of a line, taken empty and given back
+/// when dropped: a reader's lines reuse one buffer rather than each allocating its own (a
+/// stage's line can be tens of KiB).
+struct Scratch(Vec<u8>);
+
+impl Scratch {
+    fn take() -> Scratch {
+        let mut buf = SCRATCH.take();
+        buf.clear();
+        Scratch(buf)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if self.0.capacity() <= MAX_SCRATCH {
+            SCRATCH.set(std::mem::take(&mut self.0));
+        }
+    }
+}
+
 /// `line` reduced into `buf` to what `keep` says ([`scan::pick`]), read by serde as `T`.
 fn read_picked<'b, T: serde::Deserialize<'b>>(
     line: &[u8],
     keep: &scan::Keep,
     event: &'static str,
-    buf: &'b mut Vec<u8>,
+    buf: &'b mut Scratch,
 ) -> Result<T, ParseError> {
-    // What is kept is at most the line: one allocation, not one per doubling.
-    buf.reserve(line.len());
+    let buf = &mut buf.0;
     scan::pick(line, keep, buf).map_err(|source| ParseError::Scan { event, source })?;
     serde_json::from_slice(buf).map_err(|source| ParseError::Json { event, source })
 }
@@ -364,7 +392,7 @@ fn read_picked<'b, T: serde::Deserialize<'b>>(
 fn sql_event(name: &str, line: &[u8]) -> Result<Option<Event>, ParseError> {
     let scan = |event: &'static str| move |source| ParseError::Scan { event, source };
     // The members `SqlEvent` reads, without the plan.
-    let mut buf = Vec::new();
+    let mut buf = Scratch::take();
     Ok(Some(match name {
         SQL_START => {
             let s: json::SqlEvent =

@@ -19,8 +19,9 @@
 //! plan itself names their accumulators.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
+
+use spark_exporter_core::hash::Map;
 
 use crate::model::plan::{AqeMetric, PlanGraph, PlanNode, PlanSummary};
 
@@ -218,7 +219,7 @@ fn read_tree_at(b: &[u8], start: usize) -> Result<(Vec<Raw<'_>>, usize), ScanErr
                 match key {
                     b"nodeName" => raw.name = text("nodeName", v)?,
                     b"simpleString" => {
-                        let mut h = std::collections::hash_map::DefaultHasher::new();
+                        let mut h = spark_exporter_core::hash::hasher();
                         v.hash(&mut h);
                         raw.simple = h.finish();
                         static FINAL: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
@@ -253,7 +254,7 @@ fn keys(arena: &[Raw]) -> Vec<u64> {
     // Children come after their parent, so a reverse pass sees them first.
     for i in (0..arena.len()).rev() {
         let r = &arena[i];
-        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let mut h = spark_exporter_core::hash::hasher();
         r.name.hash(&mut h);
         r.simple.hash(&mut h);
         for c in kids(arena, i as u32) {
@@ -268,7 +269,7 @@ fn keys(arena: &[Raw]) -> Vec<u64> {
 fn graph(arena: &[Raw]) -> PlanGraph {
     let keys = keys(arena);
     let mut g = PlanGraph::default();
-    let mut drawn: HashMap<u64, u32> = HashMap::new();
+    let mut drawn: Map<u64, u32> = Map::default();
     // (node, parent in the graph, inside a codegen cluster), in Spark's depth-first order.
     let mut stack: Vec<(u32, Option<u32>, bool)> = vec![(0, None, false)];
     let edge = |g: &mut PlanGraph, child: u32, parent: Option<u32>, once: bool| {

@@ -9,3 +9,11 @@ pub type Map<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState
 
 /// A `HashSet` with the fast hasher; make one with `Set::default()`.
 pub type Set<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
+
+/// The fast hasher alone, with a fixed seed: every call hashes alike, so hashes made by
+/// different calls compare (a SQL plan's nodes: the text of each is hashed, and a plan's text
+/// can be hundreds of KiB).
+pub fn hasher() -> impl std::hash::Hasher {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().build_hasher()
+}

@@ -269,6 +269,19 @@ impl AppSummary {
 }
 
 impl AppDetail {
+    /// `f` on the executor `id`, created (as active) on first sight, with `id` copied only then
+    /// (every task's start and end updates its executor).
+    pub(super) fn with_executor<R>(
+        &mut self,
+        id: &str,
+        f: impl FnOnce(&mut ExecutorState) -> R,
+    ) -> R {
+        match self.executors.get_mut(id) {
+            Some(ex) => f(ex),
+            None => f(self.executor(id)),
+        }
+    }
+
     /// The executor `id`, created (as active) on first sight.
     pub(super) fn executor(&mut self, id: &str) -> &mut ExecutorState {
         self.executors

@@ -79,6 +79,13 @@ pub trait Observer: Send + Sync {
     /// event (an event-log reader reports a batch of lines at a time). Another observer passes
     /// itself.
     fn batch(&self, f: &mut dyn FnMut(&dyn Observer));
+    /// [`Self::batch`] if it can start at once: `false`, and `f` not called, while another
+    /// thread holds the model's lock, so a reader can go on parsing and try again later rather
+    /// than sleep at the lock. Another observer passes itself.
+    fn try_batch(&self, f: &mut dyn FnMut(&dyn Observer)) -> bool {
+        self.batch(f);
+        true
+    }
 }
 
 impl Model {
@@ -335,5 +342,17 @@ impl Observer for ModelObserver {
     }
     fn batch(&self, f: &mut dyn FnMut(&dyn Observer)) {
         self.locked(|o| f(o))
+    }
+    fn try_batch(&self, f: &mut dyn FnMut(&dyn Observer)) -> bool {
+        self.model
+            .try_write(|s, telemetry, now| {
+                f(&Locked {
+                    state: Mutex::new(s),
+                    telemetry,
+                    now,
+                    source: self.source,
+                })
+            })
+            .is_some()
     }
 }

@@ -260,11 +260,15 @@ impl PlanGraph {
             roots.push(0);
         }
         // What each node stands for in the canonical tree: its own hash, or (a wrapper) its
-        // children's. Filled in post-order with an explicit stack.
-        let mut done: Vec<Option<Vec<u64>>> = vec![None; n];
+        // children's. Filled in post-order with an explicit stack; each node's hashes are a
+        // range of `pool` (one buffer for the whole plan, not one per node).
+        let mut pool: Vec<u64> = Vec::with_capacity(n);
+        let mut done: Vec<Option<(usize, usize)>> = vec![None; n];
         let mut open = vec![false; n];
+        let mut kids: Vec<u64> = Vec::new();
+        let mut stack = Vec::new();
         for &r in &roots {
-            let mut stack = vec![(r, false)];
+            stack.push((r, false));
             while let Some((i, children_done)) = stack.pop() {
                 if done[i].is_some() {
                     continue;
@@ -284,27 +288,27 @@ impl PlanGraph {
                     }
                     continue;
                 }
-                let mut kids: Vec<u64> = node
-                    .children
-                    .iter()
-                    .filter_map(|&c| done.get(c as usize).and_then(|d| d.as_deref()))
-                    .flatten()
-                    .copied()
-                    .collect();
+                kids.clear();
+                for &c in &node.children {
+                    if let Some(Some((from, to))) = done.get(c as usize) {
+                        kids.extend_from_slice(&pool[*from..*to]);
+                    }
+                }
                 let clean = clean_name(&node.name);
-                done[i] = Some(if is_wrapper(clean) {
-                    kids
-                } else {
-                    vec![node_hash(clean, &mut kids)]
-                });
+                if !is_wrapper(clean) {
+                    let h = node_hash(clean, &mut kids);
+                    kids.clear();
+                    kids.push(h);
+                }
+                done[i] = Some((pool.len(), pool.len() + kids.len()));
+                pool.extend_from_slice(&kids);
                 open[i] = false;
             }
         }
         let mut top: Vec<u64> = roots
             .iter()
-            .filter_map(|&r| done[r].as_deref())
-            .flatten()
-            .copied()
+            .filter_map(|&r| done[r])
+            .flat_map(|(from, to)| pool[from..to].iter().copied())
             .collect();
         let h = match top.as_slice() {
             [one] => *one,

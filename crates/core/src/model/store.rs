@@ -108,8 +108,30 @@ impl Model {
     }
 
     pub(super) fn write<R>(&self, f: impl FnOnce(&mut State, &Telemetry, EpochMs) -> R) -> R {
+        let g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        self.write_locked(g, f)
+    }
+
+    /// [`Self::write`] if the lock is free now; `None` (and `f` not run) if another thread
+    /// holds it.
+    pub(super) fn try_write<R>(
+        &self,
+        f: impl FnOnce(&mut State, &Telemetry, EpochMs) -> R,
+    ) -> Option<R> {
+        let g = match self.state.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        Some(self.write_locked(g, f))
+    }
+
+    fn write_locked<R>(
+        &self,
+        mut g: std::sync::MutexGuard<'_, State>,
+        f: impl FnOnce(&mut State, &Telemetry, EpochMs) -> R,
+    ) -> R {
         let now = self.now_ms();
-        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
         g.now_ms = now;
         let r = f(&mut g, &self.telemetry, now);
         // Bumped under the lock, after the change: a reader that sees the new number and then

@@ -124,7 +124,7 @@ impl State {
         if let Some(st) = d.stages.get_mut(&(obs.stage_id, obs.attempt)) {
             st.log_running += 1;
         }
-        d.executor(&obs.executor_id).log_running += 1;
+        d.with_executor(&obs.executor_id, |ex| ex.log_running += 1);
     }
 
     pub(in crate::model) fn task_end(&mut self, app_id: &str, obs: &TaskEndObs, t: &Telemetry) {
@@ -182,24 +182,25 @@ impl State {
         if let Some(l) = obs.locality {
             agg.locality[crate::model::skew::locality_index(l)] += 1;
         }
-        let ex = d.executor(&obs.executor_id);
-        if was_running {
-            ex.log_running = ex.log_running.saturating_sub(1);
-        }
-        let l = &mut ex.log;
-        l.task_time_ms = l.task_time_ms.saturating_add(dur_ms);
-        l.gc_time_ms = l.gc_time_ms.saturating_add(obs.metrics.gc_time_ms);
-        match obs.outcome {
-            TaskOutcome::Succeeded => l.completed_tasks += 1,
-            TaskOutcome::Failed => l.failed_tasks += 1,
-            TaskOutcome::Killed => {}
-        }
-        l.input_bytes = l.input_bytes.saturating_add(obs.metrics.input_bytes);
-        l.shuffle_read_bytes = l
-            .shuffle_read_bytes
-            .saturating_add(obs.metrics.shuffle_read_bytes);
-        l.shuffle_write_bytes = l
-            .shuffle_write_bytes
-            .saturating_add(obs.metrics.shuffle_write_bytes);
+        d.with_executor(&obs.executor_id, |ex| {
+            if was_running {
+                ex.log_running = ex.log_running.saturating_sub(1);
+            }
+            let l = &mut ex.log;
+            l.task_time_ms = l.task_time_ms.saturating_add(dur_ms);
+            l.gc_time_ms = l.gc_time_ms.saturating_add(obs.metrics.gc_time_ms);
+            match obs.outcome {
+                TaskOutcome::Succeeded => l.completed_tasks += 1,
+                TaskOutcome::Failed => l.failed_tasks += 1,
+                TaskOutcome::Killed => {}
+            }
+            l.input_bytes = l.input_bytes.saturating_add(obs.metrics.input_bytes);
+            l.shuffle_read_bytes = l
+                .shuffle_read_bytes
+                .saturating_add(obs.metrics.shuffle_read_bytes);
+            l.shuffle_write_bytes = l
+                .shuffle_write_bytes
+                .saturating_add(obs.metrics.shuffle_write_bytes);
+        });
     }
 }

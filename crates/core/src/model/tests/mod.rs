@@ -296,6 +296,31 @@ fn a_batch_is_its_calls_made_one_at_a_time() {
     assert_eq!(batched.app(APP).group("g").jobs["succeeded"], 1);
 }
 
+/// A reader's try ([`Observer::try_batch`]) while another holds the model's lock applies
+/// nothing and says so; once the lock is free it applies its calls in one write.
+#[test]
+fn a_try_at_a_taken_lock_applies_nothing() {
+    let m = TestModel::new();
+    let obs = m.log();
+    let calls = |o: &dyn Observer| {
+        o.upsert_app(&app(APP));
+        o.app_delivered(APP);
+    };
+    let mut called = false;
+    let took = m.model.view(|_| {
+        obs.try_batch(&mut |o| {
+            called = true;
+            calls(o);
+        })
+    });
+    assert!(!took && !called, "the lock was held by the view");
+    assert!(m.find_app(APP).is_none());
+    let before = m.model.generation();
+    assert!(obs.try_batch(&mut |o| calls(o)));
+    assert_eq!(m.model.generation(), before + 1, "one write");
+    assert!(m.find_app(APP).is_some());
+}
+
 /// Every counter and histogram of a job group, SQL description and streaming query exists at
 /// zero, for every status, from the moment the key is first seen: a job, an execution or a
 /// query starting.
