@@ -60,6 +60,7 @@ pub mod parser;
 pub(crate) mod parser;
 mod pool;
 mod scan;
+mod scratch;
 mod sqlplan;
 #[cfg(feature = "internals")]
 pub mod tailer;

@@ -15,6 +15,7 @@ use crate::model::{
 
 use super::json;
 use super::scan::{self, boolean, count, int, members, ScanError};
+use super::scratch::Scratch;
 use super::sqlplan::{self, LogPlan};
 
 /// Prefix of every line Spark writes.
@@ -249,7 +250,7 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
     }
     // Large events whose serde type reads a few members: the line reduced to those members
     // first (`scan::pick`), which serde then reads without visiting the rest.
-    let mut buf = Scratch::take();
+    let mut buf = picked_buf();
     let ev = match name.as_ref() {
         "SparkListenerTaskEnd" => task_end(line).map_err(|source| ParseError::Scan {
             event: "TaskEnd",
@@ -345,33 +346,19 @@ fn may_persist(line: &[u8]) -> bool {
         .any(|at| line[..at].trim_ascii_end().last() == Some(&b':'))
 }
 
-/// Largest [`Scratch`] buffer kept for the next line: one larger (a line that kept more) is
-/// freed.
-const MAX_SCRATCH: usize = 1 << 20;
+/// Largest buffer of [`read_picked`] kept for the next line: one a larger line grew is freed.
+const MAX_PICKED: usize = 1 << 20;
 
 thread_local! {
-    static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+    /// Each reader thread's buffer for what [`read_picked`] keeps of a line ([`Scratch`]).
+    static PICKED: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
-/// This thread's buffer for what [`read_picked`] keeps of a line, taken empty and given back
-/// when dropped: a reader's lines reuse one buffer rather than each allocating its own (a
-/// stage's line can be tens of KiB).
-struct Scratch(Vec<u8>);
-
-impl Scratch {
-    fn take() -> Scratch {
-        let mut buf = SCRATCH.take();
-        buf.clear();
-        Scratch(buf)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if self.0.capacity() <= MAX_SCRATCH {
-            SCRATCH.set(std::mem::take(&mut self.0));
-        }
-    }
+/// This thread's [`PICKED`] buffer, empty.
+fn picked_buf() -> Scratch {
+    let mut buf = Scratch::take(&PICKED, MAX_PICKED);
+    buf.clear();
+    buf
 }
 
 /// `line` reduced into `buf` to what `keep` says ([`scan::pick`]), read by serde as `T`.
@@ -379,9 +366,8 @@ fn read_picked<'b, T: serde::Deserialize<'b>>(
     line: &[u8],
     keep: &scan::Keep,
     event: &'static str,
-    buf: &'b mut Scratch,
+    buf: &'b mut Vec<u8>,
 ) -> Result<T, ParseError> {
-    let buf = &mut buf.0;
     scan::pick(line, keep, buf).map_err(|source| ParseError::Scan { event, source })?;
     serde_json::from_slice(buf).map_err(|source| ParseError::Json { event, source })
 }
@@ -392,7 +378,7 @@ fn read_picked<'b, T: serde::Deserialize<'b>>(
 fn sql_event(name: &str, line: &[u8]) -> Result<Option<Event>, ParseError> {
     let scan = |event: &'static str| move |source| ParseError::Scan { event, source };
     // The members `SqlEvent` reads, without the plan.
-    let mut buf = Scratch::take();
+    let mut buf = picked_buf();
     Ok(Some(match name {
         SQL_START => {
             let s: json::SqlEvent =

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use super::codec::{Codec, CodecError, Decoder};
 use super::fs::{FileId, Fs, OpenError, Reader};
+use super::scratch::Scratch;
 
 /// Raw bytes read per `read` call.
 const READ_CHUNK: usize = 256 * 1024;
@@ -65,38 +66,9 @@ impl TailError {
 
 thread_local! {
     /// Each reader thread's read buffer, and its buffer of decoded bytes: made once per thread
-    /// rather than once per poll or per file. Buffers of 64 KiB and more are mapped on their own
-    /// (`crate::alloc`), so a fresh one per file cost a map, a page fault per page and an unmap
-    /// (BENCHMARKS.md, *Cold start at the reader's speed*).
-    static READ_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-    static DECODED_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// A thread's buffer, taken for a call and given back when dropped (on every return).
-struct Scratch(
-    Vec<u8>,
-    &'static std::thread::LocalKey<std::cell::RefCell<Vec<u8>>>,
-);
-
-impl Scratch {
-    /// The buffer of `key`, at least `len` bytes long.
-    fn take(
-        key: &'static std::thread::LocalKey<std::cell::RefCell<Vec<u8>>>,
-        len: usize,
-    ) -> Scratch {
-        let mut v = key.with_borrow_mut(std::mem::take);
-        if v.len() < len {
-            v.resize(len, 0);
-        }
-        Scratch(v, key)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let v = std::mem::take(&mut self.0);
-        self.1.with_borrow_mut(|b| *b = v);
-    }
+    /// rather than once per poll or per file ([`Scratch`]).
+    static READ_BUF: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+    static DECODED_BUF: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 /// Splits decoded bytes into lines, holding back the partial last one. Lines longer than the cap
@@ -489,8 +461,10 @@ impl FileTailer {
             self.restart();
         }
         let mut polled = Polled::default();
-        let mut buf = Scratch::take(&READ_BUF, READ_CHUNK);
-        let buf = &mut buf.0;
+        let mut buf = Scratch::take(&READ_BUF, usize::MAX);
+        if buf.len() < READ_CHUNK {
+            buf.resize(READ_CHUNK, 0);
+        }
         while polled.raw_bytes < budget {
             let n = {
                 let f = self.open()?;
@@ -528,25 +502,25 @@ impl FileTailer {
                 source,
             })?);
         }
-        let mut decoded = Scratch::take(&DECODED_BUF, 0);
+        let mut decoded = Scratch::take(&DECODED_BUF, usize::MAX);
         // Input decoded so far: dropped from `pending` once, at the end (dropping it after each
         // call moved the rest of the input each time).
         let mut used = 0;
         loop {
-            decoded.0.clear();
+            decoded.clear();
             let Some(decoder) = self.decoder.as_mut() else {
                 break;
             };
             let input = &self.pending[used..];
-            let r = decoder.decode(input, &mut decoded.0, DECODE_CHUNK);
+            let r = decoder.decode(input, &mut decoded, DECODE_CHUNK);
             if let Some((i, o)) = decoder.last_boundary() {
                 let input_at = self.offset - input.len() as u64;
                 self.boundary = Some((input_at + i as u64, self.decoded_total + o as u64));
             }
             let left = input.len();
-            self.feed(&decoded.0, sink);
+            self.feed(&decoded, sink);
             match r {
-                Ok(0) if decoded.0.is_empty() => break,
+                Ok(0) if decoded.is_empty() => break,
                 Ok(n) => used += n.min(left),
                 Err(e @ CodecError::BadBlock { consumed, .. }) => {
                     used += consumed.min(left);
