@@ -524,7 +524,9 @@ impl<'a> Applier<'a> {
             file,
             stats,
             warnings,
-            pending: Vec::new(),
+            // Made at its working size once, not grown through 4, 8, 16 and 32 events (five
+            // allocations of a few kilobytes for each log read).
+            pending: Vec::with_capacity(BATCH),
         }
     }
 

@@ -167,24 +167,6 @@ pub const JOB_START_KEEP: Keep = Keep::Members(&[
     ("Properties", PROPS_KEEP),
 ]);
 
-/// `Job Result`.
-#[derive(Deserialize)]
-pub struct JobResult<'a> {
-    #[serde(rename = "Result", borrow)]
-    pub result: Cow<'a, str>,
-}
-
-/// `SparkListenerJobEnd`.
-#[derive(Deserialize)]
-pub struct JobEnd<'a> {
-    #[serde(rename = "Job ID")]
-    pub job_id: u64,
-    #[serde(rename = "Completion Time", default)]
-    pub completion: Option<i64>,
-    #[serde(rename = "Job Result", borrow)]
-    pub result: JobResult<'a>,
-}
-
 /// `Stage Info`.
 #[derive(Deserialize)]
 pub struct StageInfo<'a> {

@@ -278,14 +278,10 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
             "JobStart",
             &mut buf,
         )?),
-        "SparkListenerJobEnd" => {
-            let j = read!(json::JobEnd, "JobEnd");
-            Event::JobEnd {
-                job_id: j.job_id,
-                completion_ms: j.completion,
-                succeeded: j.result.result == "JobSucceeded",
-            }
-        }
+        "SparkListenerJobEnd" => job_end(line).map_err(|source| ParseError::Scan {
+            event: "JobEnd",
+            source,
+        })?,
         "SparkListenerApplicationStart" => {
             let a = read!(json::AppStart, "ApplicationStart");
             Event::AppStart {
@@ -455,6 +451,36 @@ fn task_start(line: &[u8]) -> Result<Event, ScanError> {
     }))
 }
 
+/// `SparkListenerJobEnd`, read with the structural scanner: a failed job's `Exception` (its
+/// message and stack trace, often kilobytes of escaped newlines) is jumped over by its brackets
+/// rather than read string by string.
+fn job_end(line: &[u8]) -> Result<Event, ScanError> {
+    let (mut job_id, mut completion_ms, mut result) = (None, None, None);
+    scan::members_at(line, |k, at| {
+        if k == b"Job Result" {
+            return scan::members_end_at(line, at, |k, v| {
+                if k == b"Result" {
+                    result = Some(scan::string("Result", v)?);
+                }
+                Ok(())
+            });
+        }
+        let end = scan::skip_value(line, at)?;
+        let v = &line[at..end];
+        match k {
+            b"Job ID" => job_id = Some(count("Job ID", v)?),
+            b"Completion Time" if v != b"null" => completion_ms = Some(int("Completion Time", v)?),
+            _ => {}
+        }
+        Ok(end)
+    })?;
+    Ok(Event::JobEnd {
+        job_id: job_id.ok_or(ScanError::Missing("Job ID"))?,
+        completion_ms,
+        succeeded: result.ok_or(ScanError::Missing("Result"))? == "JobSucceeded",
+    })
+}
+
 /// What a task-end line says, filled member by member.
 #[derive(Default)]
 struct TaskEndAcc {
@@ -486,7 +512,9 @@ impl TaskEndAcc {
             b"Stage ID" => self.stage_id = Some(count("Stage ID", v)?),
             b"Stage Attempt ID" => self.attempt = count("Stage Attempt ID", v)? as u32,
             b"Task End Reason" if v != b"null" => members(v, |k, v| {
-                if k == b"Reason" {
+                // Nearly every task succeeded: that reason is recognised as written, not
+                // copied out (a task without a reason counts as succeeded too).
+                if k == b"Reason" && v != br#""Success""# {
                     self.reason = Some(scan::string("Reason", v)?.into_bytes());
                 }
                 Ok(())

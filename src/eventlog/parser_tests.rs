@@ -81,13 +81,22 @@ fn job_start_and_end() {
             completion_ms: Some(1795981146401)
         }
     ));
-    let failed = r#"{"Event":"SparkListenerJobEnd","Job ID":7,"Completion Time":1,"Job Result":{"Result":"JobFailed","Exception":{"Message":"Job aborted","Stack Trace":[]}}}"#;
+    let failed = r#"{"Event":"SparkListenerJobEnd","Job ID":7,"Completion Time":1,"Job Result":{"Exception":{"Message":"Job aborted: \"x\" }{ ]\n\tat a.B(C.java:1)","Stack Trace":[{"Declaring Class":"a.B"}]},"Result":"JobFailed"}}"#;
     assert!(matches!(
         one(failed),
         Event::JobEnd {
             job_id: 7,
             succeeded: false,
-            ..
+            completion_ms: Some(1),
+        }
+    ));
+    let no_time = r#"{"Event":"SparkListenerJobEnd","Job ID":8,"Completion Time":null,"Job Result":{"Result":"JobSucceeded"}}"#;
+    assert!(matches!(
+        one(no_time),
+        Event::JobEnd {
+            job_id: 8,
+            succeeded: true,
+            completion_ms: None,
         }
     ));
 }

@@ -485,17 +485,28 @@ impl FileTailer {
                 // Plain text needs no decoding: split it where it was read.
                 self.feed(&buf[..n], sink);
                 self.boundary = Some((self.offset, self.decoded_total));
+            } else if self.pending.is_empty() {
+                // Nothing held back: decode straight from the read buffer, and keep only what
+                // it leaves (a block cut short by the read), not a copy of every byte read.
+                let used = self.decode(&buf[..n], sink)?;
+                self.pending.extend_from_slice(&buf[used..n]);
             } else {
                 self.pending.extend_from_slice(&buf[..n]);
-                self.drain(sink)?;
+                let pending = std::mem::take(&mut self.pending);
+                let used = self.decode(&pending, sink)?;
+                // `decode` left `pending` empty; what it did not use is held back again.
+                self.pending = pending;
+                self.pending.drain(..used);
             }
         }
         Ok(polled)
     }
 
-    /// Decode every complete block in `pending` and split the output into lines (compressed
-    /// files: plain text is split as it is read, in [`FileTailer::poll`]).
-    fn drain(&mut self, sink: &mut dyn LineSink) -> Result<(), TailError> {
+    /// Decode every complete block of `input` (the compressed bytes that end at the file offset
+    /// read so far) and split the output into lines; returns how many bytes of `input` it used,
+    /// the rest being a block not yet complete (compressed files: plain text is split as it is
+    /// read, in [`FileTailer::poll`]). A fatal codec error fails the tailer.
+    fn decode(&mut self, input: &[u8], sink: &mut dyn LineSink) -> Result<usize, TailError> {
         if self.decoder.is_none() {
             self.decoder = Some(Decoder::new(self.codec).map_err(|source| TailError::Codec {
                 path: self.shown(),
@@ -503,21 +514,19 @@ impl FileTailer {
             })?);
         }
         let mut decoded = Scratch::take(&DECODED_BUF, usize::MAX);
-        // Input decoded so far: dropped from `pending` once, at the end (dropping it after each
-        // call moved the rest of the input each time).
         let mut used = 0;
         loop {
             decoded.clear();
             let Some(decoder) = self.decoder.as_mut() else {
                 break;
             };
-            let input = &self.pending[used..];
-            let r = decoder.decode(input, &mut decoded, DECODE_CHUNK);
+            let rest = &input[used..];
+            let r = decoder.decode(rest, &mut decoded, DECODE_CHUNK);
             if let Some((i, o)) = decoder.last_boundary() {
-                let input_at = self.offset - input.len() as u64;
-                self.boundary = Some((input_at + i as u64, self.decoded_total + o as u64));
+                let rest_at = self.offset - rest.len() as u64;
+                self.boundary = Some((rest_at + i as u64, self.decoded_total + o as u64));
             }
-            let left = input.len();
+            let left = rest.len();
             self.feed(&decoded, sink);
             match r {
                 Ok(0) if decoded.is_empty() => break,
@@ -539,8 +548,7 @@ impl FileTailer {
                 }
             }
         }
-        self.pending.drain(..used);
-        Ok(())
+        Ok(used)
     }
 
     /// Hand decoded bytes to the line splitter, first dropping what a resume says was read.
