@@ -111,10 +111,10 @@ impl<'a> ModelView<'a> {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        for app in st
-            .apps
-            .values()
-            .filter(|a| !a.summary.name.is_empty() && st.serves(a))
+        for (_, app) in st
+            .apps_in_order()
+            .into_iter()
+            .filter(|(_, a)| !a.summary.name.is_empty() && st.serves(a))
         {
             let s = &app.summary;
             let acc = out

@@ -26,6 +26,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::app::{AppState, NameAgg};
 use super::obs::EpochMs;
+use crate::hash::Map;
 
 /// The version of the written state; a reader refuses any other.
 pub const STATE_VERSION: u32 = 1;
@@ -49,7 +50,8 @@ pub enum StateError {
 pub(super) struct StateRef<'a> {
     pub(super) version: u32,
     pub(super) started_ms: EpochMs,
-    pub(super) apps: &'a BTreeMap<String, AppState>,
+    #[serde(serialize_with = "in_id_order")]
+    pub(super) apps: &'a Map<String, AppState>,
     pub(super) names: &'a BTreeMap<Arc<str>, NameAgg>,
     #[serde(serialize_with = "sorted_ref")]
     pub(super) excluded: &'a HashSet<Box<str>>,
@@ -68,6 +70,14 @@ pub(super) struct StateValue {
     /// Absent before reshards were handed over (an empty set then).
     #[serde(default, deserialize_with = "sorted::deserialize")]
     pub(super) retired: HashSet<Box<str>>,
+}
+
+/// The applications as a map in id order, as a tree map wrote them (a checkpoint is the same
+/// whatever the hashing).
+fn in_id_order<S: Serializer>(apps: &&Map<String, AppState>, s: S) -> Result<S::Ok, S::Error> {
+    let mut sorted: Vec<(&String, &AppState)> = apps.iter().collect();
+    sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    s.collect_map(sorted)
 }
 
 fn sorted_ref<S: Serializer>(set: &&HashSet<Box<str>>, s: S) -> Result<S::Ok, S::Error> {

@@ -182,7 +182,7 @@ impl Model {
         let v = super::serial::StateValue::read(r)?;
         self.write(|s, _, _| {
             s.started_ms = v.started_ms;
-            s.apps = v.apps;
+            s.apps = v.apps.into_iter().collect();
             s.names = v.names;
             s.excluded = v.excluded;
             s.retired = v.retired;

@@ -148,8 +148,8 @@ impl State {
     /// `model.summary_after` are summarised.
     pub(super) fn review_all(&mut self, t: &Telemetry, now: EpochMs) {
         let ids: Vec<String> = self
-            .apps
-            .iter()
+            .apps_in_order()
+            .into_iter()
             .filter(|(_, a)| self.refuses(a, now).is_some() || self.summary_due(a, now).is_some())
             .map(|(k, _)| k.clone())
             .collect();
@@ -167,8 +167,8 @@ impl State {
         let ms = |d: std::time::Duration| d.as_millis() as EpochMs;
         let bounds = (self.duration_bounds.clone(), self.task_bounds.clone());
         let gone: Vec<String> = self
-            .apps
-            .iter()
+            .apps_in_order()
+            .into_iter()
             .filter(|(_, a)| {
                 a.summary
                     .ended_seen_ms
@@ -187,7 +187,7 @@ impl State {
         }
         let settled = &mut self.settled;
         let prices = self.prices.clone();
-        for (id, app) in self.apps.iter_mut() {
+        for (id, app) in super::state::in_order_mut(&mut self.apps) {
             let (s, Some(d)) = app.parts() else {
                 continue;
             };

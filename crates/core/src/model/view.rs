@@ -45,8 +45,9 @@ impl<'a> ModelView<'a> {
         let keep = StageKeep::of(&self.state.retention);
         let state = self.state;
         state
-            .apps
-            .values()
+            .apps_in_order()
+            .into_iter()
+            .map(|(_, app)| app)
             .filter(move |app| state.serves(app))
             .map(move |app| AppView::run(app, keep, &state.prices))
     }

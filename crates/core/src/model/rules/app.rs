@@ -30,17 +30,19 @@ impl State {
     }
 
     /// The summary and detail of application `app_id` (created on first sight) and the
-    /// labeler, borrowed together; `None` once the application is summarised.
+    /// labeler, borrowed together; `None` once the application is summarised. The per-task
+    /// path: looked up by `app_id` itself, not by a copy of it (an allocation for every task
+    /// event), and a second time, one more hash of a short id, only where it is new.
     pub(in crate::model) fn live(
         &mut self,
         app_id: &str,
     ) -> Option<(&mut AppSummary, &mut AppDetail, &Labeler)> {
-        let now = self.now_ms;
-        let app = self
-            .apps
-            .entry(app_id.to_string())
-            .or_insert_with(|| AppState::new(app_id, now));
-        match app.parts() {
+        if !self.apps.contains_key(app_id) {
+            let now = self.now_ms;
+            self.apps
+                .insert(app_id.to_string(), AppState::new(app_id, now));
+        }
+        match self.apps.get_mut(app_id)?.parts() {
             (s, Some(d)) => Some((s, d, &self.labeler)),
             (_, None) => None,
         }

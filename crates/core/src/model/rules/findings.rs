@@ -103,8 +103,8 @@ impl super::super::store::Model {
     pub fn open_findings(&self) -> Vec<(String, bool)> {
         let now = self.now_ms();
         self.read(|s| {
-            s.apps
-                .iter()
+            s.apps_in_order()
+                .into_iter()
                 .filter(|(_, a)| !a.summary.findings.closed && a.detail.is_some())
                 .map(|(k, a)| {
                     let due = a.summary.ended() && !a.summary.delivery.in_progress(now);

@@ -24,7 +24,7 @@ impl State {
         now: EpochMs,
     ) {
         let mut due: Vec<(String, StageObs)> = vec![];
-        for (id, app) in self.apps.iter_mut() {
+        for (id, app) in crate::model::state::in_order_mut(&mut self.apps) {
             let Some(d) = app.detail.as_deref_mut() else {
                 continue;
             };

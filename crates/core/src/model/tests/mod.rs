@@ -449,3 +449,33 @@ fn a_streaming_runs_jobs_count_under_its_query_whatever_their_description() {
     let g = a.group(("query-1a8d25d9", "merge into target"));
     assert_eq!(g.jobs["succeeded"], 1);
 }
+
+/// The applications are held in a hash map (an event's lookup of its application is one hash),
+/// but whatever walks them walks them in id order: the read view, and a checkpoint, whose bytes
+/// are then the same however the ids hash.
+#[test]
+fn applications_are_read_and_saved_in_id_order() {
+    let m = TestModel::new();
+    let o = m.log();
+    let ids: Vec<String> = (0..200)
+        .map(|i| format!("local-17960{:03}", (i * 37) % 200))
+        .collect();
+    for id in &ids {
+        o.upsert_app(&app(id));
+        o.app_delivered(id);
+    }
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(m.keys(), sorted, "the read view");
+    let mut bytes = Vec::new();
+    m.save_state(&mut bytes).expect("save");
+    let text = String::from_utf8(bytes).expect("JSON");
+    let at: Vec<usize> = sorted
+        .iter()
+        .map(|id| {
+            text.find(&format!("\"{id}\":"))
+                .expect("each application saved")
+        })
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "the checkpoint");
+}
