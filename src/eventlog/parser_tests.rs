@@ -73,32 +73,23 @@ fn job_start_and_end() {
     assert_eq!(job.job_group, None);
 
     let ok = r#"{"Event":"SparkListenerJobEnd","Job ID":0,"Completion Time":1795981146401,"Job Result":{"Result":"JobSucceeded"}}"#;
-    assert!(matches!(
-        one(ok),
-        Event::JobEnd {
-            job_id: 0,
-            succeeded: true,
-            completion_ms: Some(1795981146401)
-        }
-    ));
     let failed = r#"{"Event":"SparkListenerJobEnd","Job ID":7,"Completion Time":1,"Job Result":{"Exception":{"Message":"Job aborted: \"x\" }{ ]\n\tat a.B(C.java:1)","Stack Trace":[{"Declaring Class":"a.B"}]},"Result":"JobFailed"}}"#;
-    assert!(matches!(
-        one(failed),
-        Event::JobEnd {
-            job_id: 7,
-            succeeded: false,
-            completion_ms: Some(1),
-        }
-    ));
     let no_time = r#"{"Event":"SparkListenerJobEnd","Job ID":8,"Completion Time":null,"Job Result":{"Result":"JobSucceeded"}}"#;
-    assert!(matches!(
-        one(no_time),
-        Event::JobEnd {
-            job_id: 8,
-            succeeded: true,
-            completion_ms: None,
-        }
-    ));
+    for (line, want) in [
+        (ok, (0, true, Some(1795981146401))),
+        (failed, (7, false, Some(1))),
+        (no_time, (8, true, None)),
+    ] {
+        let Event::JobEnd {
+            job_id,
+            succeeded,
+            completion_ms,
+        } = one(line)
+        else {
+            panic!("not a job end: {line}")
+        };
+        assert_eq!((job_id, succeeded, completion_ms), want, "{line}");
+    }
 }
 
 #[test]

@@ -113,14 +113,23 @@ impl ModelObserver {
 
     /// `f` on the state under the model's lock, taken once.
     fn locked(&self, f: impl FnOnce(&Locked<'_>)) {
-        self.model.write(|s, telemetry, now| {
-            f(&Locked {
-                state: Mutex::new(s),
-                telemetry,
-                now,
-                source: self.source,
-            })
-        })
+        self.model
+            .write(|s, telemetry, now| f(&self.holding(s, telemetry, now)))
+    }
+
+    /// This source's observer over the state it holds the lock of.
+    fn holding<'a>(
+        &self,
+        state: &'a mut State,
+        telemetry: &'a Telemetry,
+        now: EpochMs,
+    ) -> Locked<'a> {
+        Locked {
+            state: Mutex::new(state),
+            telemetry,
+            now,
+            source: self.source,
+        }
     }
 }
 
@@ -345,14 +354,7 @@ impl Observer for ModelObserver {
     }
     fn try_batch(&self, f: &mut dyn FnMut(&dyn Observer)) -> bool {
         self.model
-            .try_write(|s, telemetry, now| {
-                f(&Locked {
-                    state: Mutex::new(s),
-                    telemetry,
-                    now,
-                    source: self.source,
-                })
-            })
+            .try_write(|s, telemetry, now| f(&self.holding(s, telemetry, now)))
             .is_some()
     }
 }

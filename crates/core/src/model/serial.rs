@@ -75,9 +75,7 @@ pub(super) struct StateValue {
 /// The applications as a map in id order, as a tree map wrote them (a checkpoint is the same
 /// whatever the hashing).
 fn in_id_order<S: Serializer>(apps: &&Map<String, AppState>, s: S) -> Result<S::Ok, S::Error> {
-    let mut sorted: Vec<(&String, &AppState)> = apps.iter().collect();
-    sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    s.collect_map(sorted)
+    s.collect_map(super::state::by_id(apps.iter().collect()))
 }
 
 fn sorted_ref<S: Serializer>(set: &&HashSet<Box<str>>, s: S) -> Result<S::Ok, S::Error> {

@@ -134,20 +134,18 @@ impl State {
         id: &str,
     ) -> impl Iterator<Item = (&'a String, &'a AppState)> + 'a {
         let prefix = format!("{id}/");
-        let mut attempts: Vec<(&'a String, &'a AppState)> = self
-            .apps
-            .iter()
-            .filter(|(k, _)| k.starts_with(&prefix))
-            .collect();
-        attempts.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        attempts.into_iter()
+        by_id(
+            self.apps
+                .iter()
+                .filter(|(k, _)| k.starts_with(&prefix))
+                .collect(),
+        )
+        .into_iter()
     }
 
     /// Every application, in id order.
     pub(super) fn apps_in_order(&self) -> Vec<(&String, &AppState)> {
-        let mut apps: Vec<_> = self.apps.iter().collect();
-        apps.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        apps
+        by_id(self.apps.iter().collect())
     }
 
     /// Whether `app`'s series are served (`delivery.rs`).
@@ -158,7 +156,11 @@ impl State {
 
 /// Every application of `apps` (a [`State`]'s), in id order, to change.
 pub(super) fn in_order_mut(apps: &mut Map<String, AppState>) -> Vec<(&String, &mut AppState)> {
-    let mut apps: Vec<_> = apps.iter_mut().collect();
+    by_id(apps.iter_mut().collect())
+}
+
+/// Applications (or references to them) sorted by id, the order whatever walks them keeps.
+pub(super) fn by_id<A>(mut apps: Vec<(&String, A)>) -> Vec<(&String, A)> {
     apps.sort_unstable_by(|a, b| a.0.cmp(b.0));
     apps
 }
