@@ -3,7 +3,7 @@
 # N applications (default 8; 40 is the full case, 2 GB) as renumbered copies of the real
 # 51 MB bench log in target/e2e-startup/N/ (made once), five exporter processes in turn on one
 # port (cold start, SIGTERM and SIGKILL restarts, some during the start-up read), a scraper at
-# 0.1 s and a real Prometheus at 1 s. See tests/e2e_startup.py for what it asserts and needs
+# 0.1 s and a real Prometheus at 0.2 s. See tests/e2e_startup.py for what it asserts and needs
 # (prometheus, zstd). Artefacts in target/e2e-startup/run-<pid>/. Under 3 minutes for N=8.
 #
 #   scripts/e2e-startup.sh [N] [tests/e2e_startup.py options: --seed S, --keep]
