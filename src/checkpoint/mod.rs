@@ -311,12 +311,14 @@ fn load_any(
                 written_ms: w,
             }))
         }
-        _ => Ok(
-            read_into(store, &own, &settings.model_fingerprint(), positions, |r| {
-                model.load_state(r)
-            })?
-            .map(Loaded::Own),
-        ),
+        _ => Ok(read_into(
+            store,
+            &own,
+            &settings.accepted_model_fingerprints(),
+            positions,
+            |r| model.load_state(r),
+        )?
+        .map(Loaded::Own)),
     }
 }
 
@@ -342,7 +344,7 @@ fn handover(
         match read_into(
             store,
             file,
-            &old.model_fingerprint(),
+            &old.accepted_model_fingerprints(),
             &shard_positions,
             |r| model.merge_state(r),
         ) {
@@ -384,7 +386,7 @@ fn handover(
 fn read_into(
     store: &Store,
     name: &str,
-    fingerprint: &str,
+    fingerprints: &[String],
     positions: &ReadPositions,
     state: impl FnOnce(&mut dyn BufRead) -> Result<(), crate::model::StateError>,
 ) -> Result<Option<Header>, CheckpointError> {
@@ -408,11 +410,11 @@ fn read_into(
             found: header.version,
         });
     }
-    if header.fingerprint != fingerprint {
+    if !fingerprints.contains(&header.fingerprint) {
         return Err(CheckpointError::Fingerprint {
             path,
             found: header.fingerprint,
-            now: fingerprint.into(),
+            now: fingerprints.first().cloned().unwrap_or_default(),
         });
     }
     let mut read_positions = Positions::default();
@@ -543,6 +545,9 @@ mod tests {
     use super::*;
     use std::path::Path;
 
+    /// `Settings::model_fingerprint` of 0.2.0's default configuration (before issue 49).
+    const PREVIOUS_DEFAULT_FINGERPRINT: &str = "c5349e2d";
+
     fn settings(dir: &Path) -> Settings {
         let mut s = Settings::default();
         s.checkpoint.path = Some(dir.join("state.ckpt"));
@@ -597,6 +602,49 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         assert_eq!(left.len(), 1, "{left:?}");
+    }
+
+    /// A checkpoint written under the previous default rewrite rules (every number folded) is
+    /// still read while the rules are the defaults; one written under rules of the user's own is
+    /// refused as before.
+    #[test]
+    fn a_checkpoint_under_the_previous_default_rules_is_read() {
+        let d = tempfile::tempdir().unwrap();
+        let s = settings(d.path());
+        let t = Arc::new(Telemetry::default());
+        let mut before = s.clone();
+        before.labels.rewrite_rules = crate::config::previous_default_rewrite_rules();
+        // What 0.2.0 wrote with its default configuration.
+        let mut plain = Settings::default();
+        plain.labels.rewrite_rules = before.labels.rewrite_rules.clone();
+        assert_eq!(plain.model_fingerprint(), PREVIOUS_DEFAULT_FINGERPRINT);
+        assert_ne!(before.model_fingerprint(), s.model_fingerprint());
+        save(
+            &before,
+            &Model::new(&before, t.clone()),
+            &ReadPositions::default(),
+            &t,
+        )
+        .unwrap();
+        let l = load(
+            &s,
+            &Model::new(&s, t.clone()),
+            &ReadPositions::default(),
+            &t,
+        )
+        .unwrap()
+        .expect("read under the new defaults");
+        assert_eq!(l.header().unwrap().fingerprint, before.model_fingerprint());
+        let mut own = s.clone();
+        own.labels.rewrite_rules.pop();
+        let e = load(
+            &own,
+            &Model::new(&own, t.clone()),
+            &ReadPositions::default(),
+            &t,
+        )
+        .unwrap_err();
+        assert!(matches!(e, CheckpointError::Fingerprint { .. }), "{e}");
     }
 
     /// Release N+1 reads release N's format: a version-1 checkpoint (no positions line) loads,

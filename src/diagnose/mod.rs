@@ -29,7 +29,7 @@ use crate::model::details::StageDetail;
 use crate::model::view::AppView;
 use crate::model::{Model, Source};
 use crate::spark::api::ApplicationInfo;
-use crate::spark::client::{Client, ClientError, DEFAULT_MAX_BODY_BYTES};
+use crate::spark::client::{Client, ClientError};
 use crate::telemetry::Telemetry;
 
 use links::Ui;
@@ -313,13 +313,7 @@ async fn list(
     telemetry: &Arc<Telemetry>,
     url: &str,
 ) -> Result<Vec<ApplicationInfo>, ClientError> {
-    let c = Client::with_auth(
-        url,
-        settings.spark.timeout,
-        DEFAULT_MAX_BODY_BYTES,
-        telemetry.clone(),
-        &settings.spark.auth,
-    )?;
+    let c = Client::for_spark(url, &settings.spark, telemetry.clone())?;
     c.get("/api/v1/applications?limit=1000").await
 }
 

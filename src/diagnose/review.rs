@@ -18,7 +18,7 @@ use super::{read_rest, reviewed_of, DiagnoseError};
 use crate::config::Settings;
 use crate::model::Model;
 use crate::spark::api::ApplicationInfo;
-use crate::spark::client::{Client, DEFAULT_MAX_BODY_BYTES};
+use crate::spark::client::Client;
 use crate::telemetry::Telemetry;
 
 pub use spark_exporter_diagnose::review::{
@@ -213,14 +213,7 @@ async fn review_rest(
     fold: &mut Fold<'_>,
 ) -> Result<(), DiagnoseError> {
     let telemetry = Arc::new(Telemetry::default());
-    let c = Client::with_auth(
-        url,
-        settings.spark.timeout,
-        // The listing of a whole History Server is larger than one application's answers.
-        DEFAULT_MAX_BODY_BYTES.saturating_mul(16),
-        telemetry.clone(),
-        &settings.spark.auth,
-    )?;
+    let c = Client::for_spark(url, &settings.spark, telemetry.clone())?;
     let apps: Vec<ApplicationInfo> = c.get("/api/v1/applications").await?;
     for info in apps {
         fold.counts.listed += 1;

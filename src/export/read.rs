@@ -295,14 +295,12 @@ pub fn per_sql_fingerprint(c: &Ctx, out: &mut Vec<Sample>) {
     type Best<'a> = (Rank<'a>, u64, i64);
     let mut best: BTreeMap<Key, Best> = BTreeMap::new();
     for a in &c.apps {
-        for (group, desc, l) in a.app.plan_fingerprints() {
+        for (group, desc, l, fp) in a.app.plan_fingerprints() {
             let key = (a.app.name().clone(), Arc::from(group), desc.clone());
             let rank = (l.end_ms(), &**a.app.id(), l.execution_id());
-            let e = best
-                .entry(key)
-                .or_insert((rank, l.fingerprint(), a.app.created_ms()));
+            let e = best.entry(key).or_insert((rank, fp, a.app.created_ms()));
             if rank > e.0 {
-                *e = (rank, l.fingerprint(), a.app.created_ms());
+                *e = (rank, fp, a.app.created_ms());
             }
         }
     }

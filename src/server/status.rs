@@ -187,6 +187,7 @@ pub fn page(ctx: &Ctx<'_>) -> String {
     );
     sources(&mut o, ctx, now);
     apps(&mut o, ctx, now);
+    labels(&mut o, ctx);
     let _ = write!(
         o,
         "<h2>Configuration</h2><p>In effect, secrets redacted (as <code>spark-exporter \
@@ -330,6 +331,34 @@ fn apps(o: &mut String, ctx: &Ctx<'_>, now: EpochMs) {
             esc(&ctx.settings.web.telemetry_path)
         );
     }
+}
+
+/// The label values the caps folded (`spark_exporter_label_overflow_total`): a value the
+/// rewrite rules let through (an id in a job group) shows here first.
+fn labels(o: &mut String, ctx: &Ctx<'_>) {
+    let folded = ctx.model.telemetry().snapshot().label_overflow;
+    let cap = ctx.settings.labels.max_values_per_label;
+    o.push_str("<h2>Labels</h2>");
+    if folded.is_empty() {
+        let _ = write!(
+            o,
+            "<p id=\"labels\">No label value was folded into <code>__other__</code>: every label \
+             holds at most {cap} values per application (<code>labels.max_values_per_label</code>).</p>"
+        );
+        return;
+    }
+    let _ = write!(
+        o,
+        "<p>Values past a label's {cap} per application (or per application name across runs) \
+         were folded into <code>__other__</code> (<code>spark_exporter_label_overflow_total</code>): \
+         a value that still holds an id or a count escaped the rewrite rules \
+         (<code>labels.rewrite_rules</code>, docs/configuration.md).</p>\
+         <table id=\"labels\"><tr><th>Label</th><th>Values folded</th></tr>"
+    );
+    for (label, n) in &folded {
+        let _ = write!(o, "<tr><td>{}</td><td>{n}</td></tr>", esc(label));
+    }
+    o.push_str("</table>");
 }
 
 #[cfg(test)]

@@ -51,9 +51,7 @@ fn auth_headers(auth: &SparkAuthConfig) -> Result<reqwest::header::HeaderMap, Cl
     Ok(h)
 }
 
-/// Largest response body accepted. A full `/stages` list of a big application is a few MiB;
-/// anything past this is a misconfigured target, not Spark.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+pub use crate::config::DEFAULT_MAX_BODY_BYTES;
 
 /// ` Not Found`: a status code's reason phrase, when it has one.
 fn reason(status: u16) -> String {
@@ -221,6 +219,23 @@ impl Client {
         )
     }
 
+    /// A client for `base` with the `spark` section's settings: its timeout, body cap,
+    /// credentials and CA bundle. The exporter's poller, `diagnose` and `diagnose --review`
+    /// all read through one of these, so a setting means the same in each.
+    pub fn for_spark(
+        base: &str,
+        spark: &crate::config::SparkConfig,
+        telemetry: Arc<Telemetry>,
+    ) -> Result<Client, ClientError> {
+        Self::with_auth(
+            base,
+            spark.timeout,
+            spark.max_body_bytes,
+            telemetry,
+            &spark.auth,
+        )
+    }
+
     /// Like [`Client::new`], sending `auth`'s credentials and headers with every request and
     /// trusting its CA bundle. Header values are marked sensitive so they never show in logs.
     pub fn with_auth(
@@ -346,7 +361,10 @@ impl Client {
     ) -> Result<Vec<u8>, (ClientError, u64)> {
         let too_large = |n: u64| ClientError::Body {
             url: url.to_string(),
-            reason: format!("larger than the {} byte cap ({n} bytes)", self.max_body),
+            reason: format!(
+                "larger than the {} byte cap of spark.max_body_bytes ({n} bytes)",
+                self.max_body
+            ),
         };
         if let Some(n) = resp.content_length() {
             if n > self.max_body as u64 {

@@ -20,7 +20,7 @@ use crate::telemetry::Telemetry;
 
 use super::api::{ApplicationAttemptInfo, ApplicationInfo};
 use super::app::{PollCtx, PolledApp};
-use super::client::{Client, ClientError, DEFAULT_MAX_BODY_BYTES};
+use super::client::{Client, ClientError};
 use super::convert;
 
 /// Completed applications per page of a History Server's listing.
@@ -204,13 +204,7 @@ impl<O: Observer> TargetPoller<O> {
         telemetry: Arc<Telemetry>,
     ) -> Result<Self, ClientError> {
         let sp = &settings.spark;
-        let client = Client::with_auth(
-            url,
-            sp.timeout,
-            DEFAULT_MAX_BODY_BYTES,
-            telemetry.clone(),
-            &sp.auth,
-        )?;
+        let client = Client::for_spark(url, sp, telemetry.clone())?;
         Ok(TargetPoller {
             client,
             observer,

@@ -552,3 +552,104 @@ fn check_skewed_against_balanced(got: &[Sample]) {
         "skewed stages up to le={skewed}, balanced up to le={balanced}"
     );
 }
+
+/// Every committed real run with Spark's REST stage list: (its event log, its `stages.json`).
+fn logs_with_rest_stages() -> Vec<(PathBuf, PathBuf)> {
+    let data = root().join("tests/data");
+    let mut v = vec![];
+    for fixture in ["diagnosis-4.1.1", "tpch-4.1.1"] {
+        let Ok(rd) = std::fs::read_dir(data.join(fixture).join("rest")) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let app = e.file_name().to_string_lossy().to_string();
+            let log = data
+                .join(fixture)
+                .join("eventlog")
+                .join(format!("eventlog_v2_{app}"));
+            v.push((log, e.path().join("stages.json")));
+        }
+    }
+    let basic = data.join("spark-4.1.1-basic");
+    v.push((
+        basic.join("eventlog/eventlog_v2_local-1795981136444"),
+        basic.join("rest-snapshots/0009/stages.json"),
+    ));
+    for e in std::fs::read_dir(data.join("versions")).unwrap().flatten() {
+        let log = std::fs::read_dir(e.path())
+            .unwrap()
+            .flatten()
+            .map(|f| f.path())
+            .find(|p| p.extension().is_some_and(|x| x == "zstd"))
+            .expect("a version's log");
+        v.push((log, e.path().join("rest/stages.json")));
+    }
+    v.sort();
+    v
+}
+
+/// Peak execution memory per stage attempt (issue 49: "Peak execution memory 0 B" on GC
+/// findings): the exporter's figure from the event log is Spark's REST `peakExecutionMemory`
+/// (the sum over the attempt's tasks) for every stage attempt of every committed run with a REST
+/// stage list, and `diagnose` gives the figure only where Spark's is not 0.
+#[test]
+fn every_stage_s_peak_execution_memory_is_spark_s() {
+    use spark_exporter::config::Settings;
+    use spark_exporter::model::{Model, Source};
+    use spark_exporter::telemetry::Telemetry;
+    let mut compared = 0;
+    let mut nonzero = 0;
+    for (log, stages) in logs_with_rest_stages() {
+        let settings = Settings::default();
+        let model = Model::for_diagnosis(&settings, Arc::new(Telemetry::default()));
+        let observer = model.observer(Source::EventLog);
+        spark_exporter::eventlog::ingest_paths(
+            std::slice::from_ref(&log),
+            &settings,
+            &observer,
+            model.telemetry(),
+        )
+        .expect("read the log");
+        model.flush_pending();
+        let mut ours: BTreeMap<(u64, u64), u64> = model
+            .take_settled_stages()
+            .into_iter()
+            .map(|(_, d)| {
+                let key = (d.stage_id, u64::from(d.attempt));
+                (key, d.totals.peak_execution_memory_bytes)
+            })
+            .collect();
+        model.view(|v| {
+            for a in v.apps() {
+                for d in a.stage_details() {
+                    let key = (d.stage_id, u64::from(d.attempt));
+                    ours.insert(key, d.totals.peak_execution_memory_bytes);
+                }
+            }
+        });
+        for s in read(&stages).as_array().expect("a list") {
+            if s["status"] == "SKIPPED" || s["status"] == "PENDING" {
+                continue;
+            }
+            let key = (
+                s["stageId"].as_u64().unwrap(),
+                s["attemptId"].as_u64().unwrap(),
+            );
+            let spark = s["peakExecutionMemory"]
+                .as_u64()
+                .expect("peakExecutionMemory");
+            assert_eq!(
+                ours.get(&key).copied(),
+                Some(spark),
+                "{}: stage {key:?}",
+                log.display()
+            );
+            compared += 1;
+            nonzero += usize::from(spark > 0);
+        }
+    }
+    assert!(
+        compared > 200 && nonzero > 20,
+        "{compared} stages, {nonzero} with a peak"
+    );
+}

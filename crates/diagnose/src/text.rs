@@ -352,7 +352,7 @@ const TABLE: &[(&str, &str, Unit, bool)] = {
         ("gc_ratio", "GC share of task time", Percent, false),
         (
             "peak_execution_memory_bytes",
-            "peak execution memory",
+            "peak execution memory, summed over tasks",
             Bytes,
             false,
         ),

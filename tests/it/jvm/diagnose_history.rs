@@ -144,5 +144,37 @@ fn a_real_history_server_gives_the_findings_of_the_event_logs_and_serves_every_l
             get_url(&format!("{url}/history/{}/{bogus}", apps()[0])).unwrap_or((0, String::new()));
         assert!(body.contains("No information to display"), "{bogus}");
     }
+    // `diagnose` and `--review` read with the configured body cap (issue 49: they used their
+    // own): the History Server's answers are larger than 2 KiB, so both fail, naming it.
+    let mut small = settings.clone();
+    small.spark.max_body_bytes = 2048;
+    let e = rt
+        .block_on(diagnose(
+            &small,
+            &Request {
+                spark_url: Some(url.clone()),
+                app_id: Some(apps()[0].clone()),
+                ..Request::default()
+            },
+        ))
+        .expect_err("a body over spark.max_body_bytes");
+    assert!(e.to_string().contains("spark.max_body_bytes"), "{e}");
+    let review = |s: &Settings| {
+        rt.block_on(spark_exporter::diagnose::review::review(
+            s,
+            &spark_exporter::diagnose::review::ReviewRequest {
+                spark_url: Some(url.clone()),
+                top: 10,
+                ..Default::default()
+            },
+        ))
+    };
+    let mut tiny = settings.clone();
+    tiny.spark.max_body_bytes = 256;
+    let e = review(&tiny).expect_err("a listing over spark.max_body_bytes");
+    assert!(e.to_string().contains("spark.max_body_bytes"), "{e}");
+    // At the default cap the same review reads all three.
+    let r = review(&settings).expect("review");
+    assert_eq!(r.counts.reviewed, 3, "{:?}", r.counts);
     hs.terminate(Duration::from_secs(5));
 }

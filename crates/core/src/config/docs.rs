@@ -121,6 +121,26 @@ pub fn otlp_table() -> String {
     s
 }
 
+/// The list of default rewrite rules in `docs/configuration.md`, from
+/// [`crate::config::DEFAULT_RULES`]: each pattern, its replacement and what it folds.
+pub fn default_rules_table() -> String {
+    let mut s = String::from("| # | pattern | replacement | folds |\n|---|---|---|---|\n");
+    for (i, r) in crate::config::DEFAULT_RULES.iter().enumerate() {
+        let folds: String = r.folds.split_whitespace().collect::<Vec<_>>().join(" ");
+        let _ = std::fmt::Write::write_fmt(
+            &mut s,
+            format_args!(
+                "| {} | `{}` | `{}` | {} |\n",
+                i + 1,
+                r.pattern.replace('|', "\\|"),
+                r.replacement,
+                folds
+            ),
+        );
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,6 +158,15 @@ mod tests {
     #[test]
     fn configuration_doc_table_is_generated_from_the_declarations() {
         check("docs/configuration.md", "config-keys", &reference_table());
+    }
+
+    #[test]
+    fn default_rewrite_rules_are_documented_from_their_declaration() {
+        check(
+            "docs/configuration.md",
+            "default-rewrite-rules",
+            &default_rules_table(),
+        );
     }
 
     #[test]

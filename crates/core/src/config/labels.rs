@@ -21,40 +21,114 @@ pub const DEFAULT_TASK_DURATION_BUCKETS: &[f64] = &[
     0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0,
 ];
 
-/// Default label rewrite rules, applied in order: UUIDs, dates/times, long numbers, long hex ids
-/// (8+ hex digits), other numbers. Compiled once per process: a configuration's defaults are
-/// made more than once at start, and compiling the five costs about 9 M instructions.
+/// One of the default rewrite rules: its pattern, its replacement and what it folds (the docs'
+/// list of default rules is made from [`DEFAULT_RULES`]).
+#[derive(Debug, Clone, Copy)]
+pub struct DefaultRule {
+    /// Regular expression (Rust `regex` syntax); a group named `next` only looks ahead.
+    pub pattern: &'static str,
+    /// Replacement; `${1}` puts back the character before the match that the pattern read.
+    pub replacement: &'static str,
+    /// What it folds, for the docs.
+    pub folds: &'static str,
+}
+
+/// The default rewrite rules, applied in order: they fold what makes a label's values many
+/// (ids, dates, times, hashes, numbers that count) and keep what names a job (`q01`, `step_3`,
+/// `etl-v2`, `load_region_eu1`: a number of up to four digits inside a word). A group named
+/// `next` is a look-ahead ([`RewriteRule`]): what it matches stays, for the next match to read.
+pub const DEFAULT_RULES: &[DefaultRule] = &[
+    DefaultRule {
+        pattern: r"(?:app|driver)-\d{14}-\d{4,}|application_\d{10,}_\d{4,}|local-\d{10,}",
+        replacement: "{app_id}",
+        folds: "Spark and YARN application ids (`app-20261206205520-0000`, \
+                `application_1733500000000_0042`, `local-1796000000000`)",
+    },
+    DefaultRule {
+        pattern: r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+        replacement: "{uuid}",
+        folds: "UUIDs",
+    },
+    DefaultRule {
+        pattern: r"\d{4}(?:-\d{2}-\d{2}|_\d{2}_\d{2}|/\d{2}/\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?",
+        replacement: "{date}",
+        folds: "dates and date-times (`2026-12-06`, `2026_12_06`, `2026/12/06`, \
+                `2026-12-06T12:30:00Z`)",
+    },
+    DefaultRule {
+        pattern: r"(^|[^0-9])\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?P<next>$|[^0-9])",
+        replacement: "${1}{time}",
+        folds: "times of day (`12:30`, `12:30:00`)",
+    },
+    DefaultRule {
+        pattern: r"\d{5,}",
+        replacement: "{n}",
+        folds: "runs of 5 or more digits, in a word or not (`run_20261206`, `load_1733500000`)",
+    },
+    DefaultRule {
+        pattern: r"(^|[^0-9A-Za-z])(?:0x)?[0-9a-fA-F]{8,}(?P<next>$|[^0-9A-Za-z])",
+        replacement: "${1}{hex}",
+        folds: "runs of 8 or more hex digits between non-alphanumerics (`deadbeef01`, \
+                `sha_3f2a9c81d0`)",
+    },
+    DefaultRule {
+        pattern: r"(^|[^A-Za-z0-9_-])[0-9_-]*[0-9][0-9_-]*(?P<next>$|[^A-Za-z0-9_-])",
+        replacement: "${1}{n}",
+        folds: "a number standing alone (`batch 42`, `42`, `1.5`, `10-20`): not one inside a \
+                word, with a letter before or after it, directly or through `_` or `-` \
+                (`q01`, `q14a`, `step_3`, `v2`, `etl-v2`, `eu1`, `2nd` stay)",
+    },
+];
+
+/// The default rules of 0.1.0 and 0.2.0 before they kept numbers inside words (every number
+/// folded, `q01` into `q{n}`): a checkpoint written under them is still read (see
+/// `Settings::accepted_model_fingerprints`), and CHANGELOG shows them for whoever wants that
+/// folding back.
+pub const PREVIOUS_DEFAULT_RULES: &[(&str, &str)] = &[
+    (
+        r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+        "{uuid}",
+    ),
+    (
+        r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?",
+        "{date}",
+    ),
+    (r"\b\d{8,}\b", "{n}"),
+    (r"\b(?:0x)?[0-9a-fA-F]{8,}\b", "{hex}"),
+    (r"\d+", "{n}"),
+];
+
+/// Default label rewrite rules ([`DEFAULT_RULES`]). Compiled once per process: a
+/// configuration's defaults are made more than once at start, and compiling them costs millions
+/// of instructions.
 pub fn default_rewrite_rules() -> Vec<RewriteRule> {
-    static RULES: std::sync::LazyLock<Vec<RewriteRule>> =
-        std::sync::LazyLock::new(compile_default_rewrite_rules);
+    static RULES: std::sync::LazyLock<Vec<RewriteRule>> = std::sync::LazyLock::new(|| {
+        compile(DEFAULT_RULES.iter().map(|r| (r.pattern, r.replacement)))
+    });
     RULES.clone()
 }
 
-fn compile_default_rewrite_rules() -> Vec<RewriteRule> {
-    [
-        (
-            r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
-            "{uuid}",
-        ),
-        (
-            r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?",
-            "{date}",
-        ),
-        (r"\b\d{8,}\b", "{n}"),
-        (r"\b(?:0x)?[0-9a-fA-F]{8,}\b", "{hex}"),
-        (r"\d+", "{n}"),
-    ]
-    .iter()
-    .filter_map(|(p, r)| {
-        Some(RewriteRule {
-            pattern: parse::regex(p).ok().flatten()?,
-            replacement: r.to_string(),
-        })
-    })
-    .collect()
+/// [`PREVIOUS_DEFAULT_RULES`], compiled.
+pub fn previous_default_rewrite_rules() -> Vec<RewriteRule> {
+    compile(PREVIOUS_DEFAULT_RULES.iter().copied())
 }
 
-/// A regex rewrite applied to every job group, description and SQL description.
+fn compile<'a>(rules: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<RewriteRule> {
+    rules
+        .filter_map(|(p, r)| {
+            Some(RewriteRule {
+                pattern: parse::regex(p).ok().flatten()?,
+                replacement: r.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// A regex rewrite applied to every job group, description and SQL description. Every match
+/// is replaced, left to right, as `regex`'s `replace_all` does, with one addition: what a group
+/// named `next` matches is checked but not replaced, and the next match may read it (a
+/// look-ahead, which Rust's `regex` lacks: `(^|\W)\d+(?P<next>$|\W)` folds both numbers of
+/// `1 2`).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct RewriteRule {
     /// Regular expression (Rust `regex` syntax), compiled.

@@ -68,6 +68,24 @@ impl Settings {
     /// rules, caps), the histogram buckets, the summary level, the aggregation and the shard. A
     /// checkpoint written under another one is refused.
     pub fn model_fingerprint(&self) -> String {
+        Self::fingerprint_of(self, &self.labels)
+    }
+
+    /// The fingerprints of the checkpoints this configuration reads: its own, and, while the
+    /// rewrite rules are the defaults, the one the same configuration had under the previous
+    /// default rules ([`super::labels::PREVIOUS_DEFAULT_RULES`]): such a checkpoint's series keep
+    /// their totals under the values they were folded to then, and new values count from zero.
+    pub fn accepted_model_fingerprints(&self) -> Vec<String> {
+        let mut out = vec![self.model_fingerprint()];
+        if self.labels.rewrite_rules == super::labels::default_rewrite_rules() {
+            let mut before = self.labels.clone();
+            before.rewrite_rules = super::labels::previous_default_rewrite_rules();
+            out.push(Self::fingerprint_of(self, &before));
+        }
+        out
+    }
+
+    fn fingerprint_of(&self, labels: &LabelsConfig) -> String {
         #[derive(Serialize)]
         struct Shaping<'a> {
             labels: &'a LabelsConfig,
@@ -77,7 +95,7 @@ impl Settings {
             shard: &'a crate::shard::Shard,
         }
         let text = serde_json::to_string(&Shaping {
-            labels: &self.labels,
+            labels,
             histograms: &self.histograms,
             summary_level: &self.model.summary_level,
             aggregate_by: &self.model.aggregate_by,

@@ -14,6 +14,9 @@ pub const DEFAULT_SPARK_URL: &str = "http://localhost:4040";
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(5);
 /// Default per-request timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Default cap on a REST response body, in bytes. A full `/stages` list of a big application is
+/// a few MiB; anything past this is a misconfigured target, not Spark.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 /// Default cap on applications followed per History Server target.
 pub const DEFAULT_APP_LIMIT: usize = 1000;
 
@@ -32,6 +35,8 @@ pub struct SparkConfig {
     pub app_name_filter: Option<Pattern>,
     /// Most applications followed per target (History Servers list many).
     pub app_limit: usize,
+    /// Largest response body read, in bytes; a larger one is an error of that request.
+    pub max_body_bytes: usize,
     /// Credentials and TLS for UIs behind an auth filter or HTTPS.
     pub auth: SparkAuthConfig,
 }
@@ -44,6 +49,7 @@ impl Default for SparkConfig {
             timeout: DEFAULT_TIMEOUT,
             app_name_filter: None,
             app_limit: DEFAULT_APP_LIMIT,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             auth: SparkAuthConfig::default(),
         }
     }

@@ -173,9 +173,9 @@ pub(super) struct NameAgg {
     /// The money of [`Self::last_run`] (with prices, when one applied to it).
     #[serde(default)]
     pub(super) last_run_money: Option<super::cost::Money>,
-    /// The latest plan fingerprint per job group and description over its runs.
+    /// The latest plan of each query per job group and description over its runs.
     #[serde(with = "crate::model::serial::pairs")]
-    pub(super) plan_latest: BTreeMap<(Arc<str>, Arc<str>), super::plan::Latest>,
+    pub(super) plan_latest: BTreeMap<(Arc<str>, Arc<str>), super::plan::ByQuery>,
     /// Distinct label values (cardinality caps) of the name's job groups.
     pub(super) label_sets: LabelSets,
 }

@@ -258,21 +258,19 @@ fn fold_tasks(a: &mut GroupAgg, g: &super::view::GroupView<'_>) {
     }
 }
 
-/// The latest plan fingerprint per job group and description of run `app` into its name's
-/// state, whether the run counts or not: a gauge of the latest plan, not a count.
+/// The latest plans per job group and description of run `app` into its name's state (the
+/// latest run's), whether the run counts or not: a gauge of the latest plans, not a count.
 fn fold_plans(acc: &mut NameAgg, app: &AppState, labeler: &Labeler) {
     for ((g, d), agg) in app.detail.iter().flat_map(|d| &d.sql) {
-        let Some(l) = agg.plans.latest else {
+        let latest = agg.plans.latest_by_query();
+        if latest.is_empty() {
             continue;
-        };
+        }
         let key = (
             labeler.keep(&mut acc.label_sets, "job_group", g),
             labeler.keep(&mut acc.label_sets, "description", d),
         );
-        let e = acc.plan_latest.entry(key).or_insert(l);
-        if (l.end_ms, l.execution_id) > (e.end_ms, e.execution_id) {
-            *e = l;
-        }
+        acc.plan_latest.entry(key).or_default().fold_run(latest);
     }
 }
 

@@ -329,6 +329,9 @@ pub struct Latest {
     pub(super) execution_id: u64,
     /// Its plan's fingerprint.
     pub(super) fingerprint: u64,
+    /// Its query ([`query_id`]; 0 in checkpoints written before queries were told apart).
+    #[serde(default)]
+    pub(super) query: u64,
 }
 
 impl Latest {
@@ -343,6 +346,125 @@ impl Latest {
     /// Its plan's fingerprint.
     pub fn fingerprint(&self) -> u64 {
         self.fingerprint
+    }
+    /// Its query ([`query_id`]).
+    pub fn query(&self) -> u64 {
+        self.query
+    }
+}
+
+/// A query's identity as Spark gave it: a hash of the raw job group and description of its
+/// executions, before any rewrite rule or cap, so two queries whose labels fold into one series
+/// (`__other__`, or a rule of the user's own) are still two queries. Both are [`raw_hash`]es.
+pub fn query_id(group: u64, description: u64) -> u64 {
+    Fnv::new()
+        .bytes(&group.to_le_bytes())
+        .bytes(&description.to_le_bytes())
+        .0
+}
+
+/// The hash of a raw label value (a job group), for [`query_id`]: 0 for none.
+pub fn raw_hash(v: Option<&str>) -> u64 {
+    v.map_or(0, |v| Fnv::new().bytes(v.as_bytes()).bytes(&[0]).0)
+}
+
+/// One query's plans within a SQL aggregate: the ended executions of one raw job group and
+/// description ([`query_id`]).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct QueryPlans {
+    /// The query.
+    pub(super) query: u64,
+    /// Its ended executions whose plan was counted.
+    pub(super) plans: u64,
+    /// Each distinct fingerprint, with the first execution that had it; at most
+    /// [`MAX_SHAPES`].
+    pub(super) shapes: Vec<(u64, u64)>,
+    /// Its latest ended execution.
+    pub(super) latest: Latest,
+}
+
+impl QueryPlans {
+    /// The query ([`query_id`]).
+    pub fn query(&self) -> u64 {
+        self.query
+    }
+    /// Its ended executions whose plan was counted.
+    pub fn plans(&self) -> u64 {
+        self.plans
+    }
+    /// Each distinct fingerprint, with the first execution that had it.
+    pub fn shapes(&self) -> &[(u64, u64)] {
+        &self.shapes
+    }
+    /// Its latest ended execution.
+    pub fn latest(&self) -> Latest {
+        self.latest
+    }
+}
+
+/// Most queries told apart per SQL aggregate; the executions of more count in the aggregate's
+/// totals only.
+pub const MAX_QUERIES: usize = 64;
+
+/// The fingerprint of one label set's latest plans, `queries` (one latest execution per query):
+/// their one shape's fingerprint when they all have the same (one query, or several that plan
+/// alike, such as one report run for several dates), else a hash of their distinct shapes. It
+/// changes when a query's plan does, not when another query of the same labels ran last, and
+/// not with which queries (which dates) ran. With the newest execution (for ranking across
+/// runs).
+pub fn latest_fingerprint(queries: &[Latest]) -> Option<(Latest, u64)> {
+    let newest = *queries.iter().max_by_key(|l| (l.end_ms, l.execution_id))?;
+    let mut shapes: Vec<u64> = queries.iter().map(|l| l.fingerprint).collect();
+    shapes.sort_unstable();
+    shapes.dedup();
+    if let [one] = shapes.as_slice() {
+        return Some((newest, *one));
+    }
+    let mut h = Fnv::new();
+    for f in shapes {
+        h = h.bytes(&f.to_le_bytes());
+    }
+    let h = h.0;
+    Some((
+        newest,
+        (h ^ (h >> FINGERPRINT_BITS)) & ((1 << FINGERPRINT_BITS) - 1),
+    ))
+}
+
+/// The latest execution of each query of one label set in a name's latest run (the run with
+/// the newest execution of these labels).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(transparent)]
+pub struct ByQuery(pub(super) Vec<Latest>);
+
+impl ByQuery {
+    /// A run's latest executions of these labels, one per query: they replace the ones held if
+    /// the run's newest execution is newer.
+    pub fn fold_run(&mut self, run: Vec<Latest>) {
+        let newest = |v: &[Latest]| v.iter().map(|l| (l.end_ms, l.execution_id)).max();
+        if self.0.is_empty() || newest(&run) > newest(&self.0) {
+            self.0 = run;
+        }
+    }
+    /// One latest execution per query.
+    pub fn latest(&self) -> &[Latest] {
+        &self.0
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ByQuery {
+    /// A list, or (checkpoints written before queries were told apart) one [`Latest`].
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            Many(Vec<Latest>),
+            One(Latest),
+        }
+        Ok(match Either::deserialize(d)? {
+            Either::Many(v) => ByQuery(v),
+            Either::One(l) => ByQuery(vec![l]),
+        })
     }
 }
 
@@ -362,8 +484,12 @@ pub struct PlanAgg {
     /// The latest ended execution's fingerprint (by end time, then execution id).
     pub(super) latest: Option<Latest>,
     /// Each distinct fingerprint counted, with the first execution that had it, in the order
-    /// counted; at most [`MAX_SHAPES`] (a diagnosis: did the plan change within the run).
+    /// counted; at most [`MAX_SHAPES`].
     pub(super) shapes: Vec<(u64, u64)>,
+    /// The plans by query, in the order first counted; at most [`MAX_QUERIES`] (a diagnosis:
+    /// did one query's plan change within the run). Empty in checkpoints written before.
+    #[serde(default)]
+    pub(super) queries: Vec<QueryPlans>,
 }
 
 /// Most distinct plan shapes kept per SQL aggregate.
@@ -404,11 +530,24 @@ impl PlanAgg {
     pub fn shapes(&self) -> &[(u64, u64)] {
         &self.shapes
     }
+    /// The plans by query ([`query_id`]).
+    pub fn queries(&self) -> &[QueryPlans] {
+        &self.queries
+    }
+    /// The latest execution of each query, for [`latest_fingerprint`] (the aggregate's latest
+    /// alone in checkpoints written before queries were told apart).
+    pub fn latest_by_query(&self) -> Vec<Latest> {
+        if self.queries.is_empty() {
+            return self.latest.into_iter().collect();
+        }
+        self.queries.iter().map(|q| q.latest).collect()
+    }
 }
 
 impl PlanAgg {
-    /// Count the plan `s` of execution `execution_id`, which ended at `end_ms`.
-    pub fn add(&mut self, s: &PlanSummary, execution_id: u64, end_ms: Option<EpochMs>) {
+    /// Count the plan `s` of execution `execution_id` of query `query` ([`query_id`]), which
+    /// ended at `end_ms`.
+    pub fn add(&mut self, s: &PlanSummary, execution_id: u64, end_ms: Option<EpochMs>, query: u64) {
         self.plans += 1;
         add_all(&mut self.joins, &s.joins);
         self.skew_joins = self.skew_joins.saturating_add(s.skew_joins);
@@ -421,12 +560,35 @@ impl PlanAgg {
             end_ms,
             execution_id,
             fingerprint: s.fingerprint,
+            query,
         };
         if self
             .latest
             .is_none_or(|old| (l.end_ms, l.execution_id) > (old.end_ms, old.execution_id))
         {
             self.latest = Some(l);
+        }
+        let at = self.queries.iter().position(|q| q.query == query);
+        let q = match at {
+            Some(i) => &mut self.queries[i],
+            None if self.queries.len() < MAX_QUERIES => {
+                self.queries.push(QueryPlans {
+                    query,
+                    plans: 0,
+                    shapes: vec![],
+                    latest: l,
+                });
+                let last = self.queries.len() - 1;
+                &mut self.queries[last]
+            }
+            None => return,
+        };
+        q.plans += 1;
+        if q.shapes.len() < MAX_SHAPES && q.shapes.iter().all(|x| x.0 != s.fingerprint) {
+            q.shapes.push((s.fingerprint, execution_id));
+        }
+        if (l.end_ms, l.execution_id) > (q.latest.end_ms, q.latest.execution_id) {
+            q.latest = l;
         }
     }
 }
@@ -438,6 +600,9 @@ pub struct Ended {
     pub(super) key: (Arc<str>, Arc<str>),
     /// When it ended (Spark's clock).
     pub(super) end_ms: Option<EpochMs>,
+    /// Its query ([`query_id`]; 0 in checkpoints written before).
+    #[serde(default)]
+    pub(super) query: u64,
 }
 
 /// One application's plan bookkeeping: which executions' plans are counted, and the ended

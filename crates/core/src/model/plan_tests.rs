@@ -213,13 +213,74 @@ fn an_aggregate_counts_plans_and_keeps_the_latest_fingerprint() {
         fingerprint: fp,
         ..Default::default()
     };
-    agg.add(&s(7), 3, Some(2_000));
-    agg.add(&s(8), 1, Some(1_000));
+    agg.add(&s(7), 3, Some(2_000), 0);
+    agg.add(&s(8), 1, Some(1_000), 0);
     assert_eq!(agg.plans, 2);
     assert_eq!(agg.joins[0], 2);
     assert_eq!(agg.latest.unwrap().fingerprint, 7, "latest by end time");
-    agg.add(&s(9), 4, Some(2_000));
+    agg.add(&s(9), 4, Some(2_000), 0);
     assert_eq!(agg.latest.unwrap().fingerprint, 9, "then by execution id");
+}
+
+/// Two queries whose labels fold into one aggregate keep their plans apart: a shape per query,
+/// one latest per query, and a fingerprint that changes only when one query's plan does.
+#[test]
+fn an_aggregate_tells_its_queries_apart() {
+    let mut agg = PlanAgg::default();
+    let s = |fp: u64| PlanSummary {
+        fingerprint: fp,
+        ..Default::default()
+    };
+    let (q1, q2) = (
+        query_id(raw_hash(Some("q01")), 1),
+        query_id(raw_hash(Some("q02")), 1),
+    );
+    assert_ne!(q1, q2);
+    agg.add(&s(7), 1, Some(1_000), q1);
+    agg.add(&s(8), 2, Some(2_000), q2);
+    agg.add(&s(7), 3, Some(3_000), q1);
+    agg.add(&s(8), 4, Some(4_000), q2);
+    assert_eq!(agg.shapes().len(), 2, "two shapes in the aggregate");
+    let per_query: Vec<(u64, usize, u64)> = agg
+        .queries()
+        .iter()
+        .map(|q| (q.query(), q.shapes().len(), q.plans()))
+        .collect();
+    assert_eq!(per_query, [(q1, 1, 2), (q2, 1, 2)], "one shape per query");
+    let (newest, fp) = latest_fingerprint(&agg.latest_by_query()).unwrap();
+    assert_eq!(newest.execution_id, 4);
+    // Another execution of q1 with its same plan: the same fingerprint, whichever ran last.
+    agg.add(&s(7), 5, Some(5_000), q1);
+    assert_eq!(latest_fingerprint(&agg.latest_by_query()).unwrap().1, fp);
+    // q1's plan changes: so does the fingerprint, and q1 has two shapes.
+    agg.add(&s(9), 6, Some(6_000), q1);
+    assert_ne!(latest_fingerprint(&agg.latest_by_query()).unwrap().1, fp);
+    assert_eq!(agg.queries()[0].shapes().len(), 2);
+    // One query alone, or several that plan alike: that one shape's fingerprint.
+    let q2_only: Vec<Latest> = agg.queries()[1..].iter().map(|q| q.latest()).collect();
+    assert_eq!(latest_fingerprint(&q2_only).unwrap().1, 8);
+    let mut alike = PlanAgg::default();
+    for (i, day) in ["2026-11-01", "2026-11-02", "2026-11-03"]
+        .iter()
+        .enumerate()
+    {
+        let q = query_id(raw_hash(Some("daily")), raw_hash(Some(day)));
+        alike.add(&s(7), i as u64, Some(i as i64), q);
+    }
+    assert_eq!(alike.queries().len(), 3);
+    assert_eq!(latest_fingerprint(&alike.latest_by_query()).unwrap().1, 7);
+}
+
+/// A name's latest plans across runs, as a checkpoint written before queries were told apart
+/// holds them (one latest per label set), read as one query's.
+#[test]
+fn a_name_s_latest_plan_reads_from_an_older_checkpoint() {
+    let old = r#"{"end_ms":5,"execution_id":2,"fingerprint":9}"#;
+    let b: ByQuery = serde_json::from_str(old).unwrap();
+    assert_eq!(b.latest().len(), 1);
+    assert_eq!((b.latest()[0].fingerprint, b.latest()[0].query), (9, 0));
+    let back: ByQuery = serde_json::from_str(&serde_json::to_string(&b).unwrap()).unwrap();
+    assert_eq!(back, b);
 }
 
 #[test]
@@ -231,6 +292,7 @@ fn plan_state_counts_once_and_stays_bounded() {
         Ended {
             key: key.clone(),
             end_ms: Some(5),
+            query: 0,
         },
     );
     assert!(st.take(2).is_none(), "an execution not ended");
@@ -242,6 +304,7 @@ fn plan_state_counts_once_and_stays_bounded() {
         Ended {
             key: key.clone(),
             end_ms: None,
+            query: 0,
         },
     );
     assert_eq!(st.waiting(), 0, "a counted execution never waits again");
@@ -252,6 +315,7 @@ fn plan_state_counts_once_and_stays_bounded() {
             Ended {
                 key: key.clone(),
                 end_ms: None,
+                query: 0,
             },
         );
     }

@@ -26,22 +26,45 @@ pub struct SqlGroups {
     by_execution: BTreeMap<u64, Arc<str>>,
     /// Job id -> its group (REST, whose executions list their jobs).
     by_job: BTreeMap<u64, Arc<str>>,
+    /// Execution id -> the raw group of its first job ([`super::plan::raw_hash`]), for the
+    /// query's identity (absent from checkpoints written before).
+    #[serde(default)]
+    raw_by_execution: BTreeMap<u64, u64>,
+    /// Job id -> its raw group's hash (REST).
+    #[serde(default)]
+    raw_by_job: BTreeMap<u64, u64>,
 }
 
 impl SqlGroups {
     /// Remember that job `job_id` (of SQL execution `execution`, when known) counts under
     /// `group`. The first job of an execution decides.
-    pub fn saw_job(&mut self, job_id: u64, execution: Option<u64>, group: &Arc<str>) {
+    /// `raw` is the hash of the group as Spark gave it ([`super::plan::raw_hash`]).
+    pub fn saw_job(&mut self, job_id: u64, execution: Option<u64>, group: &Arc<str>, raw: u64) {
         match execution {
             Some(e) => {
                 self.by_execution.entry(e).or_insert_with(|| group.clone());
+                self.raw_by_execution.entry(e).or_insert(raw);
                 bound(&mut self.by_execution);
+                bound(&mut self.raw_by_execution);
             }
             None => {
                 self.by_job.insert(job_id, group.clone());
+                self.raw_by_job.insert(job_id, raw);
                 bound(&mut self.by_job);
+                bound(&mut self.raw_by_job);
             }
         }
+    }
+
+    /// The raw group's hash of execution `execution` (as [`SqlGroups::of`]), if a job told.
+    pub fn raw_of(&self, execution: u64, job_ids: &[u64]) -> Option<u64> {
+        self.raw_by_execution.get(&execution).copied().or_else(|| {
+            let first = job_ids
+                .iter()
+                .filter(|j| self.raw_by_job.contains_key(j))
+                .min()?;
+            self.raw_by_job.get(first).copied()
+        })
     }
 
     /// The group of execution `execution`, whose jobs are `job_ids` (REST), if a job told.
@@ -58,11 +81,12 @@ impl SqlGroups {
     /// Forget execution `execution` (it ended).
     pub fn ended(&mut self, execution: u64) {
         self.by_execution.remove(&execution);
+        self.raw_by_execution.remove(&execution);
     }
 }
 
 /// Drop the lowest ids beyond [`REMEMBERED`].
-fn bound(m: &mut BTreeMap<u64, Arc<str>>) {
+fn bound<V>(m: &mut BTreeMap<u64, V>) {
     while m.len() > REMEMBERED {
         m.pop_first();
     }
@@ -79,6 +103,12 @@ pub struct SqlState {
     pub(super) submission_ms: Option<EpochMs>,
     /// Its final plan, when a source told it before the execution ended.
     pub(super) plan: Option<super::plan::PlanSummary>,
+    /// Its raw group's hash, once known with its group ([`super::plan::raw_hash`]).
+    #[serde(default)]
+    pub(super) raw_group: Option<u64>,
+    /// The hash of its description as Spark gave it ([`super::plan::raw_hash`]).
+    #[serde(default)]
+    pub(super) raw_description: u64,
 }
 
 /// Aggregates of one SQL description.

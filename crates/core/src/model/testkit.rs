@@ -820,6 +820,21 @@ impl GroupSel for Desc<'_> {
     }
 }
 
+/// The view's plan fingerprints, each with its newest execution (`fingerprint` the value
+/// exported).
+fn fingerprints(a: &AppView<'_>) -> Vec<(String, String, super::plan::Latest)> {
+    a.plan_fingerprints()
+        .into_iter()
+        .map(|(g, d, l, fp)| {
+            let l = super::plan::Latest {
+                fingerprint: fp,
+                ..l
+            };
+            (g.to_string(), d.to_string(), l)
+        })
+        .collect()
+}
+
 impl App {
     /// What `a` shows, with stage stall times at `now`.
     pub fn of(a: &AppView<'_>, now: EpochMs) -> App {
@@ -906,11 +921,7 @@ impl App {
                     plans: q.plans.cloned(),
                 })
                 .collect(),
-            fingerprints: a
-                .plan_fingerprints()
-                .into_iter()
-                .map(|(g, d, l)| (g.to_string(), d.to_string(), l))
-                .collect(),
+            fingerprints: fingerprints(a),
             streams: a
                 .streaming()
                 .map(|(q, s)| (q.to_string(), s.clone()))

@@ -594,21 +594,29 @@ impl<'a> AppView<'a> {
             .collect()
     }
 
-    /// The latest plan fingerprint per job group and description: of this run's ended
-    /// executions, or (a name's state across runs) of its runs' (see `plan.rs`).
-    pub fn plan_fingerprints(&self) -> Vec<(&'a str, &'a Arc<str>, super::plan::Latest)> {
+    /// The plan fingerprint per job group and description, with its newest execution: of this
+    /// run's ended executions, or (a name's state across runs) of its runs', one query's latest
+    /// plan, or the latest of each query's when several share the labels
+    /// ([`super::plan::latest_fingerprint`]).
+    pub fn plan_fingerprints(&self) -> Vec<(&'a str, &'a Arc<str>, super::plan::Latest, u64)> {
+        use super::plan::latest_fingerprint;
         if let Some(n) = self.name {
             return n
                 .plan_latest
                 .iter()
-                .map(|((g, d), l)| (&**g, d, *l))
+                .filter_map(|((g, d), l)| {
+                    latest_fingerprint(l.latest()).map(|(newest, fp)| (&**g, d, newest, fp))
+                })
                 .collect();
         }
         let mut v: Vec<_> = self
             .d()
             .sql
             .iter()
-            .filter_map(|((g, d), a)| a.plans.latest.map(|l| (&**g, d, l)))
+            .filter_map(|((g, d), a)| {
+                latest_fingerprint(&a.plans.latest_by_query())
+                    .map(|(newest, fp)| (&**g, d, newest, fp))
+            })
             .collect();
         v.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
         v

@@ -35,6 +35,20 @@ fn find(cx: &Cx<'_, '_>, s: &StageDetail, t: &Thresholds) -> Vec<Draft> {
     if ratio < t.gc_ratio || gc_s < t.gc_min.as_secs_f64() {
         return vec![];
     }
+    let mut nums = numbers([
+        ("gc_seconds", gc_s),
+        ("task_seconds", secs(x.run_time_ms)),
+        ("gc_ratio", ratio),
+    ]);
+    // Spark counts only the memory its operators reserve (sorts, hash aggregates, joins): 0 for
+    // a stage whose tasks hold their data as objects (Python RDDs, `collect_list` groups), as
+    // its REST `peakExecutionMemory` says. Left out then, not printed as 0 B.
+    if x.peak_execution_memory_bytes > 0 {
+        nums.insert(
+            "peak_execution_memory_bytes".into(),
+            x.peak_execution_memory_bytes as f64,
+        );
+    }
     vec![cx.stage_draft(
         s,
         format!(
@@ -43,14 +57,6 @@ fn find(cx: &Cx<'_, '_>, s: &StageDetail, t: &Thresholds) -> Vec<Draft> {
             ratio * 100.0
         ),
         gc_s,
-        numbers([
-            ("gc_seconds", gc_s),
-            ("task_seconds", secs(x.run_time_ms)),
-            ("gc_ratio", ratio),
-            (
-                "peak_execution_memory_bytes",
-                x.peak_execution_memory_bytes as f64,
-            ),
-        ]),
+        nums,
     )]
 }

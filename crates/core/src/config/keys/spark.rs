@@ -44,6 +44,22 @@ pub(crate) const KEYS: &[Key] = &[
          ended): a memory guard. It counts applications, each with all its attempts. What it \
          leaves out is counted in `spark_exporter_rest_apps_skipped` and logged.",
     ),
+    Key::one("spark.max_body_bytes", |s, v| {
+        let n = parse::bytes(v)?;
+        if n == 0 {
+            return Err("must be above 0".into());
+        }
+        s.spark.max_body_bytes = usize::try_from(n).unwrap_or(usize::MAX);
+        Ok(())
+    })
+    .flag("spark.max-body-bytes")
+    .brief("Largest REST response body read (bytes, or with KiB, MiB, GiB).")
+    .doc(
+        "Largest REST response body read (bytes, or `64MiB`): a larger one fails that request \
+         (`spark_exporter_scrape_errors_total{kind=\"body\"}`), a memory guard against a target that is not \
+         Spark. The exporter, `diagnose` and `diagnose --review` (whose History Server \
+         listing counts too) read with it.",
+    ),
     Key::one("spark.auth.username", |s, v| {
         s.spark.auth.username = Some(v.to_string());
         Ok(())

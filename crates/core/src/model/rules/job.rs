@@ -17,15 +17,17 @@ use crate::telemetry::Telemetry;
 
 /// Job `obs` of group `group` tells its SQL execution's group: remembered for the execution's
 /// end, and given to it now if it is running without one (its series then exist, at zero).
-fn sql_job(d: &mut AppDetail, obs: &JobObs, group: &Arc<str>, bounds: &Arc<[f64]>) {
+/// `raw` is the hash of the group as Spark gave it (the query's identity, `plan::query_id`).
+fn sql_job(d: &mut AppDetail, obs: &JobObs, group: &Arc<str>, raw: u64, bounds: &Arc<[f64]>) {
     d.sql_groups
-        .saw_job(obs.job_id, obs.sql_execution_id, group);
+        .saw_job(obs.job_id, obs.sql_execution_id, group, raw);
     if let Some(q) = obs
         .sql_execution_id
         .and_then(|e| d.running_sql.get_mut(&e))
         .filter(|q| q.group.is_none())
     {
         q.group = Some(group.clone());
+        q.raw_group = Some(raw);
         d.sql
             .entry((group.clone(), q.description.clone()))
             .or_insert_with(|| SqlAgg::new(bounds));
@@ -40,7 +42,7 @@ fn broadcast_job(
     d: &mut AppDetail,
     obs: &JobObs,
     held: bool,
-    group: GroupKey,
+    (group, raw): (GroupKey, u64),
     (dur_bounds, task_bounds): (&Arc<[f64]>, &Arc<[f64]>),
 ) -> GroupKey {
     if crate::model::broadcast::is_broadcast(obs) {
@@ -50,7 +52,7 @@ fn broadcast_job(
             d.broadcasts.group_of(obs, group)
         };
     }
-    sql_job(d, obs, &group.0, dur_bounds);
+    sql_job(d, obs, &group.0, raw, dur_bounds);
     for (from, to) in d.broadcasts.saw_job(obs, &group) {
         resolve_broadcast(s, d, &from, &to, || {
             crate::model::group::zero_group(dur_bounds, task_bounds)
@@ -115,6 +117,7 @@ impl State {
         let raw_group =
             self.attribution
                 .group_source(obs.job_group.as_deref(), &obs.tags, obs.name.as_deref());
+        let raw_hash = crate::model::plan::raw_hash(raw_group.as_ref().map(|(g, _)| &**g));
         let raw_desc = crate::model::attribution::readable_description(
             obs.description.as_deref(),
             obs.name.as_deref(),
@@ -141,7 +144,7 @@ impl State {
             d,
             obs,
             prev.is_some(),
-            group,
+            (group, raw_hash),
             (&dur_bounds, &task_bounds),
         );
         for sid in &obs.stage_ids {

@@ -8,6 +8,31 @@ use crate::model::sql::{SqlAgg, SqlState};
 use crate::model::state::State;
 use crate::telemetry::Telemetry;
 
+/// The parts of a SQL execution's query identity (`plan::query_id`): its raw group's and raw
+/// description's hashes, as first seen (`prev`), else from `obs` and its jobs. A streaming
+/// query's micro-batches (`streaming`: its name), whose descriptions name each batch and run,
+/// are one query: its name's.
+fn raw_identity(
+    prev: Option<&SqlState>,
+    streaming: Option<&std::sync::Arc<str>>,
+    groups: &crate::model::sql::SqlGroups,
+    obs: &SqlObs,
+) -> (Option<u64>, u64) {
+    use crate::model::plan::raw_hash;
+    let group = match streaming {
+        Some(_) => Some(0),
+        None => prev
+            .and_then(|p| p.raw_group)
+            .or_else(|| groups.raw_of(obs.execution_id, &obs.job_ids)),
+    };
+    let description = match (prev, streaming) {
+        (Some(p), _) => p.raw_description,
+        (None, Some(name)) => raw_hash(Some(name)),
+        (None, None) => raw_hash(obs.description.as_deref()),
+    };
+    (group, description)
+}
+
 impl State {
     pub(in crate::model) fn upsert_sql(&mut self, app_id: &str, obs: &SqlObs, t: &Telemetry) {
         self.upsert_sql_inner(app_id, obs, t);
@@ -61,8 +86,10 @@ impl State {
         // streaming micro-batch's is its query's, whose name its description gives (to both
         // sources), jobs or not.
         let group = prev_group
-            .or(streaming)
+            .or(streaming.clone())
             .or_else(|| d.sql_groups.of(obs.execution_id, &obs.job_ids));
+        let (raw_group, raw_description) =
+            raw_identity(prev.as_ref(), streaming.as_ref(), &d.sql_groups, obs);
         if !obs.status.is_terminal() {
             // The key's series exist from its first execution's start, at zero.
             if let Some(g) = &group {
@@ -77,6 +104,8 @@ impl State {
                     description,
                     submission_ms: obs.submission_ms.or(prev.and_then(|p| p.submission_ms)),
                     plan: prev_plan,
+                    raw_group,
+                    raw_description,
                 },
             );
             return;
@@ -104,12 +133,13 @@ impl State {
             .zip(obs.duration_ms)
             .map(|(s, d)| s.saturating_add(i64::try_from(d).unwrap_or(i64::MAX)));
         let id = obs.execution_id;
+        let query = crate::model::plan::query_id(raw_group.unwrap_or(0), raw_description);
         match prev_plan {
-            Some(p) if d.sql_plans.count(id) => agg.plans.add(&p, id, end_ms),
+            Some(p) if d.sql_plans.count(id) => agg.plans.add(&p, id, end_ms, query),
             Some(_) => {}
             None => d
                 .sql_plans
-                .wait(id, crate::model::plan::Ended { key, end_ms }),
+                .wait(id, crate::model::plan::Ended { key, end_ms, query }),
         }
     }
 
@@ -137,7 +167,7 @@ impl State {
                 .entry(e.key)
                 .or_insert_with(|| SqlAgg::new(&bounds))
                 .plans
-                .add(&obs.plan, id, e.end_ms);
+                .add(&obs.plan, id, e.end_ms, e.query);
         }
     }
 }

@@ -157,3 +157,40 @@ fn a_checkpoint_without_them_loads_and_counts_on() {
     assert_eq!(last.map(|l| l.core_seconds), Some(10.0));
     assert_eq!(h.count(), 1);
 }
+
+/// A job group value that escapes the rewrite rules (an id of the user's own, `load_r7`) adds
+/// a value on every run; in name mode the name's series across runs hold at most
+/// `labels.max_values_per_label` of them, and the rest fold into `__other__` (issue 49), with
+/// the runs' jobs all counted.
+#[test]
+fn a_names_label_values_across_runs_are_capped() {
+    let m = TestModel::with(|s| {
+        by_name(s);
+        s.labels.max_values_per_label = 5;
+    });
+    m.at(T0 + 1_000_000);
+    let o = m.log();
+    for i in 0..30 {
+        let id = format!("r{i}");
+        let start = T0 + i * 10_000;
+        o.upsert_app(&app(&id).name("daily").started(start));
+        o.upsert_job(
+            &id,
+            &job(1)
+                .group(&format!("load_r{i}"))
+                .status(JobStatus::Succeeded),
+        );
+        o.upsert_app(&app(&id).ended_at(start + 5_000).exit(0));
+        o.app_delivered(&id);
+    }
+    let n = m.name("daily");
+    let groups: Vec<&str> = n.groups.iter().map(|g| &*g.group).collect();
+    assert!(groups.len() <= 6, "{groups:?}");
+    assert!(groups.contains(&crate::model::OTHER), "{groups:?}");
+    let jobs: u64 = n
+        .groups
+        .iter()
+        .map(|g| g.jobs.get("succeeded").copied().unwrap_or(0))
+        .sum();
+    assert_eq!(jobs, 30, "every run's job is counted once");
+}
