@@ -652,7 +652,7 @@ pub const CATALOGUE: &[Metric] = &[
         .experimental("0.2.0"),
     Metric::new("spark_sql_plan_fingerprint", Gauge, SqlName, "48-bit hash of the shape of the latest ended execution's final plan, per application name, job group and description.", "spark.sql.plan.fingerprint", "1", G,
         per_sql_fingerprint)
-        .doc("Hash of the shape of the final plan of the latest ended execution with these labels, over every run of the application name the exporter holds; no `app_id`, so `changes()` spans runs and a plan change between runs shows. Equal from REST and event logs (see *SQL plans*).")
+        .doc("Hash of the shape of the final plan of the latest ended execution with these labels, over every run of the application name the exporter holds (its latest run's); no `app_id`, so `changes()` spans runs and a plan change between runs shows. Where several queries (raw job group and description, before rewriting: a report run for several dates, or queries folded into `__other__`) share the labels, the latest plan of each counts: their one shape's hash when they plan alike, else a hash of their distinct shapes, so the value changes when a query's plan does, not when another query ran last. Equal from REST and event logs (see *SQL plans*).")
         .experimental("0.2.0"),
     Metric::new("spark_diagnosis_findings", Counter, App, "Diagnosis findings counted once final: a stage's (skew, spill, gc_pressure) when its attempt completes, an application's (executor_loss, idle_cores, partial_cache; no job group) and its descriptions' (join_strategy, plan_change) when it has ended and its sources delivered it.", "spark.diagnosis.findings", "{finding}", C,
         |c, o| per_finding(c, o, false, |t| Value::Int(t.findings)))

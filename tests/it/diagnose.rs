@@ -128,6 +128,13 @@ async fn each_condition_is_found_with_its_group_and_stage_and_its_twin_is_not() 
     assert!(of(&a, Kind::JoinStrategy, "join_broadcast").is_empty());
     assert!(of(&a, Kind::JoinStrategy, "plan_stable").is_empty());
 
+    // The one description run twice with two plans: one query, one plan change; its twin,
+    // run twice with one plan, none.
+    let change = of(&a, Kind::PlanChange, "plan_change");
+    assert_eq!(change.len(), 1, "{:#?}", a.findings);
+    assert_eq!(change[0].numbers["plan_shapes"], 2.0);
+    assert!(of(&a, Kind::PlanChange, "plan_stable").is_empty());
+
     // The spill: the stage Spark says spilled to disk, with Spark's bytes; not its twin.
     let spill = of(&a, Kind::Spill, "spill");
     assert_eq!(spill.len(), 1, "{:#?}", a.findings);

@@ -42,6 +42,7 @@ mod rest_sql_plans;
 mod server_probes;
 mod shards;
 mod streaming;
+mod tpch;
 mod version_matrix;
 mod web_security;
 mod web_tls;
