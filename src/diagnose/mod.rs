@@ -15,15 +15,16 @@
 //! - [`review`] (this crate's): `--review`, many applications one at a time, folded into the
 //!   crate's [`spark_exporter_diagnose::review::Ranking`].
 
-pub use spark_exporter_diagnose::{links, report, rules, text};
+pub use spark_exporter_diagnose::{advice, links, report, rules, text};
 
 pub mod live;
 pub mod review;
+pub mod runconf;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::collect::{CollectError, Collector, EventLogs, Rest};
+use crate::collect::{CollectError, Collector, Rest};
 use crate::config::Settings;
 use crate::model::details::StageDetail;
 use crate::model::view::AppView;
@@ -136,16 +137,18 @@ pub async fn diagnose_counted(
 ) -> Result<Report, DiagnoseError> {
     let settings = Arc::new(settings.clone());
     let model = Model::for_diagnosis(&settings, telemetry.clone());
+    let recorded = Arc::new(runconf::Recorded::new(&settings));
     let (source, inputs, ui) = if req.event_logs.is_empty() {
         let url = req
             .spark_url
             .clone()
             .ok_or_else(|| DiagnoseError::Empty("no --event-log or --spark.url".into()))?;
         read_rest(&settings, &telemetry, &model, &url, req.app_id.as_deref()).await?;
+        rest_properties(&settings, &telemetry, &model, &url, &recorded).await;
         ("rest", vec![url.clone()], Ui::Target(url))
     } else {
         let paths = narrow(&req.event_logs, req.app_id.as_deref());
-        read_logs(&settings, &telemetry, &model, &paths).await?;
+        read_logs(&settings, &telemetry, &model, &recorded, &paths).await?;
         let ui = req.ui_url.clone().map_or(Ui::None, Ui::History);
         ("event_log", req.event_logs.clone(), ui)
     };
@@ -155,11 +158,9 @@ pub async fn diagnose_counted(
         let ids: Vec<String> = v.apps().map(|a| a.id().to_string()).collect();
         match &req.app_id {
             Some(id) => match v.app(id) {
-                Some(a) => Ok(vec![rules::diagnose_app(
-                    &a,
-                    &stages_of(&a, &settled),
-                    cfg,
-                    &ui.links(a.ended()),
+                Some(a) => Ok(vec![advised(
+                    rules::diagnose_app(&a, &stages_of(&a, &settled), cfg, &ui.links(a.ended())),
+                    &recorded,
                 )]),
                 None => Err(DiagnoseError::NotFound {
                     id: id.clone(),
@@ -176,7 +177,8 @@ pub async fn diagnose_counted(
                 .apps()
                 .map(|a| {
                     let stages = stages_of(&a, &settled);
-                    rules::diagnose_app(&a, &stages, cfg, &ui.links(a.ended()))
+                    let report = rules::diagnose_app(&a, &stages, cfg, &ui.links(a.ended()));
+                    advised(report, &recorded)
                 })
                 .collect()),
         }
@@ -256,19 +258,77 @@ fn narrow(paths: &[String], app_id: Option<&str>) -> Vec<String> {
     out
 }
 
+/// `report` with the advice its run's configuration gives ([`advice::advise`]).
+fn advised(mut report: Report1, recorded: &runconf::Recorded) -> Report1 {
+    let run = recorded.of(&report.app_id);
+    spark_exporter_diagnose::advice::advise(&mut report, &run);
+    report
+}
+
+/// One application's report.
+type Report1 = report::AppReport;
+
 /// Read the event logs to their end into `model` (on the blocking pool: object stores block
-/// on the runtime). A bad line or block is counted and skipped by the reader, as in the
-/// exporter; only a log that cannot be read at all fails.
+/// on the runtime), recording each run's configuration beside it. A bad line or block is
+/// counted and skipped by the reader, as in the exporter; only a log that cannot be read at all
+/// fails.
 async fn read_logs(
     settings: &Arc<Settings>,
     telemetry: &Arc<Telemetry>,
     model: &Arc<Model>,
+    recorded: &Arc<runconf::Recorded>,
     paths: &[String],
 ) -> Result<(), DiagnoseError> {
-    let logs = EventLogs::new(settings.clone(), telemetry.clone()).paths(paths.to_vec());
-    logs.fill_once(Arc::new(model.observer(Source::EventLog)))
-        .await
-        .map_err(|e| DiagnoseError::EventLog(e.to_string()))
+    let (s, t, m, rec, p) = (
+        settings.clone(),
+        telemetry.clone(),
+        model.clone(),
+        recorded.clone(),
+        paths.to_vec(),
+    );
+    tokio::task::spawn_blocking(move || {
+        let inner = m.observer(Source::EventLog);
+        let obs = runconf::Recorder {
+            inner: &inner,
+            rec: &rec,
+        };
+        crate::eventlog::ingest_paths_with(&p, &s, m.filter(), &obs, &t)
+    })
+    .await
+    .map_err(|e| DiagnoseError::EventLog(e.to_string()))?
+    .map_err(|e| DiagnoseError::EventLog(crate::collect::CollectError::from(e).to_string()))
+}
+
+/// The Spark properties of every application `model` read from REST target `url` (its
+/// `/environment`), recorded for advice; one that cannot be read leaves advice assuming Spark's
+/// defaults, said in each suggestion.
+async fn rest_properties(
+    settings: &Settings,
+    telemetry: &Arc<Telemetry>,
+    model: &Arc<Model>,
+    url: &str,
+    recorded: &runconf::Recorded,
+) {
+    #[derive(serde::Deserialize)]
+    struct Env {
+        #[serde(rename = "sparkProperties", default)]
+        spark_properties: Vec<(String, String)>,
+    }
+    let Ok(c) = Client::for_spark(url, &settings.spark, telemetry.clone()) else {
+        return;
+    };
+    let ids: Vec<String> = model.view(|v| v.apps().map(|a| a.id().to_string()).collect());
+    for id in ids {
+        match c
+            .get::<Env>(&format!("/api/v1/applications/{id}/environment"))
+            .await
+        {
+            Ok(env) => recorded.properties(&id, env.spark_properties.into_iter().collect()),
+            Err(e) => {
+                tracing::warn!(app_id = %id, error = %e, "No environment; advice assumes Spark's defaults.")
+            }
+        }
+    }
 }
 
 /// Read application `app_id` of the REST target `url` once, whole; without an id, the target's

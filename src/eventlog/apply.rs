@@ -339,10 +339,14 @@ impl LogApp {
                 time_ms,
                 tags,
                 plan,
+                settings,
             } => {
                 self.connect_description(&tags, &mut description);
                 self.sql_started(app, obs, execution_id, description, time_ms);
                 self.plans.started(execution_id, plan);
+                if !settings.is_empty() {
+                    obs.sql_settings(app, execution_id, &settings);
+                }
             }
             Event::SqlPlanUpdate { execution_id, plan } => {
                 self.plans.updated(execution_id, plan);

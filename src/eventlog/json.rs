@@ -266,6 +266,10 @@ pub struct SqlEvent<'a> {
     pub time: Option<i64>,
     #[serde(rename = "errorMessage", borrow, default)]
     pub error: Option<Cow<'a, str>>,
+    /// The session settings the execution ran with that differ from the application's
+    /// (Spark 3.2+ SQL starts); values that are not strings are left out.
+    #[serde(rename = "modifiedConfigs", default)]
+    pub modified_configs: Option<std::collections::BTreeMap<String, serde_json::Value>>,
 }
 
 /// What [`SqlEvent`] reads of a line ([`super::scan::pick`]): not the plan and its text.
@@ -275,6 +279,7 @@ pub const SQL_EVENT_KEEP: Keep = Keep::Members(&[
     ("description", Keep::All),
     ("time", Keep::All),
     ("errorMessage", Keep::All),
+    ("modifiedConfigs", Keep::All),
 ]);
 
 /// One entry of `sources`: Spark's progress rates are sums over the sources.

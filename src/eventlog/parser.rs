@@ -93,6 +93,9 @@ pub enum Event {
         tags: Vec<String>,
         /// Its plan (`None` when the line has none, or it could not be read).
         plan: Option<Box<LogPlan>>,
+        /// The session settings it ran with that differ from the application's
+        /// (`modifiedConfigs`, Spark 3.2+; empty when none or older).
+        settings: std::collections::BTreeMap<String, String>,
     },
     /// `SparkListenerSQLAdaptiveExecutionUpdate`: adaptive execution changed the plan.
     SqlPlanUpdate {
@@ -388,6 +391,15 @@ fn sql_event(name: &str, line: &[u8]) -> Result<Option<Event>, ParseError> {
                     .ok()
                     .and_then(|(_, p)| p)
                     .map(Box::new),
+                settings: s
+                    .modified_configs
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|(k, v)| match v {
+                        serde_json::Value::String(v) => Some((k, v)),
+                        _ => None,
+                    })
+                    .collect(),
             }
         }
         SQL_END => {

@@ -378,24 +378,40 @@ fn sql_truth(sql: &Value) -> Result<Series, String> {
     Ok(t_sql)
 }
 
-/// The exporter's documented default label rewriting (docs/configuration.md: dates, then long numbers, then hex,
-/// then any number), written out here so the test does not trust the code it checks. Values are
-/// trimmed and cut to 120 characters.
+/// The exporter's documented default label rewriting (docs/configuration.md: application ids,
+/// UUIDs, dates, times, runs of 5+ digits, hex runs, then numbers standing alone; a number of up
+/// to four digits inside a word stays), written out here so the test does not trust the code it
+/// checks: the rules with a look-ahead are applied here until nothing changes instead. Values
+/// are trimmed and cut to 120 characters.
 pub fn rewrite(raw: &str) -> String {
     static RULES: OnceLock<Vec<(Regex, &'static str)>> = OnceLock::new();
     let rules = RULES.get_or_init(|| {
         [
             (
+                r"(?:app|driver)-\d{14}-\d{4,}|application_\d{10,}_\d{4,}|local-\d{10,}",
+                "{app_id}",
+            ),
+            (
                 r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
                 "{uuid}",
             ),
             (
-                r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?",
+                r"\d{4}(?:-\d{2}-\d{2}|_\d{2}_\d{2}|/\d{2}/\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?",
                 "{date}",
             ),
-            (r"\b\d{8,}\b", "{n}"),
-            (r"\b(?:0x)?[0-9a-fA-F]{8,}\b", "{hex}"),
-            (r"\d+", "{n}"),
+            (
+                r"(^|[^0-9])\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?($|[^0-9])",
+                "${1}{time}${2}",
+            ),
+            (r"\d{5,}", "{n}"),
+            (
+                r"(^|[^0-9A-Za-z])(?:0x)?[0-9a-fA-F]{8,}($|[^0-9A-Za-z])",
+                "${1}{hex}${2}",
+            ),
+            (
+                r"(^|[^A-Za-z0-9_-])[0-9_-]*[0-9][0-9_-]*($|[^A-Za-z0-9_-])",
+                "${1}{n}${2}",
+            ),
         ]
         .into_iter()
         .map(|(p, r)| (Regex::new(p).unwrap(), r))
@@ -403,7 +419,13 @@ pub fn rewrite(raw: &str) -> String {
     });
     let mut v = raw.trim().to_string();
     for (re, rep) in rules {
-        v = re.replace_all(&v, *rep).into_owned();
+        loop {
+            let next = re.replace_all(&v, *rep).into_owned();
+            if next == v {
+                break;
+            }
+            v = next;
+        }
     }
     if v.chars().count() > 120 {
         v = v.chars().take(119).chain(['…']).collect();
@@ -434,6 +456,11 @@ mod tests {
         );
         assert_eq!(rewrite("sha deadbeef01"), "sha {hex}");
         assert_eq!(rewrite("id 1234567890"), "id {n}");
+        assert_eq!(rewrite("q01 1 2"), "q01 {n} {n}");
+        assert_eq!(
+            rewrite("collect at /tmp/e2e/x.py:42"),
+            "collect at /tmp/e2e/x.py:{n}"
+        );
         assert_eq!(
             rewrite("  Load orders for region EU "),
             "Load orders for region EU"

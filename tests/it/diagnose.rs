@@ -128,6 +128,26 @@ async fn each_condition_is_found_with_its_group_and_stage_and_its_twin_is_not() 
     assert!(of(&a, Kind::JoinStrategy, "join_broadcast").is_empty());
     assert!(of(&a, Kind::JoinStrategy, "plan_stable").is_empty());
 
+    // Advice (issue 50): the sort-merge join ran under a session threshold of -1; the
+    // suggestion names it, where it came from, and a threshold above the small side's bytes.
+    let advice = &smj[0].suggestions;
+    assert_eq!(advice.len(), 1, "{advice:#?}");
+    assert_eq!(advice[0].key, "spark.sql.autoBroadcastJoinThreshold");
+    assert_eq!(advice[0].ran_with.as_deref(), Some("-1"));
+    assert_eq!(
+        advice[0].origin,
+        spark_exporter::diagnose::advice::Origin::SqlExecution
+    );
+    let to_try = spark_exporter::diagnose::advice::spark::bytes(&advice[0].to_try).unwrap();
+    assert!(to_try as f64 > smj[0].numbers["smallest_shuffle_write_bytes"]);
+    assert!(
+        a.settings
+            .iter()
+            .all(|s| s.job_group.as_deref() != Some("join_broadcast")),
+        "{:#?}",
+        a.settings
+    );
+
     // The one description run twice with two plans: one query, one plan change; its twin,
     // run twice with one plan, none.
     let change = of(&a, Kind::PlanChange, "plan_change");
@@ -145,6 +165,14 @@ async fn each_condition_is_found_with_its_group_and_stage_and_its_twin_is_not() 
         st[&id]["diskBytesSpilled"].as_f64().unwrap()
     );
     assert!(of(&a, Kind::Spill, "no_spill").is_empty());
+    // Its window ran with its buffer's spill threshold lowered to 40000 rows: advice names it.
+    let lowered: Vec<_> = spill
+        .iter()
+        .flat_map(|f| &f.suggestions)
+        .filter(|s| s.key == "spark.sql.windowExec.buffer.spill.threshold")
+        .collect();
+    assert!(!lowered.is_empty(), "{spill:#?}");
+    assert_eq!(lowered[0].ran_with.as_deref(), Some("40000"));
 
     // The skewed stage: Spark's task summary gives the same longest and median task.
     let skew = of(&a, Kind::Skew, "skewed");

@@ -8,11 +8,14 @@
 //! - [`report`]: the report's types and schema version.
 //! - [`rules`]: the procedure, a file per rule (its kind, level, cost formula, thresholds and
 //!   remedy), and the registry that makes the finding kinds from the rules.
+//! - [`advice`]: per finding, the setting to change (its value in the run, the value to try)
+//!   and the code to change; the application's settings as one paste-able block.
 //! - [`links`]: Spark UI links of stages and SQL executions.
 //! - [`text`]: the human rendering.
 //! - [`review`]: many applications' reports folded into a ranking of names and job groups by
 //!   cost per kind (`diagnose --review`), its text and its own versioned schema.
 
+pub mod advice;
 pub mod links;
 mod place;
 pub mod report;

@@ -75,6 +75,10 @@ pub struct AppReport<K = Kind> {
     pub bottlenecks: Vec<Bottleneck>,
     /// The findings, most costly first.
     pub findings: Vec<Finding<K>>,
+    /// The settings to try, one value per property per scope, with the findings each serves
+    /// (`diagnose` adds them from the run's configuration; absent when there are none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<crate::advice::types::SettingChange>,
     /// Task time by job group and description, most first: where the time went, per group.
     /// For the text only (the JSON report, schema v1, is unchanged).
     #[serde(skip)]
@@ -140,6 +144,13 @@ pub struct Finding<K = Kind> {
     pub remedy: String,
     /// The stage or SQL page in the Spark UI, when known.
     pub url: Option<String>,
+    /// The settings to change for it: the property, the value it ran with and where that came
+    /// from, the value to try and what that is based on (absent when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<crate::advice::types::Suggestion>,
+    /// Changes to the job's code for it (absent when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub code: Vec<crate::advice::types::CodeChange>,
 }
 
 /// `read_errors` may be missing: v1 had reports without it (read as 0).

@@ -92,6 +92,11 @@ fn app(o: &mut String, a: &AppReport) {
         return;
     }
     findings(o, &a.findings);
+    let block = crate::advice::apply::paste_block(a);
+    if !block.is_empty() {
+        o.push('\n');
+        o.push_str(&block);
+    }
     o.push('\n');
 }
 
@@ -258,6 +263,32 @@ fn finding(o: &mut String, f: &Finding, indent: &str, own_cost: bool, unit: &str
     }
     if let Some(u) = &f.url {
         let _ = writeln!(o, "{indent}  ui:      {u}");
+    }
+    for s in &f.suggestions {
+        let _ = writeln!(
+            o,
+            "{indent}  try:     {}={} (ran with {}); {}",
+            s.key,
+            s.to_try,
+            ran_with(s),
+            s.basis
+        );
+    }
+    for c in &f.code {
+        let _ = writeln!(o, "{indent}  code:    {}; {}", c.change, c.basis);
+    }
+}
+
+/// The value a suggestion's run had, and where it came from.
+fn ran_with(s: &crate::advice::types::Suggestion) -> String {
+    use crate::advice::types::Origin;
+    let v = s.ran_with.as_deref().unwrap_or("unset");
+    match (s.origin, s.execution_id) {
+        (Origin::SqlExecution, Some(e)) => format!("{v}, SQL execution {e}'s session setting"),
+        (Origin::SqlExecution, None) => format!("{v}, a session setting"),
+        (Origin::Application, _) => format!("{v}, the application's"),
+        (Origin::SparkDefault, _) => format!("{v}, Spark's default"),
+        (Origin::Assumed, _) => format!("{v}, Spark's default assumed: the log has no environment"),
     }
 }
 

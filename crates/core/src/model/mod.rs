@@ -40,7 +40,7 @@ mod group;
 pub mod hist;
 mod idset;
 mod job;
-mod labels;
+pub mod labels;
 mod names;
 pub mod obs;
 mod observer;

@@ -40,6 +40,16 @@ pub trait Observer: Send + Sync {
     }
     /// A streaming micro-batch finished (event log).
     fn streaming_progress(&self, app_id: &str, obs: &StreamingProgressObs);
+    /// The session settings SQL execution `execution_id` ran with that differ from the
+    /// application's (event log `modifiedConfigs`). The model keeps none (advice reads them:
+    /// `diagnose`, through an observer of its own); by default ignored.
+    fn sql_settings(
+        &self,
+        _app_id: &str,
+        _execution_id: u64,
+        _settings: &std::collections::BTreeMap<String, String>,
+    ) {
+    }
     /// A streaming query started (event log): its series exist from now, at zero.
     fn streaming_started(&self, app_id: &str, obs: &StreamingStartObs) {
         let _ = (app_id, obs);

@@ -538,6 +538,8 @@ mod tests {
             numbers: BTreeMap::new(),
             remedy: "r".into(),
             url: None,
+            suggestions: vec![],
+            code: vec![],
         }
     }
 
@@ -560,6 +562,7 @@ mod tests {
             },
             bottlenecks: vec![],
             findings,
+            settings: vec![],
             group_times: vec![],
             notes: vec![],
         }

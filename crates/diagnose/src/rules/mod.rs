@@ -195,6 +195,7 @@ impl<K: RuleKind> Procedure<K> {
             bottlenecks: bottlenecks(stages, summary.task_seconds, links, app),
             summary,
             findings,
+            settings: vec![],
         }
     }
 
@@ -278,6 +279,8 @@ fn finished<K: RuleKind>(k: K, drafts: Vec<Draft>) -> Vec<Finding<K>> {
             numbers: d.numbers,
             remedy: d.remedy.unwrap_or_else(|| k.rule().remedy.to_string()),
             url: d.url,
+            suggestions: vec![],
+            code: vec![],
         })
         .collect()
 }

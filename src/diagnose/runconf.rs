@@ -1,0 +1,155 @@
+//! What a run was configured with, for advice ([`RunConf`]): recorded beside the model while
+//! `diagnose` reads an application, by an observer that passes every observation on to the
+//! model's and keeps, per application, its Spark properties, each SQL execution's session
+//! settings, and which execution each stage and job group ran. The long-running model keeps
+//! none of it.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use spark_exporter_diagnose::advice::RunConf;
+
+use crate::config::Settings;
+use crate::model::attribution::Attribution;
+use crate::model::labels::Labeler;
+use crate::model::*;
+
+/// The run configurations recorded, by application id.
+pub struct Recorded {
+    runs: Mutex<BTreeMap<String, RunConf>>,
+    attribution: Attribution,
+    labeler: Labeler,
+}
+
+impl Recorded {
+    /// Nothing recorded yet; job groups are labelled as `settings` label them.
+    pub fn new(settings: &Settings) -> Recorded {
+        Recorded {
+            runs: Mutex::default(),
+            attribution: Attribution::new(&settings.labels),
+            labeler: Labeler::new(&settings.labels),
+        }
+    }
+
+    fn with(&self, app_id: &str, f: impl FnOnce(&mut RunConf)) {
+        let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+        f(runs.entry(app_id.to_string()).or_default());
+    }
+
+    /// The configuration of `app_id` as recorded (empty when nothing was).
+    pub fn of(&self, app_id: &str) -> RunConf {
+        let runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+        runs.get(app_id).cloned().unwrap_or_default()
+    }
+
+    /// Record the application's properties (REST `/environment`).
+    pub fn properties(&self, app_id: &str, props: BTreeMap<String, String>) {
+        self.with(app_id, |r| r.app = Some(props));
+    }
+
+    /// What `obs` tells: its stages' execution, its group's executions.
+    fn job(&self, app_id: &str, obs: &JobObs) {
+        let Some(e) = obs.sql_execution_id else {
+            return;
+        };
+        let group = self
+            .attribution
+            .group(obs)
+            .map(|g| self.labeler.rewrite(&g))
+            .unwrap_or_default();
+        self.with(app_id, |r| {
+            for s in &obs.stage_ids {
+                r.stage_execution.entry(*s).or_insert(e);
+            }
+            r.group_executions.entry(group).or_default().insert(e);
+        });
+    }
+}
+
+/// An observer that records into [`Recorded`] and passes everything on to `inner`.
+pub struct Recorder<'a> {
+    /// Where observations go.
+    pub inner: &'a dyn Observer,
+    /// What is recorded.
+    pub rec: &'a Recorded,
+}
+
+impl Observer for Recorder<'_> {
+    fn upsert_app(&self, obs: &AppObs) {
+        self.inner.upsert_app(obs)
+    }
+    fn app_gone(&self, app_id: &str, at_ms: EpochMs) {
+        self.inner.app_gone(app_id, at_ms)
+    }
+    fn upsert_job(&self, app_id: &str, obs: &JobObs) {
+        self.rec.job(app_id, obs);
+        self.inner.upsert_job(app_id, obs)
+    }
+    fn upsert_stage(&self, app_id: &str, obs: &StageObs) {
+        self.inner.upsert_stage(app_id, obs)
+    }
+    fn set_task_summary(&self, app_id: &str, stage_id: u64, attempt: u32, sum: TaskSummaryObs) {
+        self.inner.set_task_summary(app_id, stage_id, attempt, sum)
+    }
+    fn task_start(&self, app_id: &str, obs: &TaskStartObs) {
+        self.inner.task_start(app_id, obs)
+    }
+    fn task_end(&self, app_id: &str, obs: &TaskEndObs) {
+        self.inner.task_end(app_id, obs)
+    }
+    fn upsert_executor(&self, app_id: &str, obs: &ExecutorObs) {
+        self.inner.upsert_executor(app_id, obs)
+    }
+    fn upsert_sql(&self, app_id: &str, obs: &SqlObs) {
+        self.inner.upsert_sql(app_id, obs)
+    }
+    fn sql_plan(&self, app_id: &str, obs: &SqlPlanObs) {
+        self.inner.sql_plan(app_id, obs)
+    }
+    fn streaming_progress(&self, app_id: &str, obs: &StreamingProgressObs) {
+        self.inner.streaming_progress(app_id, obs)
+    }
+    fn sql_settings(&self, app_id: &str, execution_id: u64, settings: &BTreeMap<String, String>) {
+        self.rec.with(app_id, |r| {
+            r.sql.insert(execution_id, settings.clone());
+        });
+        self.inner.sql_settings(app_id, execution_id, settings)
+    }
+    fn streaming_started(&self, app_id: &str, obs: &StreamingStartObs) {
+        self.inner.streaming_started(app_id, obs)
+    }
+    fn set_app_props(&self, app_id: &str, obs: &AppPropsObs) {
+        if let Some(p) = &obs.properties {
+            self.rec.properties(app_id, p.clone());
+        }
+        self.inner.set_app_props(app_id, obs)
+    }
+    fn set_rdds(&self, app_id: &str, rdds: &[RddObs]) {
+        self.inner.set_rdds(app_id, rdds)
+    }
+    fn rdd_persisted(&self, app_id: &str, obs: &RddInfoObs) {
+        self.inner.rdd_persisted(app_id, obs)
+    }
+    fn block_updated(&self, app_id: &str, obs: &BlockObs) {
+        self.inner.block_updated(app_id, obs)
+    }
+    fn rdd_unpersisted(&self, app_id: &str, rdd_id: u64) {
+        self.inner.rdd_unpersisted(app_id, rdd_id)
+    }
+    fn app_delivered(&self, app_id: &str) {
+        self.inner.app_delivered(app_id)
+    }
+    fn startup_done(&self) {
+        self.inner.startup_done()
+    }
+    fn batch(&self, f: &mut dyn FnMut(&dyn Observer)) {
+        let rec = self.rec;
+        self.inner
+            .batch(&mut |locked| f(&Recorder { inner: locked, rec }))
+    }
+    fn try_batch(&self, f: &mut dyn FnMut(&dyn Observer)) -> bool {
+        let rec = self.rec;
+        self.inner
+            .try_batch(&mut |locked| f(&Recorder { inner: locked, rec }))
+    }
+}
