@@ -483,9 +483,6 @@ pub struct PlanAgg {
     pub(super) aqe: [u64; 3],
     /// The latest ended execution's fingerprint (by end time, then execution id).
     pub(super) latest: Option<Latest>,
-    /// Each distinct fingerprint counted, with the first execution that had it, in the order
-    /// counted; at most [`MAX_SHAPES`].
-    pub(super) shapes: Vec<(u64, u64)>,
     /// The plans by query, in the order first counted; at most [`MAX_QUERIES`] (a diagnosis:
     /// did one query's plan change within the run). Empty in checkpoints written before.
     #[serde(default)]
@@ -526,9 +523,17 @@ impl PlanAgg {
     pub fn latest(&self) -> Option<Latest> {
         self.latest
     }
-    /// Each distinct fingerprint counted, with the first execution that had it.
-    pub fn shapes(&self) -> &[(u64, u64)] {
-        &self.shapes
+    /// Each distinct fingerprint of its queries' plans, with the first execution that had it
+    /// (of the executions told apart by query).
+    pub fn shapes(&self) -> Vec<(u64, u64)> {
+        let mut out: Vec<(u64, u64)> = vec![];
+        for &(fp, first) in self.queries.iter().flat_map(|q| &q.shapes) {
+            match out.iter_mut().find(|x| x.0 == fp) {
+                Some(x) => x.1 = x.1.min(first),
+                None => out.push((fp, first)),
+            }
+        }
+        out
     }
     /// The plans by query ([`query_id`]).
     pub fn queries(&self) -> &[QueryPlans] {
@@ -553,9 +558,6 @@ impl PlanAgg {
         self.skew_joins = self.skew_joins.saturating_add(s.skew_joins);
         add_all(&mut self.exchanges, &s.exchanges);
         add_all(&mut self.aqe, &s.aqe);
-        if self.shapes.len() < MAX_SHAPES && self.shapes.iter().all(|x| x.0 != s.fingerprint) {
-            self.shapes.push((s.fingerprint, execution_id));
-        }
         let l = Latest {
             end_ms,
             execution_id,
