@@ -98,80 +98,13 @@ CONF = [
 ]
 
 
-def get(api, path):
-    with urllib.request.urlopen(api + path, timeout=30) as r:
-        return r.read()
-
-
-def settled(api, app_id):
-    """Jobs, stages and SQL executions as REST shows them, or None while any is running."""
-    jobs = json.loads(get(api, f"/{app_id}/jobs"))
-    stages = json.loads(get(api, f"/{app_id}/stages"))
-    sql = json.loads(get(api, f"/{app_id}/sql?details=false&offset=0&length=1000000"))
-    if any(j["status"] not in ("SUCCEEDED", "FAILED") for j in jobs):
-        return None
-    if any(s["status"] not in ("COMPLETE", "FAILED", "SKIPPED") for s in stages):
-        return None
-    if any(x["status"] not in ("COMPLETED", "FAILED") for x in sql):
-        return None
-    return (jobs, stages, sql)
-
-
-SENTINEL = "sentinel: every earlier SQL execution is in REST"
+SENTINEL = sparkwork.SENTINEL
+get, settled = sparkwork.get, sparkwork.settled
 
 
 def write_rest(api, app_id, out):
-    """Wait until REST shows everything ended (twice the same) and lists the sentinel execution,
-    then write its answers. The SQL listener has its own event queue, which may lag the jobs'
-    one: the sentinel, the application's last SQL execution, shows in /sql only once every
-    earlier execution has."""
-    deadline = time.time() + 120
-    prev, stable_since = None, None
-    while True:
-        cur = settled(api, app_id)
-        stable = cur is not None and cur == prev
-        stable_since = (stable_since or time.time()) if stable else None
-        if stable and any(x.get("description") == SENTINEL for x in cur[2]):
-            break
-        # Settled without the sentinel for 15 s is final (the list asks for every execution:
-        # Spark pages /sql, 20 unless `length` says otherwise).
-        if stable and time.time() - stable_since > 15:
-            log(f"REST /sql never listed the sentinel; it lists {len(cur[2])} executions")
-            break
-        if time.time() > deadline:
-            raise SystemExit("REST never settled: " + json.dumps(
-                cur and [(x["id"], x["status"], x.get("description")) for x in cur[2]][-3:]))
-        prev = cur
-        time.sleep(1.0)
-    d = os.path.join(out, app_id)
-    os.makedirs(d, exist_ok=True)
-
-    def dump(name, body):
-        with open(os.path.join(d, name), "w") as f:
-            json.dump(body, f, indent=1, sort_keys=True)
-            f.write("\n")
-
-    for name, path in [("applications.json", ""), ("app.json", f"/{app_id}"),
-                       ("jobs.json", f"/{app_id}/jobs"), ("stages.json", f"/{app_id}/stages"),
-                       ("stages__details-true.json", f"/{app_id}/stages?details=true"),
-                       ("sql__details-false.json", f"/{app_id}/sql?details=false&offset=0&length=1000000"),
-                       ("allexecutors.json", f"/{app_id}/allexecutors")]:
-        dump(name, json.loads(get(api, path)))
-    raw = {"storage/rdd": json.loads(get(api, f"/{app_id}/storage/rdd")),
-           "environment": json.loads(get(api, f"/{app_id}/environment"))}
-    for e in json.loads(get(api, f"/{app_id}/sql?details=false&offset=0&length=1000000")):
-        raw[f"sql/{e['id']}?details=true"] = json.loads(
-            get(api, f"/{app_id}/sql/{e['id']}?details=true&planDescription=true"))
-    for s in json.loads(get(api, f"/{app_id}/stages")):
-        if s["status"] == "SKIPPED":
-            continue
-        key = f"stages/{s['stageId']}/{s['attemptId']}/taskSummary"
-        try:
-            raw[key] = json.loads(get(api, f"/{app_id}/{key}?quantiles=0.5,1.0"))
-        except urllib.error.HTTPError as e:
-            log(f"{key}: HTTP {e.code}")
-    dump("raw.json", raw)
-    log(f"REST of {app_id} written to {d}")
+    """sparkwork.write_rest, logging here."""
+    sparkwork.write_rest(api, app_id, out, log)
 
 
 def live_hook(cmd, app_id, name, ui_url):

@@ -59,7 +59,7 @@ log = sparkwork.logger("tpch")
 sparkwork.exit_with_parent(log)
 
 TABLES = ["region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem"]
-SENTINEL = "sentinel: every earlier SQL execution is in REST"
+SENTINEL = sparkwork.SENTINEL
 VIEWS = "TPC-H tables as temp views"
 CONF = [
     ("spark.executor.memory", "512m"),
@@ -135,73 +135,12 @@ def table_schema(path):
     return ", ".join(ddl)
 
 
-def get(api, path):
-    with urllib.request.urlopen(api + path, timeout=30) as r:
-        return r.read()
-
-
-def settled(api, app_id):
-    """Jobs, stages and SQL executions as REST shows them, or None while any is running."""
-    jobs = json.loads(get(api, f"/{app_id}/jobs"))
-    stages = json.loads(get(api, f"/{app_id}/stages"))
-    sql = json.loads(get(api, f"/{app_id}/sql?details=false&offset=0&length=1000000"))
-    if any(j["status"] not in ("SUCCEEDED", "FAILED") for j in jobs):
-        return None
-    if any(s["status"] not in ("COMPLETE", "FAILED", "SKIPPED") for s in stages):
-        return None
-    if any(x["status"] not in ("COMPLETED", "FAILED") for x in sql):
-        return None
-    return (jobs, stages, sql)
+get, settled = sparkwork.get, sparkwork.settled
 
 
 def write_rest(api, app_id, out):
-    """As scripts/diagnosis_workload.py's write_rest: wait until REST shows everything ended
-    (twice the same) and lists the sentinel execution, then write its answers."""
-    deadline = time.time() + 120
-    prev, stable_since = None, None
-    while True:
-        cur = settled(api, app_id)
-        stable = cur is not None and cur == prev
-        stable_since = (stable_since or time.time()) if stable else None
-        if stable and any(x.get("description") == SENTINEL for x in cur[2]):
-            break
-        if stable and time.time() - stable_since > 15:
-            log(f"REST /sql never listed the sentinel; it lists {len(cur[2])} executions")
-            break
-        if time.time() > deadline:
-            raise SystemExit("REST never settled: " + json.dumps(
-                cur and [(x["id"], x["status"], x.get("description")) for x in cur[2]][-3:]))
-        prev = cur
-        time.sleep(1.0)
-    d = os.path.join(out, app_id)
-    os.makedirs(d, exist_ok=True)
-
-    def dump(name, body):
-        with open(os.path.join(d, name), "w") as f:
-            json.dump(body, f, indent=1, sort_keys=True)
-            f.write("\n")
-
-    for name, path in [("applications.json", ""), ("app.json", f"/{app_id}"),
-                       ("jobs.json", f"/{app_id}/jobs"), ("stages.json", f"/{app_id}/stages"),
-                       ("stages__details-true.json", f"/{app_id}/stages?details=true"),
-                       ("sql__details-false.json", f"/{app_id}/sql?details=false&offset=0&length=1000000"),
-                       ("allexecutors.json", f"/{app_id}/allexecutors")]:
-        dump(name, json.loads(get(api, path)))
-    raw = {"storage/rdd": json.loads(get(api, f"/{app_id}/storage/rdd")),
-           "environment": json.loads(get(api, f"/{app_id}/environment"))}
-    for e in json.loads(get(api, f"/{app_id}/sql?details=false&offset=0&length=1000000")):
-        raw[f"sql/{e['id']}?details=true"] = json.loads(
-            get(api, f"/{app_id}/sql/{e['id']}?details=true&planDescription=true"))
-    for s in json.loads(get(api, f"/{app_id}/stages")):
-        if s["status"] == "SKIPPED":
-            continue
-        key = f"stages/{s['stageId']}/{s['attemptId']}/taskSummary"
-        try:
-            raw[key] = json.loads(get(api, f"/{app_id}/{key}?quantiles=0.5,1.0"))
-        except urllib.error.HTTPError as e:
-            log(f"{key}: HTTP {e.code}")
-    dump("raw.json", raw)
-    log(f"REST of {app_id} written to {d}")
+    """sparkwork.write_rest, logging here."""
+    sparkwork.write_rest(api, app_id, out, log, SENTINEL)
 
 
 queries = tpch_queries()

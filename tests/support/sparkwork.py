@@ -3,7 +3,8 @@ group setup, progress logging, marker files, waiting for a release file, and not
 test that started them.
 
 Used by tests/e2e/workload.py, tests/e2e_live/workload.py, tests/faults/driver.py,
-tests/e2e_lost/app.py, tests/e2e_prometheus_workload.py and scripts/eventlog_workload.py, each of
+tests/e2e_lost/app.py, tests/e2e_prometheus_workload.py, scripts/eventlog_workload.py and (their
+REST snapshots) scripts/diagnosis_workload.py and scripts/tpch_workload.py, each of
 which puts this folder on sys.path first. pyspark is imported only when a session is built, so a
 workload reports argument errors before paying for the import.
 
@@ -15,6 +16,8 @@ import os
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 
 
 def logger(prefix):
@@ -99,3 +102,82 @@ def wait_for_file(path, timeout, every=0.2):
     while time.time() < deadline and not (path and os.path.exists(path)):
         time.sleep(every)
     return bool(path and os.path.exists(path))
+
+
+# --- A live driver's REST answers, saved once every job has ended (the fixtures' rest/ folders).
+
+SENTINEL = "sentinel: every earlier SQL execution is in REST"
+"""The description of a workload's last SQL execution: REST lists it once it lists every earlier one."""
+
+
+def get(api, path):
+    with urllib.request.urlopen(api + path, timeout=30) as r:
+        return r.read()
+
+
+def settled(api, app_id):
+    """Jobs, stages and SQL executions as REST shows them, or None while any is running."""
+    jobs = json.loads(get(api, f"/{app_id}/jobs"))
+    stages = json.loads(get(api, f"/{app_id}/stages"))
+    sql = json.loads(get(api, f"/{app_id}/sql?details=false&offset=0&length=1000000"))
+    if any(j["status"] not in ("SUCCEEDED", "FAILED") for j in jobs):
+        return None
+    if any(s["status"] not in ("COMPLETE", "FAILED", "SKIPPED") for s in stages):
+        return None
+    if any(x["status"] not in ("COMPLETED", "FAILED") for x in sql):
+        return None
+    return (jobs, stages, sql)
+
+
+def write_rest(api, app_id, out, log, sentinel=SENTINEL):
+    """Wait until REST shows everything ended (twice the same) and lists the sentinel execution,
+    then write its answers (`log` says what happened). The SQL listener has its own event queue, which may lag the jobs'
+    one: the sentinel, the application's last SQL execution, shows in /sql only once every
+    earlier execution has."""
+    deadline = time.time() + 120
+    prev, stable_since = None, None
+    while True:
+        cur = settled(api, app_id)
+        stable = cur is not None and cur == prev
+        stable_since = (stable_since or time.time()) if stable else None
+        if stable and any(x.get("description") == sentinel for x in cur[2]):
+            break
+        # Settled without the sentinel for 15 s is final (the list asks for every execution:
+        # Spark pages /sql, 20 unless `length` says otherwise).
+        if stable and time.time() - stable_since > 15:
+            log(f"REST /sql never listed the sentinel; it lists {len(cur[2])} executions")
+            break
+        if time.time() > deadline:
+            raise SystemExit("REST never settled: " + json.dumps(
+                cur and [(x["id"], x["status"], x.get("description")) for x in cur[2]][-3:]))
+        prev = cur
+        time.sleep(1.0)
+    d = os.path.join(out, app_id)
+    os.makedirs(d, exist_ok=True)
+
+    def dump(name, body):
+        with open(os.path.join(d, name), "w") as f:
+            json.dump(body, f, indent=1, sort_keys=True)
+            f.write("\n")
+
+    for name, path in [("applications.json", ""), ("app.json", f"/{app_id}"),
+                       ("jobs.json", f"/{app_id}/jobs"), ("stages.json", f"/{app_id}/stages"),
+                       ("stages__details-true.json", f"/{app_id}/stages?details=true"),
+                       ("sql__details-false.json", f"/{app_id}/sql?details=false&offset=0&length=1000000"),
+                       ("allexecutors.json", f"/{app_id}/allexecutors")]:
+        dump(name, json.loads(get(api, path)))
+    raw = {"storage/rdd": json.loads(get(api, f"/{app_id}/storage/rdd")),
+           "environment": json.loads(get(api, f"/{app_id}/environment"))}
+    for e in json.loads(get(api, f"/{app_id}/sql?details=false&offset=0&length=1000000")):
+        raw[f"sql/{e['id']}?details=true"] = json.loads(
+            get(api, f"/{app_id}/sql/{e['id']}?details=true&planDescription=true"))
+    for s in json.loads(get(api, f"/{app_id}/stages")):
+        if s["status"] == "SKIPPED":
+            continue
+        key = f"stages/{s['stageId']}/{s['attemptId']}/taskSummary"
+        try:
+            raw[key] = json.loads(get(api, f"/{app_id}/{key}?quantiles=0.5,1.0"))
+        except urllib.error.HTTPError as e:
+            log(f"{key}: HTTP {e.code}")
+    dump("raw.json", raw)
+    log(f"REST of {app_id} written to {d}")
