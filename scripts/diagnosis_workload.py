@@ -8,7 +8,8 @@ separate executors of one core each):
 `diagnosis` runs, each under its own job group (setJobGroup):
   warmup          the executors' first tasks (Python workers, JIT), which are slow anyway
   join_smj        a 100-row table joined to 2M rows, forced to SortMergeJoin
-                  (autoBroadcastJoinThreshold=-1 and a merge hint)
+                  (autoBroadcastJoinThreshold=-1 for its queries; no hint, so the threshold
+                  the diagnosis suggests decides on the re-run)
   join_broadcast  the same join with a broadcast hint: BroadcastHashJoin
   plan_change     one description run twice: a broadcast join, then the same join as a
                   SortMergeJoin (its plan changes between the runs)
@@ -25,6 +26,8 @@ separate executors of one core each):
   cache           a table cached with cacheTable (`In-memory table cached_orders`) and a
                   DataFrame cached with persist(), both read twice and still cached at the end
   no_cache        the same query on an uncached DataFrame
+  tiny_partitions four aggregations into 200 shuffle partitions of a few KB each, with
+                  adaptive execution off (scheduler delay: too many tiny tasks)
 `diagnosis-idle` (job group idle_executor): one task sleeping --long-seconds: one executor
 works, the other idles; then the driver works alone (sleeps) for half as long while both
 executors idle (low core utilisation over the application's life, about a third).
@@ -39,6 +42,11 @@ answers have settled and been written), and before spark.stop(), CMD runs throug
 SPARK_APP_ID, SPARK_APP_NAME and SPARK_UI_URL (http://127.0.0.1:<UI port>) in its environment
 (the end-to-end test runs `spark-exporter diagnose` against the live driver); the workload waits
 for it (at most --live-hook-seconds), logs its exit status and carries on whatever it is.
+--settings FILE: settings to run with (what `diagnose` suggested, for the re-run check,
+tests/advice_rerun.py), as JSON {"application": {key: value}, "job_groups": {group: {key:
+value}}}: the application's go to every application's session; a job group's are set with
+spark.conf.set when the group starts (over the workload's own session settings for it) and
+unset when the next group starts.
 --hold FILE: after the busy application, wait (at most --hold-seconds) until FILE exists before
 exiting (the end-to-end test scrapes meanwhile).
 """
@@ -70,12 +78,17 @@ p.add_argument("--apps", help="comma-separated applications to run, of diagnosis
 p.add_argument("--live-hook", help="shell command run against each live application before it stops")
 p.add_argument("--live-hook-seconds", type=float, default=120,
                help="how long --live-hook may run before it is killed")
+p.add_argument("--settings", help="JSON file of settings to run with (see above)")
 p.add_argument("--hold")
 p.add_argument("--hold-seconds", type=float, default=600)
 a = p.parse_args()
 log = sparkwork.logger("diagnosis")
 sparkwork.exit_with_parent(log)
 only = set(a.only.split(",")) if a.only else None
+SETTINGS = {"application": {}, "job_groups": {}}
+if a.settings:
+    with open(a.settings) as f:
+        SETTINGS.update(json.load(f))
 
 CONF = [
     ("spark.executor.memory", "512m"),
@@ -136,18 +149,35 @@ def run_main(spark):
     sc.parallelize(range(8), 8).map(lambda x: x).collect()
     spark.range(0, 1000, 1, 8).selectExpr("id % 4 AS k").groupBy("k").count().collect()
 
+    given = {}  # the settings file's session settings of the group running now
+
     def group(name, desc):
+        for k in given:
+            spark.conf.unset(k)
+        given.clear()
+        given.update(SETTINGS["job_groups"].get(name, {}))
+        for k, v in given.items():
+            spark.conf.set(k, v)
         sparkwork.set_group(sc, name, desc)
-        log(f"{name}: {desc}")
+        log(f"{name}: {desc}" + (f" (settings {given})" if given else ""))
+
+    def conf(key, value):
+        """The workload's own session setting, unless the settings file gave the group one."""
+        if key not in given:
+            spark.conf.set(key, value)
+
+    def unconf(key):
+        if key not in given:
+            spark.conf.unset(key)
 
     big = spark.range(0, 2_000_000, 1, 8).selectExpr("id", "id % 100 AS k")
     small = spark.range(0, 100).selectExpr("id AS k", "concat('name', id) AS name")
 
     if wanted("join_smj"):
         group("join_smj", "small table joined by sort-merge")
-        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
-        big.join(small.hint("merge"), "k").agg(F.count("name")).collect()
-        spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+        conf("spark.sql.autoBroadcastJoinThreshold", "-1")
+        big.join(small, "k").agg(F.count("name")).collect()
+        unconf("spark.sql.autoBroadcastJoinThreshold")
 
     if wanted("join_broadcast"):
         group("join_broadcast", "small table joined by broadcast")
@@ -157,9 +187,9 @@ def run_main(spark):
         if broadcast:
             big.join(F.broadcast(small), "k").agg(F.count("name")).collect()
         else:
-            spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
-            big.join(small.hint("merge"), "k").agg(F.count("name")).collect()
-            spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+            conf("spark.sql.autoBroadcastJoinThreshold", "-1")
+            big.join(small, "k").agg(F.count("name")).collect()
+            unconf("spark.sql.autoBroadcastJoinThreshold")
 
     if wanted("plan_change"):
         group("plan_change", "orders join, plan changes")
@@ -181,7 +211,7 @@ def run_main(spark):
                      ("spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes", "64k"),
                      ("spark.sql.adaptive.advisoryPartitionSizeInBytes", "64k"),
                      ("spark.sql.adaptive.coalescePartitions.enabled", "false")]:
-            spark.conf.set(k, v)
+            conf(k, v)
         left = spark.range(0, 1_000_000, 1, 8).selectExpr(
             "id", "CASE WHEN id < 900000 THEN 0 ELSE id % 50 END AS k")
         right = spark.range(0, 50_000, 1, 4).selectExpr("id % 50 AS k", "id AS v")
@@ -190,16 +220,16 @@ def run_main(spark):
                   "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes",
                   "spark.sql.adaptive.advisoryPartitionSizeInBytes",
                   "spark.sql.adaptive.coalescePartitions.enabled"]:
-            spark.conf.unset(k)
+            unconf(k)
 
     rows = spark.range(0, 600_000, 1, 4).selectExpr("id", "id % 4 AS k",
                                                     "repeat('x', 40) AS pad")
     w = Window.partitionBy("k")
     if wanted("spill"):
         group("spill", "window that spills its buffer")
-        spark.conf.set("spark.sql.windowExec.buffer.spill.threshold", "40000")
+        conf("spark.sql.windowExec.buffer.spill.threshold", "40000")
         rows.withColumn("total", F.sum("id").over(w)).agg(F.max("total")).collect()
-        spark.conf.unset("spark.sql.windowExec.buffer.spill.threshold")
+        unconf("spark.sql.windowExec.buffer.spill.threshold")
 
     if wanted("no_spill"):
         group("no_spill", "window that fits in memory")
@@ -258,6 +288,17 @@ def run_main(spark):
         plain = spark.range(0, 400_000, 1, 4).selectExpr("id", "id % 10 AS k")
         plain.groupBy("k").count().collect()
 
+    if wanted("tiny_partitions"):
+        group("tiny_partitions", "tiny shuffle partitions, adaptive execution off")
+        conf("spark.sql.adaptive.enabled", "false")
+        conf("spark.sql.shuffle.partitions", "200")
+        tiny = spark.range(0, 20_000, 1, 4).selectExpr("id % 500 AS k", "id")
+        for _ in range(4):
+            tiny.groupBy("k").count().collect()
+        unconf("spark.sql.adaptive.enabled")
+        unconf("spark.sql.shuffle.partitions")
+    for k in given:
+        spark.conf.unset(k)
 
 
 def run_idle(spark):
@@ -288,7 +329,8 @@ for name, body, own_group in APPS:
         continue
     if own_group is None and only is not None and only <= {"idle_executor", "busy"}:
         continue
-    spark = sparkwork.session("local-cluster[2,1,1024]", name, conf=CONF, ui_port=a.ui_port,
+    conf = CONF + list(SETTINGS["application"].items())
+    spark = sparkwork.session("local-cluster[2,1,1024]", name, conf=conf, ui_port=a.ui_port,
                               event_log_dir=a.event_log_dir, loopback=True)
     sc = spark.sparkContext
     app_id = sc.applicationId

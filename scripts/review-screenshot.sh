@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# The review page of docs/diagnose.md: `diagnose --review --format html` over a fleet made of the
-# committed event logs (every fixture of tests/data/eventlogs and the diagnosis run's three
-# applications) plus renumbered copies (every other one renamed `<name>-nightly`), priced in EUR,
-# checked and photographed by headless Chromium (tests/review_page.py).
+# The pages of docs/diagnose.md: the review page, `diagnose --review --format html` over a fleet
+# made of the committed event logs (every fixture of tests/data/eventlogs and the diagnosis run's
+# three applications) plus renumbered copies (every other one renamed `<name>-nightly`), priced
+# in EUR; and one application's page, `diagnose --format html` of the diagnosis run's main
+# application. Each checked and photographed by headless Chromium (tests/review_page.py), the
+# screenshots reduced to a palette with pngquant.
 #
-#   scripts/review-screenshot.sh            write docs/img/review.png (and target/review/review.html)
-#   scripts/review-screenshot.sh --check    write the page and check it, no screenshot
+#   scripts/review-screenshot.sh            write docs/img/review.png and docs/img/diagnose.png
+#                                           (and the pages in target/review/)
+#   scripts/review-screenshot.sh --check    write the pages and check them, no screenshot
 #
 # Needs python3 and chromium (Debian's), and builds the exporter (debug).
 set -euo pipefail
@@ -13,7 +16,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 shot="docs/img/review.png"
-[ "${1:-}" = "--check" ] && shot=""
+app_shot="docs/img/diagnose.png"
+[ "${1:-}" = "--check" ] && shot="" && app_shot=""
 work="$root/target/review"
 rm -rf "$work"
 mkdir -p "$work/logs"
@@ -61,4 +65,18 @@ if [ -n "$shot" ]; then
     python3 tests/review_page.py "$work/review.html" --screenshot "$shot" --pdf "$work/review.pdf"
 else
     python3 tests/review_page.py "$work/review.html" --pdf "$work/review.pdf"
+fi
+app_id="$(python3 -c 'import json; print(json.load(open("tests/data/diagnosis-4.1.1/meta.json"))["apps"]["diagnosis"])')"
+target/debug/spark-exporter --log.level error diagnose --event-log tests/data/diagnosis-4.1.1/eventlog \
+    --app-id "$app_id" --format html >"$work/app.html"
+echo "application page: $work/app.html ($(wc -c <"$work/app.html") bytes)"
+if [ -n "$app_shot" ]; then
+    python3 tests/review_page.py "$work/app.html" --app --screenshot "$app_shot" --pdf "$work/app.pdf"
+    for png in "$shot" "$app_shot"; do
+        if command -v pngquant >/dev/null; then
+            pngquant --force --skip-if-larger --quality 60-90 --output "$png" "$png" || true
+        fi
+    done
+else
+    python3 tests/review_page.py "$work/app.html" --app --pdf "$work/app.pdf"
 fi

@@ -144,7 +144,7 @@ deploy=$!
 step "waiting for the pyspark 3.3.4 venv"
 wait "$versions_venv" || { cat "$versions_log"; echo "pyspark 3.3.4 venv failed" >&2; exit 1; }
 
-for extra in scripts/e2e-prometheus.sh scripts/e2e-drain.sh scripts/e2e-trends.sh scripts/e2e-streaming.sh scripts/e2e-diagnosis.sh scripts/e2e-fleet.sh scripts/e2e-versions.sh scripts/e2e-connect.sh; do
+for extra in scripts/e2e-prometheus.sh scripts/e2e-drain.sh scripts/e2e-trends.sh scripts/e2e-streaming.sh scripts/e2e-diagnosis.sh scripts/advice-rerun.sh scripts/e2e-fleet.sh scripts/e2e-versions.sh scripts/e2e-connect.sh; do
     step "$extra"
     "$extra"
 done

@@ -447,11 +447,8 @@ impl DiagnoseArgs {
             }
         }
         match (self.format.as_str(), review.is_some()) {
-            ("text" | "json", _) | ("html", true) => {}
-            ("html", false) => p.push("--format: html is a review's (with --review)".into()),
-            (f, _) => p.push(format!(
-                "--format: {f:?} must be text, json or html (--review)"
-            )),
+            ("text" | "json" | "html", _) => {}
+            (f, _) => p.push(format!("--format: {f:?} must be text, json or html")),
         }
         for k in &self.fail_on {
             if diagnose::report::Kind::parse(k).is_none() {
@@ -524,6 +521,8 @@ async fn run_diagnose(
             Ok(s) => out(&format!("{s}\n")),
             Err(_) => return ExitCode::FAILURE,
         }
+    } else if args.format == "html" {
+        out(&diagnose::app_html::render_app_html(&report));
     } else {
         out(&diagnose::text::render(&report));
     }

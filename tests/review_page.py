@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""The review's HTML page (`diagnose --review --format html`) as headless Chromium draws it.
+"""A diagnose HTML page as headless Chromium draws it: the review's (`diagnose --review --format
+html`) or, with --app, one application's (`diagnose --format html`).
 
-    tests/review_page.py PAGE.html [--screenshot OUT.png] [--pdf OUT.pdf]
+    tests/review_page.py PAGE.html [--app] [--screenshot OUT.png] [--pdf OUT.pdf]
 
 Checks, with Debian's `chromium --headless --no-sandbox`:
 - the page is self-contained: no script, no external URL (src, href, url(...), @import);
-- on a laptop's screen (1366 x 900): each chart (cost by kind, top names, the worst run's stage
-  timeline) is an SVG at least 600 px wide with every bar drawn (a box of non-zero size, as
-  the layout engine measured it, read back from a copy of the page with a measuring script),
-  and nothing is wider than the window;
+- on a laptop's screen (1366 x 900): each chart (the review's: cost by kind, top names, the worst
+  run's stage timeline; one application's: where the time went, cost by kind) is an SVG at least
+  600 px wide with every bar drawn (a box of non-zero size, as the layout engine measured it,
+  read back from a copy of the page with a measuring script), each chart names one unit
+  (`data-unit`: costs of different units never share an axis), and nothing is wider than the
+  window;
+- with --app: every finding is drawn, each kind's section ends with its remedy, and every
+  suggested setting is a row of its finding's table;
 - on paper: it prints to a PDF (A4) of at least one page.
 Exits 1 naming each failure. With --screenshot, also writes a 1366 px wide screenshot.
 """
@@ -26,6 +31,7 @@ import sys
 import tempfile
 
 CHARTS = ("cost-by-kind", "top-names", "timeline")
+APP_CHARTS = ("group-times", "cost-by-kind")
 
 MEASURE = """
 <script>
@@ -34,8 +40,16 @@ for (const svg of document.querySelectorAll('svg.chart')) {
   const bars = [...svg.querySelectorAll('rect.bar')];
   const drawn = bars.filter(b => { const r = b.getBoundingClientRect(); return r.width > 0.5 && r.height > 0.5; });
   const box = svg.getBoundingClientRect();
-  out.charts[svg.dataset.chart] = {bars: bars.length, drawn: drawn.length, width: box.width, height: box.height};
+  const key = svg.dataset.chart + ' / ' + (svg.dataset.unit || '');
+  out.charts[key] = {bars: bars.length, drawn: drawn.length, width: box.width, height: box.height,
+                     unit: svg.dataset.unit || ''};
 }
+const seen = el => { const r = el.getBoundingClientRect(); return r.width > 0.5 && r.height > 0.5; };
+out.findings = [...document.querySelectorAll('.finding')].filter(seen).length;
+out.kinds = [...document.querySelectorAll('section.kind')].map(k =>
+  ({kind: k.dataset.kind, remedy: !!k.querySelector('p.remedy'),
+    findings: k.querySelectorAll('.finding').length}));
+out.settingRows = [...document.querySelectorAll('table.advice tbody tr')].filter(seen).length;
 out.scrollWidth = document.documentElement.scrollWidth;
 out.innerWidth = window.innerWidth;
 document.body.setAttribute('data-measured', JSON.stringify(out));
@@ -59,6 +73,9 @@ def run(browser: str, work: pathlib.Path, *args: str) -> subprocess.CompletedPro
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("page")
+    ap.add_argument("--app", action="store_true", help="one application's page")
+    ap.add_argument("--findings", type=int, help="with --app: the findings the page must show")
+    ap.add_argument("--settings", type=int, help="with --app: the suggestions it must show")
     ap.add_argument("--screenshot")
     ap.add_argument("--pdf")
     a = ap.parse_args()
@@ -81,16 +98,26 @@ def main() -> int:
             fails.append(f"chromium exited {r.returncode} without measuring the page: {r.stderr[-800:]}")
         else:
             got = json.loads(html.unescape(m.group(1)))
-            print(f"review page (headless {browser}, 1366 px): {json.dumps(got)}", flush=True)
-            for c in CHARTS:
-                g = got["charts"].get(c)
-                if g is None:
+            print(f"{'application' if a.app else 'review'} page (headless {browser}, 1366 px): {json.dumps(got)}", flush=True)
+            for c in (APP_CHARTS if a.app else CHARTS):
+                drawn = {k: g for k, g in got["charts"].items() if k.split(" / ")[0] == c}
+                if not drawn:
                     fails.append(f"chart {c}: missing")
-                    continue
-                if g["bars"] == 0 or g["drawn"] != g["bars"]:
-                    fails.append(f"chart {c}: {g['drawn']} of {g['bars']} bars drawn")
-                if g["width"] < 600 or g["height"] < 20:
-                    fails.append(f"chart {c}: {g['width']:.0f} x {g['height']:.0f} px")
+                for k, g in drawn.items():
+                    if not g["unit"]:
+                        fails.append(f"chart {k}: names no unit")
+                    if g["bars"] == 0 or g["drawn"] != g["bars"]:
+                        fails.append(f"chart {k}: {g['drawn']} of {g['bars']} bars drawn")
+                    if g["width"] < 600 or g["height"] < 20:
+                        fails.append(f"chart {k}: {g['width']:.0f} x {g['height']:.0f} px")
+            if a.app:
+                if a.findings is not None and got["findings"] != a.findings:
+                    fails.append(f"{got['findings']} findings drawn, want {a.findings}")
+                for k in got["kinds"]:
+                    if not k["remedy"] or not k["findings"]:
+                        fails.append(f"kind {k['kind']}: {k['findings']} findings, remedy {k['remedy']}")
+                if a.settings is not None and got["settingRows"] != a.settings:
+                    fails.append(f"{got['settingRows']} suggestion rows drawn, want {a.settings}")
             if got["scrollWidth"] > got["innerWidth"]:
                 fails.append(f"wider than the window: {got['scrollWidth']} > {got['innerWidth']} px")
         pdf = pathlib.Path(a.pdf).resolve() if a.pdf else work / "review.pdf"

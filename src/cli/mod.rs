@@ -64,8 +64,9 @@ pub enum Command {
         /// worth of applications if only one is wanted).
         #[arg(long = "app-id")]
         app_id: Option<String>,
-        /// Output: text or json (the versioned schema in schemas/); with --review also html (a
-        /// self-contained page with its charts).
+        /// Output: text, json (the versioned schema in schemas/) or html (a self-contained page
+        /// with its charts: one application's findings and what to change, or with --review the
+        /// fleet's).
         #[arg(long, default_value = "text")]
         format: String,
         /// A History Server that serves these event logs: findings link to its pages.

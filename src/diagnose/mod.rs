@@ -15,7 +15,7 @@
 //! - [`review`] (this crate's): `--review`, many applications one at a time, folded into the
 //!   crate's [`spark_exporter_diagnose::review::Ranking`].
 
-pub use spark_exporter_diagnose::{advice, links, report, rules, text};
+pub use spark_exporter_diagnose::{advice, app_html, links, report, rules, text};
 
 pub mod live;
 pub mod review;
@@ -213,6 +213,7 @@ fn reviewed_of(
     model: &Arc<Model>,
     settings: &Settings,
     ui: &Ui,
+    recorded: &runconf::Recorded,
 ) -> Vec<spark_exporter_diagnose::review::Reviewed> {
     let settled = settled(model);
     let cfg = &settings.diagnose;
@@ -221,7 +222,10 @@ fn reviewed_of(
             .map(|a| {
                 let stages = stages_of(&a, &settled);
                 spark_exporter_diagnose::review::Reviewed {
-                    report: rules::diagnose_app(&a, &stages, cfg, &ui.links(a.ended())),
+                    report: advised(
+                        rules::diagnose_app(&a, &stages, cfg, &ui.links(a.ended())),
+                        recorded,
+                    ),
                     rate: a.finding_rate(),
                     stages,
                 }
@@ -302,7 +306,7 @@ async fn read_logs(
 /// The Spark properties of every application `model` read from REST target `url` (its
 /// `/environment`), recorded for advice; one that cannot be read leaves advice assuming Spark's
 /// defaults, said in each suggestion.
-async fn rest_properties(
+pub(crate) async fn rest_properties(
     settings: &Settings,
     telemetry: &Arc<Telemetry>,
     model: &Arc<Model>,

@@ -185,10 +185,15 @@ async fn review_logs(settings: &Arc<Settings>, fold: &mut Fold<'_>) -> Result<()
             let one = tokio::task::spawn_blocking(move || {
                 let telemetry = Arc::new(Telemetry::default());
                 let model = Model::for_diagnosis(&s, telemetry.clone());
-                let observer = model.observer(crate::model::Source::EventLog);
+                let inner = model.observer(crate::model::Source::EventLog);
+                let recorded = super::runconf::Recorded::new(&s);
+                let observer = super::runconf::Recorder {
+                    inner: &inner,
+                    rec: &recorded,
+                };
                 crate::eventlog::read_log(found, &r, &s, &observer, &telemetry)
                     .map_err(|e| e.to_string())?;
-                let apps = reviewed_of(&model, &s, &ui);
+                let apps = reviewed_of(&model, &s, &ui, &recorded);
                 let errors: u64 = telemetry.snapshot().eventlog_errors.values().sum();
                 Ok::<_, String>((apps, errors))
             })
@@ -238,7 +243,9 @@ async fn review_rest(
             read_rest(&s, &telemetry, &model, &u, Some(&id))
                 .await
                 .map_err(|e| e.to_string())?;
-            Ok::<_, String>(reviewed_of(&model, &s, &Ui::Target(u)))
+            let recorded = super::runconf::Recorded::new(&s);
+            super::rest_properties(&s, &telemetry, &model, &u, &recorded).await;
+            Ok::<_, String>(reviewed_of(&model, &s, &Ui::Target(u), &recorded))
         })
         .await;
         match one {

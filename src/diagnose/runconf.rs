@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use spark_exporter_diagnose::advice::RunConf;
+use spark_exporter_diagnose::advice::{Peaks, RunConf};
 
 use crate::config::Settings;
 use crate::model::attribution::Attribution;
@@ -45,6 +45,21 @@ impl Recorded {
     /// Record the application's properties (REST `/environment`).
     pub fn properties(&self, app_id: &str, props: BTreeMap<String, String>) {
         self.with(app_id, |r| r.app = Some(props));
+    }
+
+    /// An executor's peaks over a stage attempt: into the stage's and the executor's (the
+    /// driver's left out: advice sizes executors).
+    fn peaks(&self, app_id: &str, obs: &StagePeaksObs) {
+        if obs.executor_id == "driver" {
+            return;
+        }
+        let p = Peaks::of(obs.metrics.iter().map(|(k, v)| (k.as_str(), *v)));
+        self.with(app_id, |r| {
+            let s = r.stage_peaks.entry(obs.stage_id).or_default();
+            *s = s.max(p);
+            let e = r.executor_peaks.entry(obs.executor_id.clone()).or_default();
+            *e = e.max(p);
+        });
     }
 
     /// What `obs` tells: its stages' execution, its group's executions.
@@ -114,6 +129,10 @@ impl Observer for Recorder<'_> {
             r.sql.insert(execution_id, settings.clone());
         });
         self.inner.sql_settings(app_id, execution_id, settings)
+    }
+    fn stage_executor_peaks(&self, app_id: &str, obs: &StagePeaksObs) {
+        self.rec.peaks(app_id, obs);
+        self.inner.stage_executor_peaks(app_id, obs)
     }
     fn streaming_started(&self, app_id: &str, obs: &StreamingStartObs) {
         self.inner.streaming_started(app_id, obs)

@@ -327,6 +327,7 @@ impl LogApp {
             ev @ (Event::AppProps(_) | Event::BlockUpdated(_) | Event::RddUnpersisted { .. }) => {
                 cost_cache(app, ev, obs)
             }
+            Event::StagePeaks(p) => obs.stage_executor_peaks(app, &p),
         }
     }
 

@@ -9,6 +9,7 @@
 //! defaulted, so 3.x and 4.x logs both parse.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer};
 
@@ -471,6 +472,20 @@ pub struct BlockUpdatedInfo<'a> {
 pub struct BlockUpdated<'a> {
     #[serde(rename = "Block Updated Info", borrow)]
     pub info: BlockUpdatedInfo<'a>,
+}
+
+/// `SparkListenerStageExecutorMetrics`: an executor's peaks over one stage attempt.
+#[derive(Deserialize)]
+pub struct StageExecutorMetrics<'a> {
+    #[serde(rename = "Executor ID", borrow)]
+    pub executor_id: Cow<'a, str>,
+    #[serde(rename = "Stage ID")]
+    pub stage_id: u64,
+    #[serde(rename = "Stage Attempt ID", default)]
+    pub attempt: u32,
+    /// Metrics by name; a value that is not a whole number of bytes is left out.
+    #[serde(rename = "Executor Metrics", default)]
+    pub metrics: BTreeMap<String, serde_json::Value>,
 }
 
 /// `SparkListenerUnpersistRDD`.

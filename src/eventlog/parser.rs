@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use crate::model::{
     AppObs, AppPropsObs, BlockObs, EpochMs, ExecutorObs, JobObs, JobStatus, Locality, RddInfoObs,
-    ResourceProfileObs, SourceProgressObs, StageObs, StageStatus, StateOperatorObs,
+    ResourceProfileObs, SourceProgressObs, StageObs, StagePeaksObs, StageStatus, StateOperatorObs,
     StreamingProgressObs, StreamingStartObs, TaskEndObs, TaskOutcome, TaskStartObs, TaskTotals,
 };
 
@@ -145,6 +145,8 @@ pub enum Event {
     AppProps(AppPropsObs),
     /// `SparkListenerBlockUpdated` of an RDD block (`rdd_<rdd>_<partition>`).
     BlockUpdated(BlockObs),
+    /// `SparkListenerStageExecutorMetrics`: an executor's peaks over a stage attempt.
+    StagePeaks(StagePeaksObs),
     /// `SparkListenerUnpersistRDD`.
     RddUnpersisted {
         /// RDD id.
@@ -173,6 +175,7 @@ impl Event {
             | Event::AppProps(_)
             | Event::BlockUpdated(_)
             | Event::RddUnpersisted { .. }
+            | Event::StagePeaks(_)
             | Event::SqlPlanUpdate { .. }
             | Event::SqlDriverAccums { .. }
             | Event::TaskStart(_) => None,
@@ -946,6 +949,19 @@ fn cost_cache_event(name: &str, line: &[u8]) -> Result<Option<Event>, ParseError
                         .filter_map(|(k, r)| Some((k.as_str(), r.amount?))),
                 ),
             )))
+        }
+        "SparkListenerStageExecutorMetrics" => {
+            let e: json::StageExecutorMetrics = read(line, "StageExecutorMetrics")?;
+            Some(Event::StagePeaks(StagePeaksObs {
+                stage_id: e.stage_id,
+                attempt: e.attempt,
+                executor_id: e.executor_id.into_owned(),
+                metrics: e
+                    .metrics
+                    .into_iter()
+                    .filter_map(|(k, v)| Some((k, v.as_u64()?)))
+                    .collect(),
+            }))
         }
         "SparkListenerUnpersistRDD" => Some(Event::RddUnpersisted {
             rdd_id: read::<json::UnpersistRdd>(line, "UnpersistRDD")?.rdd_id,

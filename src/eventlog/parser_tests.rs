@@ -660,3 +660,23 @@ fn picked_events_are_those_of_the_whole_line() {
         "{seen:?}"
     );
 }
+
+/// `SparkListenerStageExecutorMetrics` (Spark 4.1.1 with `spark.eventLog.logStageExecutorMetrics`
+/// and `spark.executor.processTreeMetrics.enabled`): an executor's peaks over a stage attempt,
+/// every whole-number metric kept; a metric that is not one is left out, not an error.
+#[test]
+fn stage_executor_metrics_give_the_peaks() {
+    let line = r#"{"Event":"SparkListenerStageExecutorMetrics","Executor ID":"1","Stage ID":32,"Stage Attempt ID":0,"Executor Metrics":{"JVMHeapMemory":386263040,"JVMOffHeapMemory":104857600,"ProcessTreeJVMRSSMemory":869269504,"ProcessTreePythonRSSMemory":0,"TotalGCTime":785,"Odd":"x"}}"#;
+    let Event::StagePeaks(p) = one(line) else {
+        panic!()
+    };
+    assert_eq!(
+        (p.stage_id, p.attempt, p.executor_id.as_str()),
+        (32, 0, "1")
+    );
+    assert!(p.metrics.contains(&("JVMHeapMemory".into(), 386263040)));
+    assert!(p
+        .metrics
+        .contains(&("ProcessTreeJVMRSSMemory".into(), 869269504)));
+    assert!(!p.metrics.iter().any(|(k, _)| k == "Odd"));
+}

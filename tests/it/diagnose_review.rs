@@ -618,7 +618,7 @@ async fn priced_costs_carry_their_money_and_the_page_draws_its_charts() {
     // The page, as Chromium draws it.
     let page = dir.with_extension("review.html");
     std::fs::write(&page, priced_review(&config, &dir, "html")).unwrap();
-    if which("chromium").is_none() {
+    if support::spark::which("chromium").is_none() {
         support::spark::skip_unless_required("the review page: no chromium on PATH");
     } else {
         let out = std::process::Command::new("python3")
@@ -631,16 +631,9 @@ async fn priced_costs_carry_their_money_and_the_page_draws_its_charts() {
             String::from_utf8_lossy(&out.stderr),
         );
         assert!(out.status.success(), "{so}{se}");
-        assert!(so.contains("\"timeline\""), "{so}");
+        assert!(so.contains("\"timeline / time\""), "{so}");
     }
     let _ = std::fs::remove_file(&config);
     let _ = std::fs::remove_file(&page);
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// The program `name` on `PATH`.
-fn which(name: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
 }

@@ -7,6 +7,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod advice;
 mod cardinality_bomb;
 mod checkpoints;
 mod collectors;

@@ -52,6 +52,13 @@ pub fn run_python(
     child.wait_with_output().unwrap()
 }
 
+/// The program `name` on `PATH`.
+pub fn which(name: &str) -> Option<std::path::PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
 /// A Spark test cannot run (`why`): panic if [`required`], else say so loudly. Straight to the
 /// stderr handle: `eprintln!` is captured for passing tests, and a skip must be seen.
 pub fn skip_unless_required(why: &str) {

@@ -11,12 +11,14 @@
 //! - [`advice`]: per finding, the setting to change (its value in the run, the value to try)
 //!   and the code to change; the application's settings as one paste-able block.
 //! - [`links`]: Spark UI links of stages and SQL executions.
-//! - [`text`]: the human rendering.
+//! - [`text`]: the human rendering; [`app_html`]: the same as a self-contained HTML page.
 //! - [`review`]: many applications' reports folded into a ranking of names and job groups by
 //!   cost per kind (`diagnose --review`), its text and its own versioned schema.
 
 pub mod advice;
+pub mod app_html;
 pub mod links;
+mod page;
 mod place;
 pub mod report;
 pub mod review;

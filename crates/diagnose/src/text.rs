@@ -31,7 +31,7 @@ pub fn render(r: &Report) -> String {
 }
 
 /// `n thing` or `n things`.
-fn count(n: u64, one: &str, many: &str) -> String {
+pub(crate) fn count(n: u64, one: &str, many: &str) -> String {
     format!("{} {}", thousands(n), if n == 1 { one } else { many })
 }
 
@@ -209,6 +209,8 @@ fn findings(o: &mut String, all: &[Finding]) {
             count(n as u64, "finding", "findings"),
         );
         let mut remedies: Vec<&str> = vec![];
+        // What a suggestion or code change is based on, said once per kind.
+        let mut said: Vec<String> = vec![];
         for ((g, d), fs) in groups {
             let indent = if let Some(g) = g {
                 let c = cost(fs);
@@ -223,7 +225,7 @@ fn findings(o: &mut String, all: &[Finding]) {
                 "     "
             };
             for f in fs {
-                finding(o, f, indent, fs.len() > 1, unit);
+                finding(o, f, indent, fs.len() > 1, unit, &mut said);
                 if !remedies.contains(&f.remedy.as_str()) {
                     remedies.push(&f.remedy);
                 }
@@ -239,7 +241,14 @@ fn findings(o: &mut String, all: &[Finding]) {
 
 /// One finding: its title (with its cost when its group has several), where, its numbers and
 /// thresholds, its UI page.
-fn finding(o: &mut String, f: &Finding, indent: &str, own_cost: bool, unit: &str) {
+fn finding(
+    o: &mut String,
+    f: &Finding,
+    indent: &str,
+    own_cost: bool,
+    unit: &str,
+    said: &mut Vec<String>,
+) {
     let c = if own_cost && f.cost_seconds > 0.0 {
         format!("  ({} {unit})", amount(f.cost_seconds))
     } else {
@@ -264,23 +273,32 @@ fn finding(o: &mut String, f: &Finding, indent: &str, own_cost: bool, unit: &str
     if let Some(u) = &f.url {
         let _ = writeln!(o, "{indent}  ui:      {u}");
     }
+    let mut basis = |b: &str| {
+        if said.iter().any(|x| x == b) {
+            "as above".to_string()
+        } else {
+            said.push(b.to_string());
+            b.to_string()
+        }
+    };
     for s in &f.suggestions {
+        let b = basis(&s.basis);
         let _ = writeln!(
             o,
-            "{indent}  try:     {}={} (ran with {}); {}",
+            "{indent}  try:     {}={} (ran with {}); {b}",
             s.key,
             s.to_try,
             ran_with(s),
-            s.basis
         );
     }
     for c in &f.code {
-        let _ = writeln!(o, "{indent}  code:    {}; {}", c.change, c.basis);
+        let b = basis(&c.basis);
+        let _ = writeln!(o, "{indent}  code:    {}; {b}", c.change);
     }
 }
 
 /// The value a suggestion's run had, and where it came from.
-fn ran_with(s: &crate::advice::types::Suggestion) -> String {
+pub(crate) fn ran_with(s: &crate::advice::types::Suggestion) -> String {
     use crate::advice::types::Origin;
     let v = s.ran_with.as_deref().unwrap_or("unset");
     match (s.origin, s.execution_id) {
@@ -293,12 +311,12 @@ fn ran_with(s: &crate::advice::types::Suggestion) -> String {
 }
 
 /// `group "g" / "d"`.
-fn group(g: &str, d: &str) -> String {
+pub(crate) fn group(g: &str, d: &str) -> String {
     format!("group {g:?} / {d:?}")
 }
 
 /// `group "g" / "description", stage 3.0 (name), SQL execution 7, query q`.
-fn place(p: &Place) -> String {
+pub(crate) fn place(p: &Place) -> String {
     let mut parts = vec![];
     if let Some(g) = &p.job_group {
         parts.push(group(g, p.description.as_deref().unwrap_or("")));
@@ -440,7 +458,7 @@ const TABLE: &[(&str, &str, Unit, bool)] = {
 };
 
 /// A finding's measures and its thresholds, each `label value unit`, comma-separated.
-fn numbers(f: &Finding) -> (String, String) {
+pub(crate) fn numbers(f: &Finding) -> (String, String) {
     let (mut nums, mut limits) = (vec![], vec![]);
     // In the table's order (the measure first, then its context), names it does not know last.
     let mut named: Vec<(&String, &f64)> = f.numbers.iter().collect();
@@ -487,7 +505,7 @@ pub fn duration(s: f64) -> String {
 }
 
 /// An amount of seconds of some kind (task-, core-): `7.6`, `1,234`.
-fn amount(v: f64) -> String {
+pub(crate) fn amount(v: f64) -> String {
     if v < 100.0 {
         format!("{v:.1}")
     } else {
@@ -496,12 +514,12 @@ fn amount(v: f64) -> String {
 }
 
 /// `1,234`.
-fn whole(v: f64) -> String {
+pub(crate) fn whole(v: f64) -> String {
     thousands(v.max(0.0).round() as u64)
 }
 
 /// `42%` (`0.4%` below 1%).
-fn percent(r: f64) -> String {
+pub(crate) fn percent(r: f64) -> String {
     let p = r * 100.0;
     if p > 0.0 && p < 1.0 {
         format!("{p:.1}%")

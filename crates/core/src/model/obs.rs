@@ -690,3 +690,16 @@ pub struct BlockObs {
     /// False when the level uses neither memory nor disk: the block was removed.
     pub stored: bool,
 }
+
+/// An executor's peak memory metrics over one stage attempt (`SparkListenerStageExecutorMetrics`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StagePeaksObs {
+    /// Stage id.
+    pub stage_id: u64,
+    /// Stage attempt.
+    pub attempt: u32,
+    /// Executor id (`driver` for the driver).
+    pub executor_id: String,
+    /// The metrics by Spark's name (`JVMHeapMemory`, `ProcessTreeJVMRSSMemory`, ...), bytes.
+    pub metrics: Vec<(String, u64)>,
+}

@@ -50,6 +50,11 @@ pub trait Observer: Send + Sync {
         _settings: &std::collections::BTreeMap<String, String>,
     ) {
     }
+    /// An executor's peak memory metrics over one stage attempt (event log
+    /// `SparkListenerStageExecutorMetrics`, written with `spark.eventLog.logStageExecutorMetrics`):
+    /// `JVMHeapMemory`, `ProcessTreeJVMRSSMemory`, ... The model keeps none (advice sizes memory
+    /// from them: `diagnose`, through an observer of its own); by default ignored.
+    fn stage_executor_peaks(&self, _app_id: &str, _obs: &StagePeaksObs) {}
     /// A streaming query started (event log): its series exist from now, at zero.
     fn streaming_started(&self, app_id: &str, obs: &StreamingStartObs) {
         let _ = (app_id, obs);

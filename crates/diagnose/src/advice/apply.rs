@@ -129,3 +129,28 @@ pub fn paste_block(app: &AppReport) -> String {
 pub fn advised_kinds() -> &'static [(Kind, &'static str)] {
     kinds::COVERED
 }
+
+/// The advice tables of `docs/diagnose.md`: what each kind's advisor names, then every setting
+/// advice may name with Spark's default and who it is for.
+pub fn doc_tables() -> (String, String) {
+    use std::fmt::Write;
+    let mut kinds = String::from("| Kind | What it suggests |\n|---|---|\n");
+    for (k, what) in kinds::COVERED {
+        let _ = writeln!(kinds, "| `{}` | {what} |", k.as_str());
+    }
+    let mut settings = String::from("| Setting | Spark's default | Set for |\n|---|---|---|\n");
+    for k in spark::KNOWN {
+        let _ = writeln!(
+            settings,
+            "| `{}` | {} | {} |",
+            k.key,
+            k.default.map_or("unset".into(), |d| format!("`{d}`")),
+            if k.session {
+                "a job group (`spark.conf.set`), or the application"
+            } else {
+                "the application (`--conf`)"
+            }
+        );
+    }
+    (kinds, settings)
+}

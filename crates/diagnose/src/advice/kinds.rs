@@ -2,9 +2,10 @@
 //! the run's settings ([`super::Cx::value`]), and nothing where the value already fits.
 
 use super::cx::Cx;
-use super::spark::{boolean, bytes, round_up_mib, size};
+use super::spark::{boolean, bytes, mebibytes, memory, round_up_mib, size};
 use super::types::{Advice, CodeChange, Origin, Suggestion};
 use crate::report::Kind;
+use crate::rules::human_bytes;
 
 /// Every kind and what its advisor names (a test checks every kind is here).
 pub const COVERED: &[(Kind, &str)] = &[
@@ -21,8 +22,10 @@ pub const COVERED: &[(Kind, &str)] = &[
     ),
     (
         Kind::GcPressure,
-        "turning on what records executors' peak memory (`spark.eventLog.logStageExecutorMetrics`, \
-         `spark.executor.processTreeMetrics.enabled`): the log has no peak heap to size memory from",
+        "with the stage's peak JVM heap recorded: `spark.executor.memory` at twice the peak when \
+         it came within half of the heap, else holding fewer objects per task (code); without \
+         it, turning on what records it (`spark.eventLog.logStageExecutorMetrics`, \
+         `spark.executor.processTreeMetrics.enabled`), never a memory value",
     ),
     (
         Kind::JoinStrategy,
@@ -31,7 +34,10 @@ pub const COVERED: &[(Kind, &str)] = &[
          where no threshold helps",
     ),
     (Kind::PlanChange, "none: compare the plans"),
-    (Kind::PartialCache, "none: storage memory or persisting less"),
+    (
+        Kind::PartialCache,
+        "none: storage memory or persisting less",
+    ),
     (
         Kind::SchedulerDelay,
         "adaptive execution or partition coalescing where off, else fewer shuffle partitions \
@@ -40,7 +46,9 @@ pub const COVERED: &[(Kind, &str)] = &[
     (Kind::Locality, "a longer `spark.locality.wait`"),
     (
         Kind::ExecutorLoss,
-        "turning on what records executors' peak process memory, before any memory value",
+        "with executors that exited and their peak process memory recorded: \
+         `spark.executor.memoryOverhead` above what the process held beyond its heap; without \
+         it, turning on what records it, never a memory value",
     ),
     (
         Kind::IdleCores,
@@ -59,7 +67,8 @@ pub fn advise(cx: &Cx<'_>) -> Advice {
         Kind::Spill => spill(cx),
         Kind::Skew => skew(cx),
         Kind::SchedulerDelay => tiny_tasks(cx),
-        Kind::GcPressure | Kind::ExecutorLoss => recorders(cx),
+        Kind::GcPressure => gc(cx),
+        Kind::ExecutorLoss => lost(cx),
         Kind::IdleCores => idle(cx),
         Kind::Locality => locality(cx),
         Kind::StreamingTrigger => trigger(cx),
@@ -311,6 +320,105 @@ fn tiny_tasks(cx: &Cx<'_>) -> Advice {
     a
 }
 
+/// The heap each executor had (`spark.executor.memory`, bytes), and what was assumed when its
+/// value is one Spark would reject.
+fn heap(cx: &Cx<'_>) -> (u64, String) {
+    let (ran, ..) = cx.value("spark.executor.memory");
+    match ran.as_deref().map(|v| (v, mebibytes(v))) {
+        Some((_, Some(b))) => (b as u64, String::new()),
+        Some((v, None)) => (
+            1 << 30,
+            format!(" (its value {v:?} is not a size Spark reads: its default 1g assumed)"),
+        ),
+        None => (1 << 30, String::new()),
+    }
+}
+
+/// GC pressure: from the stage's peak JVM heap when the log recorded it, a heap twice that
+/// (at least half again the one it had) when the peak came within half of the heap, else fewer
+/// objects per task; without it, turning on what records it.
+fn gc(cx: &Cx<'_>) -> Advice {
+    let peak = cx
+        .finding
+        .at
+        .stage_id
+        .and_then(|s| cx.run.stage_peaks.get(&s))
+        .map_or(0, |p| p.jvm_heap);
+    if peak == 0 {
+        return recorders(cx);
+    }
+    let (heap, assumed) = heap(cx);
+    let full = peak as f64 / heap.max(1) as f64;
+    let seen = format!(
+        "the stage's executors peaked at {} of JVM heap (sampled at heartbeats: the true peak \
+         is higher) against a {} heap{assumed}, {:.0}% of it",
+        human_bytes(peak),
+        human_bytes(heap),
+        full * 100.0
+    );
+    let mut a = Advice::default();
+    if full >= 0.5 {
+        let to = memory(peak.saturating_mul(2).max(heap / 2 * 3), 128);
+        a.settings.push(cx.set(
+            "spark.executor.memory",
+            to,
+            format!("{seen}: twice the peak leaves the collector room"),
+        ));
+    } else {
+        a.code.push(CodeChange {
+            change: "hold fewer objects per task: more partitions (repartition(N)), no huge \
+                     collect_list/groupByKey values, serialized caching"
+                .into(),
+            basis: format!(
+                "{seen}: no sign the heap was too small; fewer objects per task lower GC \
+                 whatever the heap"
+            ),
+        });
+    }
+    a
+}
+
+/// Executors lost: where some exited and the log recorded their processes' peak resident
+/// memory, an overhead above what the process held beyond its heap (half again, at least 384
+/// MiB); otherwise turning on what records it.
+fn lost(cx: &Cx<'_>) -> Advice {
+    let rss = cx
+        .run
+        .executor_peaks
+        .values()
+        .map(|p| p.process_rss)
+        .max()
+        .unwrap_or(0);
+    if rss == 0 || cx.number("removed_exited") <= 0.0 {
+        return recorders(cx);
+    }
+    let (heap, assumed) = heap(cx);
+    let beyond = rss.saturating_sub(heap);
+    let (ran, ..) = cx.value("spark.executor.memoryOverhead");
+    // Spark's default: a tenth of the heap, at least 384 MiB.
+    let now = ran
+        .as_deref()
+        .and_then(mebibytes)
+        .map_or((heap / 10).max(384 << 20), |b| b as u64);
+    let to = (beyond / 2 * 3).max(384 << 20);
+    let mut a = Advice::default();
+    if to > now {
+        a.settings.push(cx.set(
+            "spark.executor.memoryOverhead",
+            memory(to, 128),
+            format!(
+                "executors exited; the largest process held {} resident against a {} heap{assumed}: \
+                 {} beyond it, over the {} overhead it had",
+                human_bytes(rss),
+                human_bytes(heap),
+                human_bytes(beyond),
+                human_bytes(now)
+            ),
+        ));
+    }
+    a
+}
+
 /// Peak memory the log does not hold: turn on what records it, never a memory value.
 fn recorders(cx: &Cx<'_>) -> Advice {
     let mut a = Advice::default();
@@ -351,7 +459,7 @@ fn idle(cx: &Cx<'_>) -> Advice {
         "true".into(),
         basis.clone(),
     ));
-    if !on(cx, "spark.dynamicAllocation.shuffleTracking.enabled", false) {
+    if !on(cx, "spark.dynamicAllocation.shuffleTracking.enabled", true) {
         a.settings.push(
             cx.set(
                 "spark.dynamicAllocation.shuffleTracking.enabled",

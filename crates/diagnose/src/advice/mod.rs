@@ -17,9 +17,9 @@ mod kinds;
 pub mod spark;
 pub mod types;
 
-pub use apply::{advise, advised_kinds, paste_block};
+pub use apply::{advise, advised_kinds, doc_tables, paste_block};
 pub use cx::Cx;
-pub use types::{Advice, CodeChange, Origin, RunConf, Scope, SettingChange, Suggestion};
+pub use types::{Advice, CodeChange, Origin, Peaks, RunConf, Scope, SettingChange, Suggestion};
 
 #[cfg(test)]
 mod tests;

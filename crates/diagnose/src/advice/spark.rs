@@ -69,13 +69,19 @@ pub const KNOWN: &[Known] = &[
         "spark.sql.sessionWindow.buffer.in.memory.threshold",
         Some("4096"),
     ),
+    sql("spark.sql.files.maxPartitionBytes", Some("128MB")),
     app("spark.default.parallelism", None),
     app("spark.locality.wait", Some("3s")),
     app("spark.executor.memory", Some("1g")),
     app("spark.memory.fraction", Some("0.6")),
     app("spark.executor.memoryOverhead", None),
     app("spark.dynamicAllocation.enabled", Some("false")),
-    app("spark.dynamicAllocation.shuffleTracking.enabled", None),
+    // True in 4.1.1 (read off a real session); older releases may ship false, so advice
+    // suggests it only where a run set it false.
+    app(
+        "spark.dynamicAllocation.shuffleTracking.enabled",
+        Some("true"),
+    ),
     app("spark.dynamicAllocation.minExecutors", Some("0")),
     app("spark.dynamicAllocation.maxExecutors", None),
     app("spark.dynamicAllocation.executorIdleTimeout", Some("60s")),
@@ -127,6 +133,29 @@ pub fn bytes(v: &str) -> Option<i64> {
     n.checked_mul(mult)
 }
 
+/// A memory size as Spark reads `spark.executor.memory` and `spark.executor.memoryOverhead`
+/// (`JavaUtils.byteStringAsMb`): the suffixes of [`bytes`], but a bare number is MiB. In bytes;
+/// `None`: Spark would reject it.
+pub fn mebibytes(v: &str) -> Option<i64> {
+    let t = v.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return t.parse::<i64>().ok()?.checked_mul(1 << 20);
+    }
+    bytes(t).filter(|b| *b >= 0)
+}
+
+/// `n` bytes, rounded up to whole `step` MiB, as a memory setting Spark reads back exactly:
+/// `<n>m`, or `<n>g` when whole GiB.
+pub fn memory(n: u64, step: u64) -> String {
+    let step = step.max(1);
+    let mib = n.div_ceil(1 << 20).div_ceil(step) * step;
+    if mib.is_multiple_of(1024) {
+        format!("{}g", mib / 1024)
+    } else {
+        format!("{mib}m")
+    }
+}
+
 /// `n` bytes as a value Spark reads back exactly: whole MiB as `<n>MB` (Spark's own binary
 /// `MB`), whole KiB as `<n>KB`, else bytes.
 pub fn size(n: u64) -> String {
@@ -176,6 +205,23 @@ mod tests {
         }
         assert_eq!(round_up_mib(526), 1 << 20);
         assert_eq!(round_up_mib(5 << 20), 8 << 20);
+    }
+
+    #[test]
+    fn memory_sizes_read_as_spark_reads_them() {
+        assert_eq!(mebibytes("512m"), Some(512 << 20));
+        assert_eq!(mebibytes("512"), Some(512 << 20));
+        assert_eq!(mebibytes("1g"), Some(1 << 30));
+        assert_eq!(mebibytes("2G"), Some(2 << 30));
+        assert_eq!(mebibytes("-1"), None);
+        assert_eq!(mebibytes("lots"), None);
+        assert_eq!(memory(600 << 20, 128), "640m");
+        assert_eq!(memory(1000 << 20, 128), "1g");
+        assert_eq!(memory(1, 64), "64m");
+        for n in [300u64 << 20, 700 << 20, 3 << 30] {
+            let m = memory(n, 64);
+            assert!(mebibytes(&m).unwrap() as u64 >= n, "{m}");
+        }
     }
 
     #[test]

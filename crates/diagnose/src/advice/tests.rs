@@ -33,6 +33,15 @@ fn advice(f: &Finding, run: &RunConf) -> Advice {
     super::kinds::advise(&Cx { run, finding: f })
 }
 
+/// The advice tables of docs/diagnose.md are generated (`UPDATE_DOCS=1 cargo test -p
+/// spark-exporter-diagnose` rewrites them).
+#[test]
+fn the_advice_tables_of_the_docs_are_generated() {
+    let (kinds, settings) = doc_tables();
+    crate::rules::tests::check_doc("docs/diagnose.md", "advice-kinds", &kinds);
+    crate::rules::tests::check_doc("docs/diagnose.md", "advice-settings", &settings);
+}
+
 #[test]
 fn every_kind_has_its_advice_listed() {
     let listed: Vec<Kind> = advised_kinds().iter().map(|(k, _)| *k).collect();
@@ -200,4 +209,139 @@ fn one_value_per_property_per_scope() {
         block.contains("spark.conf.set(\"spark.sql.autoBroadcastJoinThreshold\", \"128MB\")"),
         "{block}"
     );
+}
+
+/// Values Spark would reject, a bare number and a log without an environment event: each
+/// suggestion says what the run had and what was assumed; nothing panics.
+#[test]
+fn bad_values_and_a_missing_environment_say_what_was_assumed() {
+    let mut f = finding(
+        Kind::JoinStrategy,
+        "g",
+        &[("smallest_shuffle_write_bytes", 1000.0)],
+    );
+    // Rejected: the suggestion is made, naming the value the run had.
+    let run = RunConf {
+        app: Some(props(&[("spark.sql.autoBroadcastJoinThreshold", "ten")])),
+        ..RunConf::default()
+    };
+    let a = advice(&f, &run);
+    assert_eq!(a.settings[0].ran_with.as_deref(), Some("ten"));
+    assert_eq!(a.settings[0].origin, Origin::Application);
+    // A bare number is bytes, as Spark reads it: 1 MiB is above the side's 1,000 bytes.
+    let run = RunConf {
+        app: Some(props(&[(
+            "spark.sql.autoBroadcastJoinThreshold",
+            "1048576",
+        )])),
+        ..RunConf::default()
+    };
+    let a = advice(&f, &run);
+    assert!(a.settings.is_empty(), "{a:?}");
+    assert_eq!(a.code.len(), 1);
+    // No environment event: Spark's default, said to be assumed.
+    f.numbers
+        .insert("smallest_shuffle_write_bytes".into(), 50e6);
+    let a = advice(&f, &RunConf::default());
+    assert_eq!(a.settings[0].origin, Origin::Assumed);
+    assert_eq!(a.settings[0].ran_with.as_deref(), Some("10MB"));
+    // A heap Spark would not read: its default assumed, in words.
+    let mut gc = finding(Kind::GcPressure, "g", &[]);
+    gc.at.stage_id = Some(4);
+    let mut run = RunConf {
+        app: Some(props(&[("spark.executor.memory", "lots")])),
+        ..RunConf::default()
+    };
+    run.stage_peaks.insert(
+        4,
+        Peaks {
+            jvm_heap: 900 << 20,
+            process_rss: 0,
+        },
+    );
+    let a = advice(&gc, &run);
+    assert_eq!(a.settings[0].key, "spark.executor.memory");
+    assert!(
+        a.settings[0].basis.contains("\"lots\" is not a size"),
+        "{a:?}"
+    );
+}
+
+/// GC pressure: a recorded peak near the heap gives a heap twice the peak; a low one, code; no
+/// peak (or one sampled to 0), the recorders where they were off.
+#[test]
+fn gc_sizes_the_heap_from_a_recorded_peak_only() {
+    let mut gc = finding(Kind::GcPressure, "g", &[]);
+    gc.at.stage_id = Some(7);
+    let mut run = RunConf {
+        app: Some(props(&[("spark.executor.memory", "2g")])),
+        ..RunConf::default()
+    };
+    let keys = |a: &Advice| a.settings.iter().map(|s| s.key.clone()).collect::<Vec<_>>();
+    assert_eq!(
+        keys(&advice(&gc, &run)),
+        [
+            "spark.eventLog.logStageExecutorMetrics",
+            "spark.executor.processTreeMetrics.enabled"
+        ]
+    );
+    run.stage_peaks.insert(
+        7,
+        Peaks {
+            jvm_heap: 1800 << 20,
+            process_rss: 0,
+        },
+    );
+    let a = advice(&gc, &run);
+    assert_eq!(keys(&a), ["spark.executor.memory"]);
+    assert_eq!(a.settings[0].to_try, "3712m");
+    assert_eq!(a.settings[0].ran_with.as_deref(), Some("2g"));
+    run.stage_peaks.insert(
+        7,
+        Peaks {
+            jvm_heap: 300 << 20,
+            process_rss: 0,
+        },
+    );
+    let a = advice(&gc, &run);
+    assert!(a.settings.is_empty() && a.code.len() == 1, "{a:?}");
+    // Recorders on, peak sampled to 0: nothing to say about memory.
+    let run = RunConf {
+        app: Some(props(&[
+            ("spark.eventLog.logStageExecutorMetrics", "true"),
+            ("spark.executor.processTreeMetrics.enabled", "true"),
+        ])),
+        ..RunConf::default()
+    };
+    assert_eq!(advice(&gc, &run), Advice::default());
+}
+
+/// Executors that exited, with their processes' peak memory recorded: an overhead above what
+/// they held beyond the heap; without exits or peaks, the recorders.
+#[test]
+fn lost_executors_get_an_overhead_from_their_peak_process_memory() {
+    let lost = finding(
+        Kind::ExecutorLoss,
+        "",
+        &[("executors_lost", 2.0), ("removed_exited", 2.0)],
+    );
+    let mut run = RunConf {
+        app: Some(props(&[("spark.executor.memory", "1g")])),
+        ..RunConf::default()
+    };
+    run.executor_peaks.insert(
+        "1".into(),
+        Peaks {
+            jvm_heap: 0,
+            process_rss: 2 << 30,
+        },
+    );
+    let a = advice(&lost, &run);
+    assert_eq!(a.settings.len(), 1, "{a:?}");
+    assert_eq!(a.settings[0].key, "spark.executor.memoryOverhead");
+    assert_eq!(a.settings[0].to_try, "1536m");
+    assert_eq!(a.settings[0].ran_with, None);
+    run.executor_peaks.clear();
+    let a = advice(&lost, &run);
+    assert_eq!(a.settings[0].key, "spark.eventLog.logStageExecutorMetrics");
 }

@@ -19,6 +19,48 @@ pub struct RunConf {
     pub stage_execution: BTreeMap<u64, u64>,
     /// The SQL executions of each job group (its label value).
     pub group_executions: BTreeMap<String, BTreeSet<u64>>,
+    /// Each stage's peaks over its executors and attempts (`SparkListenerStageExecutorMetrics`,
+    /// the driver left out); absent where the log has none.
+    pub stage_peaks: BTreeMap<u64, Peaks>,
+    /// Each executor's peaks over its stages.
+    pub executor_peaks: BTreeMap<String, Peaks>,
+}
+
+/// Peak memory as Spark's executor metrics record it, bytes; 0: not recorded, or sampled to 0
+/// (the metrics are polled at heartbeats).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Peaks {
+    /// `JVMHeapMemory`: the heap in use.
+    pub jvm_heap: u64,
+    /// The process tree's resident memory: `ProcessTreeJVMRSSMemory` +
+    /// `ProcessTreePythonRSSMemory` + `ProcessTreeOtherRSSMemory` (with
+    /// `spark.executor.processTreeMetrics.enabled`).
+    pub process_rss: u64,
+}
+
+impl Peaks {
+    /// The peaks of Spark's metrics `m` (by name).
+    pub fn of<'a>(m: impl IntoIterator<Item = (&'a str, u64)>) -> Peaks {
+        let mut p = Peaks::default();
+        for (k, v) in m {
+            match k {
+                "JVMHeapMemory" => p.jvm_heap = p.jvm_heap.max(v),
+                "ProcessTreeJVMRSSMemory"
+                | "ProcessTreePythonRSSMemory"
+                | "ProcessTreeOtherRSSMemory" => p.process_rss = p.process_rss.saturating_add(v),
+                _ => {}
+            }
+        }
+        p
+    }
+
+    /// Each the greater of the two.
+    pub fn max(self, o: Peaks) -> Peaks {
+        Peaks {
+            jvm_heap: self.jvm_heap.max(o.jvm_heap),
+            process_rss: self.process_rss.max(o.process_rss),
+        }
+    }
 }
 
 /// Where the value a run had came from.

@@ -15,11 +15,13 @@
 //! kind.
 //!
 //! - `ranking`: the review's types, the fold and the schema.
+//! - `settings`: the settings suggested per application name, summed over its runs.
 //! - `text`: the human rendering.
 //! - `html`: the page (`--format html`): inline SVG charts and the tables, self-contained.
 
 mod html;
 mod ranking;
+mod settings;
 mod text;
 
 pub use html::render_html;

@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use spark_exporter_core::model::details::StageDetail;
 use spark_exporter_core::model::findings::Rate;
 
+pub use super::settings::NameSetting;
+use super::settings::SettingsAcc;
 use crate::report::{AppReport, Finding, Kind, Place};
 
 /// The review format's version: a field removed, renamed or changed in meaning is a new
@@ -144,6 +146,10 @@ pub struct NameRow {
     pub findings: u64,
     /// Per kind, the costliest first. Costs of different kinds overlap: never add them up.
     pub kinds: Vec<KindCost>,
+    /// The settings the runs' diagnoses suggested, summed over the runs, the costliest first:
+    /// what is most worth changing (absent in reviews made before advice).
+    #[serde(default)]
+    pub settings: Vec<NameSetting>,
 }
 
 /// A job group's findings over the runs of its application name.
@@ -330,6 +336,7 @@ fn top_cost(k: &[KindCost]) -> f64 {
 struct NameAcc {
     runs: u64,
     kinds: Kinds,
+    settings: SettingsAcc,
 }
 
 #[derive(Debug, Default)]
@@ -370,6 +377,7 @@ impl Ranking {
         };
         let name = self.names.entry(a.app_name.clone()).or_default();
         name.runs += 1;
+        name.settings.fold(a, &money);
         let mut run = Kinds::new();
         let mut groups: BTreeMap<&str, Kinds> = BTreeMap::new();
         for f in &a.findings {
@@ -451,6 +459,7 @@ impl Ranking {
                 runs: a.runs,
                 findings: a.kinds.values().map(|(n, _, _)| n).sum(),
                 kinds: kind_costs(&a.kinds, priced),
+                settings: a.settings.finish(priced),
             })
             .collect();
         names.sort_by(|a, b| {

@@ -104,8 +104,50 @@ pub fn render(r: &Review) -> String {
         );
     }
     t.render(&mut o);
+    settings(&mut o, r);
     worst_runs(&mut o, r);
     o
+}
+
+/// Settings listed per name.
+const SETTINGS_PER_NAME: usize = 5;
+
+/// The settings most worth changing, per name: each with the runs it was suggested in and the
+/// cost of the findings it serves.
+fn settings(o: &mut String, r: &Review) {
+    let names: Vec<_> = r.names.iter().filter(|n| !n.settings.is_empty()).collect();
+    if names.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "\nSettings most worth changing, per application name (the cost of the findings each \
+         serves, over its runs; at most {SETTINGS_PER_NAME} a name):"
+    );
+    for n in names {
+        let _ = writeln!(o, "  {}:", n.app_name);
+        for s in n.settings.iter().take(SETTINGS_PER_NAME) {
+            let set = match &s.job_group {
+                Some(g) => format!("[{g}] spark.conf.set({:?}, {:?})", s.key, s.to_try),
+                None => format!("--conf {}={}", s.key, s.to_try),
+            };
+            let ran: Vec<&str> = s
+                .ran_with
+                .iter()
+                .map(|v| v.as_deref().unwrap_or("unset"))
+                .collect();
+            let _ = writeln!(
+                o,
+                "    {set}  (ran with {}; {} of {} runs, {}, {}{})",
+                ran.join(" or "),
+                s.runs,
+                n.runs,
+                plural(s.findings, "finding", "findings"),
+                cost(s.cost_seconds, &s.unit),
+                in_money(s.money, r.currency.as_deref())
+            );
+        }
+    }
 }
 
 /// The worst runs, each with its per-kind costs and top findings.

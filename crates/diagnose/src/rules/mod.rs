@@ -384,4 +384,4 @@ fn bottlenecks(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
