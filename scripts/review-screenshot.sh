@@ -22,6 +22,10 @@ work="$root/target/review"
 rm -rf "$work"
 mkdir -p "$work/logs"
 
+if [ -n "$shot" ] && ! command -v pngquant >/dev/null; then
+    sudo_=""; [ "$(id -u)" -eq 0 ] || sudo_="sudo"
+    $sudo_ apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq pngquant
+fi
 cargo build --quiet --bin spark-exporter
 python3 - "$work/logs" <<'EOF'
 import json, pathlib, shutil, subprocess, sys
@@ -73,9 +77,7 @@ echo "application page: $work/app.html ($(wc -c <"$work/app.html") bytes)"
 if [ -n "$app_shot" ]; then
     python3 tests/review_page.py "$work/app.html" --app --screenshot "$app_shot" --pdf "$work/app.pdf"
     for png in "$shot" "$app_shot"; do
-        if command -v pngquant >/dev/null; then
-            pngquant --force --skip-if-larger --quality 60-90 --output "$png" "$png" || true
-        fi
+        pngquant --force --skip-if-larger --quality 60-90 --output "$png" "$png"
     done
 else
     python3 tests/review_page.py "$work/app.html" --app --pdf "$work/app.pdf"
