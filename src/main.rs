@@ -114,6 +114,7 @@ fn diagnose_command(
         app_id,
         format,
         ui_url,
+        target_duration,
         fail_on,
         review,
         since,
@@ -133,7 +134,12 @@ fn diagnose_command(
             spark_url: settings.spark.urls.first().cloned(),
             app_id,
             ui_url,
+            target_seconds: target_duration
+                .as_deref()
+                .and_then(|v| humantime::parse_duration(v).ok())
+                .map(|d| d.as_secs_f64()),
         },
+        target_duration,
         review_flags: since.is_some()
             || app_name.is_some()
             || job_group.is_some()
@@ -368,6 +374,8 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
 /// `diagnose`'s flags.
 struct DiagnoseArgs {
     format: String,
+    /// `--target-duration` as given (parsed into the request when valid).
+    target_duration: Option<String>,
     fail_on: Vec<String>,
     request: diagnose::Request,
     /// `--review` and its flags.
@@ -410,6 +418,13 @@ impl DiagnoseArgs {
         settings: &Settings,
     ) -> Result<Option<diagnose::review::ReviewRequest>, Vec<String>> {
         let mut p = vec![];
+        if let Some(v) = &self.target_duration {
+            if humantime::parse_duration(v).is_err() {
+                p.push(format!(
+                    "--target-duration: {v:?} is not a duration (20m, 1h 30m)"
+                ));
+            }
+        }
         let review = self.review.as_ref().map(|r| {
             let mut regex = |flag: &str, v: &Option<String>| {
                 v.as_ref().and_then(|v| {
@@ -433,6 +448,7 @@ impl DiagnoseArgs {
                 job_group,
                 top: r.top,
                 ui_url: self.request.ui_url.clone(),
+                target_seconds: self.request.target_seconds,
             }
         });
         if review.is_none() && self.review_flags {

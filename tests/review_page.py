@@ -12,6 +12,8 @@ Checks, with Debian's `chromium --headless --no-sandbox`:
   read back from a copy of the page with a measuring script), each chart names one unit
   (`data-unit`: costs of different units never share an axis), and nothing is wider than the
   window;
+- with --what-if: the what-if's two charts (predicted time, and core-seconds or money, against
+  the executor count) are drawn too, each of its own unit;
 - with --app: every finding is drawn, each kind's section ends with its remedy, and every
   suggested setting is a row of its finding's table;
 - on paper: it prints to a PDF (A4) of at least one page.
@@ -32,6 +34,7 @@ import tempfile
 
 CHARTS = ("cost-by-kind", "top-names", "timeline")
 APP_CHARTS = ("group-times", "cost-by-kind")
+WHAT_IF_CHARTS = ("what-if-time", "what-if-cost")
 
 MEASURE = """
 <script>
@@ -74,6 +77,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("page")
     ap.add_argument("--app", action="store_true", help="one application's page")
+    ap.add_argument("--what-if", action="store_true",
+                    help="the what-if's charts (time, and cost) must be drawn too")
     ap.add_argument("--findings", type=int, help="with --app: the findings the page must show")
     ap.add_argument("--settings", type=int, help="with --app: the suggestions it must show")
     ap.add_argument("--screenshot")
@@ -99,7 +104,7 @@ def main() -> int:
         else:
             got = json.loads(html.unescape(m.group(1)))
             print(f"{'application' if a.app else 'review'} page (headless {browser}, 1366 px): {json.dumps(got)}", flush=True)
-            for c in (APP_CHARTS if a.app else CHARTS):
+            for c in (APP_CHARTS if a.app else CHARTS) + (WHAT_IF_CHARTS if a.what_if else ()):
                 drawn = {k: g for k, g in got["charts"].items() if k.split(" / ")[0] == c}
                 if not drawn:
                     fails.append(f"chart {c}: missing")

@@ -72,6 +72,10 @@ pub enum Command {
         /// A History Server that serves these event logs: findings link to its pages.
         #[arg(long = "ui-url")]
         ui_url: Option<String>,
+        /// The what-if's answer for a deadline: the executor count with the fewest core-seconds
+        /// whose predicted time is within it (`20m`, `1h 30m`).
+        #[arg(long = "target-duration", value_name = "DURATION")]
+        target_duration: Option<String>,
         /// Exit 3 when any finding is of one of these kinds (comma-separated): a CI gate.
         #[arg(long = "fail-on", value_delimiter = ',')]
         fail_on: Vec<String>,

@@ -47,6 +47,8 @@ pub struct Request {
     pub app_id: Option<String>,
     /// A History Server whose pages the findings of event logs link to.
     pub ui_url: Option<String>,
+    /// `--target-duration`, seconds: the what-if's cheapest executor count within it.
+    pub target_seconds: Option<f64>,
 }
 
 /// Why a diagnosis could not be made.
@@ -161,6 +163,8 @@ pub async fn diagnose_counted(
                 Some(a) => Ok(vec![advised(
                     rules::diagnose_app(&a, &stages_of(&a, &settled), cfg, &ui.links(a.ended())),
                     &recorded,
+                    a.finding_rate(),
+                    req.target_seconds,
                 )]),
                 None => Err(DiagnoseError::NotFound {
                     id: id.clone(),
@@ -178,7 +182,7 @@ pub async fn diagnose_counted(
                 .map(|a| {
                     let stages = stages_of(&a, &settled);
                     let report = rules::diagnose_app(&a, &stages, cfg, &ui.links(a.ended()));
-                    advised(report, &recorded)
+                    advised(report, &recorded, a.finding_rate(), req.target_seconds)
                 })
                 .collect()),
         }
@@ -214,6 +218,7 @@ fn reviewed_of(
     settings: &Settings,
     ui: &Ui,
     recorded: &runconf::Recorded,
+    target_seconds: Option<f64>,
 ) -> Vec<spark_exporter_diagnose::review::Reviewed> {
     let settled = settled(model);
     let cfg = &settings.diagnose;
@@ -225,6 +230,8 @@ fn reviewed_of(
                     report: advised(
                         rules::diagnose_app(&a, &stages, cfg, &ui.links(a.ended())),
                         recorded,
+                        a.finding_rate(),
+                        target_seconds,
                     ),
                     rate: a.finding_rate(),
                     stages,
@@ -262,9 +269,31 @@ fn narrow(paths: &[String], app_id: Option<&str>) -> Vec<String> {
     out
 }
 
-/// `report` with the advice its run's configuration gives ([`advice::advise`]).
-fn advised(mut report: Report1, recorded: &runconf::Recorded) -> Report1 {
+/// `report` with its run predicted on other executor counts ([`whatif::predict`], from what
+/// the event log recorded; priced at `rate`) and the advice its run's configuration gives
+/// ([`advice::advise`], which reads the prediction).
+fn advised(
+    mut report: Report1,
+    recorded: &runconf::Recorded,
+    rate: Option<spark_exporter_core::model::findings::Rate>,
+    target_seconds: Option<f64>,
+) -> Report1 {
+    use spark_exporter_diagnose::whatif;
+    let currency = recorded.currency();
     let run = recorded.of(&report.app_id);
+    let record = recorded.take_record(&report.app_id);
+    let ran = record.stages.values().any(|s| !s.tasks.is_empty());
+    let s = whatif::Settings {
+        props: run.app.as_ref(),
+        per_core_second: rate.map(|r| r.per_core_second).filter(|p| *p > 0.0),
+        currency: currency.as_deref(),
+        target_seconds,
+    };
+    match whatif::predict(&record, &s) {
+        Ok(w) => report.what_if = Some(w),
+        Err(e) if ran => report.notes.push(format!("what if: no prediction: {e}")),
+        Err(_) => {}
+    }
     spark_exporter_diagnose::advice::advise(&mut report, &run);
     report
 }

@@ -43,6 +43,8 @@ pub struct ReviewRequest {
     pub top: usize,
     /// A History Server whose pages the findings of event logs link to.
     pub ui_url: Option<String>,
+    /// `--target-duration`, seconds: the what-if's cheapest executor count within it.
+    pub target_seconds: Option<f64>,
 }
 
 /// The review being made: the ranking, the counts and the failures named.
@@ -182,6 +184,7 @@ async fn review_logs(settings: &Arc<Settings>, fold: &mut Fold<'_>) -> Result<()
                 }
             }
             let (s, r, ui) = (settings.clone(), root.clone(), ui.clone());
+            let target = fold.req.target_seconds;
             let one = tokio::task::spawn_blocking(move || {
                 let telemetry = Arc::new(Telemetry::default());
                 let model = Model::for_diagnosis(&s, telemetry.clone());
@@ -193,7 +196,7 @@ async fn review_logs(settings: &Arc<Settings>, fold: &mut Fold<'_>) -> Result<()
                 };
                 crate::eventlog::read_log(found, &r, &s, &observer, &telemetry)
                     .map_err(|e| e.to_string())?;
-                let apps = reviewed_of(&model, &s, &ui, &recorded);
+                let apps = reviewed_of(&model, &s, &ui, &recorded, target);
                 let errors: u64 = telemetry.snapshot().eventlog_errors.values().sum();
                 Ok::<_, String>((apps, errors))
             })
@@ -237,6 +240,7 @@ async fn review_rest(
             continue;
         }
         let (s, u, id) = (settings.clone(), url.to_string(), info.id.clone());
+        let target = fold.req.target_seconds;
         let one = tokio::spawn(async move {
             let telemetry = Arc::new(Telemetry::default());
             let model = Model::for_diagnosis(&s, telemetry.clone());
@@ -245,7 +249,7 @@ async fn review_rest(
                 .map_err(|e| e.to_string())?;
             let recorded = super::runconf::Recorded::new(&s);
             super::rest_properties(&s, &telemetry, &model, &u, &recorded).await;
-            Ok::<_, String>(reviewed_of(&model, &s, &Ui::Target(u), &recorded))
+            Ok::<_, String>(reviewed_of(&model, &s, &Ui::Target(u), &recorded, target))
         })
         .await;
         match one {

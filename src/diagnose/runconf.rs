@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use spark_exporter_diagnose::advice::{Peaks, RunConf};
+use spark_exporter_diagnose::whatif::RunRecord;
 
 use crate::config::Settings;
 use crate::model::attribution::Attribution;
@@ -16,7 +17,9 @@ use crate::model::*;
 
 /// The run configurations recorded, by application id.
 pub struct Recorded {
+    currency: Option<String>,
     runs: Mutex<BTreeMap<String, RunConf>>,
+    records: Mutex<BTreeMap<String, RunRecord>>,
     attribution: Attribution,
     labeler: Labeler,
 }
@@ -25,7 +28,9 @@ impl Recorded {
     /// Nothing recorded yet; job groups are labelled as `settings` label them.
     pub fn new(settings: &Settings) -> Recorded {
         Recorded {
+            currency: settings.cost.currency.clone(),
             runs: Mutex::default(),
+            records: Mutex::default(),
             attribution: Attribution::new(&settings.labels),
             labeler: Labeler::new(&settings.labels),
         }
@@ -34,6 +39,22 @@ impl Recorded {
     fn with(&self, app_id: &str, f: impl FnOnce(&mut RunConf)) {
         let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
         f(runs.entry(app_id.to_string()).or_default());
+    }
+
+    fn record(&self, app_id: &str, f: impl FnOnce(&mut RunRecord)) {
+        let mut r = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        f(r.entry(app_id.to_string()).or_default());
+    }
+
+    /// What the what-if simulation replays of `app_id`, taken out (each is read once).
+    pub fn take_record(&self, app_id: &str) -> RunRecord {
+        let mut r = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        r.remove(app_id).unwrap_or_default()
+    }
+
+    /// The currency of prices (`cost.currency`), for the what-if's money.
+    pub fn currency(&self) -> Option<String> {
+        self.currency.clone()
     }
 
     /// The configuration of `app_id` as recorded (empty when nothing was).
@@ -91,6 +112,10 @@ pub struct Recorder<'a> {
 
 impl Observer for Recorder<'_> {
     fn upsert_app(&self, obs: &AppObs) {
+        self.rec.record(&obs.app_id, |r| {
+            r.start_ms = obs.start_ms.or(r.start_ms);
+            r.end_ms = obs.end_ms.or(r.end_ms);
+        });
         self.inner.upsert_app(obs)
     }
     fn app_gone(&self, app_id: &str, at_ms: EpochMs) {
@@ -98,9 +123,25 @@ impl Observer for Recorder<'_> {
     }
     fn upsert_job(&self, app_id: &str, obs: &JobObs) {
         self.rec.job(app_id, obs);
+        self.rec.record(app_id, |r| {
+            r.job(
+                obs.job_id,
+                obs.submission_ms,
+                obs.completion_ms,
+                &obs.stage_ids,
+            )
+        });
         self.inner.upsert_job(app_id, obs)
     }
     fn upsert_stage(&self, app_id: &str, obs: &StageObs) {
+        self.rec.record(app_id, |r| {
+            r.stage(
+                obs.stage_id,
+                obs.attempt,
+                obs.submission_ms,
+                obs.completion_ms,
+            )
+        });
         self.inner.upsert_stage(app_id, obs)
     }
     fn set_task_summary(&self, app_id: &str, stage_id: u64, attempt: u32, sum: TaskSummaryObs) {
@@ -110,9 +151,26 @@ impl Observer for Recorder<'_> {
         self.inner.task_start(app_id, obs)
     }
     fn task_end(&self, app_id: &str, obs: &TaskEndObs) {
+        self.rec.record(app_id, |r| {
+            r.task(
+                obs.stage_id,
+                obs.attempt,
+                &obs.executor_id,
+                obs.launch_ms,
+                obs.finish_ms,
+            );
+            r.cpu_ns = r.cpu_ns.saturating_add(obs.metrics.cpu_time_ns);
+            r.run_ms = r.run_ms.saturating_add(obs.metrics.run_time_ms);
+        });
         self.inner.task_end(app_id, obs)
     }
     fn upsert_executor(&self, app_id: &str, obs: &ExecutorObs) {
+        self.rec.record(app_id, |r| {
+            let x = r.executor(&obs.executor_id);
+            x.add_ms = obs.add_ms.or(x.add_ms);
+            x.remove_ms = obs.remove_ms.or(x.remove_ms);
+            x.cores = obs.total_cores.or(x.cores);
+        });
         self.inner.upsert_executor(app_id, obs)
     }
     fn upsert_sql(&self, app_id: &str, obs: &SqlObs) {
@@ -122,6 +180,7 @@ impl Observer for Recorder<'_> {
         self.inner.sql_plan(app_id, obs)
     }
     fn streaming_progress(&self, app_id: &str, obs: &StreamingProgressObs) {
+        self.rec.record(app_id, |r| r.streaming = true);
         self.inner.streaming_progress(app_id, obs)
     }
     fn sql_settings(&self, app_id: &str, execution_id: u64, settings: &BTreeMap<String, String>) {
@@ -134,7 +193,16 @@ impl Observer for Recorder<'_> {
         self.rec.peaks(app_id, obs);
         self.inner.stage_executor_peaks(app_id, obs)
     }
+    fn stage_parents(&self, app_id: &str, job_id: u64, parents: &[(u64, Vec<u64>)]) {
+        self.rec.record(app_id, |r| {
+            for (s, p) in parents {
+                r.parents.insert(*s, p.clone());
+            }
+        });
+        self.inner.stage_parents(app_id, job_id, parents)
+    }
     fn streaming_started(&self, app_id: &str, obs: &StreamingStartObs) {
+        self.rec.record(app_id, |r| r.streaming = true);
         self.inner.streaming_started(app_id, obs)
     }
     fn set_app_props(&self, app_id: &str, obs: &AppPropsObs) {

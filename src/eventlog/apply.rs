@@ -289,8 +289,9 @@ impl LogApp {
                 .connect_ops
                 .insert(job_tag, ConnectOp::new(statement, session_tags)),
             Event::ConnectOperationClosed { job_tag } => self.connect_ops.remove(&job_tag),
-            Event::JobStart { mut job, .. } => {
+            Event::JobStart { mut job, parents } => {
                 self.connect_job(&mut job);
+                obs.stage_parents(app, job.job_id, &parents);
                 obs.upsert_job(app, &job);
                 self.jobs.insert(job.job_id, job);
             }

@@ -134,6 +134,9 @@ pub struct StageIdOnly<'a> {
     pub stage_id: u64,
     #[serde(rename = "Stage Name", borrow, default)]
     pub name: Option<Cow<'a, str>>,
+    /// The stages it reads the output of (Spark 1.x on).
+    #[serde(rename = "Parent IDs", default)]
+    pub parents: Option<Vec<u64>>,
 }
 
 /// `SparkListenerJobStart`.
@@ -163,6 +166,7 @@ pub const JOB_START_KEEP: Keep = Keep::Members(&[
         Keep::Elements(&Keep::Members(&[
             ("Stage ID", Keep::All),
             ("Stage Name", Keep::All),
+            ("Parent IDs", Keep::All),
         ])),
     ),
     ("Properties", PROPS_KEEP),

@@ -61,6 +61,9 @@ pub enum Event {
     JobStart {
         /// The job.
         job: JobObs,
+        /// Each of its stages' parent stages (`Stage Infos`' `Parent IDs`), for `diagnose`'s
+        /// what-if simulation; the model keeps none.
+        parents: Vec<(u64, Vec<u64>)>,
     },
     /// `SparkListenerJobEnd`.
     JobEnd {
@@ -821,7 +824,12 @@ fn job_start(j: json::JobStart) -> Event {
         .app_name
         .filter(|_| tags.iter().any(|t: &String| t.starts_with("SparkConnect_")))
         .map(Cow::into_owned);
+    let parents = infos
+        .iter()
+        .map(|s| (s.stage_id, s.parents.clone().unwrap_or_default()))
+        .collect();
     Event::JobStart {
+        parents,
         job: JobObs {
             job_id: j.job_id,
             job_group: owned(props.job_group),

@@ -49,7 +49,7 @@ fn failed_and_killed_tasks() {
 #[test]
 fn job_start_and_end() {
     let start = r#"{"Event":"SparkListenerJobStart","Job ID":4,"Submission Time":1796009908063,"Stage Infos":[{"Stage ID":6,"Stage Name":"count at <stdin>:1"},{"Stage ID":5,"Stage Name":"map at <stdin>:1","RDD Info":[]}],"Stage IDs":[5,6],"Properties":{"spark.rdd.scope":"{\"id\":\"1\"}","spark.job.description":"Load numbers 2026-01-01","spark.jobGroup.id":"etl_load","spark.job.tags":"a,b","spark.sql.execution.id":"12"}}"#;
-    let Event::JobStart { job } = one(start) else {
+    let Event::JobStart { job, .. } = one(start) else {
         panic!()
     };
     assert_eq!(job.job_id, 4);

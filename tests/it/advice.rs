@@ -243,7 +243,12 @@ fn one_applications_page_draws_its_findings_and_suggestions() {
     let out = std::process::Command::new("python3")
         .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/review_page.py"))
         .arg(&page)
-        .args(["--app", "--findings", &a.findings.len().to_string()])
+        .args([
+            "--app",
+            "--what-if",
+            "--findings",
+            &a.findings.len().to_string(),
+        ])
         .args(["--settings", &suggestions.to_string()])
         .output()
         .expect("python3");

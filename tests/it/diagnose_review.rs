@@ -624,6 +624,7 @@ async fn priced_costs_carry_their_money_and_the_page_draws_its_charts() {
         let out = std::process::Command::new("python3")
             .arg(root().join("tests/review_page.py"))
             .arg(&page)
+            .arg("--what-if")
             .output()
             .expect("python3");
         let (so, se) = (
@@ -632,6 +633,8 @@ async fn priced_costs_carry_their_money_and_the_page_draws_its_charts() {
         );
         assert!(out.status.success(), "{so}{se}");
         assert!(so.contains("\"timeline / time\""), "{so}");
+        // The worst run's what-if, its cost in the review's currency.
+        assert!(so.contains("\"what-if-cost / EUR\""), "{so}");
     }
     let _ = std::fs::remove_file(&config);
     let _ = std::fs::remove_file(&page);

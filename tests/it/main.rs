@@ -47,3 +47,4 @@ mod tpch;
 mod version_matrix;
 mod web_security;
 mod web_tls;
+mod whatif;

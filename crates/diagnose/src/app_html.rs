@@ -101,6 +101,9 @@ fn app(o: &mut String, a: &AppReport) {
     group_times(o, a);
     cost_by_kind(o, &a.findings);
     findings(o, a);
+    if let Some(w) = &a.what_if {
+        crate::whatif::render::html(o, w);
+    }
     settings(o, a);
     o.push_str("</article>\n");
 }

@@ -24,6 +24,8 @@ pub mod report;
 pub mod review;
 pub mod rules;
 pub mod text;
+mod units;
+pub mod whatif;
 
 /// What the [`registry!`] macro's expansion names, so that a crate using it needs neither serde
 /// nor schemars itself.

@@ -83,6 +83,10 @@ pub struct AppReport<K = Kind> {
     /// For the text only (the JSON report, schema v1, is unchanged).
     #[serde(skip)]
     pub group_times: Vec<GroupTime>,
+    /// The run predicted on other executor counts (event logs of batch applications; absent
+    /// otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub what_if: Option<crate::whatif::WhatIf>,
     /// What the procedure could not check, and how to let it (a streaming query whose trigger
     /// interval is unknown, ...). For the text only.
     #[serde(skip)]

@@ -88,10 +88,13 @@ fn app(o: &mut String, a: &AppReport) {
         let _ = writeln!(o, "\nnote: {n}");
     }
     if a.findings.is_empty() {
-        o.push_str("\nNo findings.\n\n");
-        return;
+        o.push_str("\nNo findings.\n");
+    } else {
+        findings(o, &a.findings);
     }
-    findings(o, &a.findings);
+    if let Some(w) = &a.what_if {
+        o.push_str(&crate::whatif::render::text(w));
+    }
     let block = crate::advice::apply::paste_block(a);
     if !block.is_empty() {
         o.push('\n');
@@ -489,20 +492,7 @@ pub fn value(v: f64, u: Unit) -> String {
     }
 }
 
-/// A duration: `850 ms`, `7.6 s`, `3 min 4 s`, `2 h 5 min`.
-pub fn duration(s: f64) -> String {
-    if s < 1.0 && s > 0.0 {
-        format!("{:.0} ms", s * 1000.0)
-    } else if s < 59.95 {
-        format!("{s:.1} s")
-    } else if s < 3599.5 {
-        let t = s.round() as u64;
-        format!("{} min {} s", t / 60, t % 60)
-    } else {
-        let t = (s / 60.0).round() as u64;
-        format!("{} h {} min", t / 60, t % 60)
-    }
-}
+pub use crate::units::duration;
 
 /// An amount of seconds of some kind (task-, core-): `7.6`, `1,234`.
 pub(crate) fn amount(v: f64) -> String {

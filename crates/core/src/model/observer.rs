@@ -55,6 +55,10 @@ pub trait Observer: Send + Sync {
     /// `JVMHeapMemory`, `ProcessTreeJVMRSSMemory`, ... The model keeps none (advice sizes memory
     /// from them: `diagnose`, through an observer of its own); by default ignored.
     fn stage_executor_peaks(&self, _app_id: &str, _obs: &StagePeaksObs) {}
+    /// Job `job_id`'s stages and each one's parent stages (event log `SparkListenerJobStart`'s
+    /// `Stage Infos`, skipped stages included). The model keeps none (`diagnose`'s what-if
+    /// simulation replays the stage graph); by default ignored.
+    fn stage_parents(&self, _app_id: &str, _job_id: u64, _parents: &[(u64, Vec<u64>)]) {}
     /// A streaming query started (event log): its series exist from now, at zero.
     fn streaming_started(&self, app_id: &str, obs: &StreamingStartObs) {
         let _ = (app_id, obs);

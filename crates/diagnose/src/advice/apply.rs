@@ -18,6 +18,7 @@ pub fn advise(app: &mut AppReport, run: &RunConf) {
         let advice = kinds::advise(&Cx {
             run,
             finding: &app.findings[i],
+            what_if: app.what_if.as_ref(),
         });
         let f = &mut app.findings[i];
         f.suggestions = advice.settings;

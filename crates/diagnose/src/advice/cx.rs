@@ -11,6 +11,8 @@ pub struct Cx<'a> {
     pub run: &'a RunConf,
     /// The finding.
     pub finding: &'a Finding,
+    /// The run predicted on other executor counts, when it could be.
+    pub what_if: Option<&'a crate::whatif::WhatIf>,
 }
 
 impl Cx<'_> {

@@ -52,7 +52,11 @@ pub const COVERED: &[(Kind, &str)] = &[
     ),
     (
         Kind::IdleCores,
-        "dynamic allocation (`spark.dynamicAllocation.enabled`, with shuffle tracking)",
+        "with the what-if's prediction (its replay within 10% of the run): fewer executors \
+         (`spark.executor.instances`) or dynamic allocation, whichever holds the fewest \
+         core-seconds within 10% of the run's time, nothing when neither beats the run; \
+         without it, dynamic allocation (`spark.dynamicAllocation.enabled`, with shuffle \
+         tracking)",
     ),
     (
         Kind::StreamingTrigger,
@@ -442,22 +446,70 @@ fn recorders(cx: &Cx<'_>) -> Advice {
     a
 }
 
-/// Cores held idle: dynamic allocation where it was off.
+/// Cores held idle. With a prediction the replay backs (within 10% of the run), whichever of
+/// fewer executors or dynamic allocation holds the fewest core-seconds within 10% of the run's
+/// own time, if either beats the run; nothing when none does. Without one, dynamic allocation
+/// where it was off.
 fn idle(cx: &Cx<'_>) -> Advice {
     let mut a = Advice::default();
-    if on(cx, "spark.dynamicAllocation.enabled", false) {
-        return a;
-    }
+    let da_on = on(cx, "spark.dynamicAllocation.enabled", false);
     let busy = cx.number("core_utilization") * 100.0;
-    let basis = format!(
+    let seen = format!(
         "the executors' cores were busy {busy:.0}% of the time they were held ({:.0} idle \
-         core-seconds): dynamic allocation releases idle executors",
+         core-seconds)",
         cx.number("idle_core_seconds")
     );
+    if let Some(w) = cx.what_if.filter(|w| w.trusted && !w.local) {
+        let Some(own) = w.rows.iter().find(|r| r.executors == w.executors) else {
+            return a;
+        };
+        let best = w
+            .rows
+            .iter()
+            .chain(w.dynamic.iter().filter(|_| !da_on))
+            .filter(|r| r.seconds <= own.seconds * 1.1 && r.core_seconds < own.core_seconds)
+            .min_by(|x, y| x.core_seconds.total_cmp(&y.core_seconds));
+        let Some(best) = best else {
+            return a;
+        };
+        let basis = format!(
+            "{seen}; the simulation (its replay of this run {:.1}% off) predicts {:.0} s and {:.0} \
+             core-seconds {}, against {:.0} s and {:.0} core-seconds on the run's {}",
+            w.replay_error * 100.0,
+            best.seconds,
+            best.core_seconds,
+            if best.dynamic {
+                format!("with dynamic allocation (up to {} executors)", best.executors)
+            } else {
+                format!(
+                    "on {} executor{}",
+                    best.executors,
+                    if best.executors == 1 { "" } else { "s" }
+                )
+            },
+            own.seconds,
+            own.core_seconds,
+            w.executors
+        );
+        if best.dynamic {
+            a.settings
+                .push(cx.set("spark.dynamicAllocation.enabled", "true".into(), basis));
+        } else {
+            a.settings.push(cx.set(
+                "spark.executor.instances",
+                best.executors.to_string(),
+                basis,
+            ));
+        }
+        return a;
+    }
+    if da_on {
+        return a;
+    }
     a.settings.push(cx.set(
         "spark.dynamicAllocation.enabled",
         "true".into(),
-        basis.clone(),
+        format!("{seen}: dynamic allocation releases idle executors"),
     ));
     if !on(cx, "spark.dynamicAllocation.shuffleTracking.enabled", true) {
         a.settings.push(

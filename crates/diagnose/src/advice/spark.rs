@@ -72,6 +72,7 @@ pub const KNOWN: &[Known] = &[
     sql("spark.sql.files.maxPartitionBytes", Some("128MB")),
     app("spark.default.parallelism", None),
     app("spark.locality.wait", Some("3s")),
+    app("spark.executor.instances", None),
     app("spark.executor.memory", Some("1g")),
     app("spark.memory.fraction", Some("0.6")),
     app("spark.executor.memoryOverhead", None),

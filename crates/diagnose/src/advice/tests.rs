@@ -30,7 +30,11 @@ fn props(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
 }
 
 fn advice(f: &Finding, run: &RunConf) -> Advice {
-    super::kinds::advise(&Cx { run, finding: f })
+    super::kinds::advise(&Cx {
+        run,
+        finding: f,
+        what_if: None,
+    })
 }
 
 /// The advice tables of docs/diagnose.md are generated (`UPDATE_DOCS=1 cargo test -p
@@ -184,6 +188,7 @@ fn one_value_per_property_per_scope() {
         findings: vec![small, big, idle],
         settings: vec![],
         group_times: vec![],
+        what_if: None,
         notes: vec![],
     };
     advise(&mut app, &run);

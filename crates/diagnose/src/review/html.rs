@@ -69,7 +69,12 @@ pub fn render_html(r: &Review) -> String {
     cost_by_kind(&mut o, r);
     top_names(&mut o, r);
     match r.worst_runs.first() {
-        Some(run) => timeline(&mut o, run, cur),
+        Some(run) => {
+            timeline(&mut o, run, cur);
+            if let Some(w) = &run.what_if {
+                crate::whatif::render::html(&mut o, w);
+            }
+        }
         None => o.push_str(
             "<section id=\"timeline\"><h2>Stage timeline of the worst run</h2>\
              <p class=\"empty\">No run with findings.</p></section>\n",

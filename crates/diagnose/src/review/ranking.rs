@@ -190,6 +190,9 @@ pub struct Run {
     pub stages: Vec<StageSpan>,
     /// Stage attempts left out of `stages` (beyond the 200 longest).
     pub stages_left_out: u64,
+    /// The run predicted on other executor counts (event logs of batch applications).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub what_if: Option<crate::whatif::WhatIf>,
 }
 
 /// A stage attempt of a worst run, on its timeline.
@@ -442,6 +445,7 @@ impl Ranking {
                 .collect(),
             stages,
             stages_left_out,
+            what_if: a.what_if.clone(),
         });
         // Keep the `top` costliest only: the ranking stays small whatever the store holds.
         sort_runs(&mut self.worst);
@@ -564,6 +568,7 @@ mod tests {
             findings,
             settings: vec![],
             group_times: vec![],
+            what_if: None,
             notes: vec![],
         }
     }

@@ -179,6 +179,17 @@ fn worst_runs(o: &mut String, r: &Review) {
             },
             kinds.join("; ")
         );
+        if let Some(w) = &run.what_if {
+            let _ = writeln!(
+                o,
+                "     what if: it ran on {} executor(s); the fewest within 10% of the fastest \
+                 predicted: {} (replay {:.1}% off)",
+                w.executors,
+                w.fewest_within_10pct
+                    .map_or("-".to_string(), |n| n.to_string()),
+                w.replay_error * 100.0
+            );
+        }
         for f in &run.top_findings {
             let unit = f.kind.rule().unit;
             let _ = writeln!(

@@ -182,6 +182,7 @@ impl<K: RuleKind> Procedure<K> {
         let cx = Cx { cfg, links, app };
         AppReport {
             group_times,
+            what_if: None,
             notes: K::KINDS
                 .iter()
                 .filter_map(|k| k.rule().notes)
