@@ -240,23 +240,18 @@ fn one_applications_page_draws_its_findings_and_suggestions() {
         support::spark::skip_unless_required("the application page: no chromium on PATH");
         return;
     }
-    let out = std::process::Command::new("python3")
-        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/review_page.py"))
-        .arg(&page)
-        .args([
+    let (ok, out) = support::spark::check_page(
+        &page,
+        &[
             "--app",
             "--what-if",
             "--findings",
             &a.findings.len().to_string(),
-        ])
-        .args(["--settings", &suggestions.to_string()])
-        .output()
-        .expect("python3");
-    let (so, se) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
+            "--settings",
+            &suggestions.to_string(),
+        ],
     );
-    assert!(out.status.success(), "{so}{se}");
+    assert!(ok, "{out}");
     let _ = std::fs::remove_file(&page);
     let _ = std::fs::remove_file(&cfg);
 }

@@ -621,17 +621,8 @@ async fn priced_costs_carry_their_money_and_the_page_draws_its_charts() {
     if support::spark::which("chromium").is_none() {
         support::spark::skip_unless_required("the review page: no chromium on PATH");
     } else {
-        let out = std::process::Command::new("python3")
-            .arg(root().join("tests/review_page.py"))
-            .arg(&page)
-            .arg("--what-if")
-            .output()
-            .expect("python3");
-        let (so, se) = (
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-        );
-        assert!(out.status.success(), "{so}{se}");
+        let (ok, so) = support::spark::check_page(&page, &["--what-if"]);
+        assert!(ok, "{so}");
         assert!(so.contains("\"timeline / time\""), "{so}");
         // The worst run's what-if, its cost in the review's currency.
         assert!(so.contains("\"what-if-cost / EUR\""), "{so}");

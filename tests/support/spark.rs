@@ -52,6 +52,23 @@ pub fn run_python(
     child.wait_with_output().unwrap()
 }
 
+/// `tests/review_page.py PAGE ARGS...` (a diagnose page in headless Chromium): whether it
+/// passed, and what it printed (stdout, then stderr).
+pub fn check_page(page: &std::path::Path, args: &[&str]) -> (bool, String) {
+    let out = std::process::Command::new("python3")
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/review_page.py"))
+        .arg(page)
+        .args(args)
+        .output()
+        .expect("python3");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
 /// The program `name` on `PATH`.
 pub fn which(name: &str) -> Option<std::path::PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)

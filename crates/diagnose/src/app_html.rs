@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::advice::apply::paste_block;
-use crate::page::{bar, colour, cut, esc, label, rfc3339, svg_open, CSS, W};
+use crate::page::{bar, close, colour, cut, esc, label, open, rfc3339, svg_open, W};
 use crate::report::{AppReport, Finding, Kind, Report};
 use crate::text::{amount, count, duration, group, numbers, percent, place, ran_with, whole};
 
@@ -27,13 +27,7 @@ pub fn render_app_html(r: &Report) -> String {
         [a] => format!("Spark diagnosis of {} ({})", a.app_name, a.app_id),
         v => format!("Spark diagnosis of {} applications", v.len()),
     };
-    let _ = write!(
-        o,
-        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{}</title>\n<style>{CSS}{APP_CSS}</style>\n</head>\n<body>\n<main>\n",
-        esc(&title)
-    );
+    open(&mut o, &title, APP_CSS);
     if r.applications.is_empty() {
         o.push_str("<h1>Spark diagnosis</h1>\n<p class=\"empty\">No application found.</p>\n");
     }
@@ -48,13 +42,13 @@ pub fn render_app_html(r: &Report) -> String {
     for a in &r.applications {
         app(&mut o, a);
     }
-    let _ = write!(
-        o,
-        "<footer>Made by {} (<code>diagnose --format html</code>). The same diagnosis as JSON: \
-         <code>--format json</code>, schema <code>diagnose-report.v{}</code>.</footer>\n\
-         </main>\n</body>\n</html>\n",
-        esc(&r.generator),
-        r.schema_version
+    close(
+        &mut o,
+        &r.generator,
+        "diagnose --format html",
+        "diagnosis",
+        "diagnose-report",
+        r.schema_version,
     );
     o
 }

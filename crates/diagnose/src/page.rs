@@ -89,6 +89,34 @@ pub fn label(o: &mut String, x: f64, y: f64, anchor: &str, class: &str, t: &str)
     );
 }
 
+/// A page's opening, to its `<main>`: `title`, the shared style and `css` after it.
+pub fn open(o: &mut String, title: &str, css: &str) {
+    let _ = write!(
+        o,
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>{CSS}{css}</style>\n</head>\n<body>\n<main>\n",
+        esc(title)
+    );
+}
+
+/// A page's end: who made it with which command, and the same as JSON (`schema`, version).
+pub fn close(
+    o: &mut String,
+    generator: &str,
+    command: &str,
+    what: &str,
+    schema: &str,
+    version: u32,
+) {
+    let _ = write!(
+        o,
+        "<footer>Made by {} (<code>{command}</code>). The same {what} as JSON: <code>--format \
+         json</code>, schema <code>{schema}.v{version}</code>.</footer>\n</main>\n</body>\n</html>\n",
+        esc(generator)
+    );
+}
+
 /// The opening of a chart's SVG of height `h`, whose bars all measure `unit`.
 pub fn svg_open(o: &mut String, chart: &str, unit: &str, h: f64, what: &str) {
     let _ = write!(

@@ -11,7 +11,7 @@ use std::fmt::Write;
 
 use super::ranking::{KindCost, NameRow, Review, Run, StageSpan};
 use super::text::{amount, cost, money_amount};
-use crate::page::{bar, colour, cut, esc, label, rfc3339, span, svg_open, CSS, W};
+use crate::page::{bar, close, colour, cut, esc, label, open, rfc3339, span, svg_open, W};
 use crate::report::Kind;
 
 /// Top names charted (the table lists them all).
@@ -45,13 +45,7 @@ pub fn render_html(r: &Review) -> String {
     let mut o = String::with_capacity(64 * 1024);
     let cur = r.currency.as_deref();
     let title = format!("Spark review of {}", inputs(&r.source.inputs));
-    let _ = write!(
-        o,
-        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n",
-        esc(&title)
-    );
+    open(&mut o, &title, "");
     header(&mut o, r);
     let _ = writeln!(
         o,
@@ -81,13 +75,13 @@ pub fn render_html(r: &Review) -> String {
         ),
     }
     tables(&mut o, r);
-    let _ = write!(
-        o,
-        "<footer>Made by {} (<code>diagnose --review --format html</code>). The same review as \
-         JSON: <code>--format json</code>, schema <code>diagnose-review.v{}</code>.</footer>\n\
-         </main>\n</body>\n</html>\n",
-        esc(&r.generator),
-        r.schema_version
+    close(
+        &mut o,
+        &r.generator,
+        "diagnose --review --format html",
+        "review",
+        "diagnose-review",
+        r.schema_version,
     );
     o
 }

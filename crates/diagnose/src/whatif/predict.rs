@@ -63,7 +63,7 @@ pub fn predict(r: &RunRecord, s: &Settings<'_>) -> Result<WhatIf, PlanError> {
     let (own, local, mut notes) = own_executors(r, start);
     let cores = mode(own.iter().map(|x| x.cores));
     let replay = simulate(&plan, &Pool::Fixed(own.clone()), cpus);
-    let n_own = most_at_once(&own);
+    let n_own = most_at_once(own.iter().map(|x| (x.up_ms, x.down_ms)));
     let real = plan.real_ms as f64 / 1000.0;
     let replayed = replay.wall_ms as f64 / 1000.0;
     let error = if real > 0.0 {
@@ -108,7 +108,7 @@ pub fn predict(r: &RunRecord, s: &Settings<'_>) -> Result<WhatIf, PlanError> {
             let o = simulate(&plan, &Pool::Fixed(execs), cpus);
             rows.push(row(n, &o, false));
         }
-        let d = dynamic_settings(&prop, n_own, cores, ups.first().copied().unwrap_or(0));
+        let d = dynamic_settings(&prop, cores, ups.first().copied().unwrap_or(0));
         let o = simulate(&plan, &Pool::Dynamic(d), cpus);
         dynamic = Some(row(o.peak_executors, &o, true));
     } else {
@@ -225,7 +225,6 @@ fn caveats(r: &RunRecord, error: f64) -> Vec<String> {
 /// application's start (at least 0.5 s, at most a minute).
 fn dynamic_settings<'a>(
     prop: &impl Fn(&str) -> Option<&'a str>,
-    own: u64,
     cores: u64,
     first_up_ms: i64,
 ) -> Dynamic {
@@ -238,7 +237,6 @@ fn dynamic_settings<'a>(
         .max(num("spark.executor.instances").unwrap_or(0))
         .max(min);
     let backlog = time("spark.dynamicAllocation.schedulerBacklogTimeout", 1_000);
-    let _ = own;
     Dynamic {
         min,
         max: max.max(min).max(1),
@@ -258,16 +256,16 @@ fn dynamic_settings<'a>(
     }
 }
 
-/// The most executors up at once.
-fn most_at_once(execs: &[Exec]) -> u64 {
+/// The most intervals (`start`, `end`; `None`: open) that overlap at once, at least 1.
+fn most_at_once(spans: impl Iterator<Item = (i64, Option<i64>)>) -> u64 {
     let mut ev: Vec<(i64, i64)> = vec![];
-    for x in execs {
-        ev.push((x.up_ms, 1));
-        if let Some(d) = x.down_ms {
-            ev.push((d, -1));
+    for (a, b) in spans {
+        ev.push((a, 1));
+        if let Some(b) = b {
+            ev.push((b, -1));
         }
     }
-    ev.sort();
+    ev.sort_unstable();
     let (mut n, mut most) = (0i64, 0i64);
     for (_, d) in ev {
         n += d;
@@ -290,18 +288,9 @@ fn mode(v: impl Iterator<Item = u64>) -> u64 {
 
 /// The most tasks that ran at once in the run.
 fn concurrency(r: &RunRecord) -> u64 {
-    let mut ev: Vec<(i64, i64)> = vec![];
-    for s in r.stages.values() {
-        for t in &s.tasks {
-            ev.push((t.launch_ms, 1));
-            ev.push((t.launch_ms + i64::from(t.duration_ms), -1));
-        }
-    }
-    ev.sort();
-    let (mut n, mut most) = (0i64, 0i64);
-    for (_, d) in ev {
-        n += d;
-        most = most.max(n);
-    }
-    most.max(1) as u64
+    most_at_once(r.stages.values().flat_map(|s| {
+        s.tasks
+            .iter()
+            .map(|t| (t.launch_ms, Some(t.launch_ms + i64::from(t.duration_ms))))
+    }))
 }

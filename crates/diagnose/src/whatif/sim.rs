@@ -408,6 +408,7 @@ pub fn simulate(plan: &Plan, pool: &Pool, task_cpus: u64) -> Outcome {
     }
     sim.anchored = anchored;
     let mut alloc = sim.seed(pool);
+    let removals = matches!(pool, Pool::Fixed(x) if x.iter().any(|e| e.down_ms.is_some()));
     while let Some(Reverse((t, _, ev))) = sim.heap.pop() {
         if sim.end_ms.is_some_and(|e| t > e)
             && sim
@@ -418,17 +419,20 @@ pub fn simulate(plan: &Plan, pool: &Pool, task_cpus: u64) -> Outcome {
             break;
         }
         sim.now = t;
-        // Removals of a fixed pool's executors take effect as time passes.
         sim.handle(ev, &mut alloc);
-        let now = sim.now;
-        let gone: Vec<(u64, usize)> = sim
-            .free
-            .iter()
-            .filter(|(_, e)| sim.execs[*e].down_ms.is_some_and(|d| d <= now))
-            .map(|(f, e)| (f.0, *e))
-            .collect();
-        for (f, e) in gone {
-            sim.free.remove(&(Reverse(f), e));
+        // Removals of a fixed pool's executors take effect as time passes (dynamic allocation
+        // takes its own out of the free set): a scan only where the pool has any.
+        if removals {
+            let now = sim.now;
+            let gone: Vec<(u64, usize)> = sim
+                .free
+                .iter()
+                .filter(|(_, e)| sim.execs[*e].down_ms.is_some_and(|d| d <= now))
+                .map(|(f, e)| (f.0, *e))
+                .collect();
+            for (f, e) in gone {
+                sim.free.remove(&(Reverse(f), e));
+            }
         }
         sim.dispatch();
     }
