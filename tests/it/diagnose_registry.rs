@@ -162,8 +162,13 @@ async fn its_findings_come_out_of_the_procedure() {
         ..Request::default()
     };
     let mut report = diagnose(&settings, &req).await.expect("diagnose");
-    // `diagnose` adds the advice (`advice::advise`) to what the procedure found.
+    // `diagnose` adds the what-if (`whatif::predict`) and the advice (`advice::advise`) to
+    // what the procedure found.
     for a in &mut report.applications {
+        assert!(
+            a.what_if.take().is_some(),
+            "diagnose predicts other executor counts"
+        );
         assert!(!a.settings.is_empty(), "diagnose gives advice");
         a.settings.clear();
         for f in &mut a.findings {
