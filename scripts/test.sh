@@ -166,6 +166,9 @@ scripts/bench-fleet.sh --check 1000
 step "diagnose bench: every committed event log within 5 ms + 0.5 s per 100 MB (BENCHMARKS.md)"
 "$(scripts/bench-bin.sh diagnose-bench)" check
 
+step "what-if bench: a 10,005-task run simulated on 8 pools within 250 ms (BENCHMARKS.md)"
+"$(scripts/bench-bin.sh diagnose-bench)" whatif
+
 # The supply-chain check starts from an empty CARGO_HOME, so it mostly downloads (the registry
 # index, every crate of every platform): in the background, beside the next steps; its result
 # is the last step.

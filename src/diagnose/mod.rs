@@ -15,7 +15,7 @@
 //! - [`review`] (this crate's): `--review`, many applications one at a time, folded into the
 //!   crate's [`spark_exporter_diagnose::review::Ranking`].
 
-pub use spark_exporter_diagnose::{advice, app_html, links, report, rules, text};
+pub use spark_exporter_diagnose::{advice, app_html, links, report, rules, text, whatif};
 
 pub mod live;
 pub mod review;
@@ -199,6 +199,29 @@ pub async fn diagnose_counted(
     })
 }
 
+/// What the what-if replays of each application in the event logs `paths`, with its Spark
+/// properties (`None`: no environment event), by application id: the record `diagnose` keeps
+/// beside the model, for timing [`whatif::predict`] on its own (the diagnose bench).
+pub async fn recorded_runs(
+    settings: &Settings,
+    paths: &[String],
+) -> Result<Vec<(String, whatif::RunRecord, Option<BTreeMap<String, String>>)>, DiagnoseError> {
+    let settings = Arc::new(settings.clone());
+    let telemetry = Arc::new(Telemetry::default());
+    let model = Model::for_diagnosis(&settings, telemetry.clone());
+    let recorded = Arc::new(runconf::Recorded::new(&settings));
+    read_logs(&settings, &telemetry, &model, &recorded, paths).await?;
+    let ids: Vec<String> = model.view(|v| v.apps().map(|a| a.id().to_string()).collect());
+    Ok(ids
+        .into_iter()
+        .map(|id| {
+            let props = recorded.of(&id).app;
+            let record = recorded.take_record(&id);
+            (id, record, props)
+        })
+        .collect())
+}
+
 /// The stage attempts `model` let go of, by application key, once its pending stages are
 /// applied (after a one-shot fill).
 fn settled(model: &Arc<Model>) -> BTreeMap<String, Vec<StageDetail>> {
@@ -278,7 +301,6 @@ fn advised(
     rate: Option<spark_exporter_core::model::findings::Rate>,
     target_seconds: Option<f64>,
 ) -> Report1 {
-    use spark_exporter_diagnose::whatif;
     let currency = recorded.currency();
     let run = recorded.of(&report.app_id);
     let record = recorded.take_record(&report.app_id);

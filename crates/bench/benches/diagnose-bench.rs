@@ -21,6 +21,8 @@
 //! [`REVIEW_GROWTH`] times N's plus [`REVIEW_SLACK_MIB`]: a review holds one application at a
 //! time, so its memory must not follow the store.
 //!
+//! `diagnose-bench whatif [LOG...]`: the what-if simulation on its own ([`whatif`]).
+//!
 //! A `harness = false` bench target, not part of the shipped crate:
 //! `cargo bench -p spark-exporter-bench --bench diagnose-bench -- check`, or the executable `scripts/bench-bin.sh
 //! diagnose-bench` names.
@@ -28,6 +30,7 @@
 #[path = "../../../tests/support/committed_logs.rs"]
 mod committed_logs;
 mod common;
+mod whatif;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -84,7 +87,8 @@ fn once(rt: &tokio::runtime::Runtime, settings: &Settings, log: &Path) -> (f64, 
 fn main() {
     let args = common::args_or_usage(
         "usage: diagnose-bench table|check [LOG...]  (default: every committed event log)\n       \
-         diagnose-bench review-memory [N]  (peak RSS of `diagnose --review` over N and 4N copies)",
+         diagnose-bench review-memory [N]  (peak RSS of `diagnose --review` over N and 4N copies)\n       \
+         diagnose-bench whatif [LOG...]  (the what-if simulation on its own)",
     );
     let check = match args[1].to_string_lossy().as_ref() {
         "check" => true,
@@ -97,8 +101,15 @@ fn main() {
             review_memory(n);
             return;
         }
+        "whatif" => {
+            let logs = args.iter().skip(2).map(PathBuf::from).collect();
+            whatif::bench(&repo_root(), logs);
+            return;
+        }
         other => {
-            eprintln!("diagnose-bench: unknown mode {other:?}: table, check or review-memory");
+            eprintln!(
+                "diagnose-bench: unknown mode {other:?}: table, check, review-memory or whatif"
+            );
             std::process::exit(64);
         }
     };
