@@ -47,6 +47,8 @@ tests/advice_rerun.py), as JSON {"application": {key: value}, "job_groups": {gro
 value}}}: the application's go to every application's session; a job group's are set with
 spark.conf.set when the group starts (over the workload's own session settings for it) and
 unset when the next group starts.
+--master URL: another master than local-cluster[2,1,1024] (the comparison fixture's run on one
+executor).
 --hold FILE: after the busy application, wait (at most --hold-seconds) until FILE exists before
 exiting (the end-to-end test scrapes meanwhile).
 """
@@ -79,6 +81,8 @@ p.add_argument("--live-hook", help="shell command run against each live applicat
 p.add_argument("--live-hook-seconds", type=float, default=120,
                help="how long --live-hook may run before it is killed")
 p.add_argument("--settings", help="JSON file of settings to run with (see above)")
+p.add_argument("--master", default="local-cluster[2,1,1024]",
+               help="the master URL (the comparison fixture runs one on local-cluster[1,1,1024])")
 p.add_argument("--hold")
 p.add_argument("--hold-seconds", type=float, default=600)
 a = p.parse_args()
@@ -330,7 +334,7 @@ for name, body, own_group in APPS:
     if own_group is None and only is not None and only <= {"idle_executor", "busy"}:
         continue
     conf = CONF + list(SETTINGS["application"].items())
-    spark = sparkwork.session("local-cluster[2,1,1024]", name, conf=conf, ui_port=a.ui_port,
+    spark = sparkwork.session(a.master, name, conf=conf, ui_port=a.ui_port,
                               event_log_dir=a.event_log_dir, loopback=True)
     sc = spark.sparkContext
     app_id = sc.applicationId

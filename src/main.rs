@@ -121,6 +121,9 @@ fn diagnose_command(
         app_name,
         job_group,
         top,
+        compare,
+        baseline_runs,
+        force,
     } = command
     else {
         // Only `main`'s `diagnose` arm calls this.
@@ -149,6 +152,13 @@ fn diagnose_command(
             app_name,
             job_group,
             top,
+        }),
+        compare_flags: baseline_runs != BASELINE_RUNS || force,
+        compare: compare.map(|baseline| diagnose::compared::CompareRequest {
+            run: diagnose::Request::default(),
+            baseline,
+            runs: baseline_runs,
+            force,
         }),
     };
     match args.validate(&settings) {
@@ -382,7 +392,14 @@ struct DiagnoseArgs {
     review: Option<ReviewArgs>,
     /// A review's flag was given (without `--review`, a mistake).
     review_flags: bool,
+    /// `--compare` and its flags (its run filled in from `request` when valid).
+    compare: Option<diagnose::compared::CompareRequest>,
+    /// A comparison's flag was given (without `--compare`, a mistake).
+    compare_flags: bool,
 }
+
+/// `--baseline-runs`' default (`src/cli`).
+const BASELINE_RUNS: usize = 7;
 
 /// `--top`'s default (`src/cli`).
 const REVIEW_TOP: usize = 10;
@@ -451,6 +468,7 @@ impl DiagnoseArgs {
                 target_seconds: self.request.target_seconds,
             }
         });
+        self.validate_compare(&mut p, review.is_some());
         if review.is_none() && self.review_flags {
             p.push("--since, --app-name, --job-group and --top go with --review".into());
         }
@@ -489,6 +507,63 @@ impl DiagnoseArgs {
     }
 }
 
+impl DiagnoseArgs {
+    /// `--compare`'s mistakes into `p`.
+    fn validate_compare(&self, p: &mut Vec<String>, review: bool) {
+        let Some(c) = &self.compare else {
+            if self.compare_flags {
+                p.push("--baseline-runs and --force go with --compare".into());
+            }
+            return;
+        };
+        if review {
+            p.push("--compare: not with --review (one run against its baseline)".into());
+        }
+        if !self.fail_on.is_empty() {
+            p.push("--fail-on: not with --compare".into());
+        }
+        if self.request.event_logs.is_empty() {
+            p.push(
+                "--compare reads event logs: give the run's --event-log (for a History Server's \
+                 runs, its spark.history.fs.logDirectory)"
+                    .into(),
+            );
+        }
+        if c.baseline.trim().is_empty() {
+            p.push("--compare: give a baseline (previous, a log or folder, or an id)".into());
+        }
+        if c.runs == 0 {
+            p.push("--baseline-runs: at least 1".into());
+        }
+    }
+}
+
+/// Compare, print the comparison, and exit 1 when there is none.
+async fn run_compare(
+    settings: Arc<Settings>,
+    format: &str,
+    mut req: diagnose::compared::CompareRequest,
+    run: diagnose::Request,
+) -> ExitCode {
+    req.run = run;
+    let c = match diagnose::compared::compared(&settings, &req).await {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("spark-exporter diagnose --compare: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match format {
+        "json" => match serde_json::to_string_pretty(&c) {
+            Ok(s) => out(&format!("{s}\n")),
+            Err(_) => return ExitCode::FAILURE,
+        },
+        "html" => out(&diagnose::compare::render::page(&c)),
+        _ => out(&diagnose::compare::render::text(&c)),
+    }
+    ExitCode::SUCCESS
+}
+
 /// Review, print the review, and exit 1 when no input could be listed.
 async fn run_review(
     settings: Arc<Settings>,
@@ -524,6 +599,9 @@ async fn run_diagnose(
 ) -> ExitCode {
     if let Some(req) = review {
         return run_review(settings, &args.format, req).await;
+    }
+    if let Some(req) = args.compare.clone() {
+        return run_compare(settings, &args.format, req, args.request.clone()).await;
     }
     let report = match diagnose::diagnose(&settings, &args.request).await {
         Ok(r) => r,

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A diagnose HTML page as headless Chromium draws it: the review's (`diagnose --review --format
-html`) or, with --app, one application's (`diagnose --format html`).
+html`), with --app one application's (`diagnose --format html`), with --compare a comparison's
+(`diagnose --compare BASELINE --format html`: its chart of the job groups that changed).
 
-    tests/review_page.py PAGE.html [--app] [--screenshot OUT.png] [--pdf OUT.pdf]
+    tests/review_page.py PAGE.html [--app|--compare] [--screenshot OUT.png] [--pdf OUT.pdf]
 
 Checks, with Debian's `chromium --headless --no-sandbox`:
 - the page is self-contained: no script, no external URL (src, href, url(...), @import);
@@ -35,6 +36,7 @@ import tempfile
 CHARTS = ("cost-by-kind", "top-names", "timeline")
 APP_CHARTS = ("group-times", "cost-by-kind")
 WHAT_IF_CHARTS = ("what-if-time", "what-if-cost")
+COMPARE_CHARTS = ("compare-groups",)
 
 MEASURE = """
 <script>
@@ -77,6 +79,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("page")
     ap.add_argument("--app", action="store_true", help="one application's page")
+    ap.add_argument("--compare", action="store_true", help="a comparison's page")
     ap.add_argument("--what-if", action="store_true",
                     help="the what-if's charts (time, and cost) must be drawn too")
     ap.add_argument("--findings", type=int, help="with --app: the findings the page must show")
@@ -103,8 +106,10 @@ def main() -> int:
             fails.append(f"chromium exited {r.returncode} without measuring the page: {r.stderr[-800:]}")
         else:
             got = json.loads(html.unescape(m.group(1)))
-            print(f"{'application' if a.app else 'review'} page (headless {browser}, 1366 px): {json.dumps(got)}", flush=True)
-            for c in (APP_CHARTS if a.app else CHARTS) + (WHAT_IF_CHARTS if a.what_if else ()):
+            which = "application" if a.app else "comparison" if a.compare else "review"
+            print(f"{which} page (headless {browser}, 1366 px): {json.dumps(got)}", flush=True)
+            charts = APP_CHARTS if a.app else COMPARE_CHARTS if a.compare else CHARTS
+            for c in charts + (WHAT_IF_CHARTS if a.what_if else ()):
                 drawn = {k: g for k, g in got["charts"].items() if k.split(" / ")[0] == c}
                 if not drawn:
                     fails.append(f"chart {c}: missing")

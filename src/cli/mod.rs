@@ -27,6 +27,8 @@ pub struct Cli {
 }
 
 /// Subcommands.
+// Parsed once per process: the size of `Diagnose`'s flags costs nothing worth boxing them for.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the exporter (the default).
@@ -98,6 +100,23 @@ pub enum Command {
         /// With --review: how many of the costliest runs to list.
         #[arg(long, value_name = "N", default_value_t = 10, help_heading = "Review")]
         top: usize,
+        /// Compare the run with a baseline: `previous` (the median of the name's previous runs
+        /// in the --event-log locations), a log, folder or prefix (its one run, or the median of
+        /// the name's previous runs there), or an application id in the --event-log locations.
+        /// What changed, ranked by share of the task-time difference; the settings apart.
+        #[arg(long, value_name = "BASELINE", help_heading = "Compare")]
+        compare: Option<String>,
+        /// With --compare over many runs: the median of at most this many, the latest.
+        #[arg(
+            long = "baseline-runs",
+            value_name = "N",
+            default_value_t = 7,
+            help_heading = "Compare"
+        )]
+        baseline_runs: usize,
+        /// With --compare: compare runs of two different applications anyway.
+        #[arg(long, help_heading = "Compare")]
+        force: bool,
     },
 }
 

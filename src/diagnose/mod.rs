@@ -15,8 +15,9 @@
 //! - [`review`] (this crate's): `--review`, many applications one at a time, folded into the
 //!   crate's [`spark_exporter_diagnose::review::Ranking`].
 
-pub use spark_exporter_diagnose::{advice, app_html, links, report, rules, text, whatif};
+pub use spark_exporter_diagnose::{advice, app_html, compare, links, report, rules, text, whatif};
 
+pub mod compared;
 pub mod live;
 pub mod review;
 pub mod runconf;
@@ -137,6 +138,16 @@ pub async fn diagnose_counted(
     req: &Request,
     telemetry: Arc<Telemetry>,
 ) -> Result<Report, DiagnoseError> {
+    profiled(settings, req, telemetry).await.map(|(r, _)| r)
+}
+
+/// [`diagnose_counted`], with each application's profile for a comparison (in the report's
+/// order).
+pub async fn profiled(
+    settings: &Settings,
+    req: &Request,
+    telemetry: Arc<Telemetry>,
+) -> Result<(Report, Vec<compare::Profile>), DiagnoseError> {
     let settings = Arc::new(settings.clone());
     let model = Model::for_diagnosis(&settings, telemetry.clone());
     let recorded = Arc::new(runconf::Recorded::new(&settings));
@@ -156,16 +167,18 @@ pub async fn diagnose_counted(
     };
     let settled = settled(&model);
     let cfg = &settings.diagnose;
-    let applications = model.view(|v| {
+    let one = |a: &AppView<'_>| {
+        let stages = stages_of(a, &settled);
+        let report = rules::diagnose_app(a, &stages, cfg, &ui.links(a.ended()));
+        let report = advised(report, &recorded, a.finding_rate(), req.target_seconds);
+        let profile = profile_of(&report, &stages, &recorded);
+        (report, profile)
+    };
+    let applications: Vec<(Report1, compare::Profile)> = model.view(|v| {
         let ids: Vec<String> = v.apps().map(|a| a.id().to_string()).collect();
         match &req.app_id {
             Some(id) => match v.app(id) {
-                Some(a) => Ok(vec![advised(
-                    rules::diagnose_app(&a, &stages_of(&a, &settled), cfg, &ui.links(a.ended())),
-                    &recorded,
-                    a.finding_rate(),
-                    req.target_seconds,
-                )]),
+                Some(a) => Ok(vec![one(&a)]),
                 None => Err(DiagnoseError::NotFound {
                     id: id.clone(),
                     inputs: inputs.join(", "),
@@ -177,17 +190,11 @@ pub async fn diagnose_counted(
             } else {
                 inputs.join(", ")
             })),
-            None => Ok(v
-                .apps()
-                .map(|a| {
-                    let stages = stages_of(&a, &settled);
-                    let report = rules::diagnose_app(&a, &stages, cfg, &ui.links(a.ended()));
-                    advised(report, &recorded, a.finding_rate(), req.target_seconds)
-                })
-                .collect()),
+            None => Ok(v.apps().map(|a| one(&a)).collect()),
         }
     })?;
-    Ok(Report {
+    let (applications, profiles) = applications.into_iter().unzip();
+    let report = Report {
         schema_version: SCHEMA_VERSION,
         generator: format!("spark-exporter {}", env!("CARGO_PKG_VERSION")),
         source: SourceInfo {
@@ -196,7 +203,18 @@ pub async fn diagnose_counted(
             read_errors: telemetry.snapshot().eventlog_errors.values().sum(),
         },
         applications,
-    })
+    };
+    Ok((report, profiles))
+}
+
+/// The comparison's profile of the run `report` diagnosed (the recorded shape taken out).
+fn profile_of(
+    report: &Report1,
+    stages: &[StageDetail],
+    recorded: &runconf::Recorded,
+) -> compare::Profile {
+    let shape = recorded.take_shape(&report.app_id);
+    compare::Profile::of(report, stages, &shape, &recorded.of(&report.app_id))
 }
 
 /// What the what-if replays of each application in the event logs `paths`, with its Spark
@@ -234,31 +252,34 @@ fn settled(model: &Arc<Model>) -> BTreeMap<String, Vec<StageDetail>> {
 }
 
 /// Every application `model` holds (filled once, to its end), diagnosed (its pending stages
-/// applied first), with what a review folds beside its report: the price of its findings'
-/// time and its stage attempts.
+/// applied first), with what a review folds beside its report (the price of its findings' time
+/// and its stage attempts) and its profile for a comparison.
 fn reviewed_of(
     model: &Arc<Model>,
     settings: &Settings,
     ui: &Ui,
     recorded: &runconf::Recorded,
     target_seconds: Option<f64>,
-) -> Vec<spark_exporter_diagnose::review::Reviewed> {
+) -> Vec<(spark_exporter_diagnose::review::Reviewed, compare::Profile)> {
     let settled = settled(model);
     let cfg = &settings.diagnose;
     model.view(|v| {
         v.apps()
             .map(|a| {
                 let stages = stages_of(&a, &settled);
-                spark_exporter_diagnose::review::Reviewed {
-                    report: advised(
-                        rules::diagnose_app(&a, &stages, cfg, &ui.links(a.ended())),
-                        recorded,
-                        a.finding_rate(),
-                        target_seconds,
-                    ),
+                let report = advised(
+                    rules::diagnose_app(&a, &stages, cfg, &ui.links(a.ended())),
+                    recorded,
+                    a.finding_rate(),
+                    target_seconds,
+                );
+                let profile = profile_of(&report, &stages, recorded);
+                let reviewed = spark_exporter_diagnose::review::Reviewed {
+                    report,
                     rate: a.finding_rate(),
                     stages,
-                }
+                };
+                (reviewed, profile)
             })
             .collect()
     })

@@ -186,19 +186,8 @@ async fn review_logs(settings: &Arc<Settings>, fold: &mut Fold<'_>) -> Result<()
             let (s, r, ui) = (settings.clone(), root.clone(), ui.clone());
             let target = fold.req.target_seconds;
             let one = tokio::task::spawn_blocking(move || {
-                let telemetry = Arc::new(Telemetry::default());
-                let model = Model::for_diagnosis(&s, telemetry.clone());
-                let inner = model.observer(crate::model::Source::EventLog);
-                let recorded = super::runconf::Recorded::new(&s);
-                let observer = super::runconf::Recorder {
-                    inner: &inner,
-                    rec: &recorded,
-                };
-                crate::eventlog::read_log(found, &r, &s, &observer, &telemetry)
-                    .map_err(|e| e.to_string())?;
-                let apps = reviewed_of(&model, &s, &ui, &recorded, target);
-                let errors: u64 = telemetry.snapshot().eventlog_errors.values().sum();
-                Ok::<_, String>((apps, errors))
+                let (apps, errors) = read_one(found, &r, &s, &ui, target)?;
+                Ok::<_, String>((apps.into_iter().map(|(a, _)| a).collect(), errors))
             })
             .await;
             match one {
@@ -212,6 +201,29 @@ async fn review_logs(settings: &Arc<Settings>, fold: &mut Fold<'_>) -> Result<()
         Some(e) if !listed_any => Err(DiagnoseError::EventLog(e)),
         _ => Ok(()),
     }
+}
+
+/// One log read into a fresh diagnosis model and diagnosed: its applications, each with its
+/// profile for a comparison, and the read errors counted (blocking: on the blocking pool).
+pub(super) fn read_one(
+    found: crate::eventlog::discovery::Found,
+    root: &crate::eventlog::fs::Root,
+    s: &Arc<Settings>,
+    ui: &Ui,
+    target: Option<f64>,
+) -> Result<(Vec<(Reviewed, super::compare::Profile)>, u64), String> {
+    let telemetry = Arc::new(Telemetry::default());
+    let model = Model::for_diagnosis(s, telemetry.clone());
+    let inner = model.observer(crate::model::Source::EventLog);
+    let recorded = super::runconf::Recorded::new(s);
+    let observer = super::runconf::Recorder {
+        inner: &inner,
+        rec: &recorded,
+    };
+    crate::eventlog::read_log(found, root, s, &observer, &telemetry).map_err(|e| e.to_string())?;
+    let apps = reviewed_of(&model, s, ui, &recorded, target);
+    let errors: u64 = telemetry.snapshot().eventlog_errors.values().sum();
+    Ok((apps, errors))
 }
 
 /// Every application the History Server at `url` lists (that the filters keep), one at a time.
@@ -249,7 +261,8 @@ async fn review_rest(
                 .map_err(|e| e.to_string())?;
             let recorded = super::runconf::Recorded::new(&s);
             super::rest_properties(&s, &telemetry, &model, &u, &recorded).await;
-            Ok::<_, String>(reviewed_of(&model, &s, &Ui::Target(u), &recorded, target))
+            let apps = reviewed_of(&model, &s, &Ui::Target(u), &recorded, target);
+            Ok::<_, String>(apps.into_iter().map(|(a, _)| a).collect::<Vec<_>>())
         })
         .await;
         match one {

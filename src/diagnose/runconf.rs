@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use spark_exporter_diagnose::advice::{Peaks, RunConf};
+use spark_exporter_diagnose::compare::Shape;
 use spark_exporter_diagnose::whatif::RunRecord;
 
 use crate::config::Settings;
@@ -20,6 +21,7 @@ pub struct Recorded {
     currency: Option<String>,
     runs: Mutex<BTreeMap<String, RunConf>>,
     records: Mutex<BTreeMap<String, RunRecord>>,
+    shapes: Mutex<BTreeMap<String, Shape>>,
     attribution: Attribution,
     labeler: Labeler,
 }
@@ -31,6 +33,7 @@ impl Recorded {
             currency: settings.cost.currency.clone(),
             runs: Mutex::default(),
             records: Mutex::default(),
+            shapes: Mutex::default(),
             attribution: Attribution::new(&settings.labels),
             labeler: Labeler::new(&settings.labels),
         }
@@ -44,6 +47,17 @@ impl Recorded {
     fn record(&self, app_id: &str, f: impl FnOnce(&mut RunRecord)) {
         let mut r = self.records.lock().unwrap_or_else(|e| e.into_inner());
         f(r.entry(app_id.to_string()).or_default());
+    }
+
+    fn shape(&self, app_id: &str, f: impl FnOnce(&mut Shape)) {
+        let mut r = self.shapes.lock().unwrap_or_else(|e| e.into_inner());
+        f(r.entry(app_id.to_string()).or_default());
+    }
+
+    /// What a comparison aligns of `app_id` (its jobs and SQL executions, raw), taken out.
+    pub fn take_shape(&self, app_id: &str) -> Shape {
+        let mut r = self.shapes.lock().unwrap_or_else(|e| e.into_inner());
+        r.remove(app_id).unwrap_or_default()
     }
 
     /// What the what-if simulation replays of `app_id`, taken out (each is read once).
@@ -83,8 +97,19 @@ impl Recorded {
         });
     }
 
-    /// What `obs` tells: its stages' execution, its group's executions.
+    /// What `obs` tells: its stages' execution, its group's executions; its raw group and
+    /// description for a comparison.
     fn job(&self, app_id: &str, obs: &JobObs) {
+        let raw = self.attribution.group(obs);
+        self.shape(app_id, |s| {
+            s.job(
+                obs.job_id,
+                raw.as_deref(),
+                obs.description.as_deref(),
+                obs.sql_execution_id,
+                &obs.stage_ids,
+            )
+        });
         let Some(e) = obs.sql_execution_id else {
             return;
         };
@@ -174,9 +199,14 @@ impl Observer for Recorder<'_> {
         self.inner.upsert_executor(app_id, obs)
     }
     fn upsert_sql(&self, app_id: &str, obs: &SqlObs) {
+        self.rec.shape(app_id, |s| {
+            s.sql(obs.execution_id, obs.description.as_deref())
+        });
         self.inner.upsert_sql(app_id, obs)
     }
     fn sql_plan(&self, app_id: &str, obs: &SqlPlanObs) {
+        self.rec
+            .shape(app_id, |s| s.plan(obs.execution_id, obs.plan));
         self.inner.sql_plan(app_id, obs)
     }
     fn streaming_progress(&self, app_id: &str, obs: &StreamingProgressObs) {

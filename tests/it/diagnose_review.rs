@@ -319,24 +319,6 @@ fn run_review(args: &[&str]) -> (Review, String) {
     (r, out.stdout)
 }
 
-/// The committed review schema validates `json` (Python's `jsonschema` from the test venv).
-fn assert_valid(json: &str) {
-    let Some(py) = support::spark::python("diagnose review schema") else {
-        return;
-    };
-    let schema = root().join("schemas/diagnose-review.v1.schema.json");
-    let code = "import json, sys, jsonschema\n\
-                s = json.load(open(sys.argv[1]))\n\
-                jsonschema.Draft202012Validator.check_schema(s)\n\
-                jsonschema.Draft202012Validator(s).validate(json.load(sys.stdin))\n";
-    let out = support::spark::run_python(&py, code, &[schema.to_str().unwrap()], json.as_bytes());
-    assert!(
-        out.status.success(),
-        "not valid against the review schema:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 #[tokio::test]
 async fn the_ranking_is_the_per_application_reports_summed_by_name_and_group() {
     let (dir, logs) = fleet("sums", 2);
@@ -353,7 +335,11 @@ async fn the_ranking_is_the_per_application_reports_summed_by_name_and_group() {
     assert!(r.names.len() >= 4, "several names: {:?}", r.names);
     assert!(r.groups.len() >= 5, "several groups");
     assert_ranking(&r, &all, None, 7);
-    assert_valid(&json);
+    support::spark::assert_valid(
+        "schemas/diagnose-review.v1.schema.json",
+        &json,
+        "the review",
+    );
     // The text says the same, with the overlap caveat.
     let text = exporter_command(
         &["diagnose", "--review", "--event-log", dir.to_str().unwrap()],

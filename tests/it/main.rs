@@ -11,6 +11,7 @@ mod advice;
 mod cardinality_bomb;
 mod checkpoints;
 mod collectors;
+mod compare;
 mod connect;
 mod diagnose;
 mod diagnose_registry;

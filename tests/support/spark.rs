@@ -89,3 +89,23 @@ pub fn skip_unless_required(why: &str) {
          !!! Set SPARK_E2E_PYTHON, or SPARK_E2E_REQUIRED=1 to make this a failure.\n{bar}"
     );
 }
+
+/// The committed schema `schema` (a path from the repository's root) validates `json`
+/// (Python's `jsonschema` from the test venv; skipped without it, unless Spark is required).
+pub fn assert_valid(schema: &str, json: &str, what: &str) {
+    let Some(py) = python(schema) else {
+        return;
+    };
+    let schema = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(schema);
+    let code = "import json, sys, jsonschema\n\
+                s = json.load(open(sys.argv[1]))\n\
+                jsonschema.Draft202012Validator.check_schema(s)\n\
+                jsonschema.Draft202012Validator(s).validate(json.load(sys.stdin))\n";
+    let out = run_python(&py, code, &[schema.to_str().unwrap()], json.as_bytes());
+    assert!(
+        out.status.success(),
+        "{what}: not valid against {}:\n{}",
+        schema.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -17,6 +17,7 @@
 
 pub mod advice;
 pub mod app_html;
+pub mod compare;
 pub mod links;
 mod page;
 mod place;

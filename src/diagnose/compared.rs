@@ -1,0 +1,216 @@
+//! `diagnose --compare BASELINE`: a run compared with its baseline, another run or the median of
+//! the name's previous runs ([`spark_exporter_diagnose::compare`]).
+//!
+//! The run is what `diagnose` reads (`--event-log`, with `--app-id` when the logs hold several
+//! applications). The baseline is:
+//! - `previous`: the name's previous runs in the run's own `--event-log` locations;
+//! - a log, a folder or an object-store prefix: the one run it holds, or, when it holds several,
+//!   the name's previous runs there;
+//! - anything else: an application id, looked for in the run's `--event-log` locations.
+//!
+//! Previous runs are read one at a time into a fresh model, as `--review` reads them, and only
+//! their profiles are kept (the last `runs` by start).
+
+use std::sync::Arc;
+
+use super::compare::{self, Comparison, Profile};
+use super::{profiled, DiagnoseError, Request};
+use crate::config::Settings;
+use crate::telemetry::Telemetry;
+
+/// What to compare.
+#[derive(Debug, Clone, Default)]
+pub struct CompareRequest {
+    /// The run, as `diagnose` reads it (event logs only).
+    pub run: Request,
+    /// `previous`, a location, or an application id.
+    pub baseline: String,
+    /// The median is over at most this many previous runs, the latest.
+    pub runs: usize,
+    /// Compare runs of different applications.
+    pub force: bool,
+}
+
+/// Why there is no comparison.
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    /// Reading the run or the baseline failed.
+    #[error("{0}")]
+    Diagnose(#[from] DiagnoseError),
+    /// The two runs are of different applications, or the run is not one application.
+    #[error("{0}")]
+    Refused(String),
+    /// No baseline run was found.
+    #[error("{0}")]
+    NoBaseline(String),
+}
+
+/// The baseline's reading of `--compare`.
+enum Source<'a> {
+    Previous(Vec<String>),
+    Location(&'a str),
+    Id(&'a str),
+}
+
+fn generator() -> String {
+    format!("spark-exporter {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Compare `req`'s run with its baseline.
+pub async fn compared(
+    settings: &Settings,
+    req: &CompareRequest,
+) -> Result<Comparison, CompareError> {
+    let run = one_run(settings, &req.run, "the run").await?;
+    let b = req.baseline.as_str();
+    let source = if b == "previous" {
+        Source::Previous(req.run.event_logs.clone())
+    } else if b.contains("://") || std::path::Path::new(b).exists() {
+        Source::Location(b)
+    } else {
+        Source::Id(b)
+    };
+    let (base, baseline) = match source {
+        Source::Previous(locations) => median(settings, &locations, &run, req.runs).await?,
+        Source::Location(l) => {
+            let listed = list(settings, l).await?;
+            if listed == 1 {
+                let r = Request {
+                    event_logs: vec![l.to_string()],
+                    ..Request::default()
+                };
+                single(one_run(settings, &r, "the baseline").await?, l)
+            } else {
+                median(settings, &[l.to_string()], &run, req.runs).await?
+            }
+        }
+        Source::Id(id) => {
+            let r = Request {
+                event_logs: req.run.event_logs.clone(),
+                app_id: Some(id.to_string()),
+                ..Request::default()
+            };
+            let input = req.run.event_logs.join(", ");
+            single(one_run(settings, &r, "the baseline").await?, &input)
+        }
+    };
+    if base.app_name != run.app_name && !req.force {
+        return Err(CompareError::Refused(format!(
+            "the run {} is of application {:?}, the baseline {} of {:?}: runs of two \
+             different applications are not compared (--force compares them anyway)",
+            run.app_id, run.app_name, baseline.closest, base.app_name
+        )));
+    }
+    Ok(compare::compare(&run, &base, baseline, &generator()))
+}
+
+/// The baseline of one run read at `input`.
+fn single(p: Profile, input: &str) -> (Profile, compare::types::Baseline) {
+    let b = compare::types::Baseline {
+        kind: "run".into(),
+        runs: vec![p.app_id.clone()],
+        closest: p.app_id.clone(),
+        input: input.into(),
+    };
+    (p, b)
+}
+
+/// The one application `req` reads (`what`: the run or the baseline, for the message).
+async fn one_run(settings: &Settings, req: &Request, what: &str) -> Result<Profile, CompareError> {
+    let (report, mut profiles) = profiled(settings, req, Arc::new(Telemetry::default())).await?;
+    if profiles.len() != 1 {
+        let ids: Vec<&str> = report
+            .applications
+            .iter()
+            .map(|a| a.app_id.as_str())
+            .take(20)
+            .collect();
+        return Err(CompareError::Refused(format!(
+            "{what}: {} holds {} applications; pick one with {}: {}",
+            req.event_logs.join(", "),
+            profiles.len(),
+            if what == "the run" {
+                "--app-id"
+            } else {
+                "its id as --compare"
+            },
+            ids.join(", ")
+        )));
+    }
+    Ok(profiles.remove(0))
+}
+
+/// How many logs `location` holds.
+async fn list(settings: &Settings, location: &str) -> Result<usize, CompareError> {
+    let (s, l) = (Arc::new(settings.clone()), location.to_string());
+    let listed = tokio::task::spawn_blocking(move || {
+        crate::eventlog::list_logs(&l, &s, &Arc::new(Telemetry::default())).map(|l| l.logs.len())
+    })
+    .await
+    .map_err(|e| DiagnoseError::EventLog(e.to_string()))?;
+    listed.map_err(|e| CompareError::Diagnose(DiagnoseError::EventLog(format!("{location}: {e}"))))
+}
+
+/// The median over the previous runs of `run`'s name in `locations` (at most `n`, the latest
+/// that started before it).
+async fn median(
+    settings: &Settings,
+    locations: &[String],
+    run: &Profile,
+    n: usize,
+) -> Result<(Profile, compare::types::Baseline), CompareError> {
+    let settings = Arc::new(settings.clone());
+    let mut previous: Vec<Profile> = vec![];
+    for location in locations {
+        let (s, l) = (settings.clone(), location.clone());
+        let listed = tokio::task::spawn_blocking(move || {
+            crate::eventlog::list_logs(&l, &s, &Arc::new(Telemetry::default()))
+        })
+        .await
+        .map_err(|e| DiagnoseError::EventLog(e.to_string()))?
+        .map_err(|e| DiagnoseError::EventLog(format!("{location}: {e}")))?;
+        let root = Arc::new(listed.root);
+        for found in listed.logs {
+            let shown = crate::eventlog::shown(&found, &root);
+            let (s, r) = (settings.clone(), root.clone());
+            let one = tokio::task::spawn_blocking(move || {
+                super::review::read_one(found, &r, &s, &super::links::Ui::None, None)
+            })
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r);
+            match one {
+                Ok((apps, _)) => previous.extend(apps.into_iter().map(|(_, p)| p).filter(|p| {
+                    p.app_name == run.app_name
+                        && p.app_id != run.app_id
+                        && match (p.start_ms, run.start_ms) {
+                            (Some(a), Some(b)) => a < b,
+                            _ => true,
+                        }
+                })),
+                Err(e) => {
+                    tracing::warn!(input = %shown, error = %e, "Cannot read this log; skipped.")
+                }
+            }
+        }
+    }
+    if previous.is_empty() {
+        return Err(CompareError::NoBaseline(format!(
+            "no previous run of {:?} (before {}) in {}",
+            run.app_name,
+            run.app_id,
+            locations.join(", ")
+        )));
+    }
+    previous.sort_by_key(|p| p.start_ms);
+    let skip = previous.len().saturating_sub(n.max(1));
+    let previous = previous.split_off(skip);
+    let (base, closest) = compare::median_of(&previous);
+    let b = compare::types::Baseline {
+        kind: if previous.len() == 1 { "run" } else { "median" }.into(),
+        runs: previous.iter().map(|p| p.app_id.clone()).collect(),
+        closest: previous[closest].app_id.clone(),
+        input: locations.join(", "),
+    };
+    Ok((base, b))
+}
