@@ -522,12 +522,8 @@ impl DiagnoseArgs {
         if !self.fail_on.is_empty() {
             p.push("--fail-on: not with --compare".into());
         }
-        if self.request.event_logs.is_empty() {
-            p.push(
-                "--compare reads event logs: give the run's --event-log (for a History Server's \
-                 runs, its spark.history.fs.logDirectory)"
-                    .into(),
-            );
+        if self.request.event_logs.is_empty() && self.request.app_id.is_none() {
+            p.push("--compare with --spark.url: the run's --app-id".into());
         }
         if c.baseline.trim().is_empty() {
             p.push("--compare: give a baseline (previous, a log or folder, or an id)".into());

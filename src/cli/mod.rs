@@ -102,7 +102,8 @@ pub enum Command {
         top: usize,
         /// Compare the run with a baseline: `previous` (the median of the name's previous runs
         /// in the --event-log locations), a log, folder or prefix (its one run, or the median of
-        /// the name's previous runs there), or an application id in the --event-log locations.
+        /// the name's previous runs there), or an application id in the --event-log locations;
+        /// with --spark.url (a History Server) and the run's --app-id, its applications.
         /// What changed, ranked by share of the task-time difference; the settings apart.
         #[arg(long, value_name = "BASELINE", help_heading = "Compare")]
         compare: Option<String>,

@@ -10,12 +10,21 @@
 //!
 //! Previous runs are read one at a time into a fresh model, as `--review` reads them, and only
 //! their profiles are kept (the last `runs` by start).
+//!
+//! From a History Server (`--spark.url`, no `--event-log`), the runs are its applications: each
+//! one's event logs are downloaded (`/api/v1/applications/{id}/logs`, a zip) into a temporary
+//! folder, removed afterwards, and read as above; `previous` is the name's applications the
+//! server lists that started before the run.
 
 use std::sync::Arc;
+
+use std::path::{Path, PathBuf};
 
 use super::compare::{self, Comparison, Profile};
 use super::{profiled, DiagnoseError, Request};
 use crate::config::Settings;
+use crate::spark::api::ApplicationInfo;
+use crate::spark::client::Client;
 use crate::telemetry::Telemetry;
 
 /// What to compare.
@@ -61,6 +70,9 @@ pub async fn compared(
     settings: &Settings,
     req: &CompareRequest,
 ) -> Result<Comparison, CompareError> {
+    if req.run.event_logs.is_empty() {
+        return from_history(settings, req).await;
+    }
     let run = one_run(settings, &req.run, "the run").await?;
     let b = req.baseline.as_str();
     let source = if b == "previous" {
@@ -213,4 +225,116 @@ async fn median(
         input: locations.join(", "),
     };
     Ok((base, b))
+}
+
+/// A temporary folder, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// [`compared`] over a History Server's applications: the run (`--app-id`) and its baseline
+/// downloaded as event logs.
+async fn from_history(
+    settings: &Settings,
+    req: &CompareRequest,
+) -> Result<Comparison, CompareError> {
+    let url = req
+        .run
+        .spark_url
+        .clone()
+        .ok_or_else(|| DiagnoseError::Empty("no --event-log or --spark.url".into()))?;
+    let id = req
+        .run
+        .app_id
+        .clone()
+        .ok_or_else(|| CompareError::Refused(format!("{url}: pick the run with --app-id")))?;
+    let client = Client::for_spark(&url, &settings.spark, Arc::new(Telemetry::default()))
+        .map_err(DiagnoseError::Rest)?;
+    let dir = Scratch(std::env::temp_dir().join(format!(
+        "spark-exporter-compare-{}-{}",
+        std::process::id(),
+        crate::clock::system_now_ms()
+    )));
+    let run_dir = download(&client, &id, &dir.0.join("run")).await?;
+    let mut local = req.clone();
+    local.run.event_logs = vec![run_dir];
+    local.run.spark_url = None;
+    local.run.app_id = None;
+    let b = req.baseline.as_str();
+    if b == "previous" {
+        let run = one_run(settings, &local.run, "the run").await?;
+        let apps: Vec<ApplicationInfo> = client
+            .get("/api/v1/applications?status=completed&limit=1000")
+            .await
+            .map_err(DiagnoseError::Rest)?;
+        let mut earlier: Vec<(i64, String)> = apps
+            .into_iter()
+            .filter(|a| a.name.as_deref() == Some(run.app_name.as_str()) && a.id != run.app_id)
+            .filter_map(|a| {
+                let start = a.attempts.iter().map(|t| t.start_time_epoch).min()?;
+                run.start_ms
+                    .is_none_or(|r| start < r)
+                    .then_some((start, a.id))
+            })
+            .collect();
+        earlier.sort();
+        let keep = earlier.split_off(earlier.len().saturating_sub(req.runs.max(1)));
+        if keep.is_empty() {
+            return Err(CompareError::NoBaseline(format!(
+                "no previous run of {:?} (before {}) in {url}",
+                run.app_name, run.app_id
+            )));
+        }
+        let base = dir.0.join("previous");
+        for (_, id) in &keep {
+            download(&client, id, &base.join(id)).await?;
+        }
+        local.baseline = base.to_string_lossy().into_owned();
+        if keep.len() == 1 {
+            local.baseline = base.join(&keep[0].1).to_string_lossy().into_owned();
+        }
+    } else if !(b.contains("://") || Path::new(b).exists()) {
+        local.baseline = download(&client, b, &dir.0.join("baseline")).await?;
+    }
+    let mut c = Box::pin(compared(settings, &local)).await?;
+    // Name the server, not the temporary folder.
+    c.baseline.input = if b.contains("://") || Path::new(b).exists() {
+        b.to_string()
+    } else {
+        url
+    };
+    Ok(c)
+}
+
+/// The event logs of application `id`, downloaded from the History Server into `dir`.
+async fn download(client: &Client, id: &str, dir: &Path) -> Result<String, CompareError> {
+    let path = format!("/api/v1/applications/{}/logs", urlencode(id));
+    let zip = client.get_bytes(&path).await.map_err(DiagnoseError::Rest)?;
+    let (d, z) = (dir.to_path_buf(), zip);
+    let files = tokio::task::spawn_blocking(move || super::unzip::unzip(&z, &d))
+        .await
+        .map_err(|e| DiagnoseError::Read(e.to_string()))?
+        .map_err(|e| DiagnoseError::Read(format!("the event logs of {id}: {e}")))?;
+    if files.is_empty() {
+        return Err(CompareError::NoBaseline(format!(
+            "the History Server has no event log of {id}"
+        )));
+    }
+    Ok(dir.to_string_lossy().into_owned())
+}
+
+/// `s` as one URL path segment.
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }

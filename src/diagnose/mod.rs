@@ -21,6 +21,7 @@ pub mod compared;
 pub mod live;
 pub mod review;
 pub mod runconf;
+pub mod unzip;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -306,11 +306,49 @@ impl Client {
 
     /// Like [`Client::get`], but 404 gives `Ok(None)`: "this id does not exist (yet)".
     pub async fn get_opt<T: DeserializeOwned>(&self, path: &str) -> Result<Option<T>, ClientError> {
+        let (url, status, content_type, body) = self.fetch(path, "application/json").await?;
+        if status == reqwest::StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !status.is_success() {
+            return Err(ClientError::HttpStatus {
+                url,
+                status: status.as_u16(),
+            });
+        }
+        serde_json::from_slice(&body)
+            .map(Some)
+            .map_err(|e| ClientError::Decode {
+                url,
+                content_type,
+                reason: e.to_string(),
+            })
+    }
+
+    /// GET `path` as bytes (a History Server's `/logs` zip), within `spark.max_body_bytes`.
+    /// Every non-2xx status is an error.
+    pub async fn get_bytes(&self, path: &str) -> Result<Vec<u8>, ClientError> {
+        let (url, status, _, body) = self.fetch(path, "application/octet-stream").await?;
+        if !status.is_success() {
+            return Err(ClientError::HttpStatus {
+                url,
+                status: status.as_u16(),
+            });
+        }
+        Ok(body)
+    }
+
+    /// GET `path` accepting `accept`: its URL, status, content type and body (counted).
+    async fn fetch(
+        &self,
+        path: &str,
+        accept: &str,
+    ) -> Result<(String, reqwest::StatusCode, String, Vec<u8>), ClientError> {
         let url = self.url(path);
         let resp = self
             .http
             .get(&url)
-            .header(reqwest::header::ACCEPT, "application/json")
+            .header(reqwest::header::ACCEPT, accept)
             .send()
             .await
             .map_err(|e| self.transport_error(&url, e))?;
@@ -331,22 +369,7 @@ impl Client {
         self.requests.fetch_add(1, Ordering::Relaxed);
         self.telemetry.rest_response(&self.target, len);
         let body = body.map_err(|(e, _)| e)?;
-        if status == reqwest::StatusCode::NOT_FOUND {
-            return Ok(None);
-        }
-        if !status.is_success() {
-            return Err(ClientError::HttpStatus {
-                url,
-                status: status.as_u16(),
-            });
-        }
-        serde_json::from_slice(&body)
-            .map(Some)
-            .map_err(|e| ClientError::Decode {
-                url,
-                content_type,
-                reason: e.to_string(),
-            })
+        Ok((url, status, content_type, body))
     }
 
     fn url(&self, path: &str) -> String {

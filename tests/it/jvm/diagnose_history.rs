@@ -2,7 +2,9 @@
 //! replaying the diagnosis fixture's event logs (`tests/data/diagnosis-4.1.1`): for each of its
 //! three applications, `--spark.url HS --app-id ID` gives the same findings as `--event-log`
 //! (locality and scheduler delay aside: REST has neither), with the same costs, and every link
-//! it prints is a page the History Server serves (HTTP 200).
+//! it prints is a page the History Server serves (HTTP 200). Then, with the comparison fixture's
+//! runs added, `diagnose --compare` over the History Server equals the same comparison of the
+//! event logs.
 //!
 //! Needs `$SPARK_E2E_PYTHON` (default `.venv/bin/python`) with pyspark; without it the test
 //! passes with a loud message, unless `SPARK_E2E_REQUIRED=1`. Artefacts (the History Server's
@@ -176,5 +178,78 @@ fn a_real_history_server_gives_the_findings_of_the_event_logs_and_serves_every_l
     // At the default cap the same review reads all three.
     let r = review(&settings).expect("review");
     assert_eq!(r.counts.reviewed, 3, "{:?}", r.counts);
+    compare_over_the_history_server(&rt, &settings, &logs, &addr);
     hs.terminate(Duration::from_secs(5));
+}
+
+/// `diagnose --compare` (issue 52) over the same History Server, once the comparison fixture's
+/// three runs are in its folder: the run and its baseline downloaded as their event logs
+/// (`/logs`) give the comparison of the logs themselves; `previous` is the name's latest runs
+/// before it.
+fn compare_over_the_history_server(
+    rt: &tokio::runtime::Runtime,
+    settings: &Settings,
+    logs: &Path,
+    addr: &str,
+) {
+    use spark_exporter::diagnose::compared::{compared, CompareRequest};
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/compare-4.1.1");
+    for run in ["base", "aqe_off", "one_exec"] {
+        copy_tree(&fixture.join("eventlog").join(run), logs);
+    }
+    let listed = wait_for(Duration::from_secs(120), Duration::from_millis(500), || {
+        let v = get_json(addr, "/api/v1/applications").ok()?;
+        (v.as_array()?.len() == 6).then_some(())
+    });
+    assert!(
+        listed.is_some(),
+        "the History Server did not list the comparison's runs"
+    );
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture.join("meta.json")).unwrap()).unwrap();
+    let id = |r: &str| meta["runs"][r].as_str().unwrap().to_string();
+    let url = format!("http://{addr}");
+    let over_hs = |run: &str, baseline: String, runs: usize| {
+        let req = CompareRequest {
+            run: Request {
+                spark_url: Some(url.clone()),
+                app_id: Some(id(run)),
+                ..Request::default()
+            },
+            baseline,
+            runs,
+            force: false,
+        };
+        rt.block_on(compared(settings, &req))
+            .expect("compare over the History Server")
+    };
+    let from_logs = {
+        let log = |r: &str| {
+            fixture
+                .join("eventlog")
+                .join(r)
+                .to_string_lossy()
+                .into_owned()
+        };
+        let req = CompareRequest {
+            run: Request {
+                event_logs: vec![log("aqe_off")],
+                ..Request::default()
+            },
+            baseline: log("base"),
+            runs: 7,
+            force: false,
+        };
+        rt.block_on(compared(settings, &req))
+            .expect("compare the logs")
+    };
+    let mut hs = over_hs("aqe_off", id("base"), 7);
+    assert_eq!(hs.baseline.input, url);
+    hs.baseline.input = from_logs.baseline.input.clone();
+    assert_eq!(hs, from_logs);
+    assert_eq!(hs.settings[0].key, "spark.sql.adaptive.enabled");
+    // The latest two runs of "diagnosis" before one_exec (the diagnosis fixture's is older).
+    let prev = over_hs("one_exec", "previous".into(), 2);
+    assert_eq!(prev.baseline.kind, "median");
+    assert_eq!(prev.baseline.runs, [id("base"), id("aqe_off")]);
 }
