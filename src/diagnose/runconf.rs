@@ -223,6 +223,13 @@ impl Observer for Recorder<'_> {
         self.rec.peaks(app_id, obs);
         self.inner.stage_executor_peaks(app_id, obs)
     }
+    fn stage_records(&self, app_id: &str, obs: &StageRecordsObs) {
+        let rows = [obs.input, obs.output, obs.shuffle_read, obs.shuffle_write];
+        self.rec.shape(app_id, |s| {
+            s.rows.insert((obs.stage_id, obs.attempt), rows);
+        });
+        self.inner.stage_records(app_id, obs)
+    }
     fn stage_parents(&self, app_id: &str, job_id: u64, parents: &[(u64, Vec<u64>)]) {
         self.rec.record(app_id, |r| {
             for (s, p) in parents {

@@ -309,7 +309,8 @@ impl LogApp {
                 self.stages
                     .insert((s.stage_id, s.attempt), (s.job_group, s.description));
             }
-            Event::StageCompleted(mut s) => {
+            Event::StageCompleted(mut s, records) => {
+                obs.stage_records(app, &records);
                 if let Some((group, desc)) = self.stages.remove(&(s.stage_id, s.attempt)) {
                     s.job_group = s.job_group.or(group);
                     s.description = s.description.or(desc);

@@ -189,9 +189,22 @@ pub struct StageInfo<'a> {
     pub completion: Option<i64>,
     #[serde(rename = "Failure Reason", borrow, default)]
     pub failure: Option<Cow<'a, str>>,
+    /// Its accumulables (read at its completion, for the rows it read and wrote).
+    #[serde(rename = "Accumulables", borrow, default)]
+    pub accumulables: Option<Vec<Accumulable<'a>>>,
     /// The RDDs the stage computes (read for the persisted ones).
     #[serde(rename = "RDD Info", borrow, default)]
     pub rdd_info: Option<Vec<RddInfo<'a>>>,
+}
+
+/// One of a `Stage Info`'s `Accumulables`: its name and value (a number for Spark's internal
+/// metrics, a string for SQL ones).
+#[derive(Deserialize)]
+pub struct Accumulable<'a> {
+    #[serde(rename = "Name", borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(rename = "Value", default)]
+    pub value: Option<serde_json::Value>,
 }
 
 /// `SparkListenerStageSubmitted` / `SparkListenerStageCompleted`.
@@ -222,8 +235,30 @@ pub const STAGE_EVENT_KEEP: Keep = Keep::Members(&[
     ("Properties", PROPS_KEEP),
 ]);
 
-/// [`STAGE_EVENT_KEEP`] without `RDD Info`, for the lines whose RDDs are not read: a stage's
-/// completion, and a submission none of whose RDDs can be persisted.
+/// What a stage's completion reads: [`STAGE_EVENT_KEEP`] without `RDD Info`, with the names and
+/// values of its accumulables (the rows it read and wrote).
+pub const STAGE_COMPLETED_KEEP: Keep = Keep::Members(&[
+    (
+        "Stage Info",
+        Keep::Members(&[
+            ("Stage ID", Keep::All),
+            ("Stage Attempt ID", Keep::All),
+            ("Stage Name", Keep::All),
+            ("Number of Tasks", Keep::All),
+            ("Submission Time", Keep::All),
+            ("Completion Time", Keep::All),
+            ("Failure Reason", Keep::All),
+            (
+                "Accumulables",
+                Keep::Elements(&Keep::Members(&[("Name", Keep::All), ("Value", Keep::All)])),
+            ),
+        ]),
+    ),
+    ("Properties", PROPS_KEEP),
+]);
+
+/// [`STAGE_EVENT_KEEP`] without `RDD Info`, for the lines whose RDDs are not read: a submission
+/// none of whose RDDs can be persisted.
 pub const STAGE_NO_RDDS_KEEP: Keep = Keep::Members(&[
     (
         "Stage Info",

@@ -9,8 +9,9 @@ use std::borrow::Cow;
 
 use crate::model::{
     AppObs, AppPropsObs, BlockObs, EpochMs, ExecutorObs, JobObs, JobStatus, Locality, RddInfoObs,
-    ResourceProfileObs, SourceProgressObs, StageObs, StagePeaksObs, StageStatus, StateOperatorObs,
-    StreamingProgressObs, StreamingStartObs, TaskEndObs, TaskOutcome, TaskStartObs, TaskTotals,
+    ResourceProfileObs, SourceProgressObs, StageObs, StagePeaksObs, StageRecordsObs, StageStatus,
+    StateOperatorObs, StreamingProgressObs, StreamingStartObs, TaskEndObs, TaskOutcome,
+    TaskStartObs, TaskTotals,
 };
 
 use super::json;
@@ -76,8 +77,9 @@ pub enum Event {
     },
     /// `SparkListenerStageSubmitted` (status `Active`), with the persisted RDDs it computes.
     StageSubmitted(StageObs, Vec<RddInfoObs>),
-    /// `SparkListenerStageCompleted` (status `Complete`, or `Failed` with a failure reason).
-    StageCompleted(StageObs),
+    /// `SparkListenerStageCompleted` (status `Complete`, or `Failed` with a failure reason), and
+    /// the rows it read and wrote.
+    StageCompleted(StageObs, StageRecordsObs),
     /// `SparkListenerTaskStart`.
     TaskStart(TaskStartObs),
     /// `SparkListenerTaskEnd`.
@@ -166,7 +168,7 @@ impl Event {
             Event::JobStart { job, .. } => job.submission_ms,
             Event::JobEnd { completion_ms, .. } => *completion_ms,
             Event::StageSubmitted(s, _) => s.submission_ms,
-            Event::StageCompleted(s) => s.completion_ms,
+            Event::StageCompleted(s, _) => s.completion_ms,
             Event::TaskEnd(t) => Some(t.finish_ms),
             Event::Executor(e) => e.remove_ms.or(e.add_ms),
             Event::SqlStart { time_ms, .. } | Event::SqlEnd { time_ms, .. } => *time_ms,
@@ -278,7 +280,12 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
             stage(read_picked(line, keep, "StageSubmitted", &mut buf)?, true)
         }
         "SparkListenerStageCompleted" => stage(
-            read_picked(line, &json::STAGE_NO_RDDS_KEEP, "StageCompleted", &mut buf)?,
+            read_picked(
+                line,
+                &json::STAGE_COMPLETED_KEEP,
+                "StageCompleted",
+                &mut buf,
+            )?,
             false,
         ),
         "SparkListenerJobStart" => job_start(read_picked(
@@ -752,6 +759,16 @@ fn owned(s: Option<Cow<'_, str>>) -> Option<String> {
 fn stage(s: json::StageEvent, submitted: bool) -> Event {
     let props = s.props.unwrap_or_default();
     let mut i = s.info;
+    let mut records = StageRecordsObs {
+        stage_id: i.stage_id,
+        attempt: i.attempt,
+        ..StageRecordsObs::default()
+    };
+    for a in i.accumulables.take().unwrap_or_default() {
+        if let (Some(n), Some(v)) = (a.name, a.value.and_then(|v| v.as_u64())) {
+            records.add(&n, v);
+        }
+    }
     let rdds = match (submitted, i.rdd_info.take()) {
         (true, Some(infos)) => persisted_rdds(infos),
         _ => Vec::new(),
@@ -778,7 +795,7 @@ fn stage(s: json::StageEvent, submitted: bool) -> Event {
     if submitted {
         Event::StageSubmitted(obs, rdds)
     } else {
-        Event::StageCompleted(obs)
+        Event::StageCompleted(obs, records)
     }
 }
 

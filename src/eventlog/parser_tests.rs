@@ -110,7 +110,7 @@ fn stages_submitted_completed_failed() {
     assert_eq!(s.name.as_deref(), Some("collect at x.py:1"));
     assert!(rdds.is_empty(), "no storage level: not persisted");
     let done = r#"{"Event":"SparkListenerStageCompleted","Stage Info":{"Stage ID":2,"Stage Attempt ID":0,"Number of Tasks":4,"Submission Time":100,"Completion Time":150,"Accumulables":[]}}"#;
-    let Event::StageCompleted(s) = one(done) else {
+    let Event::StageCompleted(s, _) = one(done) else {
         panic!()
     };
     assert_eq!(
@@ -118,10 +118,27 @@ fn stages_submitted_completed_failed() {
         (StageStatus::Complete, Some(150))
     );
     let failed = r#"{"Event":"SparkListenerStageCompleted","Stage Info":{"Stage ID":11,"Stage Attempt ID":0,"Completion Time":150,"Failure Reason":"Job aborted due to stage failure"}}"#;
-    let Event::StageCompleted(s) = one(failed) else {
+    let Event::StageCompleted(s, _) = one(failed) else {
         panic!()
     };
     assert_eq!(s.status, StageStatus::Failed);
+    // The rows it read and wrote, from its internal accumulables (a SQL metric's string value
+    // and other names are not counted).
+    let rows = r#"{"Event":"SparkListenerStageCompleted","Stage Info":{"Stage ID":3,"Stage Attempt ID":1,"Completion Time":150,"Accumulables":[{"ID":1,"Name":"shuffle records written","Value":"32"},{"ID":2,"Name":"internal.metrics.shuffle.write.recordsWritten","Value":32},{"ID":3,"Name":"internal.metrics.input.recordsRead","Value":1000},{"ID":4,"Name":"internal.metrics.shuffle.read.recordsRead","Value":7},{"ID":5,"Name":"internal.metrics.output.recordsWritten","Value":5},{"ID":6,"Name":"internal.metrics.executorRunTime","Value":99}]}}"#;
+    let Event::StageCompleted(_, r) = one(rows) else {
+        panic!()
+    };
+    assert_eq!(
+        (
+            r.stage_id,
+            r.attempt,
+            r.input,
+            r.output,
+            r.shuffle_read,
+            r.shuffle_write
+        ),
+        (3, 1, 1000, 5, 7, 32)
+    );
 }
 
 #[test]

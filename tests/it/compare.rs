@@ -268,3 +268,43 @@ fn the_page_draws_the_changed_groups_in_a_real_browser() {
     let _ = std::fs::remove_file(&page);
     assert!(ok, "{so}");
 }
+
+/// The rows compared are Spark's own: on the TPC-H fixture, each measure's total over the run
+/// equals the sum of its REST stages' `inputRecords`, `outputRecords`, `shuffleReadRecords` and
+/// `shuffleWriteRecords`, and its task count theirs.
+#[tokio::test]
+async fn the_rows_are_the_ones_spark_reports() {
+    use spark_exporter::diagnose::compare::profile::{MEASURES, TASKS};
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/tpch-4.1.1");
+    let req = spark_exporter::diagnose::Request {
+        event_logs: vec![root.join("eventlog").to_string_lossy().into_owned()],
+        ..Default::default()
+    };
+    let settings = spark_exporter::config::Settings::default();
+    let (_, profiles) = spark_exporter::diagnose::profiled(&settings, &req, Default::default())
+        .await
+        .expect("the TPC-H log");
+    let p = &profiles[0];
+    let rest = root.join("rest").join(&p.app_id).join("stages.json");
+    let stages: Value = serde_json::from_str(&std::fs::read_to_string(rest).unwrap()).unwrap();
+    let sum = |k: &str| -> f64 {
+        stages
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s[k].as_f64().unwrap_or(0.0))
+            .sum()
+    };
+    let at = |m: &str| MEASURES.iter().position(|(n, _, _)| *n == m).unwrap();
+    for (ours, spark) in [
+        ("input_rows", "inputRecords"),
+        ("output_rows", "outputRecords"),
+        ("shuffle_read_rows", "shuffleReadRecords"),
+        ("shuffle_write_rows", "shuffleWriteRecords"),
+    ] {
+        assert_eq!(p.totals.0[at(ours)], sum(spark), "{ours}");
+    }
+    assert!(p.totals.0[at("input_rows")] > 1e6);
+    let tasks = sum("numCompleteTasks") + sum("numFailedTasks") + sum("numKilledTasks");
+    assert_eq!(p.totals.0[TASKS], tasks);
+}

@@ -164,7 +164,7 @@ proptest! {
                           "Properties": {"spark.job.description": desc}});
         let s = match parse_line(line.to_string().as_bytes()) {
             Ok(Some(Event::StageSubmitted(s, _))) if submitted => s,
-            Ok(Some(Event::StageCompleted(s))) if !submitted => s,
+            Ok(Some(Event::StageCompleted(s, _))) if !submitted => s,
             other => panic!("{line} gave {other:?}"),
         };
         let status = match (submitted, &failure) {

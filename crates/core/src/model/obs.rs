@@ -691,6 +691,38 @@ pub struct BlockObs {
     pub stored: bool,
 }
 
+/// The rows a completed stage attempt read and wrote, from its `Stage Info`'s accumulables
+/// (`internal.metrics.input.recordsRead`, ...): the event log's only; `diagnose` compares them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StageRecordsObs {
+    /// Stage id.
+    pub stage_id: u64,
+    /// Stage attempt.
+    pub attempt: u32,
+    /// Rows read as input (`input.recordsRead`).
+    pub input: u64,
+    /// Rows written as output (`output.recordsWritten`).
+    pub output: u64,
+    /// Shuffle rows read (`shuffle.read.recordsRead`).
+    pub shuffle_read: u64,
+    /// Shuffle rows written (`shuffle.write.recordsWritten`).
+    pub shuffle_write: u64,
+}
+
+impl StageRecordsObs {
+    /// Count `value` under Spark's accumulator `name`, if it is one of the four.
+    pub fn add(&mut self, name: &str, value: u64) {
+        let slot = match name {
+            "internal.metrics.input.recordsRead" => &mut self.input,
+            "internal.metrics.output.recordsWritten" => &mut self.output,
+            "internal.metrics.shuffle.read.recordsRead" => &mut self.shuffle_read,
+            "internal.metrics.shuffle.write.recordsWritten" => &mut self.shuffle_write,
+            _ => return,
+        };
+        *slot = value;
+    }
+}
+
 /// An executor's peak memory metrics over one stage attempt (`SparkListenerStageExecutorMetrics`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StagePeaksObs {

@@ -55,6 +55,9 @@ pub trait Observer: Send + Sync {
     /// `JVMHeapMemory`, `ProcessTreeJVMRSSMemory`, ... The model keeps none (advice sizes memory
     /// from them: `diagnose`, through an observer of its own); by default ignored.
     fn stage_executor_peaks(&self, _app_id: &str, _obs: &StagePeaksObs) {}
+    /// The rows a completed stage attempt read and wrote (event log). The model keeps none
+    /// (`diagnose --compare` compares them); by default ignored.
+    fn stage_records(&self, _app_id: &str, _obs: &StageRecordsObs) {}
     /// Job `job_id`'s stages and each one's parent stages (event log `SparkListenerJobStart`'s
     /// `Stage Infos`, skipped stages included). The model keeps none (`diagnose`'s what-if
     /// simulation replays the stage graph); by default ignored.

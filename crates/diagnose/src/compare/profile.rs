@@ -16,7 +16,7 @@ use crate::report::AppReport;
 
 /// The measures compared, in [`Measures`] order: name, unit, and whether it is a part of the
 /// task time (what the ranked list shares the time difference among).
-pub const MEASURES: [(&str, &str, bool); 12] = [
+pub const MEASURES: [(&str, &str, bool); 16] = [
     ("task_seconds", "s", false),
     ("tasks", "", false),
     ("failed_tasks", "", false),
@@ -29,7 +29,14 @@ pub const MEASURES: [(&str, &str, bool); 12] = [
     ("shuffle_read_bytes", "B", false),
     ("shuffle_write_bytes", "B", false),
     ("spill_bytes", "B", false),
+    ("input_rows", "", false),
+    ("output_rows", "", false),
+    ("shuffle_read_rows", "", false),
+    ("shuffle_write_rows", "", false),
 ];
+
+/// Index of `input_rows`: the four row counts follow, as [`Shape::rows`] holds them.
+pub const ROWS: usize = 12;
 
 /// Index of `task_seconds` in [`MEASURES`].
 pub const TASK_SECONDS: usize = 0;
@@ -58,6 +65,10 @@ impl Measures {
             t.shuffle_read_bytes as f64,
             t.shuffle_write_bytes as f64,
             t.disk_spilled_bytes as f64,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
         ])
     }
 
@@ -183,7 +194,12 @@ impl Profile {
             }
         }
         for s in stages {
-            let m = Measures::of(s);
+            let mut m = Measures::of(s);
+            if let Some(rows) = shape.rows.get(&(s.stage_id, s.attempt)) {
+                for (i, r) in rows.iter().enumerate() {
+                    m.0[ROWS + i] = *r as f64;
+                }
+            }
             p.totals.add(&m);
             let (key, at) = place
                 .get(&s.stage_id)

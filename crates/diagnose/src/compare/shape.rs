@@ -1,6 +1,7 @@
 //! What a comparison reads of a run beside the model: each job's raw job group and description
 //! (before the label rules rewrite them), its SQL execution and its stages in the job's order,
-//! and each SQL execution's raw description and final plan. `diagnose` records it while it reads
+//! each SQL execution's raw description and final plan, and the rows each stage attempt read and
+//! wrote. `diagnose` records it while it reads
 //! an event log; the long-running model keeps none of it.
 
 use std::collections::BTreeMap;
@@ -14,6 +15,9 @@ pub struct Shape {
     pub jobs: BTreeMap<u64, JobShape>,
     /// SQL executions by id.
     pub sql: BTreeMap<u64, SqlShape>,
+    /// The rows each completed stage attempt read and wrote: input, output, shuffle read,
+    /// shuffle write.
+    pub rows: BTreeMap<(u64, u32), [u64; 4]>,
 }
 
 /// A job as it was submitted.

@@ -105,7 +105,8 @@ pub struct Delta {
 pub struct MeasureDiff {
     /// `task_seconds`, `tasks`, `failed_tasks`, `stages`, `gc_seconds`,
     /// `shuffle_fetch_wait_seconds`, `scheduler_delay_seconds`, `input_bytes`, `output_bytes`,
-    /// `shuffle_read_bytes`, `shuffle_write_bytes`, `spill_bytes`, `skew` (longest task over
+    /// `shuffle_read_bytes`, `shuffle_write_bytes`, `spill_bytes`, `input_rows`, `output_rows`,
+    /// `shuffle_read_rows`, `shuffle_write_rows` (event logs only), `skew` (longest task over
     /// median); for capacity `executors`, `cores`, `core_seconds`.
     pub measure: String,
     /// `s`, `B`, `core-s` (core-seconds) or empty (a count, a ratio).
