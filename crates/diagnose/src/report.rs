@@ -216,6 +216,26 @@ pub fn schema() -> serde_json::Value {
     s.to_value()
 }
 
+/// For tests: panics unless the committed schema at `path` (from the repository's root) is
+/// `schema`; with `UPDATE_SCHEMA` set it rewrites it. `module` names the tests that do
+/// (`cargo test -p spark-exporter-diagnose <module>::`).
+#[cfg(test)]
+pub(crate) fn check_schema(path: &str, schema: &serde_json::Value, module: &str) {
+    // The repository root, two levels above this crate.
+    let file = format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"));
+    let want = serde_json::to_string_pretty(schema).unwrap() + "\n";
+    if std::env::var_os("UPDATE_SCHEMA").is_some() {
+        std::fs::write(&file, &want).expect("schema writable");
+        return;
+    }
+    let have = std::fs::read_to_string(&file).unwrap_or_default();
+    assert!(
+        have == want,
+        "{path} drifted from its types: run \
+         `UPDATE_SCHEMA=1 cargo test -p spark-exporter-diagnose {module}::`"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,18 +244,6 @@ mod tests {
     /// spark-exporter-diagnose report::` rewrites it.
     #[test]
     fn the_committed_schema_is_generated_from_the_types() {
-        // The repository root, two levels above this crate.
-        let path = format!("{}/../../{SCHEMA_PATH}", env!("CARGO_MANIFEST_DIR"));
-        let want = serde_json::to_string_pretty(&schema()).unwrap() + "\n";
-        if std::env::var_os("UPDATE_SCHEMA").is_some() {
-            std::fs::write(&path, &want).expect("schema writable");
-            return;
-        }
-        let have = std::fs::read_to_string(&path).expect("schema readable");
-        assert!(
-            have == want,
-            "{SCHEMA_PATH} drifted from the report types: run \
-             `UPDATE_SCHEMA=1 cargo test -p spark-exporter-diagnose report::`"
-        );
+        check_schema(SCHEMA_PATH, &schema(), "report");
     }
 }

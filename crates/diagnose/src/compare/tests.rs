@@ -225,18 +225,7 @@ fn the_median_is_the_middle_or_the_mean_of_the_middle_two() {
 /// spark-exporter-diagnose compare::` rewrites it.
 #[test]
 fn the_committed_comparison_schema_is_generated_from_the_types() {
-    let path = format!("{}/../../{COMPARE_SCHEMA_PATH}", env!("CARGO_MANIFEST_DIR"));
-    let want = serde_json::to_string_pretty(&schema()).unwrap() + "\n";
-    if std::env::var_os("UPDATE_SCHEMA").is_some() {
-        std::fs::write(&path, &want).expect("schema writable");
-        return;
-    }
-    let have = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        have == want,
-        "{COMPARE_SCHEMA_PATH} drifted from the comparison types: run \
-         `UPDATE_SCHEMA=1 cargo test -p spark-exporter-diagnose compare::`"
-    );
+    crate::report::check_schema(COMPARE_SCHEMA_PATH, &schema(), "compare");
 }
 
 /// The list of keys left out, in docs/diagnose.md, is generated from [`diff::ALWAYS_DIFFER`]

@@ -696,17 +696,6 @@ mod tests {
     /// spark-exporter-diagnose review::` rewrites it.
     #[test]
     fn the_committed_review_schema_is_generated_from_the_types() {
-        let path = format!("{}/../../{REVIEW_SCHEMA_PATH}", env!("CARGO_MANIFEST_DIR"));
-        let want = serde_json::to_string_pretty(&schema()).unwrap() + "\n";
-        if std::env::var_os("UPDATE_SCHEMA").is_some() {
-            std::fs::write(&path, &want).expect("schema writable");
-            return;
-        }
-        let have = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            have == want,
-            "{REVIEW_SCHEMA_PATH} drifted from the review types: run \
-             `UPDATE_SCHEMA=1 cargo test -p spark-exporter-diagnose review::`"
-        );
+        crate::report::check_schema(REVIEW_SCHEMA_PATH, &schema(), "review");
     }
 }
