@@ -3,11 +3,12 @@
 # made of the committed event logs (every fixture of tests/data/eventlogs and the diagnosis run's
 # three applications) plus renumbered copies (every other one renamed `<name>-nightly`), priced
 # in EUR; and one application's page, `diagnose --format html` of the diagnosis run's main
-# application. Each checked and photographed by headless Chromium (tests/review_page.py), the
-# screenshots reduced to a palette with pngquant.
+# application; and a comparison's page, `diagnose --compare` of the comparison fixture's run with
+# adaptive execution off against its base run. Each checked and photographed by headless
+# Chromium (tests/review_page.py), the screenshots reduced to a palette with pngquant.
 #
-#   scripts/review-screenshot.sh            write docs/img/review.png and docs/img/diagnose.png
-#                                           (and the pages in target/review/)
+#   scripts/review-screenshot.sh            write docs/img/review.png, docs/img/diagnose.png and
+#                                           docs/img/compare.png (and the pages in target/review/)
 #   scripts/review-screenshot.sh --check    write the pages and check them, no screenshot
 #
 # Needs python3 and chromium (Debian's), and builds the exporter (debug).
@@ -17,7 +18,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 shot="docs/img/review.png"
 app_shot="docs/img/diagnose.png"
-[ "${1:-}" = "--check" ] && shot="" && app_shot=""
+compare_shot="docs/img/compare.png"
+[ "${1:-}" = "--check" ] && shot="" && app_shot="" && compare_shot=""
 work="$root/target/review"
 rm -rf "$work"
 mkdir -p "$work/logs"
@@ -74,9 +76,18 @@ app_id="$(python3 -c 'import json; print(json.load(open("tests/data/diagnosis-4.
 target/debug/spark-exporter --log.level error diagnose --event-log tests/data/diagnosis-4.1.1/eventlog \
     --app-id "$app_id" --format html >"$work/app.html"
 echo "application page: $work/app.html ($(wc -c <"$work/app.html") bytes)"
+cmp=tests/data/compare-4.1.1/eventlog
+target/debug/spark-exporter --log.level error diagnose --event-log "$cmp/aqe_off" --compare "$cmp/base" \
+    --format html >"$work/compare.html"
+echo "comparison page: $work/compare.html ($(wc -c <"$work/compare.html") bytes)"
+if [ -n "$compare_shot" ]; then
+    python3 tests/review_page.py "$work/compare.html" --compare --screenshot "$compare_shot" --pdf "$work/compare.pdf"
+else
+    python3 tests/review_page.py "$work/compare.html" --compare --pdf "$work/compare.pdf"
+fi
 if [ -n "$app_shot" ]; then
     python3 tests/review_page.py "$work/app.html" --app --screenshot "$app_shot" --pdf "$work/app.pdf"
-    for png in "$shot" "$app_shot"; do
+    for png in "$shot" "$app_shot" "$compare_shot"; do
         pngquant --force --skip-if-larger --quality 60-90 --output "$png" "$png"
     done
 else

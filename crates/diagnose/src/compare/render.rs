@@ -253,7 +253,10 @@ fn tables(o: &mut String, c: &Comparison) {
         if !list.is_empty() {
             let _ = writeln!(o, "\n{title}:");
             for u in list {
-                let at = u.at.as_deref().map(|a| format!(" {a}")).unwrap_or_default();
+                let at =
+                    u.at.as_deref()
+                        .map(|a| format!(" {}", crate::page::cut(a, 70)))
+                        .unwrap_or_default();
                 let _ = writeln!(
                     o,
                     "  {} {}{at}: {} of task time",
@@ -282,16 +285,20 @@ fn notes(o: &mut String, c: &Comparison) {
 /// group's task time, baseline and run.
 pub fn html(o: &mut String, c: &Comparison) {
     let _ = writeln!(o, "<section class=\"compare\">\n<h2>What changed</h2>");
-    let _ = writeln!(o, "<pre>{}</pre>", esc(&text(c)));
     if !c.groups.is_empty() {
         chart(o, c);
     }
+    let _ = writeln!(o, "<pre>{}</pre>", esc(&text(c)));
     o.push_str("</section>\n");
 }
 
 /// Two bars per changed job group: the baseline's task time and the run's.
 fn chart(o: &mut String, c: &Comparison) {
-    let _ = writeln!(o, "<h3>Task time of the job groups that changed</h3>");
+    let _ = writeln!(
+        o,
+        "<h3>Task time of the job groups that changed</h3>\n<p class=\"note\">Grey: the \
+         baseline; orange: the run.</p>"
+    );
     let row = 40.0;
     let h = 8.0 + row * c.groups.len() as f64;
     svg_open(
