@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use super::compare::{self, Comparison, Profile};
 use super::{profiled, DiagnoseError, Request};
 use crate::config::Settings;
+use crate::eventlog::Listed;
 use crate::spark::api::ApplicationInfo;
 use crate::spark::client::Client;
 use crate::telemetry::Telemetry;
@@ -83,17 +84,24 @@ pub async fn compared(
         Source::Id(b)
     };
     let (base, baseline) = match source {
-        Source::Previous(locations) => median(settings, &locations, &run, req.runs).await?,
+        Source::Previous(locations) => {
+            let mut listed = vec![];
+            for l in locations {
+                let logs = list(settings, &l).await?;
+                listed.push((l, logs));
+            }
+            median(settings, listed, &run, req.runs).await?
+        }
         Source::Location(l) => {
             let listed = list(settings, l).await?;
-            if listed == 1 {
+            if listed.logs.len() == 1 {
                 let r = Request {
                     event_logs: vec![l.to_string()],
                     ..Request::default()
                 };
                 single(one_run(settings, &r, "the baseline").await?, l)
             } else {
-                median(settings, &[l.to_string()], &run, req.runs).await?
+                median(settings, vec![(l.to_string(), listed)], &run, req.runs).await?
             }
         }
         Source::Id(id) => {
@@ -152,35 +160,29 @@ async fn one_run(settings: &Settings, req: &Request, what: &str) -> Result<Profi
     Ok(profiles.remove(0))
 }
 
-/// How many logs `location` holds.
-async fn list(settings: &Settings, location: &str) -> Result<usize, CompareError> {
+/// The logs `location` holds (on the blocking pool: object stores block on the runtime).
+async fn list(settings: &Settings, location: &str) -> Result<Listed, CompareError> {
     let (s, l) = (Arc::new(settings.clone()), location.to_string());
     let listed = tokio::task::spawn_blocking(move || {
-        crate::eventlog::list_logs(&l, &s, &Arc::new(Telemetry::default())).map(|l| l.logs.len())
+        crate::eventlog::list_logs(&l, &s, &Arc::new(Telemetry::default()))
     })
     .await
     .map_err(|e| DiagnoseError::EventLog(e.to_string()))?;
     listed.map_err(|e| CompareError::Diagnose(DiagnoseError::EventLog(format!("{location}: {e}"))))
 }
 
-/// The median over the previous runs of `run`'s name in `locations` (at most `n`, the latest
-/// that started before it).
+/// The median over the previous runs of `run`'s name in the `listed` locations (at most `n`,
+/// the latest that started before it).
 async fn median(
     settings: &Settings,
-    locations: &[String],
+    listed: Vec<(String, Listed)>,
     run: &Profile,
     n: usize,
 ) -> Result<(Profile, compare::types::Baseline), CompareError> {
     let settings = Arc::new(settings.clone());
+    let locations: Vec<String> = listed.iter().map(|(l, _)| l.clone()).collect();
     let mut previous: Vec<Profile> = vec![];
-    for location in locations {
-        let (s, l) = (settings.clone(), location.clone());
-        let listed = tokio::task::spawn_blocking(move || {
-            crate::eventlog::list_logs(&l, &s, &Arc::new(Telemetry::default()))
-        })
-        .await
-        .map_err(|e| DiagnoseError::EventLog(e.to_string()))?
-        .map_err(|e| DiagnoseError::EventLog(format!("{location}: {e}")))?;
+    for (_, listed) in listed {
         let root = Arc::new(listed.root);
         for found in listed.logs {
             let shown = crate::eventlog::shown(&found, &root);
@@ -312,7 +314,10 @@ async fn from_history(
 
 /// The event logs of application `id`, downloaded from the History Server into `dir`.
 async fn download(client: &Client, id: &str, dir: &Path) -> Result<String, CompareError> {
-    let path = format!("/api/v1/applications/{}/logs", urlencode(id));
+    let path = format!(
+        "/api/v1/applications/{}/logs",
+        crate::spark::poller::encode_segment(id)
+    );
     let zip = client.get_bytes(&path).await.map_err(DiagnoseError::Rest)?;
     let (d, z) = (dir.to_path_buf(), zip);
     let files = tokio::task::spawn_blocking(move || super::unzip::unzip(&z, &d))
@@ -325,16 +330,4 @@ async fn download(client: &Client, id: &str, dir: &Path) -> Result<String, Compa
         )));
     }
     Ok(dir.to_string_lossy().into_owned())
-}
-
-/// `s` as one URL path segment.
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }

@@ -169,10 +169,7 @@ pub async fn profiled(
     let settled = settled(&model);
     let cfg = &settings.diagnose;
     let one = |a: &AppView<'_>| {
-        let stages = stages_of(a, &settled);
-        let report = rules::diagnose_app(a, &stages, cfg, &ui.links(a.ended()));
-        let report = advised(report, &recorded, a.finding_rate(), req.target_seconds);
-        let profile = profile_of(&report, &stages, &recorded);
+        let (report, _, profile) = diagnosed(a, &settled, cfg, &ui, &recorded, req.target_seconds);
         (report, profile)
     };
     let applications: Vec<(Report1, compare::Profile)> = model.view(|v| {
@@ -208,14 +205,22 @@ pub async fn profiled(
     Ok((report, profiles))
 }
 
-/// The comparison's profile of the run `report` diagnosed (the recorded shape taken out).
-fn profile_of(
-    report: &Report1,
-    stages: &[StageDetail],
+/// One application diagnosed: its report (with the what-if and the advice), its stage
+/// attempts, and its profile for a comparison (the recorded shape taken out).
+fn diagnosed(
+    a: &AppView<'_>,
+    settled: &BTreeMap<String, Vec<StageDetail>>,
+    cfg: &crate::config::DiagnoseConfig,
+    ui: &Ui,
     recorded: &runconf::Recorded,
-) -> compare::Profile {
+    target_seconds: Option<f64>,
+) -> (Report1, Vec<StageDetail>, compare::Profile) {
+    let stages = stages_of(a, settled);
+    let report = rules::diagnose_app(a, &stages, cfg, &ui.links(a.ended()));
+    let report = advised(report, recorded, a.finding_rate(), target_seconds);
     let shape = recorded.take_shape(&report.app_id);
-    compare::Profile::of(report, stages, &shape, &recorded.of(&report.app_id))
+    let profile = compare::Profile::of(&report, &stages, &shape, &recorded.of(&report.app_id));
+    (report, stages, profile)
 }
 
 /// What the what-if replays of each application in the event logs `paths`, with its Spark
@@ -267,14 +272,8 @@ fn reviewed_of(
     model.view(|v| {
         v.apps()
             .map(|a| {
-                let stages = stages_of(&a, &settled);
-                let report = advised(
-                    rules::diagnose_app(&a, &stages, cfg, &ui.links(a.ended())),
-                    recorded,
-                    a.finding_rate(),
-                    target_seconds,
-                );
-                let profile = profile_of(&report, &stages, recorded);
+                let (report, stages, profile) =
+                    diagnosed(&a, &settled, cfg, ui, recorded, target_seconds);
                 let reviewed = spark_exporter_diagnose::review::Reviewed {
                     report,
                     rate: a.finding_rate(),

@@ -225,40 +225,23 @@ const STAGE_INFO_KEEP: &[(&str, Keep)] = &[
     ("Submission Time", Keep::All),
     ("Completion Time", Keep::All),
     ("Failure Reason", Keep::All),
+    // Names and values only: a completed stage's rows read and written (empty at submission).
+    (
+        "Accumulables",
+        Keep::Elements(&Keep::Members(&[("Name", Keep::All), ("Value", Keep::All)])),
+    ),
     ("RDD Info", Keep::Elements(&RDD_INFO_KEEP)),
 ];
 
-/// What [`StageEvent`] reads of a line ([`super::scan::pick`]): not accumulables, call sites and
-/// most properties; of `RDD Info` what [`RddInfo`] reads.
+/// What [`StageEvent`] reads of a line ([`super::scan::pick`]): of accumulables their names and
+/// values, not call sites and most properties; of `RDD Info` what [`RddInfo`] reads.
 pub const STAGE_EVENT_KEEP: Keep = Keep::Members(&[
     ("Stage Info", Keep::Members(STAGE_INFO_KEEP)),
     ("Properties", PROPS_KEEP),
 ]);
 
-/// What a stage's completion reads: [`STAGE_EVENT_KEEP`] without `RDD Info`, with the names and
-/// values of its accumulables (the rows it read and wrote).
-pub const STAGE_COMPLETED_KEEP: Keep = Keep::Members(&[
-    (
-        "Stage Info",
-        Keep::Members(&[
-            ("Stage ID", Keep::All),
-            ("Stage Attempt ID", Keep::All),
-            ("Stage Name", Keep::All),
-            ("Number of Tasks", Keep::All),
-            ("Submission Time", Keep::All),
-            ("Completion Time", Keep::All),
-            ("Failure Reason", Keep::All),
-            (
-                "Accumulables",
-                Keep::Elements(&Keep::Members(&[("Name", Keep::All), ("Value", Keep::All)])),
-            ),
-        ]),
-    ),
-    ("Properties", PROPS_KEEP),
-]);
-
-/// [`STAGE_EVENT_KEEP`] without `RDD Info`, for the lines whose RDDs are not read: a submission
-/// none of whose RDDs can be persisted.
+/// [`STAGE_EVENT_KEEP`] without `RDD Info`, for the lines whose RDDs are not read: a stage's
+/// completion, and a submission none of whose RDDs can be persisted.
 pub const STAGE_NO_RDDS_KEEP: Keep = Keep::Members(&[
     (
         "Stage Info",

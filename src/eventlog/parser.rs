@@ -280,12 +280,7 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Event>, ParseError> {
             stage(read_picked(line, keep, "StageSubmitted", &mut buf)?, true)
         }
         "SparkListenerStageCompleted" => stage(
-            read_picked(
-                line,
-                &json::STAGE_COMPLETED_KEEP,
-                "StageCompleted",
-                &mut buf,
-            )?,
+            read_picked(line, &json::STAGE_NO_RDDS_KEEP, "StageCompleted", &mut buf)?,
             false,
         ),
         "SparkListenerJobStart" => job_start(read_picked(

@@ -684,7 +684,7 @@ pub async fn read_once<O: Observer + 'static>(
 
 /// `s` as one URL path segment: application ids are `[A-Za-z0-9_-]`, anything else is
 /// percent-encoded so a hostile id cannot change the path.
-fn encode_segment(s: &str) -> String {
+pub(crate) fn encode_segment(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.') && !s.starts_with('.') {

@@ -14,26 +14,10 @@ const SHORT: usize = 5;
 fn value(unit: &str, v: f64) -> String {
     match unit {
         "s" => duration(v.abs()),
-        "B" => bytes(v.abs()),
+        "B" => crate::rules::human_bytes(v.abs() as u64),
         "core-s" => format!("{:.0} core-s", v.abs()),
         _ if v.fract() == 0.0 => format!("{}", v.abs() as i64),
         _ => format!("{:.2}", v.abs()),
-    }
-}
-
-/// `n` bytes, in binary units.
-fn bytes(n: f64) -> String {
-    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n;
-    let mut i = 0;
-    while v >= 1024.0 && i < U.len() - 1 {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{v:.0} B")
-    } else {
-        format!("{v:.1} {}", U[i])
     }
 }
 

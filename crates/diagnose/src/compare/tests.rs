@@ -247,3 +247,15 @@ fn the_docs_list_the_keys_that_always_differ() {
     body.push_str(" (ports, hosts, submission ids, staging paths).\n");
     crate::rules::tests::check_doc("docs/diagnose.md", "compare-ignored", &body);
 }
+
+/// The schema's description of a measure names every measure compared ([`profile::MEASURES`]).
+#[test]
+fn the_schema_names_every_measure() {
+    let s = schema().to_string();
+    for (name, _, _) in profile::MEASURES {
+        assert!(
+            s.contains(&format!("`{name}`")),
+            "{name} is not in MeasureDiff's doc"
+        );
+    }
+}
