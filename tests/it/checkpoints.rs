@@ -201,6 +201,35 @@ fn a_restart_from_a_checkpoint_serves_every_series_as_it_was() {
     p.terminate(Duration::from_secs(20));
 }
 
+/// A checkpoint written by release 0.2.0 (`tests/data/checkpoints/0.2.0.ckpt`: this run's log
+/// read to its end, then SIGTERM; the sources' deliveries were two fixed slots then) still loads:
+/// the restarted exporter serves what a fresh one serves and does not read the log again.
+#[test]
+fn a_checkpoint_of_the_previous_release_still_loads() {
+    let logs = logs();
+    let fresh = free_port();
+    let mut p = start(fresh, logs.path(), &logs.path().join("none.ckpt"), &[]);
+    let want = series(fresh);
+    p.terminate(Duration::from_secs(20));
+
+    // The checkpoint names the folder it read; point it at this copy.
+    let old = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/checkpoints/0.2.0.ckpt"),
+    )
+    .expect("fixture");
+    assert!(old.starts_with(r#"{"format":"spark-exporter-checkpoint","version":2,"#));
+    let state = tempfile::tempdir().unwrap();
+    let ckpt = state.path().join("exporter.ckpt");
+    let here = logs.path().to_str().unwrap();
+    std::fs::write(&ckpt, old.replace("/tmp/ck/logs", here)).unwrap();
+    let port = free_port();
+    let mut p = start(port, logs.path(), &ckpt, &[]);
+    assert_eq!(p.count_lines("Checkpoint loaded."), 1);
+    same("from the 0.2.0 checkpoint", &want, &series(port));
+    assert_eq!(bytes_read(port), 0.0, "the log was read again");
+    p.terminate(Duration::from_secs(20));
+}
+
 #[test]
 fn an_application_retired_before_a_restart_is_not_served_again() {
     let logs = logs();
