@@ -10,13 +10,11 @@
 //! - The core (`crates/core`, re-exported here under the same paths): [`config`],
 //!   [`location`], [`clock`], [`telemetry`], [`health`], [`filter`], [`model`] and [`shard`];
 //!   its map is the `//!` of `crates/core/src/lib.rs`. It cannot import anything below.
-//! - [`spark`]: the REST collector: API types, client, per-application incremental reads, the
-//!   poll loop; reports to an [`model::Observer`].
-//! - [`eventlog`]: the event-log collector: discovery, codecs, tailing, parsing, applying
-//!   events; reports to an [`model::Observer`].
-//! - [`collect`]: collectors as one concept: the [`collect::Collector`] trait (run until
-//!   shutdown, or fill a model once) that the REST poller and the event-log reader implement,
-//!   and the list the exporter runs.
+//! - [`sources`]: what reads Spark, one folder a source (a [`sources::Plugin`]) and one line
+//!   in [`sources::REGISTRY`]: [`sources::rest`] (the REST poller) and [`sources::eventlog`]
+//!   (the event-log reader), both reporting to a [`model::Observer`]; the framework gives each
+//!   the same health, self-metrics and checkpoint part.
+//! - [`checkpoint`]: the model's state and the sources' parts kept across restarts.
 //! - [`export`]: the metric catalogue (every family declared once: name, type, labels, help,
 //!   OTLP form, stability, reader), the families read through the model's view, the Prometheus
 //!   and OpenMetrics text written from them, the shared render, OTLP push, and the generated
@@ -37,15 +35,12 @@
 pub mod alloc;
 pub mod checkpoint;
 pub mod cli;
-pub mod collect;
 pub mod diagnose;
-pub mod eventlog;
 pub mod export;
 pub mod lifecycle;
-pub mod positions;
 pub(crate) mod process;
 pub mod server;
-pub mod spark;
+pub mod sources;
 pub mod webconfig;
 
 pub use spark_exporter_core::{clock, config, filter, health, location, model, shard, telemetry};

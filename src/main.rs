@@ -7,14 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use spark_exporter::cli::{Cli, Command, EXIT_CONFIG};
-use spark_exporter::collect::{self, Collector};
 use spark_exporter::config::{self, LogFormat, Settings};
 use spark_exporter::export::{otlp, prometheus};
 use spark_exporter::health::Health;
 use spark_exporter::lifecycle::drain::Drain;
 use spark_exporter::lifecycle::{ending, Lifecycle};
 use spark_exporter::model::Model;
-use spark_exporter::positions::ReadPositions;
+use spark_exporter::sources::{self, Parts};
 use spark_exporter::telemetry::Telemetry;
 use spark_exporter::webconfig::{self, WebSecurity};
 use spark_exporter::{diagnose, server};
@@ -189,23 +188,16 @@ fn init_logging(s: &Settings) {
 async fn dump(settings: Arc<Settings>, url_flag: bool, paths: Vec<String>, om: bool) -> ExitCode {
     let telemetry = Arc::new(Telemetry::default());
     let model = Model::new(&settings, telemetry.clone());
-    let mut collectors: Vec<Arc<dyn Collector>> = vec![];
-    // With --event-log only, do not also poll the default UI URL.
-    let rest = (paths.is_empty() || url_flag) && !settings.spark.urls.is_empty();
-    if !paths.is_empty() {
-        let logs =
-            collect::EventLogs::new(settings.clone(), telemetry.clone()).paths(paths.clone());
-        collectors.push(Arc::new(logs));
-    }
-    if rest {
-        collectors.push(Arc::new(collect::Rest::new(
-            settings.clone(),
-            telemetry.clone(),
-        )));
-    }
+    let shot = sources::OneShot {
+        paths: &paths,
+        urls_given: url_flag,
+    };
+    let reads = sources::once(&settings, &shot, &telemetry);
+    let collectors: Vec<Arc<dyn sources::Collector>> =
+        reads.iter().map(|r| r.collector.clone()).collect();
     // Findings as metrics, as the serving exporter counts them.
     let live = diagnose::live::Live::new(&settings.diagnose, &model);
-    let errors = collect::fill_once(&collectors, &model).await;
+    let errors = sources::fill_once(&collectors, &model).await;
     live.pass(&model);
     for e in &errors {
         tracing::error!(error = %e, "Reading failed.");
@@ -214,18 +206,11 @@ async fn dump(settings: Arc<Settings>, url_flag: bool, paths: Vec<String>, om: b
     // Nothing to show is a mistake to say out loud (a wrong folder, the run command's flag):
     // the (empty) exposition is printed, and the exit is 1.
     if ok && model.view(|v| v.apps().next().is_none()) {
-        let mut inputs: Vec<String> = paths.clone();
-        if rest {
-            inputs.extend(settings.spark.urls.iter().map(|u| u.to_string()));
-        }
+        let inputs: Vec<String> = reads.iter().flat_map(|r| r.reads.clone()).collect();
+        let hints: String = reads.iter().map(|r| r.hint.as_str()).collect();
         eprintln!(
-            "spark-exporter dump: no application found in {}{}",
-            inputs.join(", "),
-            if paths.is_empty() {
-                String::new()
-            } else {
-                spark_exporter::eventlog::what_is_read(settings.event_log.depth)
-            }
+            "spark-exporter dump: no application found in {}{hints}",
+            inputs.join(", ")
         );
         ok = false;
     }
@@ -241,18 +226,18 @@ async fn dump(settings: Arc<Settings>, url_flag: bool, paths: Vec<String>, om: b
     }
 }
 
-/// Read the checkpoint, if any, into `model` and `positions`, and say what was loaded (on the
+/// Read the checkpoint, if any, into `model` and `parts`, and say what was loaded (on the
 /// blocking pool: an object store's requests block).
 async fn load_checkpoint(
     settings: &Arc<Settings>,
     model: &Arc<Model>,
-    positions: &Arc<ReadPositions>,
+    parts: &Arc<Parts>,
     telemetry: &Arc<Telemetry>,
 ) {
     let (s, m, p, t) = (
         settings.clone(),
         model.clone(),
-        positions.clone(),
+        parts.clone(),
         telemetry.clone(),
     );
     let loaded =
@@ -293,8 +278,8 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
     let model = Model::new(&settings, telemetry.clone());
     // The state kept across restarts, before any source reads (they then read everything
     // again, which counts nothing twice).
-    let positions = ReadPositions::new();
-    load_checkpoint(&settings, &model, &positions, &telemetry).await;
+    let parts = Parts::new(settings.checkpoint.path.is_some());
+    load_checkpoint(&settings, &model, &parts, &telemetry).await;
     let listener = match server::bind(&settings).await {
         Ok(l) => l,
         Err(e) => {
@@ -312,8 +297,8 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
         CancellationToken::new(),
     );
     // After a start, an application is served once every source has given its state for it.
-    let collectors = collect::configured(&settings, &telemetry, &health, &positions);
-    let sources = collect::spawn_all(&collectors, &model, &finish);
+    let collectors = sources::configured(&settings, &telemetry, &health, &parts);
+    let sources = sources::spawn_all(&collectors, &model, &finish);
     let otlp = tokio::spawn(otlp::run(
         settings.clone(),
         model.clone(),
@@ -341,16 +326,11 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
     others.spawn(spark_exporter::checkpoint::run(
         settings.clone(),
         model.clone(),
-        positions.clone(),
+        parts.clone(),
         telemetry.clone(),
         stop.clone(),
     ));
-    let last_checkpoint = (
-        settings.clone(),
-        model.clone(),
-        positions,
-        telemetry.clone(),
-    );
+    let last_checkpoint = (settings.clone(), model.clone(), parts, telemetry.clone());
     let app_end = async {
         if settings.lifecycle.exit_when_app_ends {
             ending::watch(model.clone(), settings.clone(), health, stop.clone()).await

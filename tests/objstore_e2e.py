@@ -901,7 +901,7 @@ def flags(ap):
                     help="stores the live and fault sections run against [both]")
     ap.add_argument("--client-timeout", type=float, default=30.0,
                     help="the exporter's per-request timeout, which a stall outlasts [30: "
-                         "REQUEST_TIMEOUT in src/eventlog/objfs.rs, object_store's default too]")
+                         "REQUEST_TIMEOUT in src/sources/eventlog/objfs.rs, object_store's default too]")
     ap.add_argument("--stall-extra", type=float, default=2.0,
                     help="seconds a stalled request lasts beyond the client timeout [2]")
     ap.add_argument("--stall-count", type=int, default=1, help="requests stalled [1]")

@@ -9,7 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use spark_exporter::eventlog::codec::{Codec, CodecError, Decoder, MAX_BLOCK_BYTES};
+use spark_exporter::sources::eventlog::codec::{Codec, CodecError, Decoder, MAX_BLOCK_BYTES};
 
 const CODECS: [Codec; 5] = [
     Codec::Plain,

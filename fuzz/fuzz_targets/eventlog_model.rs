@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 use spark_exporter::config::Settings;
-use spark_exporter::eventlog::apply::LogApp;
-use spark_exporter::eventlog::parse_line;
+use spark_exporter::sources::eventlog::apply::LogApp;
+use spark_exporter::sources::eventlog::parse_line;
 use spark_exporter::export::prometheus;
 use spark_exporter::model::Model;
 use spark_exporter::telemetry::Telemetry;
@@ -24,10 +24,10 @@ fuzz_target!(|data: &[u8]| {
     let mut app = LogApp::new("local-1".into());
     for line in data.split(|b| *b == b'\n') {
         if let Ok(Some(ev)) = parse_line(line) {
-            app.apply(ev, &model.observer(spark_exporter::model::Source::EventLog));
+            app.apply(ev, &model.observer(spark_exporter::sources::source("event_log")));
         }
     }
-    app.settle(&model.observer(spark_exporter::model::Source::EventLog));
+    app.settle(&model.observer(spark_exporter::sources::source("event_log")));
     model.expire(1_800_000_000_000);
     let reg = prometheus::registry(model.clone());
     prometheus::render(&reg, true).expect("OpenMetrics renders");

@@ -3,8 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use spark_exporter::eventlog::parse_line;
-use spark_exporter::eventlog::parser::event_name;
+use spark_exporter::sources::eventlog::parse_line;
+use spark_exporter::sources::eventlog::parser::event_name;
 
 fuzz_target!(|data: &[u8]| {
     let _ = event_name(data);

@@ -4,10 +4,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use spark_exporter::spark::api::{
+use spark_exporter::sources::rest::api::{
     ApplicationInfo, ExecutionData, ExecutorSummary, JobData, StageData, TaskMetricDistributions,
 };
-use spark_exporter::spark::convert;
+use spark_exporter::sources::rest::convert;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(v) = serde_json::from_slice::<Vec<ApplicationInfo>>(data) {

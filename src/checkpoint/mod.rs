@@ -1,8 +1,9 @@
 //! Checkpoints: the model's state kept across restarts (`checkpoint.path`).
 //!
 //! A checkpoint is one file: a header line (JSON: format, version, the fingerprint of the
-//! configuration that shapes the model, when and by which exporter it was written), a line of
-//! read positions (`eventlog::positions`: the logs read to their end, which a restart does not
+//! configuration that shapes the model, when and by which exporter it was written, the
+//! registry's source names by number), a line of the sources' parts by name (`sources::parts`:
+//! each source's read positions, such as the logs read to their end, which a restart does not
 //! read again while unchanged), then the model's state as `Model::save_state` writes it (every application kept, summarised ones with
 //! their counted-id sets and each series' `_created`; the applications retired or excluded; the
 //! names' accumulators). It is written every `checkpoint.interval` and at the end of the drain,
@@ -20,8 +21,13 @@
 //! Positions are taken before the model's state, and a log is done only once everything it said
 //! is in the model: the state written always holds at least what the positions say was read.
 //!
-//! **Versions.** Version 1 (release 0.2.0 before read positions) had no positions line; it is
-//! still read (every log is then read again once). A release reads the previous release's
+//! **Versions.** Version 3 keeps the sources by name: the positions line is an object of the
+//! sources' parts, and the header lists the registry's names by number (the model's deliveries
+//! are kept by number, `model/delivery.rs`: a registry that changed is renumbered at load).
+//! Version 2 (release 0.2.0) had the two sources in fixed places: its positions line's `logs`
+//! is the event-log source's part, and its numbers are REST then the event log
+//! ([`V2_SOURCES`]). Version 1 (0.2.0 before read positions) had no positions line (every log
+//! is then read again once). Both are still read; a release reads the previous release's
 //! format.
 
 use std::collections::BTreeMap;
@@ -35,7 +41,7 @@ use tokio_util::sync::CancellationToken;
 use crate::clock::system_now_ms;
 use crate::config::Settings;
 use crate::model::Model;
-use crate::positions::{Positions, ReadPositions};
+use crate::sources::{Parts, Reshard, REGISTRY};
 use crate::telemetry::Telemetry;
 
 mod store;
@@ -45,9 +51,11 @@ use store::Store;
 pub const FORMAT: &str = "spark-exporter-checkpoint";
 /// The checkpoint format's version: a change that an older exporter cannot read is a new one;
 /// each release reads the previous release's.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// The oldest version still read.
 pub const OLDEST_READ: u32 = 1;
+/// The sources of versions 1 and 2, by number (release 0.2.0's two fixed places).
+pub const V2_SOURCES: &[&str] = &["rest", "event_log"];
 
 /// The first line of a checkpoint.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -62,6 +70,25 @@ pub struct Header {
     pub written_ms: i64,
     /// `spark-exporter <version> (<revision>)`.
     pub writer: String,
+    /// The registry's source names by number (version 3; before, [`V2_SOURCES`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<String>,
+}
+
+impl Header {
+    /// Each of its source numbers as this exporter's registry numbers the same source.
+    fn renumbering(&self) -> Vec<Option<usize>> {
+        let names: Vec<&str> = if self.sources.is_empty() {
+            V2_SOURCES.to_vec()
+        } else {
+            self.sources.iter().map(String::as_str).collect()
+        };
+        let now = crate::sources::names();
+        names
+            .iter()
+            .map(|n| now.iter().position(|m| m == n))
+            .collect()
+    }
 }
 
 /// Why a checkpoint could not be read or written.
@@ -129,13 +156,13 @@ pub enum CheckpointError {
 }
 
 /// Read the checkpoint of `settings` into `model` (which must be empty: at start, before any
-/// source) and its read positions into `positions`. `Ok(None)` when checkpoints are off or there
+/// source) and the sources' parts into `parts`. `Ok(None)` when checkpoints are off or there
 /// is no file yet; on an error the model is unchanged. Counted in `telemetry`. With an
 /// object-store checkpoint, call it from a blocking thread of the runtime.
 pub fn load(
     settings: &Settings,
     model: &Model,
-    positions: &ReadPositions,
+    parts: &Parts,
     telemetry: &Arc<Telemetry>,
 ) -> Result<Option<Loaded>, CheckpointError> {
     let Some(base) = &settings.checkpoint.path else {
@@ -146,7 +173,7 @@ pub fn load(
             path: base.clone(),
             source,
         })
-        .and_then(|(store, name)| load_from(&store, &name, settings, model, positions));
+        .and_then(|(store, name)| load_from(&store, &name, settings, model, parts));
     telemetry.checkpoint_load(match &r {
         Ok(Some(_)) => "loaded",
         Ok(None) => "none",
@@ -236,34 +263,30 @@ fn load_from(
     name: &str,
     settings: &Settings,
     model: &Model,
-    positions: &ReadPositions,
+    parts: &Parts,
 ) -> Result<Option<Loaded>, CheckpointError> {
-    let loaded = load_any(store, name, settings, model, positions)?;
+    let loaded = load_any(store, name, settings, model, parts)?;
     if loaded.is_some() {
-        forget_unreportable(model, &positions.loaded());
+        forget_unreportable(model, parts);
     }
     Ok(loaded)
 }
 
 /// The applications not kept (excluded, retired) are remembered while a source can still
-/// report them: those of the logs the loaded positions hold, and of the completed applications
-/// REST targets listed. The others' logs left the store, or were never read to a position (read
+/// report them: those its loaded part holds (the logs read, the completed applications REST
+/// targets listed). The others' logs left the store, or were never read to a position (read
 /// again from their start now, which refuses them again if they are refused). Done at load,
 /// before any source reads: forgetting an application while its log is being read would let
 /// its later events make a new one. So the set, and the checkpoints, stay bounded by what the
 /// store holds.
-fn forget_unreportable(model: &Model, positions: &Positions) {
-    let reportable: std::collections::HashSet<&str> = positions
-        .logs
-        .values()
-        .map(|d| d.app_id.as_str())
-        .chain(
-            positions
-                .rest
-                .values()
-                .flat_map(|m| m.keys().map(String::as_str)),
-        )
+fn forget_unreportable(model: &Model, parts: &Parts) {
+    let loaded = parts.all_loaded();
+    let ids: Vec<String> = REGISTRY
+        .iter()
+        .filter_map(|p| loaded.get(p.name()).map(|part| p.reportable(part)))
+        .flatten()
         .collect();
+    let reportable: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
     // An attempt's model key is `{id}/{attempt}`; a log knows its application's id.
     let forgotten = model.forget_excluded(|id| {
         reportable.contains(id)
@@ -284,7 +307,7 @@ fn load_any(
     name: &str,
     settings: &Settings,
     model: &Model,
-    positions: &ReadPositions,
+    parts: &Parts,
 ) -> Result<Option<Loaded>, CheckpointError> {
     let own = shard_name(name, settings.shard.index, settings.shard.count);
     let own_written = header_of(store, &own).map(|h| h.written_ms);
@@ -304,7 +327,7 @@ fn load_any(
         .max_by_key(|(w, n, _)| (*w, *n));
     match (own_written, newest_other) {
         (_, Some((w, n, files))) if own_written.is_none_or(|o| o < w) => {
-            handover(store, settings, n, &files, model, positions)?;
+            handover(store, settings, n, &files, model, parts)?;
             Ok(Some(Loaded::Handover {
                 count: n,
                 files: files.len(),
@@ -315,41 +338,39 @@ fn load_any(
             store,
             &own,
             &settings.accepted_model_fingerprints(),
-            positions,
-            |r| model.load_state(r),
+            parts,
+            |r, map| model.load_state_renumbered(r, map),
         )?
         .map(Loaded::Own)),
     }
 }
 
-/// A reshard: load this shard's part of each of the `count` old shards' `files`. A log is taken
-/// as done only where every old shard that read it (in name mode all of them, which each read
-/// every log; by id, the one that owned it) had it done, so its application is in the state
-/// loaded. An old shard's checkpoint that is refused (damaged, another configuration) is
-/// skipped, said in the log: what it held is read again from the logs.
+/// A reshard: load this shard's part of each of the `count` old shards' `files`; each source
+/// hands over its part ([`crate::sources::Plugin::hand_over`]). An old shard's checkpoint that
+/// is refused (damaged, another configuration) is skipped, said in the log: what it held is
+/// read again.
 fn handover(
     store: &Store,
     settings: &Settings,
     count: usize,
     files: &BTreeMap<usize, String>,
     model: &Model,
-    positions: &ReadPositions,
+    parts: &Parts,
 ) -> Result<(), CheckpointError> {
-    let by_name = settings.model.aggregate_by == crate::config::AggregateBy::AppName;
-    let mut per_shard: BTreeMap<usize, Positions> = BTreeMap::new();
+    let mut per_shard: BTreeMap<usize, BTreeMap<String, serde_json::Value>> = BTreeMap::new();
     for (i, file) in files {
         let mut old = settings.clone();
         old.shard = crate::shard::Shard { index: *i, count };
-        let shard_positions = ReadPositions::default();
+        let shard_parts = Parts::default();
         match read_into(
             store,
             file,
             &old.accepted_model_fingerprints(),
-            &shard_positions,
-            |r| model.merge_state(r),
+            &shard_parts,
+            |r, map| model.merge_state_renumbered(r, map),
         ) {
             Ok(Some(_)) => {
-                per_shard.insert(*i, (*shard_positions.loaded()).clone());
+                per_shard.insert(*i, shard_parts.all_loaded());
             }
             Ok(None) => {}
             Err(e) => {
@@ -358,37 +379,34 @@ fn handover(
         }
     }
     let mine = settings.shard_by_app_id();
-    let mut merged = Positions::default();
-    for p in per_shard.values() {
-        for (path, done) in &p.logs {
-            if merged.logs.contains_key(path) || !mine.owns(&done.app_id) {
-                continue;
-            }
-            let mut readers = if by_name {
-                (0..count).collect::<Vec<_>>()
-            } else {
-                vec![crate::shard::shard_of(&done.app_id, count)]
-            }
-            .into_iter();
-            if readers.all(|i| per_shard.get(&i).and_then(|p| p.logs.get(path)) == Some(done)) {
-                merged.logs.insert(path.clone(), done.clone());
-            }
+    let reshard = Reshard {
+        count,
+        by_name: settings.model.aggregate_by == crate::config::AggregateBy::AppName,
+        mine: &mine,
+    };
+    let mut merged = BTreeMap::new();
+    for p in REGISTRY {
+        let of_source: BTreeMap<usize, serde_json::Value> = per_shard
+            .iter()
+            .filter_map(|(i, parts)| Some((*i, parts.get(p.name())?.clone())))
+            .collect();
+        if let Some(part) = p.hand_over(&of_source, &reshard) {
+            merged.insert(p.name().to_string(), part);
         }
     }
-    // The REST targets' done applications are not handed over: the new shards read them again
-    // once (requests, not counts: the model's calls are idempotent).
-    positions.set_loaded(merged);
+    parts.set_loaded(merged);
     Ok(())
 }
 
-/// Read the checkpoint `name` of `store`: its positions into `positions`, its model state
-/// through `state` (a load, or a reshard's merge). `Ok(None)` if there is none.
+/// Read the checkpoint `name` of `store`: the sources' parts into `parts`, its model state
+/// through `state` (a load, or a reshard's merge, given how to renumber the sources). `Ok(None)`
+/// if there is none.
 fn read_into(
     store: &Store,
     name: &str,
     fingerprints: &[String],
-    positions: &ReadPositions,
-    state: impl FnOnce(&mut dyn BufRead) -> Result<(), crate::model::StateError>,
+    parts: &Parts,
+    state: impl FnOnce(&mut dyn BufRead, &[Option<usize>]) -> Result<(), crate::model::StateError>,
 ) -> Result<Option<Header>, CheckpointError> {
     let path = store.shown(name);
     let rerr = |source| CheckpointError::Read {
@@ -417,31 +435,37 @@ fn read_into(
             now: fingerprints.first().cloned().unwrap_or_default(),
         });
     }
-    let mut read_positions = Positions::default();
+    let mut read_parts = BTreeMap::new();
     if header.version >= 2 {
         line.clear();
         r.read_line(&mut line).map_err(rerr)?;
-        read_positions =
+        read_parts =
             serde_json::from_str(line.trim_end()).map_err(|source| CheckpointError::Positions {
                 path: path.clone(),
                 source,
             })?;
     }
-    state(&mut r).map_err(|source| CheckpointError::State {
+    if header.version == 2 {
+        // 0.2.0 called the event-log source's part `logs`.
+        if let Some(logs) = read_parts.remove("logs") {
+            read_parts.insert("event_log".to_string(), logs);
+        }
+    }
+    state(&mut r, &header.renumbering()).map_err(|source| CheckpointError::State {
         path: path.clone(),
         source,
     })?;
-    positions.set_loaded(read_positions);
+    parts.set_loaded(read_parts);
     Ok(Some(header))
 }
 
-/// Write `positions` and `model`'s state to the checkpoint of `settings`, atomically; the bytes
+/// Write the sources' `parts` and `model`'s state to the checkpoint of `settings`, atomically; the bytes
 /// written. `Ok(0)` when checkpoints are off. With an object-store checkpoint, call it from a
 /// blocking thread of the runtime.
 pub fn save(
     settings: &Settings,
     model: &Model,
-    positions: &ReadPositions,
+    parts: &Parts,
     telemetry: &Arc<Telemetry>,
 ) -> Result<u64, CheckpointError> {
     let (Some(base), Some(path)) = (&settings.checkpoint.path, own_path(settings)) else {
@@ -463,8 +487,12 @@ pub fn save(
             env!("CARGO_PKG_VERSION"),
             env!("SE_BUILD_REVISION")
         ),
+        sources: crate::sources::names()
+            .into_iter()
+            .map(String::from)
+            .collect(),
     };
-    let positions = positions.to_write();
+    let positions = parts.to_write();
     store
         .write(&name, |w| {
             serde_json::to_writer(&mut *w, &header)?;
@@ -488,7 +516,7 @@ pub fn save(
 pub async fn write_once(
     settings: Arc<Settings>,
     model: Arc<Model>,
-    positions: Arc<ReadPositions>,
+    parts: Arc<Parts>,
     telemetry: Arc<Telemetry>,
 ) {
     if settings.checkpoint.path.is_none() {
@@ -496,7 +524,7 @@ pub async fn write_once(
     }
     let s = settings.clone();
     let t = telemetry.clone();
-    let r = tokio::task::spawn_blocking(move || save(&s, &model, &positions, &t)).await;
+    let r = tokio::task::spawn_blocking(move || save(&s, &model, &parts, &t)).await;
     match r {
         Ok(Ok(bytes)) => {
             telemetry.checkpoint_write("ok");
@@ -518,7 +546,7 @@ pub async fn write_once(
 pub async fn run(
     settings: Arc<Settings>,
     model: Arc<Model>,
-    positions: Arc<ReadPositions>,
+    parts: Arc<Parts>,
     telemetry: Arc<Telemetry>,
     stop: CancellationToken,
 ) {
@@ -533,7 +561,7 @@ pub async fn run(
         write_once(
             settings.clone(),
             model.clone(),
-            positions.clone(),
+            parts.clone(),
             telemetry.clone(),
         )
         .await;
@@ -567,7 +595,7 @@ mod tests {
         let s = settings(d.path());
         let t = Arc::new(Telemetry::default());
         let m = Model::new(&s, t.clone());
-        let p = ReadPositions::default();
+        let p = Parts::new(true);
         // No file: a first start.
         assert!(load(&s, &m, &p, &t).unwrap().is_none());
         let n = save(&s, &m, &p, &t).unwrap();
@@ -622,28 +650,17 @@ mod tests {
         save(
             &before,
             &Model::new(&before, t.clone()),
-            &ReadPositions::default(),
+            &Parts::new(true),
             &t,
         )
         .unwrap();
-        let l = load(
-            &s,
-            &Model::new(&s, t.clone()),
-            &ReadPositions::default(),
-            &t,
-        )
-        .unwrap()
-        .expect("read under the new defaults");
+        let l = load(&s, &Model::new(&s, t.clone()), &Parts::new(true), &t)
+            .unwrap()
+            .expect("read under the new defaults");
         assert_eq!(l.header().unwrap().fingerprint, before.model_fingerprint());
         let mut own = s.clone();
         own.labels.rewrite_rules.pop();
-        let e = load(
-            &own,
-            &Model::new(&own, t.clone()),
-            &ReadPositions::default(),
-            &t,
-        )
-        .unwrap_err();
+        let e = load(&own, &Model::new(&own, t.clone()), &Parts::new(true), &t).unwrap_err();
         assert!(matches!(e, CheckpointError::Fingerprint { .. }), "{e}");
     }
 
@@ -662,33 +679,51 @@ mod tests {
             fingerprint: s.model_fingerprint(),
             written_ms: 1,
             writer: "spark-exporter 0.2.0 (before positions)".into(),
+            sources: vec![],
         };
         let mut v1 = serde_json::to_vec(&header).unwrap();
         v1.push(b'\n');
         v1.extend_from_slice(&state);
         std::fs::write(s.checkpoint.path.as_ref().unwrap(), v1).unwrap();
-        let p = ReadPositions::default();
+        let p = Parts::new(true);
         let h = load(&s, &Model::new(&s, t.clone()), &p, &t).unwrap();
         assert_eq!(h.and_then(|h| h.header().map(|h| h.version)), Some(1));
-        assert_eq!(*p.loaded(), Positions::default());
-        // Written back as the current version, with its positions line.
-        let mut p2 = crate::positions::LogPositions::new();
-        p2.insert(
-            "/logs/local-1".into(),
-            crate::positions::DoneLog {
-                app_id: "local-1".into(),
+        assert!(p.all_loaded().is_empty());
+        // Written back as the current version, with the sources' parts.
+        let (logs, rest) = parts_holding("local-1", "app-1");
+        p.publish("event_log", logs.clone());
+        p.publish("rest", rest);
+        save(&s, &m, &p, &t).unwrap();
+        let back = Parts::new(true);
+        let h = load(&s, &Model::new(&s, t.clone()), &back, &t).unwrap();
+        let h = h.and_then(|h| h.header().cloned()).unwrap();
+        assert_eq!(
+            (h.version, h.sources),
+            (VERSION, vec!["rest".into(), "event_log".into()])
+        );
+        assert_eq!(back.loaded("event_log"), Some(logs.to_json()));
+        assert_eq!(back.loaded("rest").unwrap()["http://hs:18080"]["app-1"], 7);
+    }
+
+    /// The event-log part with one done log of `logged`, the REST part with the completed
+    /// application `listed` of one History Server.
+    fn parts_holding(
+        logged: &str,
+        listed: &str,
+    ) -> (Arc<dyn crate::sources::Part>, Arc<dyn crate::sources::Part>) {
+        use crate::sources::eventlog::positions::{DoneLog, LogPart, LogPositions};
+        let mut logs = LogPositions::new();
+        logs.insert(
+            format!("/logs/{logged}"),
+            DoneLog {
+                app_id: logged.into(),
                 files: vec![(0, false, 10)],
                 open: None,
             },
         );
-        p.publish_logs(p2.clone());
-        p.publish_rest("http://hs:18080", [("app-1".to_string(), 7)].into());
-        save(&s, &m, &p, &t).unwrap();
-        let back = ReadPositions::default();
-        let h = load(&s, &Model::new(&s, t.clone()), &back, &t).unwrap();
-        assert_eq!(h.and_then(|h| h.header().map(|h| h.version)), Some(VERSION));
-        assert_eq!(back.loaded().logs, p2);
-        assert_eq!(back.loaded().rest["http://hs:18080"]["app-1"], 7);
+        let rest = crate::sources::rest::positions::RestPart::default();
+        rest.publish("http://hs:18080", [(listed.to_string(), 7)].into());
+        (Arc::new(LogPart(Arc::new(logs))), Arc::new(rest))
     }
 
     /// What the model does not keep is remembered only while a source can report it again:
@@ -705,23 +740,15 @@ mod tests {
         v["retired"] = serde_json::json!(["gone-1", "in-store"]);
         m.load_state(serde_json::to_vec(&v).unwrap().as_slice())
             .unwrap();
-        let p = ReadPositions::default();
-        let mut logs = crate::positions::LogPositions::new();
-        logs.insert(
-            "/logs/in-store".into(),
-            crate::positions::DoneLog {
-                app_id: "in-store".into(),
-                files: vec![(0, false, 1)],
-                open: None,
-            },
-        );
-        p.publish_logs(logs);
-        p.publish_rest("http://hs:18080", [("listed".to_string(), 1)].into());
+        let p = Parts::new(true);
+        let (logs, rest) = parts_holding("in-store", "listed");
+        p.publish("event_log", logs);
+        p.publish("rest", rest);
         save(&s, &m, &p, &t).unwrap();
         // Written as it is: nothing is forgotten while the exporter runs.
         assert_eq!(state_of(&m)["excluded"].as_array().map(Vec::len), Some(3));
         let back = Model::new(&s, t.clone());
-        load(&s, &back, &ReadPositions::default(), &t).unwrap();
+        load(&s, &back, &Parts::new(true), &t).unwrap();
         let after = state_of(&back);
         assert_eq!(after["excluded"], serde_json::json!(["in-store", "listed"]));
         assert_eq!(after["retired"], serde_json::json!(["in-store"]));

@@ -23,9 +23,9 @@ use std::path::{Path, PathBuf};
 use super::compare::{self, Comparison, Profile};
 use super::{profiled, DiagnoseError, Request};
 use crate::config::Settings;
-use crate::eventlog::Listed;
-use crate::spark::api::ApplicationInfo;
-use crate::spark::client::Client;
+use crate::sources::eventlog::Listed;
+use crate::sources::rest::api::ApplicationInfo;
+use crate::sources::rest::client::Client;
 use crate::telemetry::Telemetry;
 
 /// What to compare.
@@ -164,7 +164,7 @@ async fn one_run(settings: &Settings, req: &Request, what: &str) -> Result<Profi
 async fn list(settings: &Settings, location: &str) -> Result<Listed, CompareError> {
     let (s, l) = (Arc::new(settings.clone()), location.to_string());
     let listed = tokio::task::spawn_blocking(move || {
-        crate::eventlog::list_logs(&l, &s, &Arc::new(Telemetry::default()))
+        crate::sources::eventlog::list_logs(&l, &s, &Arc::new(Telemetry::default()))
     })
     .await
     .map_err(|e| DiagnoseError::EventLog(e.to_string()))?;
@@ -185,7 +185,7 @@ async fn median(
     for (_, listed) in listed {
         let root = Arc::new(listed.root);
         for found in listed.logs {
-            let shown = crate::eventlog::shown(&found, &root);
+            let shown = crate::sources::eventlog::shown(&found, &root);
             let (s, r) = (settings.clone(), root.clone());
             let one = tokio::task::spawn_blocking(move || {
                 super::review::read_one(found, &r, &s, &super::links::Ui::None, None)
@@ -316,7 +316,7 @@ async fn from_history(
 async fn download(client: &Client, id: &str, dir: &Path) -> Result<String, CompareError> {
     let path = format!(
         "/api/v1/applications/{}/logs",
-        crate::spark::poller::encode_segment(id)
+        crate::sources::rest::poller::encode_segment(id)
     );
     let zip = client.get_bytes(&path).await.map_err(DiagnoseError::Rest)?;
     let (d, z) = (dir.to_path_buf(), zip);

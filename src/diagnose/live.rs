@@ -150,7 +150,7 @@ impl Live {
 mod tests {
     use super::*;
     use crate::config::Settings;
-    use crate::model::{AppObs, Observer, Source};
+    use crate::model::{AppObs, Observer};
     use crate::telemetry::Telemetry;
 
     /// A pass that finds nothing new writes nothing: an idle exporter's render stays cached
@@ -160,7 +160,7 @@ mod tests {
         let s = Settings::default();
         let m = Model::new(&s, Arc::new(Telemetry::default()));
         let live = Live::new(&s.diagnose, &m);
-        let o = m.observer(Source::EventLog);
+        let o = m.observer(crate::sources::source("event_log"));
         o.upsert_app(&AppObs {
             app_id: "local-1".into(),
             name: Some("running".into()),

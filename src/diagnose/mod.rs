@@ -26,13 +26,15 @@ pub mod unzip;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::collect::{CollectError, Collector, Rest};
 use crate::config::Settings;
 use crate::model::details::StageDetail;
 use crate::model::view::AppView;
-use crate::model::{Model, Source};
-use crate::spark::api::ApplicationInfo;
-use crate::spark::client::{Client, ClientError};
+use crate::model::Model;
+use crate::sources::rest::api::ApplicationInfo;
+use crate::sources::rest::client::{Client, ClientError};
+use crate::sources::rest::PollError;
+use crate::sources::rest::Rest;
+use crate::sources::Collector;
 use crate::telemetry::Telemetry;
 
 use links::Ui;
@@ -133,7 +135,7 @@ pub async fn diagnose(settings: &Settings, req: &Request) -> Result<Report, Diag
 /// The settings are taken as they are: the model is a diagnosis' ([`Model::for_diagnosis`]:
 /// every application keeps its detail, every stage attempt's detail is kept as it settled,
 /// whatever the model let go since), and a REST read is whole (every task summary, however old:
-/// [`crate::spark::Mode::Whole`]).
+/// [`crate::sources::rest::Mode::Whole`]).
 pub async fn diagnose_counted(
     settings: &Settings,
     req: &Request,
@@ -184,7 +186,8 @@ pub async fn profiled(
                 }),
             },
             None if ids.is_empty() => Err(DiagnoseError::Empty(if source == "event_log" {
-                inputs.join(", ") + &crate::eventlog::what_is_read(settings.event_log.depth)
+                inputs.join(", ")
+                    + &crate::sources::eventlog::what_is_read(settings.event_log.depth)
             } else {
                 inputs.join(", ")
             })),
@@ -363,16 +366,16 @@ async fn read_logs(
         paths.to_vec(),
     );
     tokio::task::spawn_blocking(move || {
-        let inner = m.observer(Source::EventLog);
+        let inner = m.observer(crate::sources::source("event_log"));
         let obs = runconf::Recorder {
             inner: &inner,
             rec: &rec,
         };
-        crate::eventlog::ingest_paths_with(&p, &s, m.filter(), &obs, &t)
+        crate::sources::eventlog::ingest_paths_with(&p, &s, m.filter(), &obs, &t)
     })
     .await
     .map_err(|e| DiagnoseError::EventLog(e.to_string()))?
-    .map_err(|e| DiagnoseError::EventLog(crate::collect::CollectError::from(e).to_string()))
+    .map_err(|e| DiagnoseError::EventLog(e.to_string()))
 }
 
 /// The Spark properties of every application `model` read from REST target `url` (its
@@ -420,27 +423,33 @@ async fn read_rest(
         Some(id) => id.to_string(),
         None => only_app(settings, telemetry, url).await?,
     };
-    let rest = Rest::new(settings.clone(), telemetry.clone())
+    let handle = crate::sources::counting(crate::sources::rest::plugin::NAME, telemetry.clone());
+    let rest = Rest::new(settings.clone(), handle)
         .targets(vec![url.to_string()])
         .whole(Some(id.clone()));
-    match rest.fill_once(Arc::new(model.observer(Source::Rest))).await {
+    match rest
+        .fill_once(Arc::new(model.observer(rest.source())))
+        .await
+    {
         Ok(()) => Ok(()),
-        Err(CollectError::Rest(mut e)) => match e.failures.pop() {
-            Some((_, ClientError::HttpStatus { status: 404, .. })) => {
-                let known = list(settings, telemetry, url)
-                    .await
-                    .map(|l| l.into_iter().take(MAX_LISTED).map(|a| a.id).collect())
-                    .unwrap_or_default();
-                Err(DiagnoseError::NotFound {
-                    id,
-                    inputs: url.to_string(),
-                    known,
-                })
-            }
-            Some((_, c)) => Err(DiagnoseError::Rest(c)),
-            None => Ok(()),
+        Err(e) => match e.downcast::<PollError>() {
+            Ok(mut e) => match e.failures.pop() {
+                Some((_, ClientError::HttpStatus { status: 404, .. })) => {
+                    let known = list(settings, telemetry, url)
+                        .await
+                        .map(|l| l.into_iter().take(MAX_LISTED).map(|a| a.id).collect())
+                        .unwrap_or_default();
+                    Err(DiagnoseError::NotFound {
+                        id,
+                        inputs: url.to_string(),
+                        known,
+                    })
+                }
+                Some((_, c)) => Err(DiagnoseError::Rest(c)),
+                None => Ok(()),
+            },
+            Err(e) => Err(DiagnoseError::Read(e.to_string())),
         },
-        Err(e) => Err(DiagnoseError::Read(e.to_string())),
     }
 }
 

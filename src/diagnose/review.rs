@@ -17,8 +17,8 @@ use super::links::Ui;
 use super::{read_rest, reviewed_of, DiagnoseError};
 use crate::config::Settings;
 use crate::model::Model;
-use crate::spark::api::ApplicationInfo;
-use crate::spark::client::Client;
+use crate::sources::rest::api::ApplicationInfo;
+use crate::sources::rest::client::Client;
 use crate::telemetry::Telemetry;
 
 pub use spark_exporter_diagnose::review::{
@@ -158,7 +158,7 @@ async fn review_logs(settings: &Arc<Settings>, fold: &mut Fold<'_>) -> Result<()
         // Listing (and reading) blocks on the runtime for object stores: on the blocking pool.
         let (s, l) = (settings.clone(), location.clone());
         let listed = tokio::task::spawn_blocking(move || {
-            crate::eventlog::list_logs(&l, &s, &Arc::new(Telemetry::default()))
+            crate::sources::eventlog::list_logs(&l, &s, &Arc::new(Telemetry::default()))
         })
         .await
         .map_err(|e| e.to_string())
@@ -175,7 +175,7 @@ async fn review_logs(settings: &Arc<Settings>, fold: &mut Fold<'_>) -> Result<()
         let root = Arc::new(listed.root);
         for found in listed.logs {
             fold.counts.listed += 1;
-            let shown = crate::eventlog::shown(&found, &root);
+            let shown = crate::sources::eventlog::shown(&found, &root);
             // A log last written before `--since` holds no application that ended since.
             if let (Some(since), Some(m)) = (fold.req.since_ms, found.modified_ms()) {
                 if m < since {
@@ -206,21 +206,22 @@ async fn review_logs(settings: &Arc<Settings>, fold: &mut Fold<'_>) -> Result<()
 /// One log read into a fresh diagnosis model and diagnosed: its applications, each with its
 /// profile for a comparison, and the read errors counted (blocking: on the blocking pool).
 pub(super) fn read_one(
-    found: crate::eventlog::discovery::Found,
-    root: &crate::eventlog::fs::Root,
+    found: crate::sources::eventlog::discovery::Found,
+    root: &crate::sources::eventlog::fs::Root,
     s: &Arc<Settings>,
     ui: &Ui,
     target: Option<f64>,
 ) -> Result<(Vec<(Reviewed, super::compare::Profile)>, u64), String> {
     let telemetry = Arc::new(Telemetry::default());
     let model = Model::for_diagnosis(s, telemetry.clone());
-    let inner = model.observer(crate::model::Source::EventLog);
+    let inner = model.observer(crate::sources::source("event_log"));
     let recorded = super::runconf::Recorded::new(s);
     let observer = super::runconf::Recorder {
         inner: &inner,
         rec: &recorded,
     };
-    crate::eventlog::read_log(found, root, s, &observer, &telemetry).map_err(|e| e.to_string())?;
+    crate::sources::eventlog::read_log(found, root, s, &observer, &telemetry)
+        .map_err(|e| e.to_string())?;
     let apps = reviewed_of(&model, s, ui, &recorded, target);
     let errors: u64 = telemetry.snapshot().eventlog_errors.values().sum();
     Ok((apps, errors))

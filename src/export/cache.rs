@@ -335,12 +335,12 @@ impl Inner {
 mod tests {
     use super::*;
     use crate::config::Settings;
-    use crate::model::{JobObs, JobStatus, Observer, Source};
+    use crate::model::{JobObs, JobStatus, Observer};
     use crate::telemetry::Telemetry;
     use std::io::Read;
 
     fn job(m: &Arc<Model>, id: u64) {
-        m.observer(Source::Rest).upsert_job(
+        m.observer(crate::sources::source("rest")).upsert_job(
             "app",
             &JobObs {
                 job_id: id,

@@ -794,6 +794,16 @@ pub const CATALOGUE: &[Metric] = &[
         |c, o| single(c, o, Value::Int(u64::from(!c.tele.startup_pending))))
         .doc("1 once every source the exporter runs has finished its start-up read: each REST target polled once (answered or not), every event log present at start read to its last complete event. Until then an application is served only once each source has given its state for it, so a restart never serves a lower count than before (`/readyz?complete` answers 200 from then on).")
         .experimental("0.2.0"),
+    Metric::new("spark_exporter_source_up", Gauge, Process, "1 if the source's last read of this place (a REST target, an event-log folder) succeeded.", "spark_exporter.source.up", "1", G,
+        |c, o| for ((source, place), up) in &c.tele.source_up { o.push(super::sample::Sample { labels: [("source", source.as_str().into()), ("place", place.as_str().into())].into(), value: Value::Int(u64::from(*up)), created_ms: c.tele.started_ms }) })
+        .labels(&[l("source", &[]), l("place", &[])])
+        .doc("1 if the last read of the place succeeded, 0 if it failed (a REST target that does not answer, a folder or bucket that cannot be listed); no series before its first read. Every source has it, by the registry's name (`rest`, `event_log`); `place` is the target URL or the folder as configured.")
+        .experimental("0.2.0"),
+    Metric::new("spark_exporter_source_ready", Gauge, Process, "1 once the source has finished its first round (every REST target polled, the event-log folders listed).", "spark_exporter.source.ready", "1", G,
+        |c, o| per_key(c, o, "source", &c.tele.source_ready, |v: bool| Value::Int(u64::from(v))))
+        .labels(&[l("source", &[])])
+        .doc("0 from start for every source the exporter runs, 1 once it has finished its first round; `/readyz` answers 200 once every source is 1.")
+        .experimental("0.2.0"),
     Metric::new("spark_exporter_rest_response_bytes", Counter, Target, "Response bytes read from a REST target.", "spark_exporter.rest.response.size", "By", C,
         |c, o| per_key(c, o, "target", &c.tele.rest_bytes, Value::Int)),
     Metric::new("spark_exporter_rest_requests", Counter, Target, "Requests made to a REST target.", "spark_exporter.rest.requests", "{request}", C,

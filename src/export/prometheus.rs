@@ -282,14 +282,14 @@ mod tests {
     use super::*;
     use crate::config::Settings;
     use crate::export::catalogue::CATALOGUE;
-    use crate::model::{JobObs, JobStatus, Observer, Source};
+    use crate::model::{JobObs, JobStatus, Observer};
     use crate::telemetry::Telemetry;
 
     #[test]
     fn histograms_and_escaped_labels_render_exactly() {
         let m = Model::new(&Settings::default(), Arc::new(Telemetry::default()));
         for (id, secs) in [(0u64, 0.3f64), (1, 2.0), (2, 20000.0)] {
-            m.observer(Source::Rest).upsert_job(
+            m.observer(crate::sources::source("rest")).upsert_job(
                 "a",
                 &JobObs {
                     job_id: id,
@@ -331,7 +331,7 @@ mod tests {
         // Enough groups for the text to cross many chunk boundaries.
         let m = Model::new(&Settings::default(), Arc::new(Telemetry::default()));
         for id in 0..2000u64 {
-            m.observer(Source::Rest).upsert_job(
+            m.observer(crate::sources::source("rest")).upsert_job(
                 &format!("app-{}", id % 50),
                 &JobObs {
                     job_id: id,

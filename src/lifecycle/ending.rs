@@ -100,12 +100,21 @@ impl Watcher {
     }
 }
 
-/// How long every REST target has been unreachable after answering at least once; `None` if
-/// there is none, or one answers, or one never did.
+/// How long every place of every status source (REST targets: a source of
+/// [`crate::model::Feed::Status`] in the registry) has been unreachable after answering at least
+/// once; `None` if there is none, or one answers, or one never did.
 fn unreachable_for(settings: &Settings, health: &Health, now_ms: EpochMs) -> Option<Duration> {
     let mut newest_down: Option<EpochMs> = None;
-    for url in &settings.spark.urls {
-        let r = health.reach(url)?;
+    let live = crate::sources::REGISTRY
+        .iter()
+        .filter(|p| p.feed() == crate::model::Feed::Status)
+        .flat_map(|p| {
+            p.places(settings)
+                .into_iter()
+                .map(|place| (p.name(), place))
+        });
+    for (source, place) in live {
+        let r = health.place(source, &place)?;
         r.last_ok_ms?;
         let down = r.down_since_ms?;
         newest_down = Some(newest_down.map_or(down, |d| d.max(down)));
@@ -139,7 +148,6 @@ mod tests {
     use super::*;
     use crate::model::obs::AppObs;
     use crate::model::Observer;
-    use crate::model::Source;
     use crate::telemetry::Telemetry;
 
     fn setup(urls: &[&str]) -> (Arc<Model>, Settings) {
@@ -164,7 +172,7 @@ mod tests {
         let t = Health::default();
         let w = Watcher::new(1_000);
         assert_eq!(w.check(&m, &s, &t, 1_500), None, "nothing known yet");
-        let o = m.observer(Source::EventLog);
+        let o = m.observer(crate::sources::source("event_log"));
         // A log of an earlier run, finished before the exporter started: not followed.
         o.upsert_app(&app("old", 100, Some(200)));
         assert_eq!(
@@ -190,7 +198,7 @@ mod tests {
         let (m, s) = setup(&[]);
         let t = Health::default();
         let w = Watcher::new(10_000);
-        let o = m.observer(Source::EventLog);
+        let o = m.observer(crate::sources::source("event_log"));
         o.upsert_app(&app("old", 100, None));
         assert_eq!(
             w.check(&m, &s, &t, 10_500),
@@ -219,7 +227,7 @@ mod tests {
         let (m, s) = setup(&[]);
         let t = Health::default();
         let w = Watcher::new(1_000);
-        m.observer(Source::EventLog)
+        m.observer(crate::sources::source("event_log"))
             .upsert_app(&app("quick", 1_200, Some(1_400)));
         assert!(w.check(&m, &s, &t, 1_500).is_some());
     }
@@ -229,14 +237,14 @@ mod tests {
         let (m, s) = setup(&["http://driver:4040"]);
         let t = Health::default();
         let w = Watcher::new(1_000);
-        let o = m.observer(Source::Rest);
+        let o = m.observer(crate::sources::source("rest"));
         o.upsert_app(&app("cur", 1_100, None));
         assert_eq!(w.check(&m, &s, &t, 1_200), None);
         o.app_gone("cur", 5_000);
         assert_eq!(w.check(&m, &s, &t, 6_000), None, "gone is not reported");
         // Unreachable since 5 s after a success: ends after rest_unreachable_after (60 s).
-        t.polled("http://driver:4040", true, 4_000);
-        t.polled("http://driver:4040", false, 5_000);
+        t.answered("rest", "http://driver:4040", 4_000);
+        t.failed("rest", "http://driver:4040", 5_000, "no answer");
         assert_eq!(w.check(&m, &s, &t, 64_999), None);
         assert_eq!(
             w.check(&m, &s, &t, 65_000),
@@ -249,12 +257,12 @@ mod tests {
         let (m, s) = setup(&["http://a:4040", "http://b:4040"]);
         let t = Health::default();
         let w = Watcher::new(0);
-        t.polled("http://a:4040", false, 0);
+        t.failed("rest", "http://a:4040", 0, "no answer");
         assert_eq!(w.check(&m, &s, &t, 1_000_000), None, "never answered");
-        t.polled("http://a:4040", true, 1);
-        t.polled("http://a:4040", false, 2);
+        t.answered("rest", "http://a:4040", 1);
+        t.failed("rest", "http://a:4040", 2, "no answer");
         assert_eq!(w.check(&m, &s, &t, 1_000_000), None, "b is not known down");
-        t.polled("http://b:4040", true, 1);
+        t.answered("rest", "http://b:4040", 1);
         assert_eq!(w.check(&m, &s, &t, 1_000_000), None, "b answers");
     }
 }

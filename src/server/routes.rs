@@ -42,12 +42,10 @@ pub struct Ctx {
     pub lifecycle: Arc<Lifecycle>,
 }
 
-/// True once every configured source has finished its first round: every REST target polled
-/// (answered or not), the event-log folders listed.
+/// True once every configured source has finished its first round (each source says what
+/// that is: every REST target polled, answered or not; the event-log folders listed).
 pub fn ready(health: &Health, settings: &Settings) -> bool {
-    let rest = health.polled_all(&settings.spark.urls);
-    let logs = settings.event_log.dirs.is_empty() || health.event_logs_ready();
-    rest && logs
+    crate::sources::ready(settings, health)
 }
 
 fn reply(status: StatusCode, ctype: &'static str, body: impl Into<Bytes>) -> Response<Body> {

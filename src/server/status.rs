@@ -10,8 +10,9 @@ use std::fmt::Write;
 
 use crate::clock::{system_now_ms, EpochMs};
 use crate::config::Settings;
-use crate::health::{Health, SourceStatus};
+use crate::health::Health;
 use crate::model::Model;
+use crate::sources::PlaceStatus;
 
 /// What the page reads: the server's handles, and its state.
 pub struct Ctx<'a> {
@@ -141,7 +142,7 @@ fn ago(then: EpochMs, now: EpochMs) -> String {
 /// `2026-12-02 10:26:45 UTC`.
 fn when(ms: EpochMs) -> String {
     let secs = ms.div_euclid(1000);
-    let (y, m, d) = crate::spark::convert::civil_from_days(secs.div_euclid(86_400));
+    let (y, m, d) = crate::sources::rest::convert::civil_from_days(secs.div_euclid(86_400));
     let rem = secs.rem_euclid(86_400);
     format!(
         "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
@@ -208,9 +209,7 @@ pub fn page(ctx: &Ctx<'_>) -> String {
 }
 
 fn sources(o: &mut String, ctx: &Ctx<'_>, now: EpochMs) {
-    let s = &ctx.settings;
-    let folders: Vec<String> = s.event_log.dirs.iter().map(|d| d.to_string()).collect();
-    let list: Vec<SourceStatus> = ctx.health.sources(&s.spark.urls, &folders);
+    let list: Vec<PlaceStatus> = crate::sources::status(ctx.settings, ctx.health);
     o.push_str("<h2>Sources</h2>");
     if list.is_empty() {
         o.push_str("<p id=\"sources\">None configured.</p>");
@@ -237,16 +236,12 @@ fn sources(o: &mut String, ctx: &Ctx<'_>, now: EpochMs) {
             .as_ref()
             .map(|(t, e)| format!("{}: {}", ago(*t, now), esc(e)))
             .unwrap_or_default();
-        let kind = if src.kind == "rest" {
-            "REST"
-        } else {
-            "event log"
-        };
+        let kind = src.title;
         let _ = write!(
             o,
             "<tr class=\"source\"><td>{kind}</td><td>{}</td><td class=\"{class}\">{state}</td>\
              <td>{ok}</td><td>{err}</td></tr>",
-            esc(&src.name)
+            esc(&src.place)
         );
     }
     o.push_str("</table>");

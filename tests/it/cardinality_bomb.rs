@@ -8,12 +8,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use spark_exporter::config::Settings;
-use spark_exporter::eventlog::apply::LogApp;
-use spark_exporter::eventlog::parse_line;
 use spark_exporter::export::families::{collect, SampleLabels, Value};
 use spark_exporter::export::prometheus;
 use spark_exporter::model::Model;
 use spark_exporter::model::OTHER;
+use spark_exporter::sources::eventlog::apply::LogApp;
+use spark_exporter::sources::eventlog::parse_line;
 use spark_exporter::telemetry::Telemetry;
 
 const JOBS: u64 = 100_000;
@@ -79,7 +79,10 @@ fn a_hundred_thousand_descriptions_stay_within_the_cap() {
         let ev = parse_line(line.as_bytes())
             .expect("valid line")
             .expect("an event");
-        app.apply(ev, &model.observer(spark_exporter::model::Source::EventLog));
+        app.apply(
+            ev,
+            &model.observer(spark_exporter::sources::source("event_log")),
+        );
     };
     feed(r#"{"Event":"SparkListenerApplicationStart","App Name":"bomb","App ID":"local-1800000000000","Timestamp":1700000000000,"User":"spark"}"#.into());
     for id in 0..JOBS {

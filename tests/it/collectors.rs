@@ -1,4 +1,4 @@
-//! Collectors are one concept (`src/collect.rs`): a source that emits the existing observations is
+//! Collectors are one concept (`src/sources/mod.rs`): a source that emits the existing observations is
 //! one type implementing `Collector`, run until shutdown or read once like the REST poller and the
 //! event-log reader. Here a test-only source, a replay of recorded observations, is both, beside
 //! the real event-log collector, and the model counts what it reported once.
@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use spark_exporter::collect::{self, BoxFuture, CollectError, Collector, EventLogs};
 use spark_exporter::config::Settings;
 use spark_exporter::model::{AppObs, JobObs, JobStatus, Model, ModelObserver, Observer, Source};
+use spark_exporter::sources::eventlog::plugin::EventLogs;
+use spark_exporter::sources::{self, BoxFuture, CollectError, Collector};
 use spark_exporter::telemetry::Telemetry;
 use tokio_util::sync::CancellationToken;
 
@@ -54,7 +55,7 @@ impl Replay {
 
 impl Collector for Replay {
     fn source(&self) -> Source {
-        Source::Rest
+        sources::source("rest")
     }
     fn run(&self, observer: Arc<ModelObserver>, finish: CancellationToken) -> BoxFuture<()> {
         let me = Arc::new(Replay {
@@ -101,10 +102,16 @@ async fn a_new_source_fills_once_beside_the_event_log_collector() {
         runs: AtomicUsize::new(0),
     });
     let collectors: Vec<Arc<dyn Collector>> = vec![
-        Arc::new(EventLogs::new(settings.clone(), telemetry.clone()).paths(vec![log.into()])),
+        Arc::new(
+            EventLogs::new(
+                settings.clone(),
+                sources::counting("event_log", telemetry.clone()),
+            )
+            .paths(vec![log.into()]),
+        ),
         replay.clone(),
     ];
-    let errors = collect::fill_once(&collectors, &model).await;
+    let errors = sources::fill_once(&collectors, &model).await;
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(replay.runs.load(Ordering::SeqCst), 1);
     assert_eq!(jobs(&model), 3);
@@ -122,7 +129,7 @@ async fn a_new_source_runs_until_shutdown_and_counts_once() {
         runs: AtomicUsize::new(0),
     })];
     let finish = CancellationToken::new();
-    let mut tasks = collect::spawn_all(&collectors, &model, &finish);
+    let mut tasks = sources::spawn_all(&collectors, &model, &finish);
     // Reported many times over; each job counts once.
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(jobs(&model), 4);

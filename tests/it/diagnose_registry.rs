@@ -22,7 +22,7 @@ use spark_exporter::diagnose::report::{AppReport, Report, SCHEMA_PATH};
 use spark_exporter::diagnose::rules::{self, doc_table, kind_schema, Level, Procedure};
 use spark_exporter::diagnose::{diagnose, Request};
 use spark_exporter::model::details::StageDetail;
-use spark_exporter::model::{Model, Source};
+use spark_exporter::model::Model;
 use spark_exporter::telemetry::Telemetry;
 use support::diagnosis::{app_id, event_log};
 
@@ -111,9 +111,9 @@ fn with_fixture_app<T>(
 ) -> T {
     let settings = Settings::default();
     let model = Model::for_diagnosis(&settings, Arc::new(Telemetry::default()));
-    let observer = model.observer(Source::EventLog);
+    let observer = model.observer(spark_exporter::sources::source("event_log"));
     let id = app_id("diagnosis");
-    spark_exporter::eventlog::ingest_paths(
+    spark_exporter::sources::eventlog::ingest_paths(
         &[event_log(&id)],
         &settings,
         &observer,

@@ -86,7 +86,8 @@ fn close(a: f64, b: f64) -> bool {
 fn allocated_from_rest(app: &str, end: i64) -> i64 {
     let time = |v: &Value| {
         v.as_str().map(|s| {
-            spark_exporter::spark::convert::parse_time(s).unwrap_or_else(|| panic!("time {s}"))
+            spark_exporter::sources::rest::convert::parse_time(s)
+                .unwrap_or_else(|| panic!("time {s}"))
         })
     };
     rest(app, "allexecutors.json")

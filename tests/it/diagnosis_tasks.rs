@@ -472,17 +472,22 @@ async fn replay(sources: Sources) -> Vec<Sample> {
         let (s, m, t) = (s.clone(), model.clone(), telemetry.clone());
         let dir = diagnosis().join("eventlog");
         move || {
-            let observer = m.observer(spark_exporter::model::Source::EventLog);
-            spark_exporter::eventlog::ingest_paths(&[dir], &s, &observer, &t).expect("read logs")
+            let observer = m.observer(spark_exporter::sources::source("event_log"));
+            spark_exporter::sources::eventlog::ingest_paths(&[dir], &s, &observer, &t)
+                .expect("read logs")
         }
     };
     if sources == Sources::LogThenRest {
         tokio::task::spawn_blocking(read_log()).await.expect("log");
     }
-    let observer = Arc::new(model.observer(spark_exporter::model::Source::Rest));
-    let mut p =
-        spark_exporter::spark::TargetPoller::new(&server.url, &s, observer, telemetry.clone())
-            .expect("poller");
+    let observer = Arc::new(model.observer(spark_exporter::sources::source("rest")));
+    let mut p = spark_exporter::sources::rest::TargetPoller::new(
+        &server.url,
+        &s,
+        observer,
+        telemetry.clone(),
+    )
+    .expect("poller");
     for n in 0.. {
         p.poll().await.expect("poll");
         let summaries = server
@@ -595,15 +600,15 @@ fn logs_with_rest_stages() -> Vec<(PathBuf, PathBuf)> {
 #[test]
 fn every_stage_s_peak_execution_memory_is_spark_s() {
     use spark_exporter::config::Settings;
-    use spark_exporter::model::{Model, Source};
+    use spark_exporter::model::Model;
     use spark_exporter::telemetry::Telemetry;
     let mut compared = 0;
     let mut nonzero = 0;
     for (log, stages) in logs_with_rest_stages() {
         let settings = Settings::default();
         let model = Model::for_diagnosis(&settings, Arc::new(Telemetry::default()));
-        let observer = model.observer(Source::EventLog);
-        spark_exporter::eventlog::ingest_paths(
+        let observer = model.observer(spark_exporter::sources::source("event_log"));
+        spark_exporter::sources::eventlog::ingest_paths(
             std::slice::from_ref(&log),
             &settings,
             &observer,

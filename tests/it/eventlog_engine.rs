@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use spark_exporter::config::Settings;
-use spark_exporter::eventlog::{ingest_paths, run, Engine, Out};
-use spark_exporter::model::{Model, Source};
+use spark_exporter::model::Model;
+use spark_exporter::sources::eventlog::{ingest_paths, run, Engine, Out};
 use spark_exporter::telemetry::{Telemetry, TelemetrySnapshot};
 
 fn model() -> (Arc<Model>, Arc<Telemetry>) {
@@ -45,14 +45,14 @@ fn files(t: &TelemetrySnapshot, state: &str) -> u64 {
 
 /// One listing and reading everything there is, as a step of `run` does, into `m`.
 fn step(e: &mut Engine, dirs: &[PathBuf], m: &Arc<Model>) {
-    let observer = m.observer(Source::EventLog);
+    let observer = m.observer(spark_exporter::sources::source("event_log"));
     let out = Out {
         observer: &observer,
         telemetry: m.telemetry(),
     };
-    let dirs: Vec<spark_exporter::eventlog::fs::Root> = dirs
+    let dirs: Vec<spark_exporter::sources::eventlog::fs::Root> = dirs
         .iter()
-        .map(spark_exporter::eventlog::fs::Root::local)
+        .map(spark_exporter::sources::eventlog::fs::Root::local)
         .collect();
     e.scan(&dirs, out);
     while e.poll(out, None) > 0 {}
@@ -184,7 +184,7 @@ fn damaged_lines_are_skipped_and_counted_by_kind() {
     ingest_paths(
         &[f],
         &settings,
-        &m.observer(spark_exporter::model::Source::EventLog),
+        &m.observer(spark_exporter::sources::source("event_log")),
         m.telemetry(),
     )
     .unwrap();
@@ -238,7 +238,7 @@ fn rolling_zstd_parts_split_from_a_real_log() {
     ingest_paths(
         &[root.path().to_path_buf()],
         &Settings::default(),
-        &m.observer(spark_exporter::model::Source::EventLog),
+        &m.observer(spark_exporter::sources::source("event_log")),
         m.telemetry(),
     )
     .unwrap();
@@ -258,15 +258,13 @@ async fn run_follows_a_folder_until_shutdown() {
     settings.event_log.poll_interval = Duration::from_millis(20);
     let (m, t) = model();
     let stop = tokio_util::sync::CancellationToken::new();
-    let observer = Arc::new(m.observer(Source::EventLog));
+    let observer = Arc::new(m.observer(spark_exporter::sources::source("event_log")));
     let filter = spark_exporter::filter::AppFilter::new(&settings);
     let task = tokio::spawn(run(
         Arc::new(settings),
         filter,
-        Arc::default(),
+        spark_exporter::sources::counting("event_log", m.telemetry().clone()),
         observer,
-        m.telemetry().clone(),
-        Default::default(),
         stop.clone(),
     ));
     let f = root.path().join("local-3.lz4.inprogress");

@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use spark_exporter::config::Settings;
-use spark_exporter::eventlog::codec::{Codec, Decoder};
-use spark_exporter::eventlog::discovery::{parse_part_name, parse_single_name};
-use spark_exporter::eventlog::ingest_paths;
-use spark_exporter::eventlog::parser::{event_name, parse_line, Event};
-use spark_exporter::eventlog::tailer::{FileTailer, LineSink};
 use spark_exporter::model::Model;
+use spark_exporter::sources::eventlog::codec::{Codec, Decoder};
+use spark_exporter::sources::eventlog::discovery::{parse_part_name, parse_single_name};
+use spark_exporter::sources::eventlog::ingest_paths;
+use spark_exporter::sources::eventlog::parser::{event_name, parse_line, Event};
+use spark_exporter::sources::eventlog::tailer::{FileTailer, LineSink};
 use spark_exporter::telemetry::Telemetry;
 
 const FIXTURES: &str = "tests/data/eventlogs";
@@ -332,7 +332,7 @@ fn ingest_paths_reads_every_fixture_without_errors() {
     ingest_paths(
         &paths,
         &settings,
-        &model.observer(spark_exporter::model::Source::EventLog),
+        &model.observer(spark_exporter::sources::source("event_log")),
         model.telemetry(),
     )
     .unwrap();

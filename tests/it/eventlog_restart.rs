@@ -18,7 +18,7 @@
 //! its last window evaluation, its summary), every series of both (counters, gauges, histograms; everything but the
 //! exporter's own `spark_exporter_*` series and the clock-dependent
 //! `spark_stage_stalled_seconds`) must equal a clean `spark-exporter dump --event-log` of the
-//! complete log, value for value. The exporter keeps no checkpoint (`src/eventlog/mod.rs`): the
+//! complete log, value for value. The exporter keeps no checkpoint (`src/sources/eventlog/mod.rs`): the
 //! restarted process reads the log again from the start, and Spark-id keyed updates make the
 //! re-read exact.
 //!

@@ -8,9 +8,9 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
-use spark_exporter::eventlog::block::xxh32;
-use spark_exporter::eventlog::codec::Codec;
-use spark_exporter::eventlog::tailer::{FileTailer, LineSink};
+use spark_exporter::sources::eventlog::block::xxh32;
+use spark_exporter::sources::eventlog::codec::Codec;
+use spark_exporter::sources::eventlog::tailer::{FileTailer, LineSink};
 
 #[derive(Default)]
 struct Collect {

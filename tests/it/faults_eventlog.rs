@@ -20,7 +20,7 @@
 //! equal those of `spark-exporter dump --event-log` on the intact log. For a deleted log the
 //! series stay as they were; for damaged input everything not damaged is counted.
 //!
-//! Checkpoints: the tailer keeps none (`src/eventlog/mod.rs`: every log is re-read from its start
+//! Checkpoints: the tailer keeps none (`src/sources/eventlog/mod.rs`: every log is re-read from its start
 //! after a restart), so the usual "checkpoint location full or read-only" fault does not apply
 //! here; the exporter as `nobody` writes nothing at all.
 //!

@@ -9,11 +9,11 @@ use std::io::Write as _;
 use std::sync::Arc;
 
 use spark_exporter::config::Settings;
-use spark_exporter::eventlog::apply::LogApp;
-use spark_exporter::eventlog::codec::{Codec, CodecError, Decoder};
-use spark_exporter::eventlog::{ingest_paths, parse_line};
 use spark_exporter::export::prometheus;
 use spark_exporter::model::Model;
+use spark_exporter::sources::eventlog::apply::LogApp;
+use spark_exporter::sources::eventlog::codec::{Codec, CodecError, Decoder};
+use spark_exporter::sources::eventlog::{ingest_paths, parse_line};
 use spark_exporter::telemetry::Telemetry;
 
 const NOW: i64 = 1_800_000_000_000;
@@ -28,10 +28,13 @@ fn replay(lines: &[&str]) -> String {
     let mut app = LogApp::new("local-1".into());
     for l in lines {
         if let Ok(Some(ev)) = parse_line(l.as_bytes()) {
-            app.apply(ev, &model.observer(spark_exporter::model::Source::EventLog));
+            app.apply(
+                ev,
+                &model.observer(spark_exporter::sources::source("event_log")),
+            );
         }
     }
-    app.settle(&model.observer(spark_exporter::model::Source::EventLog));
+    app.settle(&model.observer(spark_exporter::sources::source("event_log")));
     model.expire(NOW);
     prometheus::render(&prometheus::registry(model), false).expect("renders")
 }
@@ -77,7 +80,7 @@ fn only_event_time_is_the_smallest_long() {
     ingest_paths(
         &[path],
         &settings,
-        &model.observer(spark_exporter::model::Source::EventLog),
+        &model.observer(spark_exporter::sources::source("event_log")),
         model.telemetry(),
     )
     .expect("ingest");

@@ -22,9 +22,7 @@ use spark_exporter::export::otlp::convert::Snapshot;
 use spark_exporter::export::prometheus::write_families;
 use spark_exporter::export::read::per_app;
 use spark_exporter::model::plan::PlanSummary;
-use spark_exporter::model::{
-    AppObs, ExecutorObs, Model, Observer, Source, SqlObs, SqlPlanObs, SqlStatus,
-};
+use spark_exporter::model::{AppObs, ExecutorObs, Model, Observer, SqlObs, SqlPlanObs, SqlStatus};
 use spark_exporter::telemetry::Telemetry;
 
 const STABLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/stable-metrics.txt");
@@ -118,11 +116,13 @@ static EXAMPLE: Metric = Metric::new(
 
 fn model_with_one_app() -> Arc<Model> {
     let model = Model::new(&Settings::default(), Arc::new(Telemetry::default()));
-    model.observer(Source::Rest).upsert_app(&AppObs {
-        app_id: "app-1".into(),
-        name: Some("example".into()),
-        ..Default::default()
-    });
+    model
+        .observer(spark_exporter::sources::source("rest"))
+        .upsert_app(&AppObs {
+            app_id: "app-1".into(),
+            name: Some("example".into()),
+            ..Default::default()
+        });
     model
 }
 
@@ -261,7 +261,7 @@ fn the_plan_fingerprint_is_one_series_per_name_the_latest_runs() {
         let mut s = Settings::default();
         s.model.aggregate_by = aggregate_by;
         let model = Model::with_clock(&s, Arc::new(Telemetry::default()), Arc::new(|| 1_000_000));
-        let rest = model.observer(Source::Rest);
+        let rest = model.observer(spark_exporter::sources::source("rest"));
         let ended = |id: u64, end: i64| SqlObs {
             execution_id: id,
             description: Some("load".into()),
@@ -338,7 +338,7 @@ fn the_last_run_and_the_run_cost_histogram_are_one_series_per_name() {
     s.model.aggregate_by = AggregateBy::AppName;
     let t0 = 1_700_000_000_000;
     let model = Model::with_clock(&s, Arc::new(Telemetry::default()), Arc::new(move || t0));
-    let log = model.observer(Source::EventLog);
+    let log = model.observer(spark_exporter::sources::source("event_log"));
     // Two runs of "nightly", after the exporter started: 60 s × 2 cores, then 90 s × 3 cores.
     for (id, start, secs, cores) in [("r1", 1_000, 60, 2), ("r2", 100_000, 90, 3)] {
         let start = t0 + start;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use spark_exporter::config::{Settings, SummaryLevel};
 use spark_exporter::export::prometheus;
-use spark_exporter::model::{Model, Source};
+use spark_exporter::model::Model;
 use spark_exporter::telemetry::Telemetry;
 use support::rest::{AppData, FakeSpark};
 
@@ -118,8 +118,8 @@ fn every_event_log_fixtures_model_reads_back_the_same() {
         for level in LEVELS {
             let s = settings(level);
             let m = model(&s);
-            let observer = m.observer(Source::EventLog);
-            spark_exporter::eventlog::ingest_paths(&[log], &s, &observer, m.telemetry())
+            let observer = m.observer(spark_exporter::sources::source("event_log"));
+            spark_exporter::sources::eventlog::ingest_paths(&[log], &s, &observer, m.telemetry())
                 .expect("read the log");
             m.flush_pending();
             m.view(|v| summarised += v.apps().filter(|a| a.stage_count() == 0).count());
@@ -159,9 +159,9 @@ async fn every_rest_fixtures_model_reads_back_the_same() {
             s.spark.urls = vec![server.url.clone()];
             let s = Arc::new(s);
             let m = model(&s);
-            spark_exporter::spark::poll_once(
+            spark_exporter::sources::rest::poll_once(
                 s.clone(),
-                Arc::new(m.observer(Source::Rest)),
+                Arc::new(m.observer(spark_exporter::sources::source("rest"))),
                 m.telemetry().clone(),
             )
             .await
@@ -181,10 +181,10 @@ fn a_damaged_or_other_version_state_is_refused_and_changes_nothing() {
     let s = Settings::default();
     let m = model(&s);
     let log = root().join("tests/data/spark-4.1.1-basic/eventlog");
-    spark_exporter::eventlog::ingest_paths(
+    spark_exporter::sources::eventlog::ingest_paths(
         &[&log],
         &s,
-        &m.observer(Source::EventLog),
+        &m.observer(spark_exporter::sources::source("event_log")),
         m.telemetry(),
     )
     .expect("read the log");
@@ -232,8 +232,8 @@ fn every_stage_attempt_settles_with_its_final_detail() {
         let read = |s: &Settings| {
             let m = model(s);
             m.keep_settled_stages();
-            let observer = m.observer(Source::EventLog);
-            spark_exporter::eventlog::ingest_paths(&[log], s, &observer, m.telemetry())
+            let observer = m.observer(spark_exporter::sources::source("event_log"));
+            spark_exporter::sources::eventlog::ingest_paths(&[log], s, &observer, m.telemetry())
                 .expect("read the log");
             m
         };
@@ -319,9 +319,14 @@ fn a_model_read_back_and_fed_the_same_log_again_counts_nothing_twice() {
             }
             let m = model(&s);
             let read = |m: &Arc<Model>| {
-                let observer = m.observer(Source::EventLog);
-                spark_exporter::eventlog::ingest_paths(&[log], &s, &observer, m.telemetry())
-                    .expect("read the log");
+                let observer = m.observer(spark_exporter::sources::source("event_log"));
+                spark_exporter::sources::eventlog::ingest_paths(
+                    &[log],
+                    &s,
+                    &observer,
+                    m.telemetry(),
+                )
+                .expect("read the log");
                 m.flush_pending();
             };
             read(&m);

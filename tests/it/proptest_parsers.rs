@@ -10,15 +10,15 @@
 use proptest::prelude::*;
 use serde_json::json;
 
-use spark_exporter::eventlog::block::xxh32;
-use spark_exporter::eventlog::codec::{Codec, CodecError, Decoder};
-use spark_exporter::eventlog::{parse_line, Event};
 use spark_exporter::model::{JobStatus, StageStatus, TaskOutcome};
-use spark_exporter::spark::api::{
+use spark_exporter::sources::eventlog::block::xxh32;
+use spark_exporter::sources::eventlog::codec::{Codec, CodecError, Decoder};
+use spark_exporter::sources::eventlog::{parse_line, Event};
+use spark_exporter::sources::rest::api::{
     ApplicationInfo, ExecutionData, ExecutionPlan, ExecutorSummary, JobData, StageData,
     TaskMetricDistributions,
 };
-use spark_exporter::spark::convert;
+use spark_exporter::sources::rest::convert;
 
 // ---- Event-log lines ----------------------------------------------------------------------
 

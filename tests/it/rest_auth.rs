@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use spark_exporter::config::Settings;
-use spark_exporter::model::{Model, Source};
-use spark_exporter::spark::poll_once;
+use spark_exporter::model::Model;
+use spark_exporter::sources::rest::poll_once;
 use spark_exporter::telemetry::Telemetry;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -73,7 +73,7 @@ fn settings(url: &str) -> Settings {
 async fn poll(s: Settings) -> Result<(), String> {
     let t = Arc::new(Telemetry::default());
     let m = Model::new(&s, t.clone());
-    let observer = Arc::new(m.observer(Source::Rest));
+    let observer = Arc::new(m.observer(spark_exporter::sources::source("rest")));
     poll_once(Arc::new(s), observer, t)
         .await
         .map_err(|e| e.to_string())

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 use spark_exporter::export::families::{collect, Family};
-use spark_exporter::model::{Model, ModelObserver, Source};
-use spark_exporter::spark::TargetPoller;
+use spark_exporter::model::{Model, ModelObserver};
+use spark_exporter::sources::rest::TargetPoller;
 use spark_exporter::telemetry::Telemetry;
 use support::rest::*;
 
@@ -23,7 +23,7 @@ fn model_poller(server: &FakeSpark) -> (Arc<Model>, TargetPoller<ModelObserver>,
     let p = TargetPoller::new(
         &server.url,
         &s,
-        Arc::new(m.observer(Source::Rest)),
+        Arc::new(m.observer(spark_exporter::sources::source("rest"))),
         t.clone(),
     )
     .unwrap();

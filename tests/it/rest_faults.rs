@@ -6,7 +6,7 @@ use crate::support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use spark_exporter::spark::{poll_once, run, TargetPoller, Targets};
+use spark_exporter::sources::rest::{poll_once, run, TargetPoller, Targets};
 use support::rest::*;
 use tokio_util::sync::CancellationToken;
 
@@ -217,7 +217,7 @@ async fn a_driver_that_stays_unreachable_has_its_application_marked_gone_then_fo
     let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone()).unwrap();
     p.poll().await.expect("first poll");
     server.set_fault(FaultKind::Status500, "/applications");
-    for i in 1..spark_exporter::spark::poller::GONE_AFTER_FAILED_POLLS {
+    for i in 1..spark_exporter::sources::rest::poller::GONE_AFTER_FAILED_POLLS {
         p.poll().await.expect_err("fault");
         assert!(
             rec.with(|c| c.gone.is_empty()),

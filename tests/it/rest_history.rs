@@ -6,7 +6,7 @@ use crate::support;
 use std::sync::Arc;
 
 use serde_json::json;
-use spark_exporter::spark::TargetPoller;
+use spark_exporter::sources::rest::TargetPoller;
 use support::rest::*;
 
 #[tokio::test]
@@ -147,7 +147,7 @@ async fn the_app_limit_prefers_running_then_newest() {
 #[tokio::test]
 async fn every_application_within_the_retention_is_followed_page_by_page() {
     let now = spark_exporter::clock::system_now_ms();
-    let n = spark_exporter::spark::poller::LIST_PAGE * 2 + 37;
+    let n = spark_exporter::sources::rest::poller::LIST_PAGE * 2 + 37;
     let mut apps: Vec<AppData> = (0..n)
         .map(|i| {
             let mut a = AppData::generated(&format!("app-{i:05}"), 0);
@@ -218,15 +218,20 @@ async fn a_restarted_poller_does_not_read_done_applications_again() {
             .filter(|l| l.contains(&format!("/applications/{app}/")))
             .count()
     };
-    let positions = spark_exporter::positions::ReadPositions::new();
+    use spark_exporter::sources::rest::positions::RestPart;
+    use spark_exporter::sources::Part;
+    let part = Arc::new(RestPart::default());
     let rec = Arc::new(Recorder::default());
     let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone())
         .unwrap()
-        .positions(positions.clone());
+        .part(part.clone());
     p.poll().await.unwrap();
-    let written = positions.to_write();
+    let written = part.to_json();
+    let of_target = |v: &serde_json::Value| -> std::collections::BTreeMap<String, i64> {
+        serde_json::from_value(v[&server.url].clone()).unwrap()
+    };
     assert_eq!(
-        written.rest[&server.url],
+        of_target(&written),
         [("done-1".to_string(), 2_001), ("done-2".to_string(), 3_001)].into()
     );
     server.take_log();
@@ -234,12 +239,11 @@ async fn a_restarted_poller_does_not_read_done_applications_again() {
     // The restart: positions loaded from the checkpoint, a new poller. The History Server
     // re-read done-2's log meanwhile.
     server.with_apps(|a| a[1].complete(3_000, 3_500));
-    let loaded = spark_exporter::positions::ReadPositions::new();
-    loaded.set_loaded(written);
+    let loaded = Arc::new(RestPart::from_loaded(Some(written)));
     let rec2 = Arc::new(Recorder::default());
     let mut p2 = TargetPoller::new(&server.url, &s, rec2.clone(), rec2.telemetry.clone())
         .unwrap()
-        .positions(loaded.clone());
+        .part(loaded.clone());
     p2.poll().await.unwrap();
     let log = server.take_log();
     assert_eq!(touched(&log, "done-1"), 0, "{log:#?}");
@@ -247,7 +251,7 @@ async fn a_restarted_poller_does_not_read_done_applications_again() {
     assert!(touched(&log, "live") > 0);
     rec2.with(|c| assert!(c.apps.contains_key("done-1")));
     assert_eq!(
-        loaded.to_write().rest[&server.url],
+        of_target(&loaded.to_json()),
         [("done-1".to_string(), 2_001), ("done-2".to_string(), 3_500)].into()
     );
 }

@@ -6,8 +6,8 @@ use crate::support;
 use std::sync::Arc;
 
 use serde_json::json;
-use spark_exporter::spark::tracker::PROBE_CAP;
-use spark_exporter::spark::TargetPoller;
+use spark_exporter::sources::rest::tracker::PROBE_CAP;
+use spark_exporter::sources::rest::TargetPoller;
 use support::rest::*;
 
 #[tokio::test]
@@ -330,8 +330,8 @@ async fn poll_once_feeds_the_real_model() {
     let s = Arc::new(settings(&[&server.url]));
     let telemetry = Arc::new(spark_exporter::telemetry::Telemetry::default());
     let model = spark_exporter::model::Model::new(&s, telemetry.clone());
-    let observer = Arc::new(model.observer(spark_exporter::model::Source::Rest));
-    spark_exporter::spark::poll_once(s, observer, telemetry.clone())
+    let observer = Arc::new(model.observer(spark_exporter::sources::source("rest")));
+    spark_exporter::sources::rest::poll_once(s, observer, telemetry.clone())
         .await
         .unwrap();
     assert_eq!(telemetry.snapshot().up.get(&server.url), Some(&true));
@@ -381,7 +381,7 @@ async fn a_completed_application_is_done_only_once_its_summaries_are_read() {
 
 #[tokio::test]
 async fn a_whole_read_takes_every_task_summary_whatever_stage_retention_says() {
-    use spark_exporter::spark::Mode;
+    use spark_exporter::sources::rest::Mode;
     // 100 finished stages that ended long before the default `model.stage_retention`.
     let server = FakeSpark::start(vec![AppData::generated("old", 100)]).await;
     let s = settings(&[&server.url]);

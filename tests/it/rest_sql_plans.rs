@@ -12,9 +12,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use spark_exporter::spark::api::ExecutionPlan;
-use spark_exporter::spark::convert::sql_plan_obs;
-use spark_exporter::spark::TargetPoller;
+use spark_exporter::sources::rest::api::ExecutionPlan;
+use spark_exporter::sources::rest::convert::sql_plan_obs;
+use spark_exporter::sources::rest::TargetPoller;
 use support::rest::*;
 
 /// A poller whose first read takes every ended execution's plan (the generated applications

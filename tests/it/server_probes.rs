@@ -480,7 +480,8 @@ fn process_metrics_are_what_proc_says_of_the_exporter() {
 }
 
 /// The status page at `/` (issue 33): the exporter's build and state, each source with its state
-/// (a REST target nobody answers: down, with the cause; the event-log folder: up), the
+/// (a REST target nobody answers: down, with the cause; the event-log folder: up; a folder that
+/// is not there: down), each as `spark_exporter_source_up` too (issue 53: every source has it), the
 /// application read, the configuration with its secrets redacted, and links to the
 /// documentation, dashboards and rules the binary serves.
 #[test]
@@ -488,10 +489,12 @@ fn the_status_page_lists_sources_their_state_and_the_applications() {
     let logs = finished_log();
     let port = free_port();
     let refused = format!("http://127.0.0.1:{}", free_port());
+    let missing = logs.path().join("not-there").to_str().unwrap().to_string();
     let mut cmd = Command::new(EXPORTER);
     cmd.args(["--web.listen-address", &format!("127.0.0.1:{port}")])
         .args(["--spark.url", &refused, "--spark.poll-interval", "500ms"])
         .args(["--event-log.dir", logs.path().to_str().unwrap()])
+        .args(["--event-log.dir", &missing])
         // A secret has no flag: the environment.
         .env("SPARK_EXPORTER_SPARK__AUTH__BEARER_TOKEN", "s3cr3t-t0ken")
         // The log's job groups are more than 3: the cap folds some, and the page says so.
@@ -519,8 +522,25 @@ fn the_status_page_lists_sources_their_state_and_the_applications() {
     let rest = row(&refused);
     assert!(rest.contains("class=\"down\">down"), "{rest}");
     assert!(rest.contains("connection refused"), "{rest}");
-    let folder = row(logs.path().to_str().unwrap());
+    let folder = row(&format!("<td>{}</td>", logs.path().to_str().unwrap()));
     assert!(folder.contains("class=\"up\">up"), "{folder}");
+    let gone = row(&missing);
+    assert!(gone.contains("class=\"down\">down"), "{gone}");
+    assert!(gone.contains("No such file"), "{gone}");
+    let (_, metrics) = body(port, "/metrics");
+    for (source, place, up) in [
+        ("rest", refused.as_str(), 0),
+        ("event_log", logs.path().to_str().unwrap(), 1),
+        ("event_log", missing.as_str(), 0),
+    ] {
+        let line =
+            format!("spark_exporter_source_up{{source=\"{source}\",place=\"{place}\"}} {up}");
+        assert!(metrics.contains(&line), "{line} not in\n{metrics}");
+    }
+    for source in ["rest", "event_log"] {
+        let line = format!("spark_exporter_source_ready{{source=\"{source}\"}} 1");
+        assert!(metrics.contains(&line), "{line}");
+    }
     let app = page
         .split("<tr class=\"app\">")
         .nth(1)

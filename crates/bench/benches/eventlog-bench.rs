@@ -3,7 +3,7 @@
 //!
 //! Modes:
 //! - `parse`: tailer (read, decode, split lines) plus the parser, no model;
-//! - `ingest`: [`spark_exporter::eventlog::ingest_paths`] into a fresh model, as
+//! - `ingest`: [`spark_exporter::sources::eventlog::ingest_paths`] into a fresh model, as
 //!   `dump --event-log` does.
 //!
 //! Data: `scripts/eventlog-bench-data.sh` builds a 1 GiB log and its zstd twin. Run one mode per
@@ -22,11 +22,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use spark_exporter::config::Settings;
-use spark_exporter::eventlog::codec::Codec;
-use spark_exporter::eventlog::discovery::parse_single_name;
-use spark_exporter::eventlog::tailer::{FileTailer, LineSink};
-use spark_exporter::eventlog::{ingest_paths, parse_line};
 use spark_exporter::model::Model;
+use spark_exporter::sources::eventlog::codec::Codec;
+use spark_exporter::sources::eventlog::discovery::parse_single_name;
+use spark_exporter::sources::eventlog::tailer::{FileTailer, LineSink};
+use spark_exporter::sources::eventlog::{ingest_paths, parse_line};
 use spark_exporter::telemetry::Telemetry;
 
 #[derive(Default)]
@@ -88,7 +88,7 @@ fn ingest_mode(path: PathBuf) -> Result<(u64, u64, u64), String> {
     ingest_paths(
         &[path],
         &settings,
-        &model.observer(spark_exporter::model::Source::EventLog),
+        &model.observer(spark_exporter::sources::source("event_log")),
         model.telemetry(),
     )
     .map_err(|e| e.to_string())?;

@@ -342,7 +342,9 @@ impl Filler {
             name: None,
             client_app: None,
         };
-        self.model.observer(Source::Rest).upsert_job(APP_ID, &job);
+        self.model
+            .observer(spark_exporter::sources::source("rest"))
+            .upsert_job(APP_ID, &job);
         self.next_job += 1;
         job.job_id
     }
@@ -372,7 +374,9 @@ impl Filler {
             }),
             totals: Some(totals(tasks_done, id)),
         };
-        self.model.observer(Source::Rest).upsert_stage(APP_ID, &obs);
+        self.model
+            .observer(spark_exporter::sources::source("rest"))
+            .upsert_stage(APP_ID, &obs);
     }
 
     fn tasks(&mut self, stage: u64) {
@@ -393,7 +397,9 @@ impl Filler {
                 metrics: totals(1, i),
                 locality: None,
             };
-            self.model.observer(Source::EventLog).task_end(APP_ID, &t);
+            self.model
+                .observer(spark_exporter::sources::source("event_log"))
+                .task_end(APP_ID, &t);
             self.next_task += 1;
         }
     }
@@ -409,17 +415,19 @@ impl Filler {
             self.tasks(*s);
             if finish || k + 1 < ids.len() {
                 self.stage(*s, StageStatus::Complete, g, 200);
-                self.model.observer(Source::Rest).set_task_summary(
-                    APP_ID,
-                    *s,
-                    0,
-                    TaskSummaryObs {
-                        median_ms: 900.0,
-                        max_ms: 900.0 + (*s % 40) as f64 * 100.0,
-                        ended: true,
-                        of_duration: true,
-                    },
-                );
+                self.model
+                    .observer(spark_exporter::sources::source("rest"))
+                    .set_task_summary(
+                        APP_ID,
+                        *s,
+                        0,
+                        TaskSummaryObs {
+                            median_ms: 900.0,
+                            max_ms: 900.0 + (*s % 40) as f64 * 100.0,
+                            ended: true,
+                            of_duration: true,
+                        },
+                    );
             }
         }
         if finish {
@@ -468,7 +476,7 @@ impl Filler {
                 resource_profile_id: Some(0),
             };
             self.model
-                .observer(Source::Rest)
+                .observer(spark_exporter::sources::source("rest"))
                 .upsert_executor(APP_ID, &obs);
         }
     }
@@ -477,15 +485,17 @@ impl Filler {
     fn fill(&mut self) -> Vec<(u64, u64)> {
         let s = self.scale;
         let now = self.clock.now();
-        self.model.observer(Source::Rest).upsert_app(&AppObs {
-            app_id: APP_ID.into(),
-            name: Some("nightly warehouse load".into()),
-            spark_version: Some("4.1.1".into()),
-            user: Some("spark".into()),
-            start_ms: Some(now - 3 * 3_600_000),
-            end_ms: None,
-            exit_code: None,
-        });
+        self.model
+            .observer(spark_exporter::sources::source("rest"))
+            .upsert_app(&AppObs {
+                app_id: APP_ID.into(),
+                name: Some("nightly warehouse load".into()),
+                spark_version: Some("4.1.1".into()),
+                user: Some("spark".into()),
+                start_ms: Some(now - 3 * 3_600_000),
+                end_ms: None,
+                exit_code: None,
+            });
         self.executors(0);
         // Finished jobs whose stages have since retired into their group's counters.
         for _ in 0..s.history {
@@ -511,21 +521,23 @@ impl Filler {
         }
         // SQL executions with their own descriptions.
         for q in 0..200u64 {
-            self.model.observer(Source::Rest).upsert_sql(
-                APP_ID,
-                &SqlObs {
-                    execution_id: q,
-                    description: Some(format!("select {} from warehouse", words(q % 50, 2))),
-                    status: if q % 10 == 9 {
-                        SqlStatus::Running
-                    } else {
-                        SqlStatus::Completed
+            self.model
+                .observer(spark_exporter::sources::source("rest"))
+                .upsert_sql(
+                    APP_ID,
+                    &SqlObs {
+                        execution_id: q,
+                        description: Some(format!("select {} from warehouse", words(q % 50, 2))),
+                        status: if q % 10 == 9 {
+                            SqlStatus::Running
+                        } else {
+                            SqlStatus::Completed
+                        },
+                        submission_ms: Some(now),
+                        duration_ms: Some(1_000 + q * 50),
+                        job_ids: vec![],
                     },
-                    submission_ms: Some(now),
-                    duration_ms: Some(1_000 + q * 50),
-                    job_ids: vec![],
-                },
-            );
+                );
         }
         active
     }
@@ -872,10 +884,14 @@ fn bomb_mode(descriptions: u64) {
             name: None,
             client_app: None,
         };
-        model.observer(Source::EventLog).upsert_job(APP_ID, &job);
+        model
+            .observer(spark_exporter::sources::source("event_log"))
+            .upsert_job(APP_ID, &job);
         job.status = JobStatus::Succeeded;
         job.completion_ms = Some(2_000);
-        model.observer(Source::EventLog).upsert_job(APP_ID, &job);
+        model
+            .observer(spark_exporter::sources::source("event_log"))
+            .upsert_job(APP_ID, &job);
     }
     let secs = t.elapsed().as_secs_f64();
     let (hwm1, rss1) = rss_mib();

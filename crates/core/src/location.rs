@@ -1,6 +1,6 @@
 //! Where event logs are: a local path or an object-store URL, parsed once from the
 //! configuration (`event_log.dirs`) or a command's `--event-log`, and read by
-//! `crate::eventlog::objfs`.
+//! `crate::sources::eventlog::objfs`.
 
 use std::fmt;
 use std::path::PathBuf;

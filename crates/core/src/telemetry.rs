@@ -66,6 +66,11 @@ pub struct TelemetrySnapshot {
     /// Some source the exporter runs has not finished its start-up read yet
     /// (`spark_exporter_startup_complete` is its negation; `model/delivery.rs`).
     pub startup_pending: bool,
+    /// `spark_exporter_source_up{source, place}`: the source's last read of the place (a REST
+    /// target, an event-log folder) succeeded. Every source has it (`src/sources`).
+    pub source_up: BTreeMap<(String, String), bool>,
+    /// `spark_exporter_source_ready{source}`: the source has finished its first round.
+    pub source_ready: BTreeMap<String, bool>,
 }
 
 impl Default for Telemetry {
@@ -188,6 +193,20 @@ impl Telemetry {
                 .entry((store.into(), kind.into()))
                 .or_default() += 1
         });
+    }
+    /// Record whether `source`'s last read of `place` succeeded.
+    pub fn set_source_up(&self, source: &str, place: &str, up: bool) {
+        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let key = (source.to_string(), place.to_string());
+        if g.source_up.get(&key) == Some(&up) {
+            return;
+        }
+        g.source_up.insert(key, up);
+        self.generation.fetch_add(1, Ordering::Release);
+    }
+    /// Record whether `source` has finished its first round (set once, born at 0).
+    pub fn set_source_ready(&self, source: &str, ready: bool) {
+        self.with(|i| i.source_ready.insert(source.to_string(), ready));
     }
     /// Record whether the last listing of `store` succeeded.
     pub fn set_store_up(&self, store: &str, up: bool) {

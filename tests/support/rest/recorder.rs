@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use spark_exporter::model::obs::*;
 use spark_exporter::model::Observer;
-use spark_exporter::spark::api::{ExecutionData, ExecutorSummary, JobData, StageData};
-use spark_exporter::spark::convert::{executor_obs, job_obs, sql_obs, stage_obs};
-use spark_exporter::spark::TargetPoller;
+use spark_exporter::sources::rest::api::{ExecutionData, ExecutorSummary, JobData, StageData};
+use spark_exporter::sources::rest::convert::{executor_obs, job_obs, sql_obs, stage_obs};
+use spark_exporter::sources::rest::TargetPoller;
 use spark_exporter::telemetry::Telemetry;
 
 use super::{settings, AppData, FakeSpark};

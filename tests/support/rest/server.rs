@@ -208,7 +208,7 @@ fn list_apps(apps: &[AppData], params: &[(&str, &str)]) -> Reply {
     let date = |k: &str| {
         param(params, k)
             .first()
-            .and_then(|d| spark_exporter::spark::convert::parse_time(d))
+            .and_then(|d| spark_exporter::sources::rest::convert::parse_time(d))
     };
     let (min_end, max_end) = (date("minEndDate"), date("maxEndDate"));
     let end = |a: &AppData| a.info["attempts"][0]["endTimeEpoch"].as_i64().unwrap_or(-1);

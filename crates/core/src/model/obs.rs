@@ -5,14 +5,53 @@
 //! is given with what it already has, keyed by Spark's own ids, so the same fact seen twice (or by
 //! two sources) counts once.
 
-/// Which source produced an observation. Cumulative values are kept per source and merged with
-/// `max`, so REST totals and event-log sums of the same stage never add up twice.
+/// Which source produced an observation: its number in the exporter's registry of sources and
+/// what it reads. The model keeps what each source delivered apart by number (`delivery.rs`);
+/// cumulative values are merged with `max`, so REST totals and event-log sums of the same stage
+/// never add up twice. The model knows no source by name: what it takes differently from a
+/// source depends only on its [`Feed`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Source {
-    /// The live UI or History Server REST API (`/api/v1`).
-    Rest,
-    /// A Spark event log (`spark.eventLog.dir`).
-    EventLog,
+pub struct Source {
+    number: u8,
+    feed: Feed,
+}
+
+/// What a source reads, which decides the few things the model takes differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Feed {
+    /// A status API that says what is now (Spark's REST API, live or History Server): an
+    /// application it lists without an end is running now.
+    Status,
+    /// A complete record of events (an event log): it reports on the application (its jobs are
+    /// counted from it), and a stage of an ended job that it never saw submitted was skipped.
+    Log,
+}
+
+impl Source {
+    /// How many sources a registry may number (the model keeps one bit per source).
+    pub const MAX: usize = 64;
+
+    /// Source number `number` of the registry, reading `feed`.
+    ///
+    /// # Panics
+    /// When `number` is [`Source::MAX`] or more (a registry test keeps it below).
+    pub const fn new(number: usize, feed: Feed) -> Source {
+        assert!(number < Source::MAX, "at most Source::MAX sources");
+        Source {
+            number: number as u8,
+            feed,
+        }
+    }
+
+    /// Its number in the registry.
+    pub fn number(self) -> usize {
+        usize::from(self.number)
+    }
+
+    /// What it reads.
+    pub fn feed(self) -> Feed {
+        self.feed
+    }
 }
 
 pub use crate::clock::EpochMs;

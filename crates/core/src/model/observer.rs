@@ -201,7 +201,7 @@ impl Locked<'_> {
 
 impl Observer for Locked<'_> {
     fn upsert_app(&self, obs: &AppObs) {
-        let rest = self.source == Source::Rest;
+        let rest = self.source.feed() == Feed::Status;
         self.write(|s, t, now| {
             if s.takes(&obs.app_id, false) {
                 s.upsert_app(obs, now);
@@ -231,7 +231,7 @@ impl Observer for Locked<'_> {
         })
     }
     fn upsert_stage(&self, app_id: &str, obs: &StageObs) {
-        let from_log = self.source == Source::EventLog;
+        let from_log = self.source.feed() == Feed::Log;
         self.detail(app_id, |s, t, now| {
             s.upsert_stage(app_id, obs, t, now, false);
             s.app_ran_until(app_id, obs.submission_ms.max(obs.completion_ms));

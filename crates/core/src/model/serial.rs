@@ -28,8 +28,12 @@ use super::app::{AppState, NameAgg};
 use super::obs::EpochMs;
 use crate::hash::Map;
 
-/// The version of the written state; a reader refuses any other.
-pub const STATE_VERSION: u32 = 1;
+/// The version of the written state. Version 2 numbers the sources by the exporter's registry
+/// (`delivery.rs`: one bit a source); version 1 (release 0.2.0) had two fixed slots, REST then
+/// the event log, and is still read.
+pub const STATE_VERSION: u32 = 2;
+/// The oldest version still read.
+pub const OLDEST_STATE_READ: u32 = 1;
 
 /// Why a written state could not be read back.
 #[derive(Debug, thiserror::Error)]
@@ -38,7 +42,7 @@ pub enum StateError {
     #[error("model state is not readable: {0}")]
     Json(#[from] serde_json::Error),
     /// Written by a version of the exporter whose state this one cannot read.
-    #[error("model state version {found} is not {STATE_VERSION}")]
+    #[error("model state version {found} is not {OLDEST_STATE_READ} to {STATE_VERSION}")]
     Version {
         /// The version written.
         found: u32,
@@ -289,7 +293,8 @@ pub(super) mod label_sets {
 }
 
 impl StateValue {
-    /// Read a state written by [`StateRef`]: refuses another version.
+    /// Read a state written by [`StateRef`] (this version or an older one still read):
+    /// refuses another.
     pub(super) fn read(r: impl std::io::Read) -> Result<StateValue, StateError> {
         #[derive(Deserialize)]
         struct Head {
@@ -300,12 +305,22 @@ impl StateValue {
         r.read_to_end(&mut bytes)
             .map_err(|e| StateError::Json(serde_json::Error::io(e)))?;
         let head: Head = serde_json::from_slice(&bytes)?;
-        if head.version != STATE_VERSION {
+        if !(OLDEST_STATE_READ..=STATE_VERSION).contains(&head.version) {
             return Err(StateError::Version {
                 found: head.version,
             });
         }
         Ok(serde_json::from_slice(&bytes)?)
+    }
+
+    /// The state with its sources numbered by `map` (`Model::load_state_renumbered`).
+    pub(super) fn renumbered(mut self, map: &[Option<usize>]) -> StateValue {
+        if map.iter().enumerate().any(|(n, m)| *m != Some(n)) {
+            for app in self.apps.values_mut() {
+                app.summary.delivery.renumber(map);
+            }
+        }
+        self
     }
 }
 

@@ -179,7 +179,19 @@ impl Model {
     /// configuration: what the configuration gives is not stored). On an error the model is
     /// left as it was.
     pub fn load_state(&self, r: impl std::io::Read) -> Result<(), super::serial::StateError> {
-        let v = super::serial::StateValue::read(r)?;
+        self.load_state_renumbered(r, &[])
+    }
+
+    /// [`Self::load_state`] of a state whose sources are numbered otherwise: each source `n`
+    /// of it is `map[n]` here (a checkpoint written under another registry of sources); a
+    /// source no longer registered is dropped from every application's deliveries. An empty
+    /// map, or one that maps each number to itself, keeps the numbers.
+    pub fn load_state_renumbered(
+        &self,
+        r: impl std::io::Read,
+        map: &[Option<usize>],
+    ) -> Result<(), super::serial::StateError> {
+        let v = super::serial::StateValue::read(r)?.renumbered(map);
         self.write(|s, _, _| {
             s.started_ms = v.started_ms;
             s.apps = v.apps.into_iter().collect();
@@ -212,7 +224,17 @@ impl Model {
     /// Called for each old shard's state, on a model that loaded nothing else; where two states
     /// hold the same application (never, unless the old shards overlapped), the first stays.
     pub fn merge_state(&self, r: impl std::io::Read) -> Result<(), super::serial::StateError> {
-        let v = super::serial::StateValue::read(r)?;
+        self.merge_state_renumbered(r, &[])
+    }
+
+    /// [`Self::merge_state`] of a state whose sources are numbered otherwise (see
+    /// [`Self::load_state_renumbered`]).
+    pub fn merge_state_renumbered(
+        &self,
+        r: impl std::io::Read,
+        map: &[Option<usize>],
+    ) -> Result<(), super::serial::StateError> {
+        let v = super::serial::StateValue::read(r)?.renumbered(map);
         self.write(|s, _, _| {
             if v.started_ms != 0 && (s.started_ms == 0 || v.started_ms < s.started_ms) {
                 s.started_ms = v.started_ms;

@@ -35,6 +35,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
+/// A REST-like source of the tests (number 0, as the exporter's registry numbers REST).
+pub const REST: Source = Source::new(0, Feed::Status);
+/// An event-log-like source of the tests (number 1).
+pub const LOG: Source = Source::new(1, Feed::Log);
+
 pub use super::app_key;
 pub use super::cache::MAX_DATASETS;
 use super::executor::ExecutorTotals;
@@ -114,12 +119,12 @@ impl TestModel {
 
     /// The REST poller's observer.
     pub fn rest(&self) -> ModelObserver {
-        self.model.observer(Source::Rest)
+        self.model.observer(REST)
     }
 
     /// The event-log tailer's observer.
     pub fn log(&self) -> ModelObserver {
-        self.model.observer(Source::EventLog)
+        self.model.observer(LOG)
     }
 
     /// Every application the model serves, in id order, read now.

@@ -128,7 +128,7 @@ impl State {
         };
         count_connect_job(s, d, labeler, t, obs, connect_user);
         // Whether REST counted the job first or not, the log reports on the application.
-        if src == Source::EventLog {
+        if src.feed() == Feed::Log {
             s.from_log = true;
         }
         if s.counted_jobs.contains(obs.job_id) {
@@ -196,7 +196,7 @@ impl State {
         }
         // The event log never says "skipped": a stage of an ended job that was never submitted
         // was skipped (this is what Spark's own status store does at job end).
-        if src == Source::EventLog {
+        if src.feed() == Feed::Log {
             let mut ids = obs.stage_ids.clone();
             if let Some(p) = &prev {
                 ids.extend(p.stage_ids.iter().copied());

@@ -334,7 +334,7 @@ fn attempts_are_runs_of_their_own_with_an_attempt_label() {
 #[test]
 fn a_started_exporter_serves_an_application_once_every_source_gave_its_state() {
     let m = TestModel::new();
-    m.expect_sources(&[Source::Rest, Source::EventLog]);
+    m.expect_sources(&[REST, LOG]);
     // The log, read to its end (`run` ends with the tailer's delivery).
     run(&m, "a", "etl", T0 - 60_000, None);
     assert!(m.keys().is_empty(), "REST has not polled yet");

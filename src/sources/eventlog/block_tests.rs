@@ -1,7 +1,7 @@
 //! Tests for the block formats, with small writers that follow the Java libraries' framing.
 
 use super::*;
-use crate::eventlog::codec::{Codec, Decoder};
+use crate::sources::eventlog::codec::{Codec, Decoder};
 
 /// lz4-java framing of `data` in blocks of `block` bytes, then an end mark.
 pub(crate) fn lz4_stream(data: &[u8], block: usize) -> Vec<u8> {

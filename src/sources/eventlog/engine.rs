@@ -12,8 +12,8 @@ use super::apply::{Applier, LogApp, Out, ReadStats, Warnings};
 use super::codec::Codec;
 use super::discovery::{self, app_id_from_name, FileId, Found, Part};
 use super::fs::{Fs, Root};
+use super::positions::{DoneLog, LogPositions};
 use super::tailer::{FileTailer, TailState};
-use crate::positions::{DoneLog, LogPositions};
 
 /// Raw bytes one file may read per step before the next file's turn.
 const FILE_BUDGET: u64 = 8 * 1024 * 1024;
@@ -436,7 +436,7 @@ impl Log {
         Some(DoneLog {
             app_id: self.app.app_id().to_string(),
             files: at.iter().map(|(i, c, r)| (*i, *c, r.raw)).collect(),
-            open: Some(crate::positions::OpenLog {
+            open: Some(super::positions::OpenLog {
                 files: at,
                 state: self.app.state()?,
             }),
@@ -494,7 +494,7 @@ impl Log {
     /// Resume a log being written at `done`'s positions with `state`: every file it had read
     /// must be listed, at least that long; files it had not seen (later parts) are read from
     /// their start.
-    fn resume_open(&mut self, done: &DoneLog, open: &crate::positions::OpenLog, out: Out<'_>) {
+    fn resume_open(&mut self, done: &DoneLog, open: &super::positions::OpenLog, out: Out<'_>) {
         let listed = self.listed_sizes();
         let fits = done.files.iter().all(|d| {
             listed
@@ -647,7 +647,7 @@ fn position_key(shown: &str) -> String {
 }
 
 /// Where reading of `t` can go on after a restart, if known (see `FileTailer::resume_point`).
-fn resume_point(t: &Tracked) -> Option<crate::eventlog::ResumeAt> {
+fn resume_point(t: &Tracked) -> Option<crate::sources::eventlog::ResumeAt> {
     if t.io_failing || t.tailer.state == TailState::Failed {
         return None;
     }

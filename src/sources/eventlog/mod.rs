@@ -11,16 +11,18 @@
 //!   `sqlplan`: SQL plans (deep trees, read with the scanner into the graph Spark's SQL tab
 //!   draws) and driver accumulator updates.
 //! - [`apply`]: completes events with what the log said before and feeds the model
-//!   ([`crate::model::Source::EventLog`]).
+//!   (a source of [`crate::model::Feed::Log`]).
 //! - `engine`: the set of followed logs, polled in turn; `pool`: one engine per core, read
 //!   in parallel.
 //! - [`fs`]: where logs are listed and read from: a local folder, or (`objfs`) a bucket of S3,
 //!   GCS or Azure Blob, behind one interface.
+//! - [`plugin`]: the source's registry entry and its collector ([`EventLogs`]);
+//!   [`positions`]: its part of the checkpoint (the read positions).
 //!
 //! **Restarts.** The model's updates are keyed by Spark's ids and the event-log counters are sums
 //! over the task ends read, so reading the same logs again rebuilds the same state: without a
 //! checkpoint every log is read again from its beginning at start. With one (`checkpoint.path`),
-//! the logs it recorded as done ([`crate::positions`]: finished, read to their end) are not read again
+//! the logs it recorded as done ([`positions`]: finished, read to their end) are not read again
 //! while unchanged; logs still being written are read again from their start. Finished logs are
 //! read once and then only their size is watched.
 
@@ -58,7 +60,9 @@ pub mod parser;
 #[cfg(not(feature = "internals"))]
 #[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod parser;
+pub mod plugin;
 mod pool;
+pub mod positions;
 mod scan;
 mod scratch;
 mod sqlplan;
@@ -74,7 +78,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Settings;
 use crate::filter::AppFilter;
-use crate::health::Health;
 use crate::model::Observer;
 use crate::telemetry::Telemetry;
 
@@ -132,6 +135,19 @@ pub fn roots(
         .collect()
 }
 
+/// Tell the framework how each folder was listed, and that a first round is done.
+fn listed(handle: &crate::sources::Handle, dirs: &[fs::Root], engine: &Pool) {
+    let now = crate::clock::system_now_ms();
+    for d in dirs {
+        let shown = d.display();
+        match engine.failing_dirs().get(&shown) {
+            None => handle.answered(&shown, now),
+            Some(error) => handle.failed(&shown, now, error),
+        }
+    }
+    handle.round_done();
+}
+
 /// Discovers and tails every log under `settings.event_log.dirs` of the applications `filter`
 /// follows until `finish` is cancelled, then makes a last pass (discovers new files, reads every
 /// log to its end) and returns. Tells `health` once the first discovery pass is done.
@@ -142,12 +158,11 @@ pub fn roots(
 pub async fn run<O: Observer + 'static>(
     settings: Arc<Settings>,
     filter: AppFilter,
-    health: Arc<Health>,
+    handle: crate::sources::Handle,
     observer: Arc<O>,
-    telemetry: Arc<Telemetry>,
-    positions: Arc<crate::positions::ReadPositions>,
     finish: CancellationToken,
 ) {
+    let telemetry = handle.telemetry().clone();
     if settings.event_log.dirs.is_empty() {
         return;
     }
@@ -168,7 +183,7 @@ pub async fn run<O: Observer + 'static>(
     let mut engine = new_pool();
     // Logs a checkpoint says were done are not read again while unchanged (until the first
     // listing has matched them).
-    engine.resume_from(Arc::new(positions.loaded().logs.clone()));
+    engine.resume_from(Arc::new(positions::from_part(handle.loaded_part())));
     let mut resuming = true;
     let mut last_scan: Option<tokio::time::Instant> = None;
     // `Some(scanned)` once finishing: the last pass lists the folders once, then reads until
@@ -185,7 +200,7 @@ pub async fn run<O: Observer + 'static>(
         let scan_due =
             last_pass == Some(false) || last_scan.is_none_or(|t| t.elapsed() >= discovery);
         let (o, t, d) = (observer.clone(), telemetry.clone(), dirs.clone());
-        let (p, keep) = (positions.clone(), settings.checkpoint.path.is_some());
+        let h = handle.clone();
         let stop_resuming = scan_due && std::mem::take(&mut resuming);
         let step = tokio::task::spawn_blocking(move || {
             let out = Out {
@@ -200,8 +215,8 @@ pub async fn run<O: Observer + 'static>(
             }
             let n = engine.poll(out);
             engine.report(out);
-            if keep && (scan_due || n > 0) {
-                p.publish_logs(engine.done_logs());
+            if h.keeps_parts() && (scan_due || n > 0) {
+                h.publish_part(Arc::new(positions::LogPart(Arc::new(engine.done_logs()))));
             }
             (engine, n)
         });
@@ -222,13 +237,7 @@ pub async fn run<O: Observer + 'static>(
         };
         if scan_due {
             last_scan = Some(tokio::time::Instant::now());
-            let now = crate::clock::system_now_ms();
-            for d in &dirs {
-                let shown = d.display();
-                let error = engine.failing_dirs().get(&shown).map(String::as_str);
-                health.folder_listed(&shown, error, now);
-            }
-            health.event_logs_listed();
+            listed(&handle, &dirs, &engine);
         }
         if !startup_told && read == 0 {
             startup_told = true;

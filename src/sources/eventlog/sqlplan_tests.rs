@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::io::Read;
 
 use super::*;
-use crate::eventlog::parser::{parse_line, Event};
 use crate::model::plan::{PlanSummary, STRATEGIES};
+use crate::sources::eventlog::parser::{parse_line, Event};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/sql-plans-4.1.1");
 const APP: &str = "local-1796102515495";
@@ -77,8 +77,8 @@ fn rest_plans() -> BTreeMap<u64, PlanSummary> {
                 .strip_suffix("?details=true")?
                 .parse()
                 .ok()?;
-            let p: crate::spark::api::ExecutionPlan = serde_json::from_value(v).ok()?;
-            Some((id, crate::spark::convert::sql_plan_obs(&p)?.plan))
+            let p: crate::sources::rest::api::ExecutionPlan = serde_json::from_value(v).ok()?;
+            Some((id, crate::sources::rest::convert::sql_plan_obs(&p)?.plan))
         })
         .collect()
 }

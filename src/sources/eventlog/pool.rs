@@ -11,8 +11,8 @@ use super::apply::Out;
 use super::discovery::{app_id_from_name, FileId, Found};
 use super::engine::{empty_counts, list_dirs, Engine};
 use super::fs::Root;
+use super::positions::LogPositions as Positions;
 use crate::filter::AppFilter;
-use crate::positions::LogPositions as Positions;
 
 /// Engines reading in parallel.
 #[derive(Debug)]
@@ -208,7 +208,7 @@ impl Pool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eventlog::discovery::parse_single_name;
+    use crate::sources::eventlog::discovery::parse_single_name;
 
     fn log(app: &str, modified_ms: Option<i64>) -> Found {
         Found::Single {

@@ -121,7 +121,7 @@ impl PolledApp {
     }
 
     /// State for a completed attempt a checkpoint says was read in full at `last_updated`
-    /// (`crate::positions`): done, nothing read again while the listing says the same.
+    /// (`positions.rs`): done, nothing read again while the listing says the same.
     pub fn resumed(app_id: &str, key: &str, attempt: Option<&str>, last_updated: i64) -> PolledApp {
         let mut a = PolledApp::new(app_id, key, attempt);
         a.done = true;

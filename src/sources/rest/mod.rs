@@ -5,6 +5,8 @@
 //! - [`convert`]: REST values to model observations (statuses, units, Spark's time format).
 //! - `cost_cache`: `/environment` (once) and `/storage/rdd`, read for the cost and cache
 //!   metrics; their failures never fail a poll.
+//! - [`plugin`]: the source's registry entry and its collector ([`plugin::Rest`]).
+//! - [`positions`]: its part of the checkpoint (the completed applications read in full).
 //! - [`tracker`]: which entity ids are known, so only new ones are fetched.
 //! - `app`: the per-application incremental read (private).
 //! - [`poller`]: the per-target poll loop ([`Mode::Follow`], [`run`]) and the one-shot reads
@@ -23,11 +25,13 @@ pub mod convert;
 #[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod convert;
 mod cost_cache;
+pub mod plugin;
 #[cfg(feature = "internals")]
 pub mod poller;
 #[cfg(not(feature = "internals"))]
 #[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod poller;
+pub mod positions;
 #[cfg(feature = "internals")]
 pub mod tracker;
 #[cfg(not(feature = "internals"))]
@@ -35,4 +39,5 @@ pub mod tracker;
 pub(crate) mod tracker;
 
 pub use client::ClientError;
+pub use plugin::Rest;
 pub use poller::{poll_once, read_once, run, Mode, PollError, PollStats, TargetPoller, Targets};

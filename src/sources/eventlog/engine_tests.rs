@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use super::*;
 use crate::config::Settings;
-use crate::eventlog::discovery::{parse_single_name, Found};
-use crate::model::{Model, Source};
-use crate::positions::{DoneLog, LogPositions as Positions};
+use crate::model::Model;
+use crate::sources::eventlog::discovery::{parse_single_name, Found};
+use crate::sources::eventlog::positions::{DoneLog, LogPositions as Positions};
 use crate::telemetry::Telemetry;
 
 fn model() -> (Arc<Model>, Arc<Telemetry>) {
@@ -38,7 +38,7 @@ fn append(path: &Path, bytes: &[u8]) {
 
 /// Reading into `m` as `run` does: events to its event-log observer, problems to its telemetry.
 fn with_out<R>(m: &Arc<Model>, f: impl FnOnce(Out<'_>) -> R) -> R {
-    let observer = m.observer(Source::EventLog);
+    let observer = m.observer(crate::sources::source("event_log"));
     f(Out {
         observer: &observer,
         telemetry: m.telemetry(),
@@ -79,7 +79,8 @@ fn unreadable_file_is_counted_once_while_it_keeps_failing() {
         modified_ms: None,
     };
     let mut e = Engine::new(1 << 20);
-    let local: Arc<dyn crate::eventlog::fs::Fs> = Arc::new(crate::eventlog::fs::LocalFs);
+    let local: Arc<dyn crate::sources::eventlog::fs::Fs> =
+        Arc::new(crate::sources::eventlog::fs::LocalFs);
     for _ in 0..5 {
         // What a listing does: merge the entry (retrying the failed file), then read.
         with_out(&m, |out| {

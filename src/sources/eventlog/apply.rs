@@ -114,7 +114,7 @@ impl LogApp {
     }
 
     /// Its parsing state, to resume reading the log where it is now after a restart
-    /// (`crate::positions`): `None` until the application is settled, or while events wait for
+    /// (`positions.rs`): `None` until the application is settled, or while events wait for
     /// its start (a log is resumed only past its `ApplicationStart`).
     pub fn state(&self) -> Option<LogAppState> {
         if self.app_id.is_none() || !self.waiting.is_empty() {
@@ -661,8 +661,8 @@ mod connect_ops {
 mod open_plans {
     use std::collections::BTreeMap;
 
-    use crate::eventlog::sqlplan::LogPlan;
     use crate::model::plan::PlanSummary;
+    use crate::sources::eventlog::sqlplan::LogPlan;
 
     /// Most SQL executions open at once whose plan is kept.
     pub(super) const MAX_OPEN_PLANS: usize = 1024;

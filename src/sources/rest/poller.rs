@@ -13,7 +13,6 @@ use tokio_util::sync::CancellationToken;
 use crate::clock::system_now_ms as now_ms;
 use crate::config::Settings;
 use crate::filter::AppFilter;
-use crate::health::Health;
 use crate::model::obs::EpochMs;
 use crate::model::Observer;
 use crate::telemetry::Telemetry;
@@ -104,21 +103,21 @@ pub struct Targets {
     pub urls: Vec<String>,
     /// The applications followed.
     pub filter: AppFilter,
-    /// Written after every poll of every target.
-    pub health: Arc<Health>,
-    /// Where the done applications are resumed from and published to (checkpoints).
-    pub positions: Arc<crate::positions::ReadPositions>,
+    /// The framework's handle: each poll's outcome, the first round's end.
+    pub handle: crate::sources::Handle,
+    /// Where the done applications are resumed from and published to (checkpoints kept).
+    pub part: Option<Arc<super::positions::RestPart>>,
 }
 
 impl Targets {
-    /// Every target of `settings.spark.urls`, the settings' own filter, and a health handle
-    /// nobody reads (tests, one-shot reads).
+    /// Every target of `settings.spark.urls`, the settings' own filter, and a handle nobody
+    /// reads (tests, one-shot reads).
     pub fn of(settings: &Settings) -> Targets {
         Targets {
             urls: settings.spark.urls.clone(),
             filter: AppFilter::new(settings),
-            health: Arc::default(),
-            positions: Arc::default(),
+            handle: crate::sources::Handle::default(),
+            part: None,
         }
     }
 }
@@ -130,7 +129,7 @@ pub struct TargetPoller<O: Observer> {
     observer: Arc<O>,
     telemetry: Arc<Telemetry>,
     /// Each poll's outcome (readiness, the lifecycle).
-    health: Arc<Health>,
+    handle: crate::sources::Handle,
     apps: BTreeMap<String, PolledApp>,
     /// The applications followed (the model drops the others; not polling them saves
     /// requests).
@@ -153,7 +152,7 @@ pub struct TargetPoller<O: Observer> {
     resume: BTreeMap<String, i64>,
     /// Where this target's done applications are published (for the next checkpoint), if
     /// checkpoints are kept.
-    positions: Option<Arc<crate::positions::ReadPositions>>,
+    part: Option<Arc<super::positions::RestPart>>,
 }
 
 /// The state of attempt `key` (Spark's `app_id`, `attempt`) in `apps`: the one kept since the
@@ -209,7 +208,7 @@ impl<O: Observer> TargetPoller<O> {
             client,
             observer,
             telemetry,
-            health: Arc::default(),
+            handle: crate::sources::Handle::default(),
             apps: BTreeMap::new(),
             filter,
             app_limit: sp.app_limit.max(1),
@@ -223,26 +222,21 @@ impl<O: Observer> TargetPoller<O> {
                 .unwrap_or(i64::MAX),
             skipped_logged: 0,
             resume: BTreeMap::new(),
-            positions: None,
+            part: None,
         })
     }
 
-    /// Resume from, and publish to, `positions` (checkpoints): a completed application the
-    /// loaded positions hold as done at the `lastUpdated` listed now is not read again.
-    pub fn positions(mut self, positions: Arc<crate::positions::ReadPositions>) -> Self {
-        self.resume = positions
-            .loaded()
-            .rest
-            .get(self.client.target())
-            .cloned()
-            .unwrap_or_default();
-        self.positions = Some(positions);
+    /// Resume from, and publish to, `part` (checkpoints): a completed application the loaded
+    /// part holds as done at the `lastUpdated` listed now is not read again.
+    pub fn part(mut self, part: Arc<super::positions::RestPart>) -> Self {
+        self.resume = part.loaded(self.client.target());
+        self.part = Some(part);
         self
     }
 
-    /// Write each poll's outcome to `health` (by default, to a handle nobody reads).
-    pub fn health(mut self, health: Arc<Health>) -> Self {
-        self.health = health;
+    /// Write each poll's outcome to the framework's `handle` (by default, one nobody reads).
+    pub fn handle(mut self, handle: crate::sources::Handle) -> Self {
+        self.handle = handle;
         self
     }
 
@@ -284,7 +278,7 @@ impl<O: Observer> TargetPoller<O> {
                 telemetry.set_scrape_duration(target, secs);
                 self.failures_in_row = 0;
                 self.last_ok_ms = now_ms();
-                self.health.polled(target, true, self.last_ok_ms);
+                self.handle.answered(target, self.last_ok_ms);
                 if self.last_error.take().is_some() {
                     tracing::info!(target, "REST target recovered");
                 }
@@ -302,8 +296,7 @@ impl<O: Observer> TargetPoller<O> {
                 let kind = e.kind();
                 telemetry.set_up(target, false);
                 let at = now_ms();
-                self.health.polled(target, false, at);
-                self.health.rest_error(target, at, &e.to_string());
+                self.handle.failed(target, at, &e.to_string());
                 telemetry.scrape_error(target, kind);
                 if self.last_error.replace(kind) == Some(kind) {
                     tracing::debug!(target, kind, error = %e, "REST poll failed again");
@@ -487,13 +480,13 @@ impl<O: Observer> TargetPoller<O> {
 
     /// Publish the done applications for the next checkpoint, if checkpoints are kept.
     fn publish_positions(&self) {
-        if let Some(p) = &self.positions {
+        if let Some(p) = &self.part {
             let done = self
                 .apps
                 .iter()
                 .filter_map(|(k, a)| a.done_at().map(|at| (k.clone(), at)))
                 .collect();
-            p.publish_rest(self.client.target(), done);
+            p.publish(self.client.target(), done);
         }
     }
 
@@ -562,13 +555,10 @@ pub async fn run<O: Observer + 'static>(
         .filter_map(|url| {
             let filter = targets.filter.clone();
             TargetPoller::with_filter(url, &settings, filter, observer.clone(), telemetry.clone())
-                .map(|p| p.health(targets.health.clone()))
-                .map(|p| {
-                    if settings.checkpoint.path.is_some() {
-                        p.positions(targets.positions.clone())
-                    } else {
-                        p
-                    }
+                .map(|p| p.handle(targets.handle.clone()))
+                .map(|p| match &targets.part {
+                    Some(part) => p.part(part.clone()),
+                    None => p,
                 })
                 .inspect_err(
                     |e| tracing::error!(target = %url, error = %e, "Cannot poll REST target"),
@@ -580,6 +570,7 @@ pub async fn run<O: Observer + 'static>(
     let first_polls = Arc::new(std::sync::atomic::AtomicUsize::new(pollers.len()));
     if pollers.is_empty() {
         observer.startup_done();
+        targets.handle.round_done();
     }
     for poller in pollers {
         tasks.spawn(target_loop(
@@ -614,22 +605,23 @@ async fn target_loop<O: Observer>(
             // Errors are logged and counted inside; the next tick retries.
             _ = poller.poll() => {}
         }
-        first_poll_made(&mut first, &first_polls, &*poller.observer);
+        first_poll_made(&mut first, &first_polls, &poller);
     }
     poller.last_poll(last_poll_limit).await;
     // Stopped before its first poll ended: the last poll gave the start-up state.
-    first_poll_made(&mut first, &first_polls, &*poller.observer);
+    first_poll_made(&mut first, &first_polls, &poller);
 }
 
 /// This target's first poll is made (once); the last of the targets' tells the model the REST
-/// source's start-up state is given.
-fn first_poll_made(
+/// source's start-up state is given, and the framework its first round is done (readiness).
+fn first_poll_made<O: Observer>(
     first: &mut bool,
     pending: &std::sync::atomic::AtomicUsize,
-    observer: &dyn Observer,
+    poller: &TargetPoller<O>,
 ) {
     if std::mem::take(first) && pending.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
-        observer.startup_done();
+        poller.observer.startup_done();
+        poller.handle.round_done();
     }
 }
 
@@ -658,11 +650,11 @@ pub async fn read_once<O: Observer + 'static>(
         let settings = settings.clone();
         let observer = observer.clone();
         let telemetry = telemetry.clone();
-        let (filter, health, mode) = (targets.filter.clone(), targets.health.clone(), mode.clone());
+        let (filter, handle, mode) = (targets.filter.clone(), targets.handle.clone(), mode.clone());
         tasks.spawn(async move {
             let result =
                 match TargetPoller::with_filter(&url, &settings, filter, observer, telemetry) {
-                    Ok(p) => p.health(health).mode(mode).poll().await.map(|_| ()),
+                    Ok(p) => p.handle(handle).mode(mode).poll().await.map(|_| ()),
                     Err(e) => Err(e),
                 };
             (url, result)
@@ -675,6 +667,7 @@ pub async fn read_once<O: Observer + 'static>(
         }
     }
     observer.startup_done();
+    targets.handle.round_done();
     if failures.is_empty() {
         Ok(())
     } else {
