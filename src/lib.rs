@@ -40,6 +40,7 @@ pub mod export;
 pub mod lifecycle;
 pub(crate) mod process;
 pub mod server;
+pub mod sinks;
 pub mod sources;
 pub mod webconfig;
 

@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use spark_exporter::cli::{Cli, Command, EXIT_CONFIG};
 use spark_exporter::config::{self, LogFormat, Settings};
-use spark_exporter::export::{otlp, prometheus};
 use spark_exporter::health::Health;
 use spark_exporter::lifecycle::drain::Drain;
 use spark_exporter::lifecycle::{ending, Lifecycle};
 use spark_exporter::model::Model;
+use spark_exporter::sinks::{self, prometheus};
 use spark_exporter::sources::{self, Parts};
 use spark_exporter::telemetry::Telemetry;
 use spark_exporter::webconfig::{self, WebSecurity};
@@ -299,12 +299,23 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
     // After a start, an application is served once every source has given its state for it.
     let collectors = sources::configured(&settings, &telemetry, &health, &parts);
     let sources = sources::spawn_all(&collectors, &model, &finish);
-    let otlp = tokio::spawn(otlp::run(
-        settings.clone(),
-        model.clone(),
-        telemetry.clone(),
-        flush.clone(),
-    ));
+    // The sinks: each delivers the model's families its own way until the final state.
+    let env = sinks::SinkEnv {
+        model: model.clone(),
+        lifecycle: lifecycle.clone(),
+        handle: Default::default(),
+        flush: flush.clone(),
+    };
+    let mut sink_tasks = tokio::task::JoinSet::new();
+    let mut sink_names = vec![];
+    for (i, started) in sinks::start_all(&settings, &env, &health)
+        .into_iter()
+        .enumerate()
+    {
+        sink_names.push((started.final_delivery, started.running.push));
+        let delivered = started.running.delivered;
+        sink_tasks.spawn(async move { (i, delivered.await) });
+    }
     let mut others = tokio::task::JoinSet::new();
     let handles = server::Handles {
         settings: settings.clone(),
@@ -349,7 +360,8 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
         finish,
         sources,
         flush,
-        otlp,
+        sinks: sink_tasks,
+        sink_names,
         stop,
         others,
         findings: Some(live),

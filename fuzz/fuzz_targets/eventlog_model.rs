@@ -9,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 use spark_exporter::config::Settings;
 use spark_exporter::sources::eventlog::apply::LogApp;
 use spark_exporter::sources::eventlog::parse_line;
-use spark_exporter::export::prometheus;
+use spark_exporter::sinks::prometheus;
 use spark_exporter::model::Model;
 use spark_exporter::telemetry::Telemetry;
 

@@ -19,7 +19,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinSet;
 use tokio::time::{timeout_at, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -43,10 +43,13 @@ pub struct Drain {
     pub finish: CancellationToken,
     /// The sources.
     pub sources: JoinSet<()>,
-    /// The OTLP exporter's signal: when cancelled it sends its final export and returns.
+    /// The sinks' signal: the model is the final state, deliver it.
     pub flush: CancellationToken,
-    /// The OTLP exporter: true once its final export was sent (false when OTLP is off).
-    pub otlp: JoinHandle<bool>,
+    /// The sinks, each as its place in `sink_names` and whether it delivered the final state.
+    pub sinks: JoinSet<(usize, bool)>,
+    /// Per sink: how the drain names its end when it delivered first, and whether it pushes
+    /// (a delivery under way then gets the rest of the grace period).
+    pub sink_names: Vec<(&'static str, bool)>,
     /// Everything else (server, expiry): cancelled when the drain ends.
     pub stop: CancellationToken,
     /// The tasks `stop` ends.
@@ -56,16 +59,26 @@ pub struct Drain {
 }
 
 /// Why a drain ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Ended {
-    /// `lifecycle.drain_scrapes` scrapes showed the final state.
-    Scrapes,
-    /// The final OTLP export was sent.
-    OtlpSent,
+    /// A sink delivered the final state, as it names that (`Scrapes`:
+    /// `lifecycle.drain_scrapes` scrapes showed it; `OtlpSent`: the final OTLP export was sent).
+    Delivered(&'static str),
     /// The grace period ran out.
     GracePeriod,
     /// A second signal.
     Interrupted,
+}
+
+/// As the log writes it: `ended=Scrapes`.
+impl std::fmt::Debug for Ended {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Ended::Delivered(how) => how,
+            Ended::GracePeriod => "GracePeriod",
+            Ended::Interrupted => "Interrupted",
+        })
+    }
 }
 
 impl Drain {
@@ -102,6 +115,7 @@ impl Drain {
             }
         };
         self.sources.abort_all();
+        self.sinks.abort_all();
         self.stop.cancel();
         let in_flight = deadline
             .saturating_duration_since(Instant::now())
@@ -124,27 +138,27 @@ impl Drain {
         deadline: Instant,
         interrupt: &mut std::pin::Pin<&mut impl Future<Output = ()>>,
     ) -> Ended {
-        let n = self.config.drain_scrapes;
-        let lifecycle = self.lifecycle.clone();
-        let scraped = lifecycle.scrapes_reached(n);
-        tokio::pin!(scraped);
-        let mut otlp_done = false;
+        let mut pushing: Vec<bool> = self.sink_names.iter().map(|(_, push)| *push).collect();
         let ended = loop {
             tokio::select! {
-                _ = &mut scraped => break Ended::Scrapes,
-                sent = &mut self.otlp, if !otlp_done => {
-                    otlp_done = true;
-                    if sent.unwrap_or(false) {
-                        break Ended::OtlpSent;
+                Some(done) = self.sinks.join_next() => {
+                    let Ok((i, delivered)) = done else { continue };
+                    pushing[i] = false;
+                    if delivered {
+                        break Ended::Delivered(self.sink_names[i].0);
                     }
                 }
                 _ = tokio::time::sleep_until(deadline) => break Ended::GracePeriod,
                 _ = interrupt.as_mut() => break Ended::Interrupted,
             }
         };
-        // A final export under way may still use the rest of the grace period.
-        if !otlp_done && ended != Ended::Interrupted {
-            let _ = timeout_at(deadline, &mut self.otlp).await;
+        // A final push under way may still use the rest of the grace period.
+        while ended != Ended::Interrupted && pushing.contains(&true) {
+            match timeout_at(deadline, self.sinks.join_next()).await {
+                Ok(Some(Ok((i, _)))) => pushing[i] = false,
+                Ok(Some(Err(_))) => {}
+                Ok(None) | Err(_) => break,
+            }
         }
         ended
     }
@@ -157,8 +171,9 @@ mod tests {
     use crate::lifecycle::Phase;
     use crate::telemetry::Telemetry;
 
-    /// A drain whose single source takes `source_secs` to finish its last reads, and whose OTLP
-    /// task answers `otlp` after `otlp_secs` once flushed (never, with `None`).
+    /// A drain whose single source takes `source_secs` to finish its last reads, with the
+    /// Prometheus sink (`scrapes` of the final state end it) and a push sink that answers `otlp`
+    /// `secs` after the flush (none, with `None`).
     fn drain(source_secs: u64, otlp: Option<(u64, bool)>, scrapes: usize) -> Drain {
         let settings = Settings::default();
         let model = Model::new(&settings, Arc::new(Telemetry::default()));
@@ -176,26 +191,42 @@ mod tests {
             f.cancelled().await;
             tokio::time::sleep(Duration::from_secs(source_secs)).await;
         });
-        let fl = flush.clone();
-        let otlp = tokio::spawn(async move {
-            let Some((secs, sent)) = otlp else {
-                return false;
-            };
-            fl.cancelled().await;
-            tokio::time::sleep(Duration::from_secs(secs)).await;
-            sent
-        });
+        let lifecycle = Arc::new(Lifecycle::default());
+        let mut settings = settings;
+        settings.lifecycle = config.clone();
+        let env = crate::sinks::SinkEnv {
+            model: model.clone(),
+            lifecycle: lifecycle.clone(),
+            handle: Default::default(),
+            flush: flush.clone(),
+        };
+        let prometheus: &dyn crate::sinks::Sink = &crate::sinks::prometheus::plugin::SINK;
+        let running = prometheus.start(&Arc::new(settings), env);
+        let mut sinks = JoinSet::new();
+        let delivered = running.delivered;
+        sinks.spawn(async move { (0, delivered.await) });
+        let mut sink_names = vec![(prometheus.final_delivery(), running.push)];
+        if let Some((secs, sent)) = otlp {
+            let fl = flush.clone();
+            sinks.spawn(async move {
+                fl.cancelled().await;
+                tokio::time::sleep(Duration::from_secs(secs)).await;
+                (1, sent)
+            });
+            sink_names.push(("OtlpSent", true));
+        }
         let mut others = JoinSet::new();
         let s = stop.clone();
         others.spawn(async move { s.cancelled().await });
         Drain {
-            lifecycle: Arc::new(Lifecycle::default()),
+            lifecycle,
             model,
             config,
             finish,
             sources,
             flush,
-            otlp,
+            sinks,
+            sink_names,
             stop,
             others,
             findings: None,
@@ -220,7 +251,7 @@ mod tests {
         scraper(l.clone(), m);
         let t0 = Instant::now();
         let ended = d.run(std::future::pending()).await;
-        assert_eq!(ended, Ended::Scrapes);
+        assert_eq!(ended, Ended::Delivered("Scrapes"));
         assert_eq!(l.phase(), Phase::Final);
         assert_eq!(
             l.final_scrapes(),
@@ -238,7 +269,10 @@ mod tests {
     async fn the_final_otlp_export_ends_it_without_scrapes() {
         let d = drain(1, Some((2, true)), 1);
         let t0 = Instant::now();
-        assert_eq!(d.run(std::future::pending()).await, Ended::OtlpSent);
+        assert_eq!(
+            d.run(std::future::pending()).await,
+            Ended::Delivered("OtlpSent")
+        );
         assert_eq!(t0.elapsed(), Duration::from_secs(3));
     }
 
@@ -254,7 +288,10 @@ mod tests {
     async fn a_final_export_under_way_is_waited_for_after_the_scrapes() {
         let d = drain(0, Some((10, true)), 0);
         let t0 = Instant::now();
-        assert_eq!(d.run(std::future::pending()).await, Ended::Scrapes);
+        assert_eq!(
+            d.run(std::future::pending()).await,
+            Ended::Delivered("Scrapes")
+        );
         assert_eq!(
             t0.elapsed(),
             Duration::from_secs(10),

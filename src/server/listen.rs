@@ -14,10 +14,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::routes::{self, Ctx};
 use crate::config::Settings;
-use crate::export::cache::Exposition;
 use crate::health::Health;
 use crate::lifecycle::Lifecycle;
 use crate::model::Model;
+use crate::sinks::prometheus::cache::Exposition;
 use crate::webconfig::WebSecurity;
 
 /// Server errors.

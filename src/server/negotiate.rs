@@ -4,7 +4,7 @@
 
 use hyper::header::{HeaderMap, HeaderValue, ACCEPT, ACCEPT_ENCODING};
 
-use crate::export::prometheus::{CLASSIC, OPENMETRICS};
+use crate::sinks::prometheus::{CLASSIC, OPENMETRICS};
 
 /// The `Vary` header of an exposition response: the headers [`Negotiated`] is read from.
 pub const VARY: &str = "Accept, Accept-Encoding";

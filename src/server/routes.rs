@@ -20,10 +20,10 @@ use hyper::{Method, Request, Response, StatusCode};
 use super::body::{Body, PlainBody};
 use super::negotiate::{self, Negotiated};
 use crate::config::Settings;
-use crate::export::cache::Exposition;
 use crate::health::Health;
 use crate::lifecycle::{Lifecycle, Phase};
 use crate::model::Model;
+use crate::sinks::prometheus::cache::Exposition;
 use crate::webconfig::WebSecurity;
 
 /// What the handlers share.
@@ -203,6 +203,7 @@ async fn metrics(ctx: &Ctx, get: bool, n: Negotiated) -> Response<Body> {
     if finale && get {
         ctx.lifecycle.scrape_served(r.generation());
     }
+    crate::sinks::prometheus::plugin::scraped(&ctx.health, &ctx.settings, ctx.model.now_ms());
     let ctype = n.content_type();
     let mut resp = if n.gzip {
         let mut resp = reply(StatusCode::OK, ctype, r.gzip.clone());

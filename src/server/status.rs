@@ -210,17 +210,25 @@ pub fn page(ctx: &Ctx<'_>) -> String {
 
 fn sources(o: &mut String, ctx: &Ctx<'_>, now: EpochMs) {
     let list: Vec<PlaceStatus> = crate::sources::status(ctx.settings, ctx.health);
-    o.push_str("<h2>Sources</h2>");
+    places(o, "Sources", "sources", "source", &list, now);
+    let outputs: Vec<PlaceStatus> = crate::sinks::status(ctx.settings, ctx.health);
+    places(o, "Outputs", "sinks", "sink", &outputs, now);
+}
+
+/// A table of places (a source's targets and folders, a sink's destination) and their state.
+fn places(o: &mut String, title: &str, id: &str, class: &str, list: &[PlaceStatus], now: EpochMs) {
+    let _ = write!(o, "<h2>{title}</h2>");
     if list.is_empty() {
-        o.push_str("<p id=\"sources\">None configured.</p>");
+        let _ = write!(o, "<p id=\"{id}\">None configured.</p>");
         return;
     }
-    o.push_str(
-        "<table id=\"sources\"><tr><th>Kind</th><th>Where</th><th>State</th>\
-         <th>Last success</th><th>Last error</th></tr>",
+    let _ = write!(
+        o,
+        "<table id=\"{id}\"><tr><th>Kind</th><th>Where</th><th>State</th>\
+         <th>Last success</th><th>Last error</th></tr>"
     );
-    for src in &list {
-        let (class, state) = match src.state.up() {
+    for src in list {
+        let (state_class, state) = match src.state.up() {
             Some(true) => ("up", "up"),
             Some(false) => ("down", "down"),
             None => ("wait", "waiting for the first attempt"),
@@ -236,11 +244,11 @@ fn sources(o: &mut String, ctx: &Ctx<'_>, now: EpochMs) {
             .as_ref()
             .map(|(t, e)| format!("{}: {}", ago(*t, now), esc(e)))
             .unwrap_or_default();
-        let kind = src.title;
         let _ = write!(
             o,
-            "<tr class=\"source\"><td>{kind}</td><td>{}</td><td class=\"{class}\">{state}</td>\
+            "<tr class=\"{class}\"><td>{}</td><td>{}</td><td class=\"{state_class}\">{state}</td>\
              <td>{ok}</td><td>{err}</td></tr>",
+            src.title,
             esc(&src.place)
         );
     }

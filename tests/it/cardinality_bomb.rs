@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use spark_exporter::config::Settings;
 use spark_exporter::export::families::{collect, SampleLabels, Value};
-use spark_exporter::export::prometheus;
 use spark_exporter::model::Model;
 use spark_exporter::model::OTHER;
+use spark_exporter::sinks::prometheus;
 use spark_exporter::sources::eventlog::apply::LogApp;
 use spark_exporter::sources::eventlog::parse_line;
 use spark_exporter::telemetry::Telemetry;

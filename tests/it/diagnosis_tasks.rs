@@ -503,8 +503,8 @@ async fn replay(sources: Sources) -> Vec<Sample> {
     if sources == Sources::RestThenLog {
         tokio::task::spawn_blocking(read_log()).await.expect("log");
     }
-    let registry = spark_exporter::export::prometheus::registry(model);
-    let text = spark_exporter::export::prometheus::render(&registry, false).expect("render");
+    let registry = spark_exporter::sinks::prometheus::registry(model);
+    let text = spark_exporter::sinks::prometheus::render(&registry, false).expect("render");
     parse_exposition(&text)
 }
 

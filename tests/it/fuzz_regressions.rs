@@ -9,8 +9,8 @@ use std::io::Write as _;
 use std::sync::Arc;
 
 use spark_exporter::config::Settings;
-use spark_exporter::export::prometheus;
 use spark_exporter::model::Model;
+use spark_exporter::sinks::prometheus;
 use spark_exporter::sources::eventlog::apply::LogApp;
 use spark_exporter::sources::eventlog::codec::{Codec, CodecError, Decoder};
 use spark_exporter::sources::eventlog::{ingest_paths, parse_line};

@@ -13,6 +13,7 @@ mod checkpoints;
 mod collectors;
 mod compare;
 mod connect;
+mod contract;
 mod diagnose;
 mod diagnose_registry;
 mod diagnose_review;

@@ -18,11 +18,11 @@ use opentelemetry_proto::tonic::metrics::v1::metric::Data;
 use opentelemetry_proto::tonic::metrics::v1::number_data_point::Value as NumValue;
 use spark_exporter::config::otlp_env::Resource;
 use spark_exporter::export::families::{collect_from, Kind, Value};
-use spark_exporter::export::otlp::convert::Snapshot;
-use spark_exporter::export::prometheus::write_families;
 use spark_exporter::export::read::per_app;
 use spark_exporter::model::plan::PlanSummary;
 use spark_exporter::model::{AppObs, ExecutorObs, Model, Observer, SqlObs, SqlPlanObs, SqlStatus};
+use spark_exporter::sinks::otlp::convert::Snapshot;
+use spark_exporter::sinks::prometheus::write_families;
 use spark_exporter::telemetry::Telemetry;
 
 const STABLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/stable-metrics.txt");

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use spark_exporter::config::{Settings, SummaryLevel};
-use spark_exporter::export::prometheus;
 use spark_exporter::model::Model;
+use spark_exporter::sinks::prometheus;
 use spark_exporter::telemetry::Telemetry;
 use support::rest::{AppData, FakeSpark};
 

@@ -541,6 +541,19 @@ fn the_status_page_lists_sources_their_state_and_the_applications() {
         let line = format!("spark_exporter_source_ready{{source=\"{source}\"}} 1");
         assert!(metrics.contains(&line), "{line}");
     }
+    // The outputs: the exposition, up once scraped (OTLP is off: not listed).
+    let (_, page2) = body(port, "/");
+    let sink = page2
+        .split("<tr class=\"sink\">")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no output row:\n{page2}"));
+    assert!(sink.starts_with("<td>Prometheus exposition</td>"), "{sink}");
+    assert!(
+        sink.contains(&format!("127.0.0.1:{port}/metrics")),
+        "{sink}"
+    );
+    assert!(sink.contains("class=\"up\">up"), "{sink}");
+    assert!(!page2.contains("OTLP push"), "{page2}");
     let app = page
         .split("<tr class=\"app\">")
         .nth(1)

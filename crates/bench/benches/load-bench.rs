@@ -28,9 +28,9 @@ use std::time::{Duration, Instant};
 use clap::{Parser, Subcommand};
 use spark_exporter::config::Settings;
 use spark_exporter::export::families::collect;
-use spark_exporter::export::prometheus;
 use spark_exporter::model::*;
 use spark_exporter::server;
+use spark_exporter::sinks::prometheus;
 use spark_exporter::telemetry::Telemetry;
 use tokio_util::sync::CancellationToken;
 

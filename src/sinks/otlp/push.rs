@@ -46,6 +46,8 @@ pub struct PushOptions {
     pub endpoint: String,
     /// Where attempts and failures are counted.
     pub telemetry: Arc<Telemetry>,
+    /// Where each export's outcome is said (the status page's outputs).
+    pub handle: crate::sinks::SinkHandle,
 }
 
 /// Exports snapshots and keeps what deltas need.
@@ -82,6 +84,11 @@ impl<E: Export> Pusher<E> {
                 humantime::format_duration(self.opts.timeout)
             ))),
         };
+        let now = crate::clock::system_now_ms();
+        match &res {
+            Ok(()) => self.opts.handle.delivered(now),
+            Err(e) => self.opts.handle.failed(now, &e.to_string()),
+        }
         match &res {
             Ok(()) => {
                 if self.failing > 0 {
@@ -325,6 +332,7 @@ mod tests {
             resource: Resource::default(),
             endpoint: "test".into(),
             telemetry: Arc::new(Telemetry::default()),
+            handle: Default::default(),
         }
     }
 

@@ -13,6 +13,7 @@
 //!   timeouts, retryable and permanent failures as the OTLP spec defines them.
 //! - `push`: the interval loop, retries with backoff, bounded memory, the final export.
 //! - [`OtlpError`]: invalid settings, or an exporter that cannot be built.
+//! - [`plugin`]: the sink's registry entry.
 
 #[cfg(feature = "internals")]
 pub mod convert;
@@ -21,6 +22,7 @@ pub mod convert;
 pub(crate) mod convert;
 mod error;
 mod mapping;
+pub mod plugin;
 mod push;
 mod transport;
 
@@ -32,7 +34,6 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Settings;
 use crate::export::families::collect;
 use crate::model::Model;
-use crate::telemetry::Telemetry;
 
 pub use crate::config::otlp_env::Resolved;
 pub use error::OtlpError;
@@ -44,9 +45,10 @@ pub use error::OtlpError;
 pub async fn run(
     settings: Arc<Settings>,
     model: Arc<Model>,
-    telemetry: Arc<Telemetry>,
+    handle: crate::sinks::SinkHandle,
     shutdown: CancellationToken,
 ) -> bool {
+    let telemetry = model.telemetry().clone();
     // Resolved with the configuration, environment included (`config::otlp_env`).
     let Some(r) = settings.otlp_push.clone() else {
         tracing::debug!("No OTLP endpoint configured; OTLP push is off.");
@@ -73,6 +75,7 @@ pub async fn run(
         resource: r.resource.clone(),
         endpoint: r.endpoint.clone(),
         telemetry,
+        handle,
     };
     let snapshot = move || convert::Snapshot::new(&collect(&model), SystemTime::now());
     push::run_with(exporter, opts, snapshot, shutdown).await

@@ -32,7 +32,7 @@ use flate2::write::GzEncoder;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::prometheus::{self, Registry};
+use super::Registry;
 use crate::model::Model;
 
 /// A body this old is served if nothing changed since it was rendered (only wall-clock derived
@@ -149,7 +149,7 @@ impl std::fmt::Debug for Exposition {
 
 impl Exposition {
     /// Start the renderer thread; it ends on `shutdown`. `created`: OpenMetrics bodies carry
-    /// `_created` samples (see [`prometheus::Registry::with_created`]).
+    /// `_created` samples (see [`super::Registry::with_created`]).
     pub fn start(
         model: Arc<Model>,
         max_staleness: Duration,
@@ -158,7 +158,7 @@ impl Exposition {
     ) -> Exposition {
         let (tx, rx) = mpsc::channel();
         let inner = Arc::new(Inner {
-            registry: prometheus::registry(model.clone()).with_created(created),
+            registry: crate::sinks::prometheus::registry(model.clone()).with_created(created),
             model,
             slots: FORMATS.map(|_| Slot {
                 body: watch::Sender::new(None),
@@ -298,7 +298,7 @@ impl Inner {
             Vec::with_capacity(last.gzip + last.gzip / 8),
             flate2::Compression::new(level),
         );
-        let result = prometheus::write(&self.registry, openmetrics, &mut gz)
+        let result = super::write(&self.registry, openmetrics, &mut gz)
             .and_then(|len| Ok((len, gz.finish()?)));
         match result {
             Ok((len, gzip)) => {
@@ -385,7 +385,7 @@ mod tests {
         job(&m, 0);
         let stop = CancellationToken::new();
         let e = Exposition::start(m.clone(), Duration::from_secs(1), false, stop.clone());
-        let reg = prometheus::registry(m.clone());
+        let reg = crate::sinks::prometheus::registry(m.clone());
         // Other tests in this process push OTLP and move its process-wide counters; the
         // process's CPU and memory (`process_*`) move between two renders.
         let own = |t: String| -> String {
@@ -396,7 +396,7 @@ mod tests {
         for om in [true, false] {
             assert_eq!(
                 own(text(&e, om).await),
-                own(prometheus::render(&reg, om).expect("renders"))
+                own(crate::sinks::prometheus::render(&reg, om).expect("renders"))
             );
         }
         // A scrape a max_staleness after a change sees it.

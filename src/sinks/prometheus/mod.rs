@@ -12,12 +12,18 @@
 //! `prometheus-client` crate wrote them before this module replaced it: integers with `itoa`,
 //! floats with `dtoa` (shortest round-trip form, `1.0` rather than `1`), so expositions stay
 //! byte-for-byte what they were.
+//!
+//! - `cache`: one render shared by concurrent scrapes, gzip-compressed once.
+//! - [`plugin`]: the sink's registry entry.
+
+pub(crate) mod cache;
+pub mod plugin;
 
 use std::io::Write;
 use std::sync::Arc;
 
-use super::families::{collect, Family, Kind, Value};
-use super::sample::SampleLabels;
+use crate::export::families::{collect, Family, Kind, Value};
+use crate::export::sample::SampleLabels;
 use crate::model::Model;
 
 /// Content type of OpenMetrics text.
