@@ -14,6 +14,8 @@
 //!   in [`sources::REGISTRY`]: [`sources::rest`] (the REST poller) and [`sources::eventlog`]
 //!   (the event-log reader), both reporting to a [`model::Observer`]; the framework gives each
 //!   the same health, self-metrics and checkpoint part.
+//! - [`objstore`]: object-store access (S3, GCS, Azure: built from a URL, requests counted),
+//!   below both the event-log reader and the checkpoint store.
 //! - [`checkpoint`]: the model's state and the sources' parts kept across restarts.
 //! - [`export`]: the metric catalogue (every family declared once: name, type, labels, help,
 //!   OTLP form, stability, reader), the families read through the model's view, the Prometheus
@@ -38,6 +40,7 @@ pub mod cli;
 pub mod diagnose;
 pub mod export;
 pub mod lifecycle;
+pub mod objstore;
 pub(crate) mod process;
 pub mod server;
 pub mod sinks;

@@ -60,13 +60,9 @@ impl Store {
                     return Err(std::io::Error::other("the checkpoint URL names no object"));
                 }
                 let rt = tokio::runtime::Handle::try_current().map_err(std::io::Error::other)?;
-                let (store, base, _) = crate::sources::eventlog::build_store(
-                    &url,
-                    kind,
-                    telemetry.clone(),
-                    OBJECT_RETRY_BOUND,
-                )
-                .map_err(std::io::Error::other)?;
+                let (store, base, _) =
+                    crate::objstore::build_store(&url, kind, telemetry.clone(), OBJECT_RETRY_BOUND)
+                        .map_err(std::io::Error::other)?;
                 Ok((
                     Store::Object {
                         store,

@@ -83,7 +83,6 @@ use crate::telemetry::Telemetry;
 
 pub use apply::{LogAppState, Out};
 pub use engine::Engine;
-pub(crate) use objfs::build_store;
 pub use parser::{parse_line, Event, ParseError};
 pub use pool::Pool;
 pub use tailer::ResumeAt;
@@ -105,7 +104,7 @@ pub enum EventLogError {
     Discovery(#[from] discovery::DiscoveryError),
     /// An object store cannot be set up.
     #[error(transparent)]
-    Store(#[from] objfs::StoreError),
+    Store(#[from] crate::objstore::StoreError),
     /// A file named to [`ingest_paths`] holds no Spark event.
     #[error(
         "not a Spark event log (no event in it; an event log is JSON lines like {{\"Event\":\"SparkListenerLogStart\",...}}, \
@@ -347,7 +346,7 @@ pub fn list_logs(
     telemetry: &Arc<Telemetry>,
 ) -> Result<Listed, EventLogError> {
     let rt = tokio::runtime::Handle::try_current().ok();
-    let parsed = objfs::parse_location(location).map_err(objfs::StoreError::Location)?;
+    let parsed = objfs::parse_location(location).map_err(crate::objstore::StoreError::Location)?;
     let root = objfs::root(
         &parsed,
         rt.as_ref(),
