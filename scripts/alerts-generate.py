@@ -31,6 +31,10 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The diagnose kinds, generated from the rule registry (scripts/diagnosis-kinds.json).
+with open(os.path.join(ROOT, "scripts", "diagnosis-kinds.json"), encoding="utf-8") as _f:
+    KINDS = json.load(_f)
 RULES_FILE = "alerts/spark-exporter.rules.yml"
 OPERATOR_FILE = "alerts/prometheusrule.yaml"
 RUNBOOK_FILE = "docs/runbook.md"
@@ -209,9 +213,10 @@ THRESHOLDS = {
     # SparkJobGroupDiagnosisCostHigh: the same per job group and description, above this many
     # seconds within DIAGNOSIS_COST_WINDOW ...
     "DIAGNOSIS_GROUP_COST_SECONDS": 3600,
-    # ... leaving out the application-level kinds (a regex of kinds): their findings have no job
-    # group, and SparkDiagnosisCostHigh already names their application.
-    "DIAGNOSIS_APP_KINDS": "executor_loss|idle_cores|partial_cache",
+    # ... leaving out the application-level kinds (a regex of kinds, from the rule registry):
+    # their findings have no job group, and SparkDiagnosisCostHigh already names their
+    # application.
+    "DIAGNOSIS_APP_KINDS": "|".join(sorted(KINDS["ungrouped"])),
     # --- Runs that regress, and finding kinds new to an application name (issue 36). ---
     # SparkRunSlowerThanUsual, SparkRunCostlierThanUsual (model.aggregate_by app_name): the last
     # run of an application name (spark_app_last_run_duration_seconds,

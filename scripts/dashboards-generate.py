@@ -982,8 +982,10 @@ FINDINGS = "spark_diagnosis_findings_total"
 WINDOW_FINDINGS = "spark_diagnosis_window_findings"
 WINDOW_COST = "spark_diagnosis_window_cost_seconds"
 NEW_SERIES_LOOKBACK = "1h"  # NEW_SERIES_LOOKBACK of scripts/alerts-generate.py
-# Application-level kinds: no job group (DIAGNOSIS_APP_KINDS of scripts/alerts-generate.py).
-APP_KINDS = "executor_loss|idle_cores|partial_cache"
+# Application-level kinds: no job group (from the rule registry, scripts/diagnosis-kinds.json).
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "diagnosis-kinds.json"),
+          encoding="utf-8") as _f:
+    APP_KINDS = "|".join(sorted(json.load(_f)["ungrouped"]))
 # The labels of one finding series of one run (no app_id by application name).
 FINDING_BY = "cluster, namespace, app_id, app_name, job_group, job_description, kind"
 

@@ -654,30 +654,30 @@ pub const CATALOGUE: &[Metric] = &[
         per_sql_fingerprint)
         .doc("Hash of the shape of the final plan of the latest ended execution with these labels, over every run of the application name the exporter holds (its latest run's); no `app_id`, so `changes()` spans runs and a plan change between runs shows. Where several queries (raw job group and description, before rewriting: a report run for several dates, or queries folded into `__other__`) share the labels, the latest plan of each counts: their one shape's hash when they plan alike, else a hash of their distinct shapes, so the value changes when a query's plan does, not when another query ran last. Equal from REST and event logs (see *SQL plans*).")
         .experimental("0.2.0"),
-    Metric::new("spark_diagnosis_findings", Counter, App, "Diagnosis findings counted once final: a stage's (skew, spill, gc_pressure) when its attempt completes, an application's (executor_loss, idle_cores, partial_cache; no job group) and its descriptions' (join_strategy, plan_change) when it has ended and its sources delivered it.", "spark.diagnosis.findings", "{finding}", C,
+    Metric::new("spark_diagnosis_findings", Counter, App, "Diagnosis findings counted once final: a stage's when its attempt completes, an application's (no job group) and its SQL descriptions' when it has ended and its sources delivered it (each kind's level: docs/diagnose.md).", "spark.diagnosis.findings", "{finding}", C,
         |c, o| per_finding(c, o, false, |t| Value::Int(t.findings)))
         .labels(FINDING)
         .renames(FINDING_ATTRS)
-        .doc("The findings of `spark-exporter diagnose`, by the same rules and thresholds (`diagnose.*`), run by the serving exporter on its own model: once an application has ended and its logs are read to the end, its series equal `diagnose --format json` of it (with REST, the kinds REST gives). In name mode, the runs' findings summed per name. Window kinds (locality, scheduler_delay, streaming_trigger) are in `spark_diagnosis_window_findings`. See *Findings as metrics*.")
+        .doc("The findings of `spark-exporter diagnose`, by the same rules and thresholds (`diagnose.*`), run by the serving exporter on its own model: once an application has ended and its logs are read to the end, its series equal `diagnose --format json` of it (with REST, the kinds REST gives). In name mode, the runs' findings summed per name. The window kinds are in `spark_diagnosis_window_findings`; each kind's level is in `docs/diagnose.md`. See *Findings as metrics*.")
         .experimental("0.2.0"),
-    Metric::new("spark_diagnosis_cost_seconds", Counter, App, "Time the final diagnosis findings explain, seconds: task-seconds (spill, gc_pressure, join_strategy, executor_loss), the longest task's excess over the median (skew), idle core-seconds (idle_cores). Costs overlap across kinds: never sum over kind.", "spark.diagnosis.cost", "s", C,
+    Metric::new("spark_diagnosis_cost_seconds", Counter, App, "Time the final diagnosis findings explain, seconds, in each kind's unit (task-seconds, a stage's longest task over its median, idle core-seconds: docs/diagnose.md). Costs overlap across kinds: never sum over kind.", "spark.diagnosis.cost", "s", C,
         |c, o| per_finding(c, o, false, |t| Value::Float(t.cost_seconds)))
         .labels(FINDING)
         .renames(FINDING_ATTRS)
-        .doc("Each kind's formula is in `docs/diagnose.md`; plan_change and partial_cache have no cost (0). A skewed stage that spills counts in both skew and spill: sum over anything but `kind`, never over it. See *Findings as metrics*.")
+        .doc("Each kind's formula is in `docs/diagnose.md`; a kind without a cost there counts 0. Costs of different kinds overlap (a skewed stage that spills counts under both kinds): sum over anything but `kind`, never over it. See *Findings as metrics*.")
         .experimental("0.2.0"),
-    Metric::new("spark_diagnosis_cost", Counter, App, "Money the final diagnosis findings explain, an estimate: their cost in seconds times spark.task.cpus (but idle_cores, core-seconds already) times the core-hour price / 3600 in effect when they were counted (cost.prices; absent without). Never sum over kind.", "spark.diagnosis.money", "{currency}", C,
+    Metric::new("spark_diagnosis_cost", Counter, App, "Money the final diagnosis findings explain, an estimate: their cost in seconds times spark.task.cpus (but for a cost in core-seconds already) times the core-hour price / 3600 in effect when they were counted (cost.prices; absent without). Never sum over kind.", "spark.diagnosis.money", "{currency}", C,
         per_finding_money)
         .labels(FINDING_MONEY)
         .renames(FINDING_ATTRS)
-        .doc("An estimate: `spark_diagnosis_cost_seconds_total` × `spark.task.cpus` (task-seconds to core-seconds; `idle_cores` is core-seconds already) × `core_hour` / 3600, the core-hour price in effect at the application's end (its latest time while it runs) when each finding was counted. It prices core time only (no memory), and only what the finding's formula measures. Absent without prices. See *Money*.")
+        .doc("An estimate: `spark_diagnosis_cost_seconds_total` × `spark.task.cpus` (task-seconds to core-seconds; a cost in core-seconds is taken as it is) × `core_hour` / 3600, the core-hour price in effect at the application's end (its latest time while it runs) when each finding was counted. It prices core time only (no memory), and only what the finding's formula measures. Absent without prices. See *Money*.")
         .experimental("0.2.0"),
-    Metric::new("spark_diagnosis_window_findings", Gauge, App, "Window diagnosis findings of the latest evaluation: locality and scheduler_delay per job group, streaming_trigger per query; re-evaluated every second while the application runs, its last evaluation once it has ended. Per run only.", "spark.diagnosis.window.findings", "{finding}", G,
+    Metric::new("spark_diagnosis_window_findings", Gauge, App, "Window diagnosis findings of the latest evaluation, per job group or streaming query (docs/diagnose.md); re-evaluated every second while the application runs, its last evaluation once it has ended. Per run only.", "spark.diagnosis.window.findings", "{finding}", G,
         |c, o| per_finding(c, o, true, |t| Value::Int(t.findings)))
         .labels(WINDOW_FINDING)
         .renames(FINDING_ATTRS)
         .experimental("0.2.0"),
-    Metric::new("spark_diagnosis_window_cost_seconds", Gauge, App, "Time the window diagnosis findings explain, seconds: the scheduler delay (scheduler_delay), the batches' time over trigger_ratio of their trigger (streaming_trigger); locality has no cost (0). Per run only.", "spark.diagnosis.window.cost", "s", G,
+    Metric::new("spark_diagnosis_window_cost_seconds", Gauge, App, "Time the window diagnosis findings explain, seconds, in each kind's unit (docs/diagnose.md); a kind without a cost counts 0. Per run only.", "spark.diagnosis.window.cost", "s", G,
         |c, o| per_finding(c, o, true, |t| Value::Float(t.cost_seconds)))
         .labels(WINDOW_FINDING)
         .renames(FINDING_ATTRS)

@@ -40,6 +40,7 @@ mod test_rule {
         when: "a stage ran ≥ 1 s of tasks",
         cost: "its task time",
         has_cost: true,
+        grouped: true,
         unit: TASK_SECONDS,
         sources: "both",
         thresholds: &[],

@@ -401,3 +401,29 @@ fn the_last_run_and_the_run_cost_histogram_are_one_series_per_name() {
         assert_eq!(buckets, 95, "{h}: 94 bounds and +Inf");
     }
 }
+
+/// The diagnosis families name no diagnose kind in their help or documentation: the kinds are
+/// the `kind` label's values, which come from the rule registry (`FINDING_KINDS`,
+/// `WINDOW_FINDING_KINDS`), so a new rule needs no edit here (issue 53).
+#[test]
+fn diagnosis_help_texts_list_no_kind_by_hand() {
+    let words = |t: &str| -> Vec<String> {
+        t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map(str::to_string)
+            .collect()
+    };
+    for m in CATALOGUE
+        .iter()
+        .filter(|m| m.name.starts_with("spark_diagnosis_"))
+    {
+        let text = words(&format!("{} {}", m.help, m.doc));
+        for kind in spark_exporter::diagnose::rules::Kind::ALL {
+            assert!(
+                !text.iter().any(|w| w == kind.as_str()),
+                "{} names the kind {} by hand",
+                m.name,
+                kind.as_str()
+            );
+        }
+    }
+}

@@ -37,6 +37,23 @@ pub fn check_section(path: &Path, name: &str, body: &str, regenerate: &str) {
     );
 }
 
+/// For tests: panics unless the file at `path` is `body` (a file generated whole, such as the
+/// kinds the alert generators read); with `UPDATE_DOCS` set it writes the file instead.
+pub fn check_file(path: &Path, body: &str, regenerate: &str) {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    if text == body {
+        return;
+    }
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        std::fs::write(path, body).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        return;
+    }
+    panic!(
+        "{} drifted from its declaration: run `UPDATE_DOCS=1 {regenerate}`",
+        path.display()
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::splice;

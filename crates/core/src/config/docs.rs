@@ -169,6 +169,109 @@ mod tests {
         );
     }
 
+    /// A key of a few words takes each of its `choices` and refuses another word.
+    #[test]
+    fn every_choice_parses_and_only_those() {
+        let mut any = 0;
+        for k in keys() {
+            let (Some(choices), crate::config::key::Set::One(set)) = (k.choices, k.set) else {
+                continue;
+            };
+            any += 1;
+            for c in choices {
+                let mut s = crate::config::Settings::default();
+                assert_eq!(set(&mut s, c), Ok(()), "{}: {c}", k.name);
+            }
+            let mut s = crate::config::Settings::default();
+            assert!(set(&mut s, "nope").is_err(), "{}", k.name);
+        }
+        assert!(any >= 6);
+    }
+
+    /// The Helm chart's `values.schema.json` types the configuration's words from the keys'
+    /// `choices` (`UPDATE_DOCS=1` rewrites them), and types no other word list by hand under
+    /// `config`.
+    #[test]
+    fn the_chart_schema_types_the_keys_choices() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../deploy/helm/spark-exporter/values.schema.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let tree: Value = serde_json::from_str(&text).unwrap();
+        let config = &tree["properties"]["config"]["properties"];
+        let mut out = text.clone();
+        let mut typed = vec![];
+        for k in keys() {
+            let Some(choices) = k.choices else { continue };
+            let Some((section, field)) = k.name.split_once('.') else {
+                continue;
+            };
+            let prop = &config[section]["properties"][field];
+            if prop.is_null() {
+                continue;
+            }
+            let attrs: Vec<&String> = prop.as_object().unwrap().keys().collect();
+            assert!(
+                attrs.iter().all(|a| *a == "enum" || *a == "type"),
+                "{}: the chart types it with {attrs:?}; only `enum` is generated",
+                k.name
+            );
+            typed.push(k.name);
+            out = with_enum(&out, section, field, choices);
+        }
+        // No other word list under `config` is typed by hand.
+        for (section, v) in config.as_object().unwrap() {
+            for (field, p) in v["properties"].as_object().into_iter().flatten() {
+                if p.get("enum").is_some() {
+                    let name = format!("{section}.{field}");
+                    assert!(
+                        typed.contains(&name.as_str()),
+                        "{name}: an enum typed by hand"
+                    );
+                }
+            }
+        }
+        crate::docgen::check_file(&path, &out, "cargo test --lib config::docs");
+    }
+
+    /// `text` with the object of `config.<section>.<field>` replaced by an `enum` of `choices`,
+    /// indented as it is.
+    fn with_enum(text: &str, section: &str, field: &str, choices: &[&str]) -> String {
+        let at = |from: usize, needle: &str| {
+            from + text[from..]
+                .find(needle)
+                .unwrap_or_else(|| panic!("no {needle} in the chart schema"))
+        };
+        let sec = at(at(0, "\"config\": {"), &format!("\"{section}\": {{"));
+        let start = at(sec, &format!("\"{field}\": {{"));
+        let open = start + field.len() + 4;
+        let mut depth = 0;
+        let mut end = open;
+        for (i, c) in text[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let line_start = text[..start].rfind('\n').map_or(0, |n| n + 1);
+        let pad = " ".repeat(start - line_start);
+        let items: Vec<String> = choices
+            .iter()
+            .map(|c| format!("{pad}    \"{c}\""))
+            .collect();
+        let object = format!(
+            "{{\n{pad}  \"enum\": [\n{}\n{pad}  ]\n{pad}}}",
+            items.join(",\n")
+        );
+        format!("{}{object}{}", &text[..open], &text[end..])
+    }
+
     #[test]
     fn otlp_doc_table_is_generated_from_the_declarations() {
         check("docs/otlp.md", "otlp-keys", &otlp_table());

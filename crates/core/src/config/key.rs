@@ -37,6 +37,9 @@ pub struct Key {
     pub uses: Uses,
     /// Standard OpenTelemetry variables that also set it (`otlp.*`).
     pub otel_env: Option<&'static str>,
+    /// The values it takes, when it takes one of a few words (the Helm chart's schema types
+    /// them from here; a test parses each, and refuses another).
+    pub choices: Option<&'static [&'static str]>,
     /// How a value is read into the settings.
     pub set: Set,
 }
@@ -124,6 +127,7 @@ impl Key {
             brief: None,
             uses: Uses::ALL,
             otel_env: None,
+            choices: None,
             set,
         }
     }
@@ -186,6 +190,13 @@ impl Key {
     /// With its documentation.
     pub const fn doc(self, doc: &'static str) -> Key {
         Key { doc, ..self }
+    }
+    /// Taking one of `choices` (in the reference's order).
+    pub const fn choices(self, choices: &'static [&'static str]) -> Key {
+        Key {
+            choices: Some(choices),
+            ..self
+        }
     }
     /// With a short help for its flag (the documentation stays the reference's).
     pub const fn brief(self, brief: &'static str) -> Key {

@@ -18,6 +18,7 @@ pub const RULE: Rule = Rule {
     cost: "the failed tasks' time, estimated per job group as its task time × failed / all its \
            tasks",
     has_cost: true,
+    grouped: false,
     unit: TASK_SECONDS,
     sources: "both",
     thresholds: &[],

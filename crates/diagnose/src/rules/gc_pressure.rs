@@ -13,6 +13,7 @@ pub const RULE: Rule = Rule {
     when: "a stage's GC time ≥ `gc_ratio` × its task run time and ≥ `gc_min`",
     cost: "the GC time",
     has_cost: true,
+    grouped: true,
     unit: TASK_SECONDS,
     sources: "both",
     thresholds: &["gc_ratio", "gc_min"],

@@ -12,6 +12,7 @@ pub const RULE: Rule = Rule {
            `utilization_min_core_time` was held",
     cost: "the idle core-seconds (held − used; see [Cost](internals.md#cost))",
     has_cost: true,
+    grouped: false,
     unit: "core-seconds",
     sources: "both",
     thresholds: &["min_core_utilization", "utilization_min_core_time"],

@@ -14,6 +14,7 @@ pub const RULE: Rule = Rule {
            `broadcast_max_bytes`: a broadcast candidate",
     cost: "the task time of the description's stages, the most a broadcast could save",
     has_cost: true,
+    grouped: true,
     unit: TASK_SECONDS,
     sources: "both",
     thresholds: &["broadcast_max_bytes"],

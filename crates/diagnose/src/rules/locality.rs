@@ -14,6 +14,7 @@ pub const RULE: Rule = Rule {
            `locality_min_tasks`) ran `RACK_LOCAL` or `ANY`",
     cost: "none (0): Spark does not time remote reads",
     has_cost: false,
+    grouped: true,
     unit: TASK_SECONDS,
     sources: "event logs",
     thresholds: &["locality_remote_ratio", "locality_min_tasks"],

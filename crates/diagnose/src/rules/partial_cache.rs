@@ -11,6 +11,7 @@ pub const RULE: Rule = Rule {
     when: "a cached dataset has some but not all partitions cached",
     cost: "none (0): Spark does not time recomputation",
     has_cost: false,
+    grouped: false,
     unit: TASK_SECONDS,
     sources: "both (event logs need `spark.eventLog.logBlockUpdates.enabled`)",
     thresholds: &[],

@@ -15,6 +15,7 @@ pub const RULE: Rule = Rule {
            micro-batches, whose first batches always plan differently",
     cost: "none (0)",
     has_cost: false,
+    grouped: true,
     unit: TASK_SECONDS,
     sources: "both",
     thresholds: &[],

@@ -35,6 +35,10 @@ pub struct Rule {
     /// Whether its cost is a time the `min_cost` floor applies to; findings of the kinds without
     /// one are always reported.
     pub has_cost: bool,
+    /// Whether its findings are a job group's (a stage, a group, a SQL description); `false`:
+    /// the application's, with an empty `job_group` (the alerts and dashboards that sum by job
+    /// group leave these kinds out).
+    pub grouped: bool,
     /// The unit of its cost in the text (`task-seconds`, ...).
     pub unit: &'static str,
     /// The sources that give what it reads (the table's *Sources*).

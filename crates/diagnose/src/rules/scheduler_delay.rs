@@ -14,6 +14,7 @@ pub const RULE: Rule = Rule {
            task run time and ≥ `scheduler_delay_min`",
     cost: "the scheduler delay",
     has_cost: true,
+    grouped: true,
     unit: TASK_SECONDS,
     sources: "event logs",
     thresholds: &["scheduler_delay_ratio", "scheduler_delay_min"],

@@ -17,6 +17,7 @@ pub const RULE: Rule = Rule {
     cost: "longest − median task duration: how long the stage ran past a balanced one while \
            its other slots waited",
     has_cost: true,
+    grouped: true,
     unit: TASK_SECONDS,
     sources: "both",
     thresholds: &["skew_ratio", "skew_min_excess"],

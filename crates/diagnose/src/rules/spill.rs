@@ -14,6 +14,7 @@ pub const RULE: Rule = Rule {
     cost: "Spark does not time spills: the stage's task time × min(1, disk bytes spilled / \
            (input + shuffle bytes read))",
     has_cost: true,
+    grouped: true,
     unit: TASK_SECONDS,
     sources: "both",
     thresholds: &["spill_min_bytes"],

@@ -16,6 +16,7 @@ pub const RULE: Rule = Rule {
            behind has no inferred interval: configure it",
     cost: "Σ over those batches of (duration − `trigger_ratio` × interval)",
     has_cost: false,
+    grouped: true,
     unit: "batch-seconds over the budget",
     sources: "both",
     thresholds: &["trigger_ratio", "trigger_over_fraction"],

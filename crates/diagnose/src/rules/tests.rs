@@ -7,19 +7,21 @@ use spark_exporter_core::config::keys;
 
 use super::*;
 
-/// v1's kinds, in the procedure's order: the JSON, `--fail-on` and the `kind` label.
-const V1: [&str; 11] = [
-    "skew",
-    "spill",
-    "gc_pressure",
-    "executor_loss",
-    "join_strategy",
-    "plan_change",
-    "partial_cache",
-    "locality",
-    "scheduler_delay",
-    "streaming_trigger",
-    "idle_cores",
+/// The kinds v1 shipped, in the procedure's order, each with what a report, `--fail-on` and the
+/// metrics rely on: its level and whether it has a cost. Frozen: a kind of v1 keeps its name,
+/// level and cost; a new rule adds a kind without an edit here (the registry makes the lists).
+const V1: [(&str, Level, bool); 11] = [
+    ("skew", Level::Stage, true),
+    ("spill", Level::Stage, true),
+    ("gc_pressure", Level::Stage, true),
+    ("executor_loss", Level::End, true),
+    ("join_strategy", Level::End, true),
+    ("plan_change", Level::End, false),
+    ("partial_cache", Level::End, false),
+    ("locality", Level::Window, false),
+    ("scheduler_delay", Level::Window, true),
+    ("streaming_trigger", Level::Window, false),
+    ("idle_cores", Level::End, true),
 ];
 
 /// CamelCase as snake_case: what `#[serde(rename_all = "snake_case")]` made of a variant.
@@ -40,7 +42,11 @@ fn snake(camel: &str) -> String {
 
 #[test]
 fn kinds_are_v1s_and_serialize_as_before() {
-    assert_eq!(Kind::ALL.map(Kind::as_str), V1);
+    // Every v1 kind is still there, in its order among the others.
+    let ids: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
+    let v1: Vec<&str> = V1.iter().map(|(id, _, _)| *id).collect();
+    let kept: Vec<&str> = ids.iter().copied().filter(|id| v1.contains(id)).collect();
+    assert_eq!(kept, v1, "a v1 kind was removed, renamed or moved");
     for k in Kind::ALL {
         assert_eq!(k.as_str(), snake(&format!("{k:?}")), "{k:?}");
         let json = serde_json::to_string(&k).unwrap();
@@ -61,43 +67,20 @@ fn kinds_are_v1s_and_serialize_as_before() {
 
 #[test]
 fn levels_and_costs() {
-    assert_eq!(
-        FINDING_KINDS,
-        [
-            "skew",
-            "spill",
-            "gc_pressure",
-            "executor_loss",
-            "join_strategy",
-            "plan_change",
-            "partial_cache",
-            "idle_cores"
-        ]
-    );
-    assert_eq!(
-        WINDOW_FINDING_KINDS,
-        ["locality", "scheduler_delay", "streaming_trigger"]
-    );
-    let no_cost: Vec<&str> = Kind::ALL
-        .into_iter()
-        .filter(|k| !k.has_cost())
-        .map(Kind::as_str)
-        .collect();
-    assert_eq!(
-        no_cost,
-        [
-            "plan_change",
-            "partial_cache",
-            "locality",
-            "streaming_trigger"
-        ]
-    );
-    let stage: Vec<&str> = Kind::ALL
-        .into_iter()
-        .filter(|k| k.level() == Level::Stage)
-        .map(Kind::as_str)
-        .collect();
-    assert_eq!(stage, ["skew", "spill", "gc_pressure"]);
+    for (id, level, cost) in V1 {
+        let k = Kind::parse(id).unwrap_or_else(|| panic!("{id}"));
+        assert_eq!((k.level(), k.has_cost()), (level, cost), "{id}");
+    }
+    // The metric lists are the registry's, split by level, in its order.
+    let at = |window: bool| -> Vec<&str> {
+        Kind::ALL
+            .into_iter()
+            .filter(|k| (k.level() == Level::Window) == window)
+            .map(Kind::as_str)
+            .collect()
+    };
+    assert_eq!(FINDING_KINDS, at(false));
+    assert_eq!(WINDOW_FINDING_KINDS, at(true));
 }
 
 /// Every threshold a rule names is a declared `diagnose.*` threshold key (with its default and
@@ -166,4 +149,32 @@ pub(crate) fn check_doc(file: &str, name: &str, want: &str) {
 #[test]
 fn diagnose_doc_table_is_generated_from_the_registry() {
     check_doc("docs/diagnose.md", "diagnose-rules", &doc_table::<Kind>());
+}
+
+/// `scripts/diagnosis-kinds.json`: the kinds as the alert and dashboard generators read them
+/// (every kind, the window ones, and those whose findings have no job group), from the registry,
+/// so a new rule needs no edit in the scripts.
+#[test]
+fn the_generators_kinds_file_is_generated_from_the_registry() {
+    let ids = |keep: &dyn Fn(Kind) -> bool| -> Vec<&str> {
+        Kind::ALL
+            .into_iter()
+            .filter(|k| keep(*k))
+            .map(Kind::as_str)
+            .collect()
+    };
+    let file = serde_json::json!({
+        "generated": "from the diagnose rule registry by `UPDATE_DOCS=1 cargo test -p spark-exporter-diagnose rules::tests`; do not edit",
+        "kinds": ids(&|_| true),
+        "window": ids(&|k| k.level() == Level::Window),
+        "ungrouped": ids(&|k| !k.rule().grouped),
+    });
+    let body = serde_json::to_string_pretty(&file).unwrap() + "\n";
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/diagnosis-kinds.json");
+    spark_exporter_core::docgen::check_file(
+        &path,
+        &body,
+        "cargo test -p spark-exporter-diagnose rules::tests",
+    );
 }

@@ -23,6 +23,7 @@ pub(crate) const KEYS: &[Key] = &[
         )?;
         Ok(())
     })
+    .choices(&["full", "groups", "app"])
     .flag("model.summary-level")
     .brief("What an ended application keeps after model.summary-after: full, groups or app.")
     .doc(
@@ -84,6 +85,7 @@ pub(crate) const KEYS: &[Key] = &[
         )?;
         Ok(())
     })
+    .choices(&["app_id", "app_name"])
     .flag("model.aggregate-by")
     .brief("Series per run (app_id) or per application name across runs (app_name).")
     .doc(

@@ -36,6 +36,7 @@ pub(crate) const KEYS: &[Key] = &[
         });
         Ok(())
     })
+    .choices(&["grpc", "http/protobuf"])
     .flag("otlp.protocol")
     .uses(Uses::RUN)
     .otel("`OTEL_EXPORTER_OTLP_[METRICS_]PROTOCOL`")
@@ -78,6 +79,7 @@ pub(crate) const KEYS: &[Key] = &[
         };
         Ok(())
     })
+    .choices(&["cumulative", "delta"])
     .uses(Uses::RUN)
     .otel("`OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`")
     .doc(

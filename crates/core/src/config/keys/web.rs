@@ -82,6 +82,7 @@ pub(crate) const KEYS: &[Key] = &[
         }
         Ok(())
     })
+    .choices(&["error", "warn", "info", "debug", "trace"])
     .flag("log.level")
     .doc("`error`, `warn`, `info`, `debug`, `trace`."),
     Key::one("log.format", |s, v| {
@@ -92,6 +93,7 @@ pub(crate) const KEYS: &[Key] = &[
         };
         Ok(())
     })
+    .choices(&["logfmt", "json"])
     .flag("log.format")
     .doc("`logfmt` or `json` (logs go to stderr)."),
 ];
