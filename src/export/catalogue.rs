@@ -287,6 +287,7 @@ impl Metric {
 }
 
 /// A stable family or label that was renamed or removed, and what replaces it.
+#[cfg(any(test, feature = "internals"))] // for the tests, benches and fuzz targets
 #[derive(Debug, Clone, Copy)]
 pub struct Deprecation {
     /// The Prometheus name as it was (with suffix).
@@ -302,6 +303,7 @@ pub struct Deprecation {
 /// Renamed or removed stable families and labels. A stable family or label may leave the
 /// catalogue only with an entry here (the stability test holds the catalogue to
 /// `tests/data/stable-metrics.txt`).
+#[cfg(any(test, feature = "internals"))] // for the tests, benches and fuzz targets
 pub const DEPRECATED: &[Deprecation] = &[];
 
 /// Label renames for OTLP; labels not listed keep their name and are strings.
@@ -346,6 +348,7 @@ pub fn attribute(label: &'static str) -> (&'static str, AttrType) {
 }
 
 /// The entry of a family, by name without suffix.
+#[cfg(any(test, feature = "internals"))] // for the tests, benches and fuzz targets
 pub fn lookup(name: &str) -> Option<&'static Metric> {
     CATALOGUE.iter().find(|m| m.name == name)
 }

@@ -4,7 +4,9 @@
 
 use super::catalogue::{Metric, CATALOGUE};
 use super::rows::Ctx;
-pub use super::sample::{Kind, Labels, Sample, SampleLabels, Value};
+pub use super::sample::{Kind, Sample, Value};
+#[cfg(any(test, feature = "internals"))] // for the tests, benches and fuzz targets
+pub use super::sample::{Labels, SampleLabels};
 use crate::model::Model;
 
 /// One metric family: its catalogue entry and its samples at export time.

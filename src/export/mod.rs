@@ -6,19 +6,16 @@
 #[cfg(feature = "internals")]
 pub mod catalogue;
 #[cfg(not(feature = "internals"))]
-#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod catalogue;
 #[cfg(test)]
 mod docs;
 #[cfg(feature = "internals")]
 pub mod families;
 #[cfg(not(feature = "internals"))]
-#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod families;
 #[cfg(feature = "internals")]
 pub mod read;
 #[cfg(not(feature = "internals"))]
-#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod read;
 mod rows;
 pub(crate) mod sample;

@@ -18,7 +18,6 @@
 #[cfg(feature = "internals")]
 pub mod convert;
 #[cfg(not(feature = "internals"))]
-#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod convert;
 mod error;
 mod mapping;

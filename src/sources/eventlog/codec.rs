@@ -20,7 +20,9 @@
 //! the file was appended to.
 
 use super::block;
-pub use super::codec_error::{CodecError, MAX_BLOCK_BYTES};
+pub use super::codec_error::CodecError;
+#[cfg(any(test, feature = "internals"))] // for the tests, benches and fuzz targets
+pub use super::codec_error::MAX_BLOCK_BYTES;
 
 /// Output produced per zstd call before returning to the caller (bounds memory per step).
 const ZSTD_OUT_CHUNK: usize = 128 * 1024;
@@ -139,11 +141,6 @@ impl Decoder {
     /// and later end a frame at every flush of an event log).
     pub fn last_boundary(&self) -> Option<(usize, usize)> {
         self.boundary
-    }
-
-    /// The codec this decoder reads.
-    pub fn codec(&self) -> Codec {
-        self.codec
     }
 
     /// Whether the decoder is in a damaged region: it skipped a bad block and has decoded

@@ -187,6 +187,7 @@ fn list(fs: &dyn Fs, dir: &Path) -> Result<Vec<Entry>, DiscoveryError> {
 }
 
 /// Every log directly inside `dir`.
+#[cfg(any(test, feature = "internals"))] // for the tests, benches and fuzz targets
 pub fn scan(fs: &dyn Fs, dir: &Path) -> Result<Vec<Found>, DiscoveryError> {
     scan_to(fs, dir, 0)
 }

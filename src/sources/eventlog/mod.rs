@@ -29,36 +29,30 @@
 #[cfg(feature = "internals")]
 pub mod apply;
 #[cfg(not(feature = "internals"))]
-#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod apply;
 #[cfg(feature = "internals")]
 pub mod block;
 #[cfg(not(feature = "internals"))]
-#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod block;
 #[cfg(feature = "internals")]
 pub mod codec;
 #[cfg(not(feature = "internals"))]
-#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod codec;
 mod codec_error;
 #[cfg(feature = "internals")]
 pub mod discovery;
 #[cfg(not(feature = "internals"))]
-#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod discovery;
 mod engine;
 #[cfg(feature = "internals")]
 pub mod fs;
 #[cfg(not(feature = "internals"))]
-#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod fs;
 mod json;
 mod objfs;
 #[cfg(feature = "internals")]
 pub mod parser;
 #[cfg(not(feature = "internals"))]
-#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod parser;
 pub mod plugin;
 mod pool;
@@ -69,7 +63,6 @@ mod sqlplan;
 #[cfg(feature = "internals")]
 pub mod tailer;
 #[cfg(not(feature = "internals"))]
-#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod tailer;
 
 use std::sync::Arc;

@@ -10,7 +10,7 @@
 
 use std::fmt::Display;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::codec::{Codec, CodecError, Decoder};
@@ -127,6 +127,7 @@ impl LineSplitter {
     }
 
     /// Bytes of the partial last line held back.
+    #[cfg(test)]
     pub fn partial_len(&self) -> usize {
         self.buf.len()
     }
@@ -232,6 +233,7 @@ pub struct FileTailer {
 
 impl FileTailer {
     /// A tailer for the local file `id`, now at `path`, not opened yet.
+    #[cfg(any(test, feature = "internals"))] // for the tests, benches and fuzz targets
     pub fn local(path: PathBuf, id: FileId, codec: Codec, max_line: usize) -> FileTailer {
         Self::new(Arc::new(super::fs::LocalFs), path, id, codec, max_line)
     }
@@ -272,7 +274,8 @@ impl FileTailer {
     }
 
     /// The path the file was last seen at.
-    pub fn path(&self) -> &Path {
+    #[cfg(any(test, feature = "internals"))] // for the tests, benches and fuzz targets
+    pub fn path(&self) -> &std::path::Path {
         &self.path
     }
 
@@ -591,6 +594,7 @@ impl FileTailer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn id(path: &Path) -> FileId {
         use std::os::unix::fs::MetadataExt;

@@ -95,6 +95,7 @@ fn non_empty(s: &Option<String>) -> Option<String> {
 }
 
 /// The application as the model wants it, from its newest attempt.
+#[cfg(any(test, feature = "internals"))] // for the tests, benches and fuzz targets
 pub fn app_obs(app: &ApplicationInfo) -> AppObs {
     attempt_obs(app, app.attempts.first())
 }

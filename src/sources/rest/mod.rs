@@ -15,27 +15,23 @@
 #[cfg(feature = "internals")]
 pub mod api;
 #[cfg(not(feature = "internals"))]
-#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod api;
 mod app;
 pub mod client;
 #[cfg(feature = "internals")]
 pub mod convert;
 #[cfg(not(feature = "internals"))]
-#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod convert;
 mod cost_cache;
 pub mod plugin;
 #[cfg(feature = "internals")]
 pub mod poller;
 #[cfg(not(feature = "internals"))]
-#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod poller;
 pub mod positions;
 #[cfg(feature = "internals")]
 pub mod tracker;
 #[cfg(not(feature = "internals"))]
-#[allow(dead_code, unused_imports)] // what only the tests, benches and fuzz targets use
 pub(crate) mod tracker;
 
 pub use client::ClientError;
