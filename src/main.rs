@@ -287,7 +287,11 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    tracing::info!(address = %settings.web.listen_address, path = %settings.web.telemetry_path, "Serving metrics.");
+    tracing::info!(
+        address = %settings.web.listen_address,
+        path = %settings.web.telemetry_path,
+        "Serving metrics."
+    );
     let lifecycle = Arc::new(Lifecycle::default());
     // Written by the collectors, read by readiness and the application's end.
     let health = Arc::new(Health::default());
@@ -306,16 +310,7 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
         handle: Default::default(),
         flush: flush.clone(),
     };
-    let mut sink_tasks = tokio::task::JoinSet::new();
-    let mut sink_names = vec![];
-    for (i, started) in sinks::start_all(&settings, &env, &health)
-        .into_iter()
-        .enumerate()
-    {
-        sink_names.push((started.final_delivery, started.running.push));
-        let delivered = started.running.delivered;
-        sink_tasks.spawn(async move { (i, delivered.await) });
-    }
+    let delivering = sinks::spawn_all(&settings, &env, &health);
     let mut others = tokio::task::JoinSet::new();
     let handles = server::Handles {
         settings: settings.clone(),
@@ -350,8 +345,15 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
         }
     };
     tokio::select! {
-        _ = signals.recv() => tracing::info!(grace_period = ?settings.lifecycle.grace_period, "Signal received; draining."),
-        Some(e) = app_end => tracing::info!(reason = %e, grace_period = ?settings.lifecycle.grace_period, "The application has ended; draining."),
+        _ = signals.recv() => tracing::info!(
+            grace_period = ?settings.lifecycle.grace_period,
+            "Signal received; draining."
+        ),
+        Some(e) = app_end => tracing::info!(
+            reason = %e,
+            grace_period = ?settings.lifecycle.grace_period,
+            "The application has ended; draining."
+        ),
     }
     let drain = Drain {
         lifecycle,
@@ -360,8 +362,7 @@ async fn run(settings: Arc<Settings>, security: Arc<WebSecurity>) -> ExitCode {
         finish,
         sources,
         flush,
-        sinks: sink_tasks,
-        sink_names,
+        sinks: delivering,
         stop,
         others,
         findings: Some(live),

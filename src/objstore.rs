@@ -346,7 +346,9 @@ mod tests {
     fn errors_never_show_a_query_string() {
         let e = object_store::Error::Generic {
             store: "MicrosoftAzure",
-            source: "Error performing GET https://a.blob.core.windows.net/c/k?sv=2022&sig=SECRET in 3ms\n<Error>\n</Error>".into(),
+            source: "Error performing GET https://a.blob.core.windows.net/c/k?sv=2022&sig=SECRET \
+                in 3ms\n<Error>\n</Error>"
+                .into(),
         };
         let text = io_err(e).to_string();
         assert!(!text.contains("SECRET") && !text.contains('\n'), "{text}");

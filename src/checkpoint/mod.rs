@@ -4,7 +4,8 @@
 //! configuration that shapes the model, when and by which exporter it was written, the
 //! registry's source names by number), a line of the sources' parts by name (`sources::parts`:
 //! each source's read positions, such as the logs read to their end, which a restart does not
-//! read again while unchanged), then the model's state as `Model::save_state` writes it (every application kept, summarised ones with
+//! read again while unchanged), then the model's state as `Model::save_state` writes it (every
+//! application kept, summarised ones with
 //! their counted-id sets and each series' `_created`; the applications retired or excluded; the
 //! names' accumulators). It is written every `checkpoint.interval` and at the end of the drain,
 //! atomically: a temporary file beside it, fsync, rename, fsync of the folder, so a crash at any
@@ -109,7 +110,10 @@ pub enum CheckpointError {
         path: PathBuf,
     },
     /// Another version of the format.
-    #[error("{path} is checkpoint version {found}; this exporter reads versions {OLDEST_READ} to {VERSION}")]
+    #[error(
+        "{path} is checkpoint version {found}; this exporter reads versions {OLDEST_READ} to \
+        {VERSION}"
+    )]
     Version {
         /// The file.
         path: PathBuf,
@@ -374,7 +378,8 @@ fn handover(
             }
             Ok(None) => {}
             Err(e) => {
-                tracing::warn!(error = %e, "A previous shard's checkpoint is refused; what it held is read again.")
+                tracing::warn!(error = %e, "A previous shard's checkpoint is refused; what it held \
+                    is read again.")
             }
         }
     }
@@ -459,7 +464,8 @@ fn read_into(
     Ok(Some(header))
 }
 
-/// Write the sources' `parts` and `model`'s state to the checkpoint of `settings`, atomically; the bytes
+/// Write the sources' `parts` and `model`'s state to the checkpoint of `settings`, atomically; the
+/// bytes
 /// written. `Ok(0)` when checkpoints are off. With an object-store checkpoint, call it from a
 /// blocking thread of the runtime.
 pub fn save(
@@ -532,7 +538,8 @@ pub async fn write_once(
         }
         Ok(Err(e)) => {
             telemetry.checkpoint_write("error");
-            tracing::warn!(error = %e, "Cannot write the checkpoint; the next attempt is in one interval.");
+            tracing::warn!(error = %e, "Cannot write the checkpoint; the next attempt is in one \
+                interval.");
         }
         Err(e) => {
             telemetry.checkpoint_write("error");

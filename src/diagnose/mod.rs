@@ -404,7 +404,8 @@ pub(crate) async fn rest_properties(
         {
             Ok(env) => recorded.properties(&id, env.spark_properties.into_iter().collect()),
             Err(e) => {
-                tracing::warn!(app_id = %id, error = %e, "No environment; advice assumes Spark's defaults.")
+                tracing::warn!(app_id = %id, error = %e, "No environment; advice assumes Spark's \
+                    defaults.")
             }
         }
     }

@@ -45,11 +45,8 @@ pub struct Drain {
     pub sources: JoinSet<()>,
     /// The sinks' signal: the model is the final state, deliver it.
     pub flush: CancellationToken,
-    /// The sinks, each as its place in `sink_names` and whether it delivered the final state.
-    pub sinks: JoinSet<(usize, bool)>,
-    /// Per sink: how the drain names its end when it delivered first, and whether it pushes
-    /// (a delivery under way then gets the rest of the grace period).
-    pub sink_names: Vec<(&'static str, bool)>,
+    /// The sinks' deliveries.
+    pub sinks: crate::sinks::Delivering,
     /// Everything else (server, expiry): cancelled when the drain ends.
     pub stop: CancellationToken,
     /// The tasks `stop` ends.
@@ -92,7 +89,8 @@ impl Drain {
         let ended = tokio::select! {
             r = timeout_at(deadline, sources) => {
                 if r.is_err() {
-                    tracing::warn!("The sources did not finish their last reads within the grace period; exporting what they read.");
+                    tracing::warn!("The sources did not finish their last reads within the grace \
+                        period; exporting what they read.");
                 }
                 None
             }
@@ -109,13 +107,14 @@ impl Drain {
                 tracing::info!(
                     scrapes = self.config.drain_scrapes,
                     left_secs = deadline.saturating_duration_since(Instant::now()).as_secs_f64(),
-                    "Final state reached; serving it until it is scraped or exported, or the grace period ends."
+                    "Final state reached; serving it until it is scraped or exported, or the grace \
+                        period ends."
                 );
                 self.wait_final(deadline, &mut interrupt).await
             }
         };
         self.sources.abort_all();
-        self.sinks.abort_all();
+        self.sinks.tasks.abort_all();
         self.stop.cancel();
         let in_flight = deadline
             .saturating_duration_since(Instant::now())
@@ -138,14 +137,14 @@ impl Drain {
         deadline: Instant,
         interrupt: &mut std::pin::Pin<&mut impl Future<Output = ()>>,
     ) -> Ended {
-        let mut pushing: Vec<bool> = self.sink_names.iter().map(|(_, push)| *push).collect();
+        let mut pushing: Vec<bool> = self.sinks.names.iter().map(|(_, push)| *push).collect();
         let ended = loop {
             tokio::select! {
-                Some(done) = self.sinks.join_next() => {
+                Some(done) = self.sinks.tasks.join_next() => {
                     let Ok((i, delivered)) = done else { continue };
                     pushing[i] = false;
                     if delivered {
-                        break Ended::Delivered(self.sink_names[i].0);
+                        break Ended::Delivered(self.sinks.names[i].0);
                     }
                 }
                 _ = tokio::time::sleep_until(deadline) => break Ended::GracePeriod,
@@ -154,7 +153,7 @@ impl Drain {
         };
         // A final push under way may still use the rest of the grace period.
         while ended != Ended::Interrupted && pushing.contains(&true) {
-            match timeout_at(deadline, self.sinks.join_next()).await {
+            match timeout_at(deadline, self.sinks.tasks.join_next()).await {
                 Ok(Some(Ok((i, _)))) => pushing[i] = false,
                 Ok(Some(Err(_))) => {}
                 Ok(None) | Err(_) => break,
@@ -225,8 +224,10 @@ mod tests {
             finish,
             sources,
             flush,
-            sinks,
-            sink_names,
+            sinks: crate::sinks::Delivering {
+                tasks: sinks,
+                names: sink_names,
+            },
             stop,
             others,
             findings: None,

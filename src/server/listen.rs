@@ -106,7 +106,8 @@ pub async fn serve(
         // exporter-toolkit's default is `http2: true`; HTTP/2 is not served here, and ALPN
         // offers only http/1.1, which scrapers fall back to. Say so rather than ignore it.
         if ctx.security.http2 != Some(false) {
-            tracing::info!(http2 = false, requested = ?ctx.security.http2, "TLS is enabled; HTTP/2 is not served (ALPN offers http/1.1 only).");
+            tracing::info!(http2 = false, requested = ?ctx.security.http2, "TLS is enabled; HTTP/2 \
+                is not served (ALPN offers http/1.1 only).");
         }
     }
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
@@ -144,7 +145,8 @@ pub async fn serve(
                 let telemetry = telemetry.clone();
                 match &tls {
                     None => {
-                        let conn = graceful.watch(builder.serve_connection(TokioIo::new(stream), svc));
+                        let served = builder.serve_connection(TokioIo::new(stream), svc);
+                        let conn = graceful.watch(served);
                         tokio::spawn(async move {
                             if let Err(e) = conn.await {
                                 // Resets, clients leaving, slow or idle clients timed out.
@@ -157,7 +159,8 @@ pub async fn serve(
                         let acceptor = acceptor.clone();
                         let watcher = graceful.watcher();
                         tokio::spawn(async move {
-                            let stream = match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+                            let handshake = acceptor.accept(stream);
+                            let stream = match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, handshake).await {
                                 Ok(Ok(s)) => s,
                                 Ok(Err(e)) => {
                                     telemetry.http_error("tls_handshake");
@@ -170,7 +173,8 @@ pub async fn serve(
                                     return;
                                 }
                             };
-                            let conn = watcher.watch(builder.serve_connection(TokioIo::new(stream), svc));
+                            let served = builder.serve_connection(TokioIo::new(stream), svc);
+                            let conn = watcher.watch(served);
                             if let Err(e) = conn.await {
                                 // Resets, clients leaving, slow or idle clients timed out.
                                 tracing::debug!(error = %e, "Connection ended with an error.");
@@ -185,6 +189,7 @@ pub async fn serve(
     drop(listener);
     tokio::select! {
         _ = graceful.shutdown() => {},
-        _ = tokio::time::sleep(grace) => tracing::warn!("In-flight requests did not finish within the grace period."),
+        _ = tokio::time::sleep(grace) => tracing::warn!("In-flight requests did not finish within \
+            the grace period."),
     }
 }

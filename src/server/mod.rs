@@ -1,5 +1,6 @@
 //! HTTP server: `/metrics` (or the configured path), `/healthz`, `/readyz` and a status page.
-//! The exposition comes from `crate::sinks::prometheus::cache::Exposition` (one shared, gzip-compressed
+//! The exposition comes from `crate::sinks::prometheus::cache::Exposition` (one shared,
+//! gzip-compressed
 //! render per format, at most a second old); nothing here blocks on Spark.
 //!
 //! - `listen`: binding, the accept loop, TLS, connection limits and the graceful drain.

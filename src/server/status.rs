@@ -183,7 +183,8 @@ pub fn page(ctx: &Ctx<'_>) -> String {
     let _ = write!(
         o,
         "<p><a href=\"{p}\">{p}</a> &middot; <a href=\"/healthz\">/healthz</a> &middot; \
-         <a href=\"/readyz\">/readyz</a> &middot; <a href=\"/readyz?complete\">/readyz?complete</a></p>",
+         <a href=\"/readyz\">/readyz</a> &middot; <a \
+             href=\"/readyz?complete\">/readyz?complete</a></p>",
         p = esc(&s.web.telemetry_path)
     );
     sources(&mut o, ctx, now);

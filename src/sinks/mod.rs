@@ -22,4 +22,4 @@ pub mod prometheus;
 mod registry;
 
 pub use framework::{Running, Sink, SinkEnv, SinkHandle};
-pub use registry::{start_all, status, Started, REGISTRY};
+pub use registry::{spawn_all, start_all, status, Delivering, Started, REGISTRY};

@@ -41,6 +41,30 @@ pub fn start_all(settings: &Arc<Settings>, env: &SinkEnv, health: &Arc<Health>) 
         .collect()
 }
 
+/// The sinks' delivery tasks, for the drain.
+#[derive(Debug)]
+pub struct Delivering {
+    /// Each answers its place in `names` and whether it delivered the final state.
+    pub tasks: tokio::task::JoinSet<(usize, bool)>,
+    /// Per sink: how the drain names its end when it delivered first, and whether it pushes
+    /// (a delivery under way then gets the rest of the grace period).
+    pub names: Vec<(&'static str, bool)>,
+}
+
+/// Start every sink the settings turn on and spawn its delivery (the exporter).
+pub fn spawn_all(settings: &Arc<Settings>, env: &SinkEnv, health: &Arc<Health>) -> Delivering {
+    let mut d = Delivering {
+        tasks: tokio::task::JoinSet::new(),
+        names: vec![],
+    };
+    for (i, started) in start_all(settings, env, health).into_iter().enumerate() {
+        d.names.push((started.final_delivery, started.running.push));
+        let delivered = started.running.delivered;
+        d.tasks.spawn(async move { (i, delivered.await) });
+    }
+    d
+}
+
 /// Every sink the settings turn on, with how its deliveries went, for the status page.
 pub fn status(settings: &Settings, health: &Health) -> Vec<PlaceStatus> {
     REGISTRY

@@ -52,7 +52,8 @@ pub enum WebConfigError {
         msg: String,
     },
     /// Fields are invalid.
-    #[error("web.config.file {}:\n{}", .path.display(), .errors.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]
+    #[error("web.config.file {}:\n{}", .path.display(), .errors.iter().map(|e| format!("  - \
+        {e}")).collect::<Vec<_>>().join("\n"))]
     Invalid {
         /// File.
         path: PathBuf,
@@ -222,7 +223,11 @@ fn rate_limit(r: &RateLimitFile, errors: &mut Vec<String>) -> Option<RateLimit> 
     match r.burst {
         Some(b) if b > 0 => Some(RateLimit::new(interval, b)),
         b => {
-            errors.push(format!("rate_limit.burst: {} (must be at least 1 when interval is set, else every request is refused)", b.unwrap_or(0)));
+            errors.push(format!(
+                "rate_limit.burst: {} (must be at least 1 when interval is set, \
+                else every request is refused)",
+                b.unwrap_or(0)
+            ));
             None
         }
     }
@@ -289,7 +294,8 @@ mod tests {
         let p = dir.path().join("web.yml");
         std::fs::write(
             &p,
-            "tls_server_config:\n  cert_file: nope.crt\n  client_auth_type: Sometimes\nbasic_auth_users:\n  bob: plaintext\n",
+            "tls_server_config:\n  cert_file: nope.crt\n  client_auth_type: \
+                Sometimes\nbasic_auth_users:\n  bob: plaintext\n",
         )
         .expect("write");
         let Err(WebConfigError::Invalid { errors, .. }) = load(&p) else {

@@ -137,7 +137,8 @@ impl CertReloader {
                 st.current = Arc::new(k);
             }
             Err(e) => {
-                tracing::warn!(cert = ?self.cert, error = %e, "TLS certificate not reloaded; still serving the previous one.");
+                tracing::warn!(cert = ?self.cert, error = %e, "TLS certificate not reloaded; still \
+                    serving the previous one.");
                 if let Some(hook) = self.on_error.get() {
                     hook("tls_reload");
                 }

@@ -87,8 +87,13 @@ fn curve(name: &str) -> Result<&'static dyn SupportedKxGroup, String> {
         "X25519" => Ok(kx_group::X25519),
         "CurveP256" => Ok(kx_group::SECP256R1),
         "CurveP384" => Ok(kx_group::SECP384R1),
-        "CurveP521" => Err(format!("{name} is not implemented by rustls (ring provider); supported: X25519, CurveP256, CurveP384")),
-        _ => Err(format!("unknown curve {name} (supported: X25519, CurveP256, CurveP384)")),
+        "CurveP521" => Err(format!(
+            "{name} is not implemented by rustls (ring provider); \
+            supported: X25519, CurveP256, CurveP384"
+        )),
+        _ => Err(format!(
+            "unknown curve {name} (supported: X25519, CurveP256, CurveP384)"
+        )),
     }
 }
 
@@ -259,10 +264,18 @@ fn client_verifier(
     match auth {
         "" | "NoClientCert" => {
             if ca.is_some() {
-                errors.push("tls_server_config.client_ca_file (or client_ca): set without a client_auth_type that verifies".into());
+                errors.push(
+                    "tls_server_config.client_ca_file (or client_ca): set without a \
+                    client_auth_type that verifies"
+                        .into(),
+                );
             }
             if sans.is_some() {
-                errors.push("tls_server_config.client_allowed_sans: set without a client_auth_type that verifies".into());
+                errors.push(
+                    "tls_server_config.client_allowed_sans: set without a client_auth_type \
+                    that verifies"
+                        .into(),
+                );
             }
             None
         }
@@ -270,12 +283,16 @@ fn client_verifier(
             let mut roots = rustls::RootCertStore::empty();
             match ca.as_ref().map(|p| p.bytes()) {
                 None => errors.push(format!(
-                    "tls_server_config.client_ca_file (or client_ca): required with client_auth_type {auth}"
+                    "tls_server_config.client_ca_file (or client_ca): required with \
+                        client_auth_type {auth}"
                 )),
                 Some(Err(e)) => errors.push(format!("tls_server_config.client_ca_file: {e}")),
                 Some(Ok(pem)) => {
                     for c in CertificateDer::pem_slice_iter(&pem) {
-                        if let Err(e) = c.map_err(|e| e.to_string()).and_then(|c| roots.add(c).map_err(|e| e.to_string())) {
+                        if let Err(e) = c
+                            .map_err(|e| e.to_string())
+                            .and_then(|c| roots.add(c).map_err(|e| e.to_string()))
+                        {
                             errors.push(format!("tls_server_config.client_ca_file: {e}"));
                         }
                     }
@@ -297,7 +314,11 @@ fn client_verifier(
             match sans {
                 None => Some(v),
                 Some(s) if s.is_empty() => {
-                    errors.push("tls_server_config.client_allowed_sans: empty (every client certificate would be refused)".into());
+                    errors.push(
+                        "tls_server_config.client_allowed_sans: empty (every client \
+                        certificate would be refused)"
+                            .into(),
+                    );
                     None
                 }
                 Some(s) => Some(Arc::new(SanCheck {

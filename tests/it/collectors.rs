@@ -1,4 +1,5 @@
-//! Collectors are one concept (`src/sources/mod.rs`): a source that emits the existing observations is
+//! Collectors are one concept (`src/sources/mod.rs`): a source that emits the existing observations
+//! is
 //! one type implementing `Collector`, run until shutdown or read once like the REST poller and the
 //! event-log reader. Here a test-only source, a replay of recorded observations, is both, beside
 //! the real event-log collector, and the model counts what it reported once.

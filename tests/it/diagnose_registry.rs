@@ -98,7 +98,8 @@ fn a_rule_is_one_file_and_one_registry_entry() {
     assert_eq!(WINDOW_FINDING_KINDS, rules::WINDOW_FINDING_KINDS);
     // Its row in the docs table, after the built-in ones.
     let (builtin, mine) = (doc_table::<Builtin>(), doc_table::<Kind>());
-    let row = "| A test's own | `test_rule` | a stage ran ≥ 1 s of tasks | its task time | none | both |\n";
+    let row = "| A test's own | `test_rule` | a stage ran ≥ 1 s of tasks | its task time | none | \
+        both |\n";
     assert_eq!(mine, builtin + row);
     // In the schema's enum of kinds.
     let ids = kind_schema::<Kind>().to_value()["enum"].clone();

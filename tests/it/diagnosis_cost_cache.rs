@@ -381,7 +381,8 @@ fn the_app_with_an_idle_executor_uses_a_much_smaller_share_of_its_cores() {
 }
 
 /// Without `spark.eventLog.logBlockUpdates.enabled` the log says which RDDs are persisted but
-/// not what is cached: no dataset shows from it (docs/internals.md says so), while the cost is the same.
+/// not what is cached: no dataset shows from it (docs/internals.md says so), while the cost is the
+/// same.
 #[test]
 fn without_block_updates_the_event_log_shows_no_cached_data() {
     let main = app_id("diagnosis");

@@ -18,13 +18,18 @@ fn model() -> (Arc<Model>, Arc<Telemetry>) {
 
 fn app_start(id: &str) -> String {
     format!(
-        "{{\"Event\":\"SparkListenerApplicationStart\",\"App Name\":\"t\",\"App ID\":\"{id}\",\"Timestamp\":1000,\"User\":\"u\"}}\n"
+        "{{\"Event\":\"SparkListenerApplicationStart\",\"App Name\":\"t\",\"App \
+            ID\":\"{id}\",\"Timestamp\":1000,\"User\":\"u\"}}\n"
     )
 }
 
 fn task_end(n: u64) -> String {
     format!(
-        "{{\"Event\":\"SparkListenerTaskEnd\",\"Stage ID\":0,\"Stage Attempt ID\":0,\"Task End Reason\":{{\"Reason\":\"Success\"}},\"Task Info\":{{\"Task ID\":{n},\"Executor ID\":\"1\",\"Launch Time\":1000,\"Finish Time\":{},\"Failed\":false,\"Killed\":false}},\"Task Metrics\":{{\"Executor Run Time\":5}}}}\n",
+        "{{\"Event\":\"SparkListenerTaskEnd\",\"Stage ID\":0,\"Stage Attempt ID\":0,\"Task End \
+            Reason\":{{\"Reason\":\"Success\"}},\"Task Info\":{{\"Task ID\":{n},\"Executor \
+            ID\":\"1\",\"Launch Time\":1000,\"Finish \
+            Time\":{},\"Failed\":false,\"Killed\":false}},\"Task Metrics\":{{\"Executor Run \
+            Time\":5}}}}\n",
         1000 + n
     )
 }

@@ -15,10 +15,12 @@
 //! **R** is killed with SIGKILL once it has read 40% of the log (while the writer is still
 //! appending), then restarted on the same port while the rest is written. When both have
 //! read the complete log (and, within a minute, made their passes after the application's end:
-//! its last window evaluation, its summary), every series of both (counters, gauges, histograms; everything but the
+//! its last window evaluation, its summary), every series of both (counters, gauges, histograms;
+//! everything but the
 //! exporter's own `spark_exporter_*` series and the clock-dependent
 //! `spark_stage_stalled_seconds`) must equal a clean `spark-exporter dump --event-log` of the
-//! complete log, value for value. The exporter keeps no checkpoint (`src/sources/eventlog/mod.rs`): the
+//! complete log, value for value. The exporter keeps no checkpoint (`src/sources/eventlog/mod.rs`):
+//! the
 //! restarted process reads the log again from the start, and Spark-id keyed updates make the
 //! re-read exact.
 //!

@@ -20,7 +20,8 @@
 //! equal those of `spark-exporter dump --event-log` on the intact log. For a deleted log the
 //! series stay as they were; for damaged input everything not damaged is counted.
 //!
-//! Checkpoints: the tailer keeps none (`src/sources/eventlog/mod.rs`: every log is re-read from its start
+//! Checkpoints: the tailer keeps none (`src/sources/eventlog/mod.rs`: every log is re-read from its
+//! start
 //! after a restart), so the usual "checkpoint location full or read-only" fault does not apply
 //! here; the exporter as `nobody` writes nothing at all.
 //!
@@ -784,7 +785,8 @@ fn check_once_readable(t: &mut Tail, all: [&Clean; 4], problems: &mut Vec<String
     let io_later = eventlog_errors(&t.scrape());
     if io_later != io_recovered || io_later.keys().any(|k| k != "io") {
         problems.push(format!(
-            "errors after recovery: {io_recovered:?}, {SETTLE:?} later {io_later:?} (want no new error)"
+            "errors after recovery: {io_recovered:?}, {SETTLE:?} later {io_later:?} (want no new \
+                error)"
         ));
     }
 }
@@ -913,7 +915,8 @@ fn corrupt_zstd_block_in_a_copy() {
     let bad = &frames[k];
     let mut corrupt = raw.clone();
     corrupt[bad.blocks[0].header] |= 0b110; // block type 3: reserved, invalid
-                                            // What should still be read: the text of every other frame.
+                                            // What should still be read: the text of every other
+                                            // frame.
     let mut rest = Vec::new();
     for (i, f) in frames.iter().enumerate() {
         if i != k {

@@ -75,7 +75,8 @@ fn check(name: &str, got: &str) -> Result<(), String> {
         .position(|(a, b)| a != b)
         .unwrap_or(w.len().min(g.len()));
     Err(format!(
-        "{name} differs from {} at line {}:\n  want: {:?}\n  got:  {:?}\n  ({} lines wanted, {} got)",
+        "{name} differs from {} at line {}:\n  want: {:?}\n  got:  {:?}\n  ({} lines wanted, {} \
+            got)",
         path.display(),
         at + 1,
         w.get(at),

@@ -6,7 +6,8 @@
 //! too. Each path is mapped to the file that defines what it names: a module `a::b` is
 //! `src/a/b.rs` or `src/a/b/mod.rs`, an item `a::b::Item` belongs to the deepest module file on
 //! its path, and an item a module only re-exports (`pub use child::Item`, also through `*`) is
-//! followed to the file that defines it. So a child that uses a sibling's item through its parent's re-export
+//! followed to the file that defines it. So a child that uses a sibling's item through its parent's
+//! re-export
 //! depends on the sibling, not on the parent; a parent that re-exports a child and also defines
 //! something the child uses is a real cycle.
 //!

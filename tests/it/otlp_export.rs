@@ -1,5 +1,6 @@
 //! OTLP export end to end: the exporter binary reads the Spark 4.1.1 event-log fixture and pushes
-//! to a real OTLP receiver (tests/support/otlp); every point must equal the Prometheus sample scraped from
+//! to a real OTLP receiver (tests/support/otlp); every point must equal the Prometheus sample
+//! scraped from
 //! /metrics, both ways, over gRPC and HTTP/protobuf, plain and TLS. The receiver is stopped,
 //! restarted, made to hang and to reject, and exports resume by themselves.
 //!

@@ -48,7 +48,8 @@ where
                 let ok = check(&head.to_ascii_lowercase());
                 h.lock().expect("lock").push(head);
                 let resp = if ok {
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n[]"
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: \
+                        2\r\nconnection: close\r\n\r\n[]"
                 } else {
                     "HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
                 };

@@ -110,7 +110,8 @@ async fn idle_poll_cost_does_not_grow_with_history() {
         let idle_log = server.take_log();
         let idle2 = poll_bytes(&mut p, &rec, &server.url).await;
         eprintln!(
-            "finished={finished}: first poll {first} B, idle polls {idle} B / {idle2} B, {} requests",
+            "finished={finished}: first poll {first} B, idle polls {idle} B / {idle2} B, {} \
+                requests",
             idle_log.len()
         );
         assert_eq!(idle, idle2, "idle polls are stable");

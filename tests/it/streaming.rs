@@ -44,7 +44,8 @@ const STARTED: &str = "org.apache.spark.sql.streaming.StreamingQueryListener$Que
 const PROGRESS: &str = "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent";
 const SQL_START: &str = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart";
 
-/// The label docs/internals.md promises for a query: its name, or `query-` and the first 8 hex digits
+/// The label docs/internals.md promises for a query: its name, or `query-` and the first 8 hex
+/// digits
 /// of its id.
 fn query_label(name: Option<&str>, id: &str) -> String {
     match name {

@@ -69,7 +69,8 @@ async fn tls_and_basic_auth_reject_wrong_credentials_and_accept_right_ones() {
     std::fs::write(
         &cfg,
         format!(
-            "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  prometheus: '{hash}'\n"
+            "tls_server_config:\n  cert_file: server.crt\n  key_file: \
+                server.key\nbasic_auth_users:\n  prometheus: '{hash}'\n"
         ),
     )
     .expect("write");
@@ -133,7 +134,8 @@ async fn mutual_tls_requires_a_client_certificate_from_the_ca() {
     let cfg = dir.path().join("web.yml");
     std::fs::write(
         &cfg,
-        "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n",
+        "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: \
+            RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n",
     )
     .expect("write");
     let (_p, port) = start(&cfg);

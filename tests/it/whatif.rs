@@ -1,7 +1,8 @@
 //! The what-if (issue 51) against real runs:
 //!
 //! - on every committed event log of a batch application (each fixture and the 51 MB benchmark
-//!   log), the replay on the run's own executors comes within 10% of its wall time, ApplicationStart
+//!   log), the replay on the run's own executors comes within 10% of its wall time,
+//!   ApplicationStart
 //!   to ApplicationEnd; a streaming application or one without an end gets no prediction, and
 //!   the text report says why;
 //! - the what-if fixture (`tests/data/whatif-4.1.1`, `scripts/whatif-fixture.sh`: one application

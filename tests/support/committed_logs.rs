@@ -1,7 +1,8 @@
 //! Every committed event log: each file or `eventlog_v2_*` folder under `tests/data` named as
 //! Spark names logs (`local-…`, `app-…`, `application_…`), and the 51 MB benchmark log, which is
 //! zstd under a name Spark does not write (`.json.zst`) and so is read as a copy named as Spark
-//! names zstd logs, in `copies`. Shared by `tests/it/diagnose.rs` and `crates/bench/benches/diagnose-bench.rs`
+//! names zstd logs, in `copies`. Shared by `tests/it/diagnose.rs` and
+//! `crates/bench/benches/diagnose-bench.rs`
 //! (which includes this file), so it uses std only.
 
 use std::path::{Path, PathBuf};

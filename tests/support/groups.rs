@@ -1,4 +1,5 @@
-//! The `job_group` a job gets under the default rule (docs/internals.md "Job groups": the job group, else
+//! The `job_group` a job gets under the default rule (docs/internals.md "Job groups": the job
+//! group, else
 //! the user's tag, else the call site, else empty), worked out from Spark's own REST fields or
 //! event-log properties, independently of the exporter, for the truths the tests compare with.
 

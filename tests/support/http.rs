@@ -47,7 +47,8 @@ pub fn http_get_accepting(
     s.set_write_timeout(Some(left("write")?)).ok();
     write!(
         s,
-        "GET {path} HTTP/1.0\r\nHost: {addr}\r\nAccept: {accept}\r\nUser-Agent: spark-exporter-tests\r\n\r\n"
+        "GET {path} HTTP/1.0\r\nHost: {addr}\r\nAccept: {accept}\r\nUser-Agent: \
+            spark-exporter-tests\r\n\r\n"
     )
     .map_err(|e| format!("GET {addr}{path}: {e}"))?;
     let mut buf = Vec::new();

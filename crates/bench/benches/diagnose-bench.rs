@@ -6,7 +6,8 @@
 //! runs in this process, as `spark-exporter diagnose --event-log LOG` does after its start-up
 //! (reading, the model, the procedure, the JSON report): once to warm the page cache, then
 //! at least `RUNS` times and until [`MIN_TIMED_S`] have passed (at most `MAX_RUNS`); the best
-//! time counts, so a run slowed by another process on the machine does not. Sizes are the log's bytes on disk and decoded.
+//! time counts, so a run slowed by another process on the machine does not. Sizes are the log's
+//! bytes on disk and decoded.
 //!
 //! `diagnose-bench table|check [LOG...]`: a Markdown table; `check` also exits 1 unless all logs
 //! together take at most the sum of their targets (0.5 s per 100 MB decoded, plus [`FIXED_MS`]
@@ -24,7 +25,8 @@
 //! `diagnose-bench whatif [LOG...]`: the what-if simulation on its own ([`whatif`]).
 //!
 //! A `harness = false` bench target, not part of the shipped crate:
-//! `cargo bench -p spark-exporter-bench --bench diagnose-bench -- check`, or the executable `scripts/bench-bin.sh
+//! `cargo bench -p spark-exporter-bench --bench diagnose-bench -- check`, or the executable
+//! `scripts/bench-bin.sh
 //! diagnose-bench` names.
 
 #[path = "../../../tests/support/committed_logs.rs"]
@@ -124,7 +126,10 @@ fn main() {
         .build()
         .expect("runtime");
     let settings = Settings::default();
-    println!("| log | on disk MB | decoded MB | findings | best ms | median ms | s per 100 MB | target ms |");
+    println!(
+        "| log | on disk MB | decoded MB | findings | best ms | median ms | s per 100 MB | \
+        target ms |"
+    );
     println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
     let (mut failed, mut slow_small, mut total_s, mut total_b) = (vec![], vec![], 0.0, 0u64);
     for log in &logs {
@@ -261,7 +266,8 @@ fn exporter_binary() -> PathBuf {
         .filter(|b| b.is_file());
     bin.unwrap_or_else(|| {
         eprintln!(
-            "diagnose-bench: no spark-exporter binary beside {} (cargo build --release --bin spark-exporter, or set SPARK_EXPORTER_BIN)",
+            "diagnose-bench: no spark-exporter binary beside {} (cargo build --release --bin \
+                spark-exporter, or set SPARK_EXPORTER_BIN)",
             exe.display()
         );
         std::process::exit(2)

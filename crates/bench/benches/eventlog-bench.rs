@@ -8,7 +8,8 @@
 //!
 //! Data: `scripts/eventlog-bench-data.sh` builds a 1 GiB log and its zstd twin. Run one mode per
 //! process so the peak RSS belongs to that mode:
-//! `cargo bench -p spark-exporter-bench --bench eventlog-bench -- parse target/eventlog-bench/local-bench`, or the
+//! `cargo bench -p spark-exporter-bench --bench eventlog-bench -- parse
+//! target/eventlog-bench/local-bench`, or the
 //! executable that `scripts/bench-bin.sh eventlog-bench` names (BENCHMARKS.md).
 //!
 //! A `harness = false` bench target, not part of the shipped crate.

@@ -15,7 +15,8 @@
 //!   prints RSS before and after and what was folded into `__other__`.
 //!
 //! A `harness = false` bench target, not part of the shipped crate: `scripts/load-bench.sh` runs
-//! it (BENCHMARKS.md), or `cargo bench -p spark-exporter-bench --bench load-bench -- MODE [OPTIONS]`.
+//! it (BENCHMARKS.md), or `cargo bench -p spark-exporter-bench --bench load-bench -- MODE
+//! [OPTIONS]`.
 
 mod common;
 

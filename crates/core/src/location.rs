@@ -83,7 +83,8 @@ pub fn parse_location(s: &str) -> Result<Location, String> {
         "az" | "abfs" | "abfss" => StoreKind::Azure,
         other => {
             return Err(format!(
-                "unsupported scheme {other:?} (use a path, file://, s3://, s3a://, gs://, az://, abfs:// or abfss://)"
+                "unsupported scheme {other:?} (use a path, file://, s3://, s3a://, gs://, az://, \
+                    abfs:// or abfss://)"
             ))
         }
     };

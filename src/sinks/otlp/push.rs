@@ -103,7 +103,8 @@ impl<E: Export> Pusher<E> {
                 // Always a warning: the collector refuses this data (auth, payload, endpoint),
                 // which a retry would not change.
                 self.opts.telemetry.otlp_export_failed();
-                tracing::warn!(endpoint = %self.opts.endpoint, error = %e, "OTLP export failed and is not retryable; the next interval's snapshot is sent instead.");
+                tracing::warn!(endpoint = %self.opts.endpoint, error = %e, "OTLP export failed and \
+                    is not retryable; the next interval's snapshot is sent instead.");
                 self.failing += 1;
             }
             Err(e) => {
@@ -111,7 +112,8 @@ impl<E: Export> Pusher<E> {
                 if self.failing.is_multiple_of(WARN_EVERY) {
                     tracing::warn!(endpoint = %self.opts.endpoint, error = %e, failures_in_a_row = self.failing + 1, "OTLP export failed; retrying with backoff.");
                 } else {
-                    tracing::debug!(endpoint = %self.opts.endpoint, error = %e, "OTLP export failed.");
+                    tracing::debug!(endpoint = %self.opts.endpoint, error = %e, "OTLP export \
+                        failed.");
                 }
                 self.failing += 1;
             }

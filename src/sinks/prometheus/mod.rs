@@ -378,10 +378,24 @@ mod tests {
         let m = Model::new(&Settings::default(), Arc::new(Telemetry::default()));
         let classic = render(&registry(m.clone()), false).expect("render");
         let om = render(&registry(m), true).expect("render");
-        assert!(classic.contains("# HELP spark_exporter_build_info Exporter build (value 1): version, git revision and Rust compiler.\n# TYPE spark_exporter_build_info gauge\nspark_exporter_build_info{version="));
-        assert!(om.contains("# HELP spark_exporter_build Exporter build (value 1): version, git revision and Rust compiler.\n# TYPE spark_exporter_build info\nspark_exporter_build_info{version="));
-        assert!(classic.contains("# TYPE spark_exporter_eventlog_events_total counter\nspark_exporter_eventlog_events_total 0\n"));
-        assert!(om.contains("# TYPE spark_exporter_eventlog_events counter\nspark_exporter_eventlog_events_total 0\n"));
+        assert!(classic.contains(
+            "# HELP spark_exporter_build_info Exporter build (value 1): \
+            version, git revision and Rust compiler.\n# TYPE spark_exporter_build_info \
+            gauge\nspark_exporter_build_info{version="
+        ));
+        assert!(om.contains(
+            "# HELP spark_exporter_build Exporter build (value 1): version, git \
+            revision and Rust compiler.\n# TYPE spark_exporter_build \
+            info\nspark_exporter_build_info{version="
+        ));
+        assert!(classic.contains(
+            "# TYPE spark_exporter_eventlog_events_total \
+            counter\nspark_exporter_eventlog_events_total 0\n"
+        ));
+        assert!(om.contains(
+            "# TYPE spark_exporter_eventlog_events \
+            counter\nspark_exporter_eventlog_events_total 0\n"
+        ));
     }
 
     #[test]

@@ -512,7 +512,8 @@ impl Log {
             if let Some((_, _, at)) = open.files.iter().find(|d| (d.0, d.1) == key) {
                 if let Err(e) = t.tailer.resume_at(at) {
                     out.telemetry.eventlog_error("codec");
-                    tracing::warn!(file = %t.tailer.display(), error = %e, "Cannot create a decoder.");
+                    tracing::warn!(file = %t.tailer.display(), error = %e, "Cannot create a \
+                        decoder.");
                     t.tailer.state = TailState::Failed;
                 }
             }
@@ -523,7 +524,8 @@ impl Log {
 
     /// A resumed log changed: read it again from its start, with fresh parsing state.
     fn read_again(&mut self) {
-        tracing::info!(file = %self.fs.display(&self.path), "A log the checkpoint had read changed; reading it again.");
+        tracing::info!(file = %self.fs.display(&self.path), "A log the checkpoint had read \
+            changed; reading it again.");
         self.resumed = false;
         self.undelivered = true;
         self.app = LogApp::new(self.app.name_id().to_string());
@@ -553,7 +555,8 @@ impl Log {
             }
         };
         if std::mem::take(&mut self.list_failing) {
-            tracing::info!(dir = %self.fs.display(&self.path), "Rolling event-log folder readable again.");
+            tracing::info!(dir = %self.fs.display(&self.path), "Rolling event-log folder readable \
+                again.");
         }
         *finished = listing.finished;
         for Part {

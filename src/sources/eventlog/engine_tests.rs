@@ -57,7 +57,11 @@ fn step(e: &mut Engine, dirs: &[PathBuf], m: &Arc<Model>) {
 
 fn line(i: u64) -> String {
     format!(
-        "{{\"Event\":\"SparkListenerTaskEnd\",\"Stage ID\":0,\"Stage Attempt ID\":0,\"Task End Reason\":{{\"Reason\":\"Success\"}},\"Task Info\":{{\"Task ID\":{i},\"Executor ID\":\"1\",\"Launch Time\":1000,\"Finish Time\":{},\"Failed\":false,\"Killed\":false}},\"Task Metrics\":{{\"Executor Run Time\":5}}}}\n",
+        "{{\"Event\":\"SparkListenerTaskEnd\",\"Stage ID\":0,\"Stage Attempt ID\":0,\"Task End \
+            Reason\":{{\"Reason\":\"Success\"}},\"Task Info\":{{\"Task ID\":{i},\"Executor \
+            ID\":\"1\",\"Launch Time\":1000,\"Finish \
+            Time\":{},\"Failed\":false,\"Killed\":false}},\"Task Metrics\":{{\"Executor Run \
+            Time\":5}}}}\n",
         1000 + i
     )
 }
@@ -176,7 +180,8 @@ fn done_logs_are_not_read_again_until_they_change() {
     let root = tempfile::tempdir().unwrap();
     let app = |id: &str| {
         format!(
-            "{{\"Event\":\"SparkListenerApplicationStart\",\"App Name\":\"a\",\"App ID\":\"{id}\",\"Timestamp\":1000,\"User\":\"u\"}}\n"
+            "{{\"Event\":\"SparkListenerApplicationStart\",\"App Name\":\"a\",\"App \
+                ID\":\"{id}\",\"Timestamp\":1000,\"User\":\"u\"}}\n"
         )
     };
     let end = "{\"Event\":\"SparkListenerApplicationEnd\",\"Timestamp\":5000}\n";
@@ -252,9 +257,13 @@ fn done_logs_are_not_read_again_until_they_change() {
 fn a_log_being_written_resumes_mid_log() {
     let root = tempfile::tempdir().unwrap();
     let running = root.path().join("local-7.inprogress");
-    let start = "{\"Event\":\"SparkListenerApplicationStart\",\"App Name\":\"a\",\"App ID\":\"local-7\",\"Timestamp\":1000,\"User\":\"u\"}\n";
-    let job_start = "{\"Event\":\"SparkListenerJobStart\",\"Job ID\":0,\"Submission Time\":1000,\"Stage Infos\":[],\"Stage IDs\":[],\"Properties\":{\"spark.jobGroup.id\":\"nightly\",\"spark.job.description\":\"load\"}}\n";
-    let job_end = "{\"Event\":\"SparkListenerJobEnd\",\"Job ID\":0,\"Completion Time\":2000,\"Job Result\":{\"Result\":\"JobSucceeded\"}}\n";
+    let start = "{\"Event\":\"SparkListenerApplicationStart\",\"App Name\":\"a\",\"App \
+        ID\":\"local-7\",\"Timestamp\":1000,\"User\":\"u\"}\n";
+    let job_start = "{\"Event\":\"SparkListenerJobStart\",\"Job ID\":0,\"Submission \
+        Time\":1000,\"Stage Infos\":[],\"Stage \
+        IDs\":[],\"Properties\":{\"spark.jobGroup.id\":\"nightly\",\"spark.job.description\":\"load\"}}\n";
+    let job_end = "{\"Event\":\"SparkListenerJobEnd\",\"Job ID\":0,\"Completion Time\":2000,\"Job \
+        Result\":{\"Result\":\"JobSucceeded\"}}\n";
     // A partial line at the end: not applied, not part of the position.
     let partial = "{\"Event\":\"SparkListenerJobEnd\",";
     append(

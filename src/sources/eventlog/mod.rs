@@ -7,7 +7,8 @@
 //! - [`tailer`]: follows one file by identity (device, inode): offsets, undecoded bytes, partial
 //!   lines, truncation.
 //! - [`parser`], `json` and `scan`: one JSON line to one [`parser::Event`], reading only the
-//!   events and fields the exporter uses (task ends with a structural scanner, the rest with serde).
+//!   events and fields the exporter uses (task ends with a structural scanner, the rest with
+//!   serde).
 //!   `sqlplan`: SQL plans (deep trees, read with the scanner into the graph Spark's SQL tab
 //!   draws) and driver accumulator updates.
 //! - [`apply`]: completes events with what the log said before and feeds the model
@@ -117,13 +118,16 @@ pub fn roots(
 ) -> Vec<fs::Root> {
     locations
         .iter()
-        .filter_map(|l| match objfs::root(l, Some(rt), telemetry, poll_interval) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                tracing::error!(location = %l, error = %e, "Cannot read event logs from this location.");
-                None
-            }
-        })
+        .filter_map(
+            |l| match objfs::root(l, Some(rt), telemetry, poll_interval) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    tracing::error!(location = %l, error = %e, "Cannot read event logs from this \
+                    location.");
+                    None
+                }
+            },
+        )
         .collect()
 }
 

@@ -608,7 +608,8 @@ impl TaskEndAcc {
 }
 
 /// `SparkListenerTaskEnd`, read with the structural scanner: only `Task Info`'s ids, times and
-/// locality, the end reason and the metrics of [`task_metrics`] are looked at; `Accumulables` and executor metrics are
+/// locality, the end reason and the metrics of [`task_metrics`] are looked at; `Accumulables` and
+/// executor metrics are
 /// jumped over (see [`TaskEndAcc::fast`]) or, for lines shaped otherwise, skipped by their
 /// brackets.
 fn task_end(line: &[u8]) -> Result<Event, ScanError> {

@@ -488,7 +488,8 @@ fn executor_cores_and_task_cpus() {
 
 #[test]
 fn resource_profiles_give_executor_memory_requests() {
-    // Spark 4.1.1 local-cluster, then one with spark.executor.memoryOverhead and PySpark memory set.
+    // Spark 4.1.1 local-cluster, then one with spark.executor.memoryOverhead and PySpark memory
+    // set.
     let added = r#"{"Event":"SparkListenerResourceProfileAdded","Resource Profile Id":0,"Executor Resource Requests":{"memory":{"Resource Name":"memory","Amount":512,"Discovery Script":"","Vendor":""},"offHeap":{"Resource Name":"offHeap","Amount":0,"Discovery Script":"","Vendor":""}},"Task Resource Requests":{"cpus":{"Resource Name":"cpus","Amount":1.0}}}"#;
     let Event::AppProps(p) = one(added) else {
         panic!()
@@ -616,7 +617,8 @@ fn fixture_lines() -> Vec<Vec<u8>> {
     out
 }
 
-/// Job starts, stage events and SQL starts and ends are read through `scan::pick` (the members their serde types
+/// Job starts, stage events and SQL starts and ends are read through `scan::pick` (the members
+/// their serde types
 /// read, then serde): on every such line Spark wrote in the fixtures, the same event as serde
 /// reading the whole line.
 #[test]

@@ -485,7 +485,8 @@ impl PolledApp {
                     | ClientError::HttpStatus { .. }),
                 ) => {
                     c.count_error(e.kind());
-                    tracing::warn!(app_id, execution_id = id, error = %e, "Skipped a SQL plan Spark did not give.");
+                    tracing::warn!(app_id, execution_id = id, error = %e, "Skipped a SQL plan \
+                        Spark did not give.");
                 }
                 Err(e) => return Err(e),
             }

@@ -77,7 +77,8 @@ impl Extras {
                 if std::mem::replace(&mut self.warned, true) {
                     tracing::debug!(app_id, kind, error = %e, "Optional REST read failed again");
                 } else {
-                    tracing::warn!(app_id, kind, error = %e, "Optional REST read failed; its metrics wait");
+                    tracing::warn!(app_id, kind, error = %e, "Optional REST read failed; its \
+                        metrics wait");
                 }
                 Ok(None)
             }

@@ -1,7 +1,8 @@
 //! The REST collector: polls driver UIs and History Servers (`/api/v1`) and feeds the model.
 //!
 //! - [`api`]: serde types of the REST API, tolerant of missing, extra and odd fields.
-//! - [`client`]: the HTTP client of one target (timeouts, body cap, byte counting, [`ClientError`]).
+//! - [`client`]: the HTTP client of one target (timeouts, body cap, byte counting,
+//!   [`ClientError`]).
 //! - [`convert`]: REST values to model observations (statuses, units, Spark's time format).
 //! - `cost_cache`: `/environment` (once) and `/storage/rdd`, read for the cost and cache
 //!   metrics; their failures never fail a poll.

@@ -301,7 +301,8 @@ impl<O: Observer> TargetPoller<O> {
                 if self.last_error.replace(kind) == Some(kind) {
                     tracing::debug!(target, kind, error = %e, "REST poll failed again");
                 } else {
-                    tracing::warn!(target, kind, error = %e, "REST poll failed; retrying next poll");
+                    tracing::warn!(target, kind, error = %e, "REST poll failed; retrying next \
+                        poll");
                 }
                 self.failures_in_row += 1;
                 if self.failures_in_row == GONE_AFTER_FAILED_POLLS {
@@ -500,7 +501,8 @@ impl<O: Observer> TargetPoller<O> {
                 target,
                 skipped,
                 limit = self.app_limit,
-                "REST target lists more applications than spark.app_limit; the oldest are not followed. Raise spark.app_limit to follow them."
+                "REST target lists more applications than spark.app_limit; the oldest are not \
+                    followed. Raise spark.app_limit to follow them."
             );
         }
         self.skipped_logged = skipped;
@@ -528,7 +530,8 @@ impl<O: Observer> TargetPoller<O> {
         for id in gone {
             if let Some(state) = self.apps.remove(&id) {
                 if !state.ended() {
-                    tracing::info!(target = self.client.target(), app_id = %id, "Application no longer listed");
+                    tracing::info!(target = self.client.target(), app_id = %id, "Application no \
+                        longer listed");
                     self.observer.app_gone(&id, now);
                 }
             }

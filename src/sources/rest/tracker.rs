@@ -4,7 +4,8 @@
 //! Spark numbers jobs, stages and SQL executions sequentially per application. After one full
 //! list, new entities are found by probing `max + 1`, `max + 2`, ... until [`PROBE_LOOKAHEAD`]
 //! 404s in a row. Ids skipped on the way ("holes": a concurrent submission published after a
-//! later one, or an id never published) are re-probed a few polls, then forgotten. Too many new ids at once means probing would cost more than the list,
+//! later one, or an id never published) are re-probed a few polls, then forgotten. Too many new ids
+//! at once means probing would cost more than the list,
 //! so the tracker asks for the full list instead.
 
 use std::collections::{BTreeMap, BTreeSet};

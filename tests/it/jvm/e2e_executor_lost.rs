@@ -512,12 +512,14 @@ fn check_exporter(
     }
     if dead != Some(rest_dead_count as f64) {
         failures.push(format!(
-            "spark_executors{{state=\"dead\"}} = {dead:?}, Spark REST /allexecutors dead = {rest_dead_count}"
+            "spark_executors{{state=\"dead\"}} = {dead:?}, Spark REST /allexecutors dead = \
+                {rest_dead_count}"
         ));
     }
     if active != Some(rest_active_count as f64) {
         failures.push(format!(
-            "spark_executors{{state=\"active\"}} = {active:?}, Spark REST /allexecutors active = {rest_active_count}"
+            "spark_executors{{state=\"active\"}} = {active:?}, Spark REST /allexecutors active = \
+                {rest_active_count}"
         ));
     }
 
@@ -651,7 +653,10 @@ fn check_diagnose(failures: &mut Vec<String>, run: &Path, app: &App, events: &Pa
             )
         });
         let want = Some((Some(1.0), Some(failed as f64)));
-        eprintln!("[e2e-lost] diagnose {what}: executor_loss {got:?}, Spark: 1 lost, {failed} failed tasks");
+        eprintln!(
+            "[e2e-lost] diagnose {what}: executor_loss {got:?}, Spark: 1 lost, {failed} \
+            failed tasks"
+        );
         if loss.len() != 1 || got != want {
             failures.push(format!(
                 "diagnose {what}: executor_loss {got:?} ({} findings), want {want:?}",

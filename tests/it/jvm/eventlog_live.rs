@@ -479,9 +479,20 @@ fn check_started_whole(f: &mut Failures, port: u16, app: &str, rest: &Counts) {
         || format!("spark_exporter_startup_complete not 1 within {CATCH_UP:?}"),
     );
     f.check(
-        "exporter C (started beside the live driver): the application absent or whole in every scrape, never partly read",
+        "exporter C (started beside the live driver): the application absent or whole in every \
+            scrape, never partly read",
         partial.is_empty(),
-        || format!("{} partial scrapes of {scrapes}; REST {:?} {:?} {:?}; {}", partial.len(), rest.jobs, rest.stages, rest.tasks, partial.join("; ")),
+        || {
+            format!(
+                "{} partial scrapes of {scrapes}; REST {:?} {:?} {:?}; \
+            {}",
+                partial.len(),
+                rest.jobs,
+                rest.stages,
+                rest.tasks,
+                partial.join("; ")
+            )
+        },
     );
 }
 

@@ -382,7 +382,8 @@ fn wait_scrape(
             .map(|s| format!("  {} {}", s.id(), s.value))
             .collect();
         panic!(
-            "not within {limit:?}: {what}\nlast scrape (self-metrics, apps):\n{}\nexporter log:\n{}",
+            "not within {limit:?}: {what}\nlast scrape (self-metrics, apps):\n{}\nexporter \
+                log:\n{}",
             selfm.join("\n"),
             tail_file(&exp.log, 30)
         );
@@ -559,7 +560,8 @@ fn kill_mid_poll(
         let done = requests(&s, target) - c0;
         if done < per_poll {
             say(&format!(
-                "attempt {attempt}: JVM frozen after {done} of the poll's {per_poll} requests; SIGKILL JVM and python"
+                "attempt {attempt}: JVM frozen after {done} of the poll's {per_poll} requests; \
+                    SIGKILL JVM and python"
             ));
             assert!(signal(old.jvm_pid, "KILL") && signal(old.python_pid, "KILL"));
             pre_kill = Some((s, done, Instant::now(), now_secs()));
@@ -609,7 +611,8 @@ fn check_gap(
     let ended = end_time(&gap, old_app).unwrap();
     assert!(
         ended <= killed_epoch && ended >= killed_epoch - 3.0,
-        "the old application's end ({ended}) should be its last good poll, just before the kill at {killed_epoch}"
+        "the old application's end ({ended}) should be its last good poll, just before the kill at \
+            {killed_epoch}"
     );
     say(&format!(
         "old app ended at {ended:.3} (kill at {killed_epoch:.3}); {:.1}s after the kill",
@@ -855,7 +858,8 @@ fn proxy_one(mut conn: TcpStream, upstream: &str, mode: Mode) -> std::io::Result
      -> std::io::Result<()> {
         write!(
             conn,
-            "HTTP/1.1 {status}\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            "HTTP/1.1 {status}\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: \
+                close\r\n\r\n",
             body.len()
         )?;
         conn.write_all(&body[..send])?;

@@ -1,5 +1,6 @@
 //! OTLP export from an exporter watching a REAL, live PySpark application (tests/e2e/workload.py,
-//! pip pyspark + the machine's Java 17), received by the real OTLP receiver of tests/support/otlp (gRPC).
+//! pip pyspark + the machine's Java 17), received by the real OTLP receiver of tests/support/otlp
+//! (gRPC).
 //!
 //! The exporter polls the live Spark UI's REST API every second and exports every second. While
 //! the jobs run, the receiver is stopped (port closed, connections dropped) and started again on
@@ -201,13 +202,15 @@ fn compare_live(prom: &Prom, pts: &[Point]) -> Vec<String> {
             };
             if !(got >= low && got - want <= COST_SLACK_S) {
                 errors.push(format!(
-                    "{name}{labels:?} (clock, loose): OTLP {got} not within [{low}, {want} + {COST_SLACK_S}]"
+                    "{name}{labels:?} (clock, loose): OTLP {got} not within [{low}, {want} + \
+                        {COST_SLACK_S}]"
                 ));
             }
         } else if name.starts_with("spark_executor_") {
             if !(got >= want && got - want <= DRIVER_SLACK_MS) {
                 errors.push(format!(
-                    "{name}{labels:?} (driver, loose): OTLP {got} ms not within [{want}, {want} + {DRIVER_SLACK_MS}]"
+                    "{name}{labels:?} (driver, loose): OTLP {got} ms not within [{want}, {want} + \
+                        {DRIVER_SLACK_MS}]"
                 ));
             }
         } else if p.kind == "counter" && got < want {

@@ -1,5 +1,6 @@
 //! Test support for the REST collector: recorded and generated Spark applications ([`AppData`]),
-//! a fake Spark REST server that can misbehave on demand ([`server`]), and an [`Observer`](spark_exporter::model::Observer) that records
+//! a fake Spark REST server that can misbehave on demand ([`server`]), and an
+//! [`Observer`](spark_exporter::model::Observer) that records
 //! what the poller reports ([`recorder`]).
 
 pub mod recorder;

@@ -114,7 +114,8 @@ async fn serve_conn(mut sock: TcpStream, state: Arc<Mutex<ServerState>>) {
             Some(FaultKind::CloseMidBody) => {
                 let body = reply.2;
                 let head = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \
+                        {}\r\n\r\n",
                     body.len() + 1000
                 );
                 let _ = sock.write_all(head.as_bytes()).await;
@@ -122,7 +123,8 @@ async fn serve_conn(mut sock: TcpStream, state: Arc<Mutex<ServerState>>) {
                 return;
             }
             Some(FaultKind::Huge) => {
-                let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 999999999999\r\n\r\n[";
+                let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \
+                    999999999999\r\n\r\n[";
                 let _ = sock.write_all(head.as_bytes()).await;
                 return;
             }

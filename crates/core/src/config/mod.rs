@@ -72,7 +72,8 @@ pub enum ConfigError {
     #[error("cannot load configuration: {0}")]
     Load(String),
     /// One or more fields are invalid.
-    #[error("invalid configuration:\n{}", .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]
+    #[error("invalid configuration:\n{}", .0.iter().map(|e| format!("  - \
+        {e}")).collect::<Vec<_>>().join("\n"))]
     Invalid(Vec<String>),
 }
 

@@ -237,7 +237,8 @@ pub fn resolve(
     };
     let ca = ca_file(cfg, env, &mut errors);
     if ca.is_some() && endpoint.starts_with("http://") {
-        tracing::warn!(endpoint = %endpoint, "A CA file is set but the OTLP endpoint is plain http://; it is not used.");
+        tracing::warn!(endpoint = %endpoint, "A CA file is set but the OTLP endpoint is plain \
+            http://; it is not used.");
     }
     if !errors.is_empty() {
         return Err(errors);

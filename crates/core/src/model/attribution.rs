@@ -332,7 +332,8 @@ mod tests {
 
     #[test]
     fn a_connect_plan_dump_never_becomes_a_description() {
-        let dump = "Spark Connect - session_id: \"0c6a\"\nplan {\n  root {\n    common {\n      plan_id: 3\n    }\n    aggregate {\n      input {";
+        let dump = "Spark Connect - session_id: \"0c6a\"\nplan {\n  root {\n    common {\n      \
+            plan_id: 3\n    }\n    aggregate {\n      input {";
         assert_eq!(
             readable_description(Some(dump), None).as_deref(),
             Some("aggregate")
@@ -348,12 +349,15 @@ mod tests {
             "from the call site, cut later"
         );
         // Real statement texts (Spark Connect 4.1.1).
-        let sql = "sql_command {\n  input {\n    common {\n      plan_id: 3\n    }\n    sql {\n      query: \"SELECT count(*) FROM \\\"t\\\"\"\n    }\n  }\n}\n";
+        let sql = "sql_command {\n  input {\n    common {\n      plan_id: 3\n    }\n    sql \
+            {\n      query: \"SELECT count(*) FROM \\\"t\\\"\"\n    }\n  }\n}\n";
         assert_eq!(
             statement_summary(sql).as_deref(),
             Some("SELECT count(*) FROM \"t\"")
         );
-        let agg = "common {\n  plan_id: 2\n}\naggregate {\n  input {\n    common {\n      plan_id: 1\n    }\n    project {";
+        let agg =
+            "common {\n  plan_id: 2\n}\naggregate {\n  input {\n    common {\n      plan_id: \
+            1\n    }\n    project {";
         assert_eq!(statement_summary(agg).as_deref(), Some("aggregate"));
         assert_eq!(
             readable_description(Some("Load {date}"), None).as_deref(),

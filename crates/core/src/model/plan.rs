@@ -4,7 +4,8 @@
 //! what REST `/sql/{id}?details=true` serves (`nodes` and `edges`, without the
 //! `WholeStageCodegen` clusters, `InputAdapter`s and query stages, a reused exchange or subquery
 //! drawn once), and what the event-log collector builds from a `sparkPlanInfo` tree by the same
-//! rules (`src/sources/eventlog/sqlplan.rs`). From it, [`PlanGraph::summarize`] counts, each node once:
+//! rules (`src/sources/eventlog/sqlplan.rs`). From it, [`PlanGraph::summarize`] counts, each node
+//! once:
 //! - joins by strategy ([`STRATEGIES`]: Spark's five, `other` for any other node whose name ends
 //!   in `Join`, such as Photon's or Gluten's), and the joins adaptive execution split for skew
 //!   (`SortMergeJoin(skew=true)`);

@@ -4,7 +4,8 @@
 //! **What is stored**: every application the model holds, as its summary and (unless
 //! summarised) its detail, with the ids already counted and its `created_ms` (the `_created`
 //! time of all its series); every name's accumulator across runs (name mode); the applications
-//! not kept (excluded, never taken again), and of those the ones it counted and retired; and when the model was made (name mode counts the
+//! not kept (excluded, never taken again), and of those the ones it counted and retired; and when
+//! the model was made (name mode counts the
 //! runs that end from then on). [`StateValue`] names them.
 //!
 //! **What is derived, not stored**: everything the configuration gives (histogram buckets come

@@ -7,7 +7,8 @@
 //!   always do), and its executors, SQL executions and streaming queries go. At
 //!   `model.summary_level: groups` its application and job-group series stay, except histograms
 //!   still empty (they never fill now) and, per run, stage and task duration histograms; at
-//!   `app` only its application series. Later observations of its detail are ignored, so nothing is counted
+//!   `app` only its application series. Later observations of its detail are ignored, so nothing is
+//!   counted
 //!   twice; the ids already counted stay.
 
 use super::app::AppState;

@@ -253,7 +253,10 @@ fn skew(cx: &Cx<'_>) -> Advice {
         a.settings.push(cx.set(
             "spark.sql.adaptive.enabled",
             "true".into(),
-            format!("its longest task ran {ratio:.1}x its median: adaptive execution splits skewed join partitions"),
+            format!(
+                "its longest task ran {ratio:.1}x its median: adaptive execution splits skewed \
+                join partitions"
+            ),
         ));
     } else if sql && !on(cx, "spark.sql.adaptive.skewJoin.enabled", true) {
         a.settings.push(cx.set(

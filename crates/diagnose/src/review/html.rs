@@ -401,7 +401,8 @@ impl Axis {
             let xi = self.x(t);
             let _ = writeln!(
                 o,
-                "<line x1=\"{xi:.1}\" x2=\"{xi:.1}\" y1=\"{top:.1}\" y2=\"{bottom:.1}\" class=\"grid\"/>"
+                "<line x1=\"{xi:.1}\" x2=\"{xi:.1}\" y1=\"{top:.1}\" y2=\"{bottom:.1}\" \
+                    class=\"grid\"/>"
             );
             let anchor = match i {
                 0 => "start",
@@ -500,7 +501,8 @@ fn timeline(o: &mut String, run: &Run, cur: Option<&str>) {
         if s.status == "failed" {
             let _ = writeln!(
                 o,
-                "<rect class=\"failed\" x=\"{xa:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"/>",
+                "<rect class=\"failed\" x=\"{xa:.1}\" y=\"{:.1}\" width=\"{:.1}\" \
+                    height=\"{:.1}\"/>",
                 y + 1.0,
                 w.max(1.0),
                 row - 3.0
@@ -670,10 +672,12 @@ fn settings(o: &mut String, r: &Review) {
             .iter()
             .map(|v| v.as_deref().unwrap_or("unset"))
             .collect();
-        let _ = write!(
+        let _ =
+            write!(
             o,
             "<tr><td>{}</td><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td>\
-             <td class=\"n\">{} of {}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td>",
+             <td class=\"n\">{} of {}</td><td class=\"n\">{}</td><td \
+                 class=\"n\">{}</td><td>{}</td>",
             esc(&n.app_name),
             esc(&s.key),
             esc(&s.to_try),

@@ -164,7 +164,8 @@ fn the_generators_kinds_file_is_generated_from_the_registry() {
             .collect()
     };
     let file = serde_json::json!({
-        "generated": "from the diagnose rule registry by `UPDATE_DOCS=1 cargo test -p spark-exporter-diagnose rules::tests`; do not edit",
+        "generated": "from the diagnose rule registry by `UPDATE_DOCS=1 cargo test -p \
+            spark-exporter-diagnose rules::tests`; do not edit",
         "kinds": ids(&|_| true),
         "window": ids(&|k| k.level() == Level::Window),
         "ungrouped": ids(&|k| !k.rule().grouped),

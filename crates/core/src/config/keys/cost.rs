@@ -12,7 +12,9 @@ pub(crate) const KEYS: &[Key] = &[
     Key::one("cost.currency", |s, v| {
         let v = v.trim();
         if v.len() != 3 || !v.bytes().all(|b| b.is_ascii_uppercase()) {
-            return Err(format!("{v:?} is not an ISO 4217 code (three capital letters, as EUR)"));
+            return Err(format!(
+                "{v:?} is not an ISO 4217 code (three capital letters, as EUR)"
+            ));
         }
         s.cost.currency = Some(v.to_string());
         Ok(())
@@ -48,7 +50,10 @@ pub(crate) const KEYS: &[Key] = &[
     .flag("cost.prices")
     .uses(Uses::ALL)
     .default("none: the cost stays in core-seconds and GiB-seconds")
-    .brief("Prices per core-hour and GiB-hour of executor memory, as a list (YAML, or JSON in a flag or variable).")
+    .brief(
+        "Prices per core-hour and GiB-hour of executor memory, as a list (YAML, or JSON in a \
+        flag or variable).",
+    )
     .doc(
         "Prices of the resources executors hold, a list of `{core_hour, gib_hour, since, \
          value}`: `core_hour` is the price of a core held for an hour, `gib_hour` of a GiB of \

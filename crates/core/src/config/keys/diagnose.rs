@@ -13,7 +13,10 @@ pub(crate) const KEYS: &[Key] = &[
         t.skew_ratio = ratio(s, None)?;
         Ok(())
     })
-    .doc("`spark-exporter diagnose` (see [diagnose.md](diagnose.md)): a complete stage whose longest task ran at least this many times its median one is skewed ..."),
+    .doc(
+        "`spark-exporter diagnose` (see [diagnose.md](diagnose.md)): a complete stage whose \
+        longest task ran at least this many times its median one is skewed ...",
+    ),
     Key::threshold("diagnose.skew_min_excess", |t, s| {
         t.skew_min_excess = duration(s)?;
         Ok(())
@@ -24,12 +27,18 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .default("`1MiB`")
-    .doc("A stage that spilled at least this many bytes to disk spills (a size: bytes, or with `KiB`, `MiB`, `GiB`, `KB`, `MB`, `GB`)."),
+    .doc(
+        "A stage that spilled at least this many bytes to disk spills (a size: bytes, or with \
+        `KiB`, `MiB`, `GiB`, `KB`, `MB`, `GB`).",
+    ),
     Key::threshold("diagnose.gc_ratio", |t, s| {
         t.gc_ratio = ratio(s, Some(1.0))?;
         Ok(())
     })
-    .doc("A stage whose tasks spent at least this share of their run time in GC is under GC pressure (0 to 1) ..."),
+    .doc(
+        "A stage whose tasks spent at least this share of their run time in GC is under GC \
+        pressure (0 to 1) ...",
+    ),
     Key::threshold("diagnose.gc_min", |t, s| {
         t.gc_min = duration(s)?;
         Ok(())
@@ -40,12 +49,19 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .default("`10MiB`")
-    .doc("A sort-merge or shuffled hash join whose description's smallest shuffle (bytes a stage wrote) is at most this could have been a broadcast (Spark's default `spark.sql.autoBroadcastJoinThreshold`)."),
+    .doc(
+        "A sort-merge or shuffled hash join whose description's smallest shuffle (bytes a stage \
+        wrote) is at most this could have been a broadcast (Spark's default \
+        `spark.sql.autoBroadcastJoinThreshold`).",
+    ),
     Key::threshold("diagnose.min_core_utilization", |t, s| {
         t.min_core_utilization = ratio(s, Some(1.0))?;
         Ok(())
     })
-    .doc("An application whose tasks used less than this share of the core time its executors held has idle cores (0 to 1) ..."),
+    .doc(
+        "An application whose tasks used less than this share of the core time its executors held \
+        has idle cores (0 to 1) ...",
+    ),
     Key::threshold("diagnose.utilization_min_core_time", |t, s| {
         t.utilization_min_core_time = duration(s)?;
         Ok(())
@@ -55,7 +71,10 @@ pub(crate) const KEYS: &[Key] = &[
         t.scheduler_delay_ratio = ratio(s, None)?;
         Ok(())
     })
-    .doc("A job group whose tasks' scheduler delay is at least this share of their run time is scheduler-bound ..."),
+    .doc(
+        "A job group whose tasks' scheduler delay is at least this share of their run time is \
+        scheduler-bound ...",
+    ),
     Key::threshold("diagnose.scheduler_delay_min", |t, s| {
         t.scheduler_delay_min = duration(s)?;
         Ok(())
@@ -65,7 +84,10 @@ pub(crate) const KEYS: &[Key] = &[
         t.locality_remote_ratio = ratio(s, Some(1.0))?;
         Ok(())
     })
-    .doc("A job group where at least this share of the tasks with a locality preference ran `RACK_LOCAL` or `ANY` has poor locality (0 to 1) ..."),
+    .doc(
+        "A job group where at least this share of the tasks with a locality preference ran \
+        `RACK_LOCAL` or `ANY` has poor locality (0 to 1) ...",
+    ),
     Key::threshold("diagnose.locality_min_tasks", |t, s| {
         t.locality_min_tasks = whole(s)? as u64;
         Ok(())
@@ -80,12 +102,18 @@ pub(crate) const KEYS: &[Key] = &[
         t.trigger_over_fraction = ratio(s, Some(1.0))?;
         Ok(())
     })
-    .doc("... and a query is reported when at least this share of its last 32 batches are (0 to 1)."),
+    .doc(
+        "... and a query is reported when at least this share of its last 32 batches are (0 to \
+        1).",
+    ),
     Key::threshold("diagnose.min_cost", |t, s| {
         t.min_cost = duration(s)?;
         Ok(())
     })
-    .doc("Findings that explain less time than this are left out (plan changes, partly cached data, locality and streaming findings, which have no such cost, always stay)."),
+    .doc(
+        "Findings that explain less time than this are left out (plan changes, partly cached \
+        data, locality and streaming findings, which have no such cost, always stay).",
+    ),
     Key::tree("diagnose.groups", groups)
         .uses(Uses::DIAGNOSE)
         .default("none")

@@ -11,7 +11,10 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .repeat("event-log.dir")
-    .brief("spark.eventLog.dir folder to tail (path, file://, s3://, gs://, az://, abfs://); repeatable.")
+    .brief(
+        "spark.eventLog.dir folder to tail (path, file://, s3://, gs://, az://, abfs://); \
+        repeatable.",
+    )
     .uses(Uses::RUN)
     .doc(
         "`spark.eventLog.dir` folders to tail: paths, `file://`, `s3://`, `s3a://`, `gs://`, \

@@ -56,7 +56,8 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("checkpoint.path")
-    .brief("File the model's state is kept in across restarts (none: every start reads every log again).")
+    .brief("File the model's state is kept in across restarts (none: every start reads every log \
+        again).")
     .uses(Uses::RUN)
     .default("none")
     .doc(
@@ -102,7 +103,8 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .switch("lifecycle.exit-when-app-ends")
-    .brief("Exit by itself once the application has ended and the drain is done (a classic sidecar).")
+    .brief("Exit by itself once the application has ended and the drain is done (a classic \
+        sidecar).")
     .uses(Uses::RUN)
     .doc(
         "Exit 0 by itself once the followed application has ended and the drain is done: for a \
@@ -114,7 +116,8 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("lifecycle.rest-unreachable-after")
-    .brief("How long REST must be unreachable, after a success, for the application to count as ended.")
+    .brief("How long REST must be unreachable, after a success, for the application to count as \
+        ended.")
     .uses(Uses::RUN)
     .doc(
         "With `exit_when_app_ends`: how long every REST target must be unreachable, after \
@@ -126,7 +129,8 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("shard.count")
-    .brief("Exporters sharing one event-log store or History Server (XXH32 of the id, or name, mod count).")
+    .brief("Exporters sharing one event-log store or History Server (XXH32 of the id, or name, mod \
+        count).")
     .doc(
         "Exporters sharing one event-log store or History Server. Each exports the \
          applications whose id hashes to its index: `XXH32(app_id) mod count` \

@@ -114,7 +114,10 @@ pub(crate) const KEYS: &[Key] = &[
         Ok(())
     })
     .flag("model.max-finished-stages")
-    .brief("Finished stage attempts per application that keep per-stage series (failed, skewed, longest; 0: active only).")
+    .brief(
+        "Finished stage attempts per application that keep per-stage series (failed, skewed, \
+        longest; 0: active only).",
+    )
     .doc(
         "Per application, at most this many finished stage attempts keep per-stage series \
          (within `model.stage_retention`): only those worth a look, failed ones first (newest \

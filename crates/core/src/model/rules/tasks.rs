@@ -9,7 +9,8 @@
 //! histogram, by whichever source gives its ratio first:
 //! - the event log, when it reports the attempt complete, from the durations of its successful
 //!   tasks, kept from the log's `StageSubmitted` of the attempt to its `StageCompleted` (at most
-//!   [`crate::model::skew::MAX_DURATIONS`]; an attempt with more, or whose submission the log did not show, gets no
+//!   [`crate::model::skew::MAX_DURATIONS`]; an attempt with more, or whose submission the log did
+//!   not show, gets no
 //!   ratio from the log);
 //! - REST, from the attempt's final `taskSummary?quantiles=0.5,1.0` (fetched once it ended).
 //!

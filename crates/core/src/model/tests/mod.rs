@@ -1,6 +1,7 @@
 //! The model's tests, through the read view with one test kit (`testkit.rs`): here idempotence,
 //! source merging, retention and label control; in the files beside this one, cost and cached
-//! data (`cost.rs`), memory held and money (`money.rs`), fleets (`fleet.rs`), runs that regress (`runs.rs`), stages (`stage.rs`)
+//! data (`cost.rs`), memory held and money (`money.rs`), fleets (`fleet.rs`), runs that regress
+//! (`runs.rs`), stages (`stage.rs`)
 //! and task rules (`tasks.rs`).
 
 mod cost;
