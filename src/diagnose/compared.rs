@@ -164,7 +164,7 @@ async fn one_run(settings: &Settings, req: &Request, what: &str) -> Result<Profi
 async fn list(settings: &Settings, location: &str) -> Result<Listed, CompareError> {
     let (s, l) = (Arc::new(settings.clone()), location.to_string());
     let listed = tokio::task::spawn_blocking(move || {
-        crate::sources::eventlog::list_logs(&l, &s, &Arc::new(Telemetry::default()))
+        crate::sources::eventlog::list_logs(&l, &s.event_log, &Arc::new(Telemetry::default()))
     })
     .await
     .map_err(|e| DiagnoseError::EventLog(e.to_string()))?;

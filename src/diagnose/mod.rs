@@ -371,7 +371,7 @@ async fn read_logs(
             inner: &inner,
             rec: &rec,
         };
-        crate::sources::eventlog::ingest_paths_with(&p, &s, m.filter(), &obs, &t)
+        crate::sources::eventlog::ingest_paths_with(&p, &s.event_log, m.filter(), &obs, &t)
     })
     .await
     .map_err(|e| DiagnoseError::EventLog(e.to_string()))?
@@ -425,7 +425,7 @@ async fn read_rest(
         None => only_app(settings, telemetry, url).await?,
     };
     let handle = crate::sources::counting(crate::sources::rest::plugin::NAME, telemetry.clone());
-    let rest = Rest::new(settings.clone(), handle)
+    let rest = Rest::new(settings.as_ref().into(), handle)
         .targets(vec![url.to_string()])
         .whole(Some(id.clone()));
     match rest

@@ -158,7 +158,7 @@ async fn review_logs(settings: &Arc<Settings>, fold: &mut Fold<'_>) -> Result<()
         // Listing (and reading) blocks on the runtime for object stores: on the blocking pool.
         let (s, l) = (settings.clone(), location.clone());
         let listed = tokio::task::spawn_blocking(move || {
-            crate::sources::eventlog::list_logs(&l, &s, &Arc::new(Telemetry::default()))
+            crate::sources::eventlog::list_logs(&l, &s.event_log, &Arc::new(Telemetry::default()))
         })
         .await
         .map_err(|e| e.to_string())
@@ -220,7 +220,7 @@ pub(super) fn read_one(
         inner: &inner,
         rec: &recorded,
     };
-    crate::sources::eventlog::read_log(found, root, s, &observer, &telemetry)
+    crate::sources::eventlog::read_log(found, root, &s.event_log, &observer, &telemetry)
         .map_err(|e| e.to_string())?;
     let apps = reviewed_of(&model, s, ui, &recorded, target);
     let errors: u64 = telemetry.snapshot().eventlog_errors.values().sum();

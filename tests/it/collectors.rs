@@ -105,7 +105,7 @@ async fn a_new_source_fills_once_beside_the_event_log_collector() {
     let collectors: Vec<Arc<dyn Collector>> = vec![
         Arc::new(
             EventLogs::new(
-                settings.clone(),
+                &settings.event_log,
                 sources::counting("event_log", telemetry.clone()),
             )
             .paths(vec![log.into()]),

@@ -266,7 +266,7 @@ async fn run_follows_a_folder_until_shutdown() {
     let observer = Arc::new(m.observer(spark_exporter::sources::source("event_log")));
     let filter = spark_exporter::filter::AppFilter::new(&settings);
     let task = tokio::spawn(run(
-        Arc::new(settings),
+        settings.event_log.clone(),
         filter,
         spark_exporter::sources::counting("event_log", m.telemetry().clone()),
         observer,

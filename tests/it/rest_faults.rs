@@ -154,7 +154,7 @@ async fn a_slow_target_does_not_delay_the_others_and_the_last_poll_is_bounded() 
     let finish = CancellationToken::new();
     let targets = Targets::of(&s);
     let task = tokio::spawn(run(
-        Arc::new(s),
+        (&s).into(),
         targets,
         rec.clone(),
         rec.telemetry.clone(),

@@ -70,7 +70,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Settings;
+use crate::config::{EventLogConfig, Settings};
 use crate::filter::AppFilter;
 use crate::model::Observer;
 use crate::telemetry::Telemetry;
@@ -144,7 +144,7 @@ fn listed(handle: &crate::sources::Handle, dirs: &[fs::Root], engine: &Pool) {
     handle.round_done();
 }
 
-/// Discovers and tails every log under `settings.event_log.dirs` of the applications `filter`
+/// Discovers and tails every log under `config.dirs` of the applications `filter`
 /// follows until `finish` is cancelled, then makes a last pass (discovers new files, reads every
 /// log to its end) and returns. Tells `health` once the first discovery pass is done.
 ///
@@ -152,29 +152,29 @@ fn listed(handle: &crate::sources::Handle, dirs: &[fs::Root], engine: &Pool) {
 /// pool; between steps that read nothing the task sleeps `poll_interval`. The last pass is not
 /// bounded here: the drain that asked for it stops waiting at its grace period.
 pub async fn run<O: Observer + 'static>(
-    settings: Arc<Settings>,
+    config: EventLogConfig,
     filter: AppFilter,
     handle: crate::sources::Handle,
     observer: Arc<O>,
     finish: CancellationToken,
 ) {
     let telemetry = handle.telemetry().clone();
-    if settings.event_log.dirs.is_empty() {
+    if config.dirs.is_empty() {
         return;
     }
     let dirs: Vec<fs::Root> = roots(
-        &settings.event_log.dirs,
+        &config.dirs,
         &tokio::runtime::Handle::current(),
         &telemetry,
-        settings.event_log.poll_interval,
+        config.poll_interval,
     )
     .into_iter()
-    .map(|r| r.with_depth(settings.event_log.depth))
+    .map(|r| r.with_depth(config.depth))
     .collect();
-    let interval = settings.event_log.poll_interval;
-    let discovery = settings.event_log.discovery_interval.unwrap_or(interval);
-    let max_line = settings.event_log.max_line_bytes;
-    let threads = settings.event_log.threads;
+    let interval = config.poll_interval;
+    let discovery = config.discovery_interval.unwrap_or(interval);
+    let max_line = config.max_line_bytes;
+    let threads = config.threads;
     let new_pool = || Pool::new(threads, max_line).with_filter(filter.clone());
     let mut engine = new_pool();
     // Logs a checkpoint says were done are not read again while unchanged (until the first
@@ -187,7 +187,7 @@ pub async fn run<O: Observer + 'static>(
     let mut last_pass: Option<bool> = None;
     // Told once every log present at the first listing is read to its last complete event.
     let mut startup_told = false;
-    tracing::info!(dirs = ?settings.event_log.dirs, "Following event logs.");
+    tracing::info!(dirs = ?config.dirs, "Following event logs.");
     loop {
         if last_pass.is_none() && finish.is_cancelled() {
             tracing::info!("Reading every event log to its end.");
@@ -276,13 +276,13 @@ pub fn ingest_paths<P: AsRef<std::ffi::OsStr>>(
     telemetry: &Arc<Telemetry>,
 ) -> Result<(), EventLogError> {
     let filter = AppFilter::new(settings);
-    ingest_paths_with(paths, settings, &filter, observer, telemetry)
+    ingest_paths_with(paths, &settings.event_log, &filter, observer, telemetry)
 }
 
 /// [`ingest_paths`], reading only the logs of the applications `filter` follows.
 pub fn ingest_paths_with<P: AsRef<std::ffi::OsStr>>(
     paths: &[P],
-    settings: &Settings,
+    config: &EventLogConfig,
     filter: &AppFilter,
     observer: &dyn Observer,
     telemetry: &Arc<Telemetry>,
@@ -291,15 +291,11 @@ pub fn ingest_paths_with<P: AsRef<std::ffi::OsStr>>(
         observer,
         telemetry,
     };
-    let mut engine = Pool::new(
-        settings.event_log.threads,
-        settings.event_log.max_line_bytes,
-    )
-    .with_filter(filter.clone());
+    let mut engine = Pool::new(config.threads, config.max_line_bytes).with_filter(filter.clone());
     // The single files named (not found in a folder): one that is no event log is an error.
     let mut named = vec![];
     for path in paths {
-        let listed = list_logs(&path.as_ref().to_string_lossy(), settings, telemetry)?;
+        let listed = list_logs(&path.as_ref().to_string_lossy(), config, telemetry)?;
         for found in listed.logs {
             if let (true, discovery::Found::Single { path, .. }) = (listed.named, &found) {
                 named.push(listed.root.fs.display(path));
@@ -339,17 +335,12 @@ pub struct Listed {
 /// runtime: call this from a blocking thread of it.
 pub fn list_logs(
     location: &str,
-    settings: &Settings,
+    config: &EventLogConfig,
     telemetry: &Arc<Telemetry>,
 ) -> Result<Listed, EventLogError> {
     let rt = tokio::runtime::Handle::try_current().ok();
     let parsed = objfs::parse_location(location).map_err(crate::objstore::StoreError::Location)?;
-    let root = objfs::root(
-        &parsed,
-        rt.as_ref(),
-        telemetry,
-        settings.event_log.poll_interval,
-    )?;
+    let root = objfs::root(&parsed, rt.as_ref(), telemetry, config.poll_interval)?;
     let found = discovery::classify(&*root.fs, &root.path);
     if let Some(store) = root.fs.store() {
         telemetry.set_store_up(store, found.is_ok());
@@ -358,12 +349,7 @@ pub fn list_logs(
         Some(one) => (vec![one], true),
         None => {
             let mut stray = vec![];
-            let listed = discovery::scan_noting(
-                &*root.fs,
-                &root.path,
-                settings.event_log.depth,
-                &mut stray,
-            )?;
+            let listed = discovery::scan_noting(&*root.fs, &root.path, config.depth, &mut stray)?;
             // Not counted as errors: a folder may hold notes and expectations beside its logs;
             // a file named like a log that holds no event is.
             for file in stray {
@@ -390,7 +376,7 @@ pub fn shown(found: &discovery::Found, root: &fs::Root) -> String {
 pub fn read_log(
     found: discovery::Found,
     root: &fs::Root,
-    settings: &Settings,
+    config: &EventLogConfig,
     observer: &dyn Observer,
     telemetry: &Arc<Telemetry>,
 ) -> Result<(), EventLogError> {
@@ -398,7 +384,7 @@ pub fn read_log(
         observer,
         telemetry,
     };
-    let mut engine = Pool::new(1, settings.event_log.max_line_bytes);
+    let mut engine = Pool::new(1, config.max_line_bytes);
     engine.add(found, root, out);
     while engine.poll(out) > 0 {}
     engine.settle_all(out);

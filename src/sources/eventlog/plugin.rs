@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::positions::{from_part, LogPositions};
-use crate::config::Settings;
+use crate::config::{EventLogConfig, Settings};
 use crate::model::{Feed, ModelObserver, Source};
 use crate::sources::{
     BoxFuture, CollectError, Collector, Handle, OnceRead, OneShot, Plugin, Reshard,
@@ -41,7 +41,7 @@ impl Plugin for EventLogPlugin {
             .collect()
     }
     fn build(&self, settings: &Settings, handle: Handle) -> Arc<dyn Collector> {
-        Arc::new(EventLogs::new(Arc::new(settings.clone()), handle))
+        Arc::new(EventLogs::new(&settings.event_log, handle))
     }
     fn once(
         &self,
@@ -51,7 +51,7 @@ impl Plugin for EventLogPlugin {
     ) -> Option<OnceRead> {
         let paths = shot.paths.to_vec();
         (!paths.is_empty()).then(|| OnceRead {
-            collector: Arc::new(EventLogs::new(settings.clone(), handle).paths(paths.clone())),
+            collector: Arc::new(EventLogs::new(&settings.event_log, handle).paths(paths.clone())),
             reads: paths,
             hint: super::what_is_read(settings.event_log.depth),
         })
@@ -96,21 +96,21 @@ impl Plugin for EventLogPlugin {
 }
 
 /// The event-log reader: the folders of `event_log.dirs` (followed), or given paths (read once).
+/// It holds its own section of the configuration only.
 #[derive(Debug, Clone)]
 pub struct EventLogs {
-    settings: Arc<Settings>,
+    config: EventLogConfig,
     handle: Handle,
     paths: Vec<String>,
 }
 
 impl EventLogs {
-    /// The folders of `settings.event_log.dirs`, reporting through `handle`.
-    pub fn new(settings: Arc<Settings>, handle: Handle) -> EventLogs {
-        let paths = EventLogPlugin.places(&settings);
+    /// The folders of `config.dirs`, reporting through `handle`.
+    pub fn new(config: &EventLogConfig, handle: Handle) -> EventLogs {
         EventLogs {
-            settings,
+            paths: config.dirs.iter().map(ToString::to_string).collect(),
+            config: config.clone(),
             handle,
-            paths,
         }
     }
 
@@ -128,7 +128,7 @@ impl Collector for EventLogs {
 
     fn run(&self, observer: Arc<ModelObserver>, finish: CancellationToken) -> BoxFuture<()> {
         Box::pin(super::run(
-            self.settings.clone(),
+            self.config.clone(),
             observer.filter().clone(),
             self.handle.clone(),
             observer,
@@ -138,7 +138,7 @@ impl Collector for EventLogs {
 
     fn fill_once(&self, observer: Arc<ModelObserver>) -> BoxFuture<Result<(), CollectError>> {
         let (s, t, p) = (
-            self.settings.clone(),
+            self.config.clone(),
             self.handle.telemetry().clone(),
             self.paths.clone(),
         );

@@ -7,6 +7,7 @@
 //! - `cost_cache`: `/environment` (once) and `/storage/rdd`, read for the cost and cache
 //!   metrics; their failures never fail a poll.
 //! - [`plugin`]: the source's registry entry and its collector ([`plugin::Rest`]).
+//! - `settings`: what it reads of the configuration ([`RestSettings`]).
 //! - [`positions`]: its part of the checkpoint (the completed applications read in full).
 //! - [`tracker`]: which entity ids are known, so only new ones are fetched.
 //! - `app`: the per-application incremental read (private).
@@ -30,6 +31,7 @@ pub mod poller;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod poller;
 pub mod positions;
+mod settings;
 #[cfg(feature = "internals")]
 pub mod tracker;
 #[cfg(not(feature = "internals"))]
@@ -38,3 +40,4 @@ pub(crate) mod tracker;
 pub use client::ClientError;
 pub use plugin::Rest;
 pub use poller::{poll_once, read_once, run, Mode, PollError, PollStats, TargetPoller, Targets};
+pub use settings::RestSettings;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::positions::RestPart;
-use super::Mode;
+use super::{Mode, RestSettings};
 use crate::config::Settings;
 use crate::model::{Feed, ModelObserver, Source};
 use crate::sources::{BoxFuture, CollectError, Collector, Handle, OnceRead, OneShot, Plugin};
@@ -39,7 +39,7 @@ impl Plugin for RestPlugin {
             handle.publish_part(part.clone());
             part
         });
-        let mut rest = Rest::new(Arc::new(settings.clone()), handle);
+        let mut rest = Rest::new(settings.into(), handle);
         rest.part = part;
         Arc::new(rest)
     }
@@ -52,7 +52,7 @@ impl Plugin for RestPlugin {
         // With --event-log only, do not also poll the default UI URL.
         let asked = shot.paths.is_empty() || shot.urls_given;
         (asked && !settings.spark.urls.is_empty()).then(|| OnceRead {
-            collector: Arc::new(Rest::new(settings.clone(), handle)),
+            collector: Arc::new(Rest::new((&**settings).into(), handle)),
             reads: settings.spark.urls.clone(),
             hint: String::new(),
         })
@@ -72,10 +72,10 @@ impl Plugin for RestPlugin {
 }
 
 /// The REST poller: every `spark.urls` target, or given targets; read once, as the exporter
-/// would see them now, or whole (a diagnosis).
+/// would see them now, or whole (a diagnosis). It holds its own settings only.
 #[derive(Debug, Clone)]
 pub struct Rest {
-    settings: Arc<Settings>,
+    settings: RestSettings,
     handle: Handle,
     targets: Vec<String>,
     /// How a one-shot read reads ([`Mode::Once`] unless told otherwise).
@@ -85,7 +85,7 @@ pub struct Rest {
 
 impl Rest {
     /// Every target of `settings.spark.urls`, reporting through `handle`.
-    pub fn new(settings: Arc<Settings>, handle: Handle) -> Rest {
+    pub fn new(settings: RestSettings, handle: Handle) -> Rest {
         let targets = settings.spark.urls.clone();
         Rest {
             settings,

@@ -191,13 +191,14 @@ impl<O: Observer> TargetPoller<O> {
         observer: Arc<O>,
         telemetry: Arc<Telemetry>,
     ) -> Result<Self, ClientError> {
-        Self::with_filter(url, settings, AppFilter::new(settings), observer, telemetry)
+        let own = super::RestSettings::from(settings);
+        Self::with_filter(url, &own, AppFilter::new(settings), observer, telemetry)
     }
 
     /// [`Self::new`], following the applications of `filter` (the model's).
     pub fn with_filter(
         url: &str,
-        settings: &Settings,
+        settings: &super::RestSettings,
         filter: AppFilter,
         observer: Arc<O>,
         telemetry: Arc<Telemetry>,
@@ -212,14 +213,13 @@ impl<O: Observer> TargetPoller<O> {
             apps: BTreeMap::new(),
             filter,
             app_limit: sp.app_limit.max(1),
-            summary_window_ms: i64::try_from(settings.model.stage_retention.as_millis())
+            summary_window_ms: i64::try_from(settings.stage_retention.as_millis())
                 .unwrap_or(i64::MAX),
             last_error: None,
             failures_in_row: 0,
             last_ok_ms: now_ms(),
             mode: Mode::Follow,
-            app_retention_ms: i64::try_from(settings.model.app_retention.as_millis())
-                .unwrap_or(i64::MAX),
+            app_retention_ms: i64::try_from(settings.app_retention.as_millis()).unwrap_or(i64::MAX),
             skipped_logged: 0,
             resume: BTreeMap::new(),
             part: None,
@@ -545,7 +545,7 @@ impl<O: Observer> TargetPoller<O> {
 /// not answer that last poll in time has its unfinished applications marked ended at its last
 /// good poll: the exporter is going, and so, most likely, is the driver.
 pub async fn run<O: Observer + 'static>(
-    settings: Arc<Settings>,
+    settings: super::RestSettings,
     targets: Targets,
     observer: Arc<O>,
     telemetry: Arc<Telemetry>,
@@ -636,13 +636,14 @@ pub async fn poll_once<O: Observer + 'static>(
     telemetry: Arc<Telemetry>,
 ) -> Result<(), PollError> {
     let targets = Targets::of(&settings);
-    read_once(settings, targets, Mode::Once, observer, telemetry).await
+    let own = super::RestSettings::from(&*settings);
+    read_once(own, targets, Mode::Once, observer, telemetry).await
 }
 
 /// One read of every target of `targets` in `mode` ([`Mode::Once`] or [`Mode::Whole`]),
 /// concurrently. Err if any target failed.
 pub async fn read_once<O: Observer + 'static>(
-    settings: Arc<Settings>,
+    settings: super::RestSettings,
     targets: Targets,
     mode: Mode,
     observer: Arc<O>,
