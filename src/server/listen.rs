@@ -160,7 +160,8 @@ pub async fn serve(
                         let watcher = graceful.watcher();
                         tokio::spawn(async move {
                             let handshake = acceptor.accept(stream);
-                            let stream = match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, handshake).await {
+                            let limit = TLS_HANDSHAKE_TIMEOUT;
+                            let stream = match tokio::time::timeout(limit, handshake).await {
                                 Ok(Ok(s)) => s,
                                 Ok(Err(e)) => {
                                     telemetry.http_error("tls_handshake");

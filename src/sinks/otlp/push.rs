@@ -92,7 +92,11 @@ impl<E: Export> Pusher<E> {
         match &res {
             Ok(()) => {
                 if self.failing > 0 {
-                    tracing::info!(endpoint = %self.opts.endpoint, failed_attempts = self.failing, "OTLP export resumed.");
+                    tracing::info!(
+                        endpoint = %self.opts.endpoint,
+                        failed_attempts = self.failing,
+                        "OTLP export resumed."
+                    );
                 }
                 self.failing = 0;
                 if delta.is_some() {
@@ -110,7 +114,12 @@ impl<E: Export> Pusher<E> {
             Err(e) => {
                 self.opts.telemetry.otlp_export_failed();
                 if self.failing.is_multiple_of(WARN_EVERY) {
-                    tracing::warn!(endpoint = %self.opts.endpoint, error = %e, failures_in_a_row = self.failing + 1, "OTLP export failed; retrying with backoff.");
+                    tracing::warn!(
+                        endpoint = %self.opts.endpoint,
+                        error = %e,
+                        failures_in_a_row = self.failing + 1,
+                        "OTLP export failed; retrying with backoff."
+                    );
                 } else {
                     tracing::debug!(endpoint = %self.opts.endpoint, error = %e, "OTLP export \
                         failed.");
