@@ -50,7 +50,7 @@ pub trait Plugin: Sync {
     /// Its name: the `source` label of the framework's self-metrics, its key in checkpoints and
     /// on the status page (`rest`, `event_log`).
     fn name(&self) -> &'static str;
-    /// How the status page titles it (`REST`, `Event log`).
+    /// How the status page titles it (`REST`, `event log`).
     fn title(&self) -> &'static str;
     /// What it reads.
     fn feed(&self) -> Feed;

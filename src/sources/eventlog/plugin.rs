@@ -27,7 +27,7 @@ impl Plugin for EventLogPlugin {
         NAME
     }
     fn title(&self) -> &'static str {
-        "Event log"
+        "event log"
     }
     fn feed(&self) -> Feed {
         Feed::Log
