@@ -33,12 +33,7 @@ impl Plugin for EventLogPlugin {
         Feed::Log
     }
     fn places(&self, settings: &Settings) -> Vec<String> {
-        settings
-            .event_log
-            .dirs
-            .iter()
-            .map(ToString::to_string)
-            .collect()
+        folders(&settings.event_log)
     }
     fn build(&self, settings: &Settings, handle: Handle) -> Arc<dyn Collector> {
         Arc::new(EventLogs::new(&settings.event_log, handle))
@@ -95,6 +90,11 @@ impl Plugin for EventLogPlugin {
     }
 }
 
+/// The folders of `config`, as shown (its places).
+fn folders(config: &EventLogConfig) -> Vec<String> {
+    config.dirs.iter().map(ToString::to_string).collect()
+}
+
 /// The event-log reader: the folders of `event_log.dirs` (followed), or given paths (read once).
 /// It holds its own section of the configuration only.
 #[derive(Debug, Clone)]
@@ -108,7 +108,7 @@ impl EventLogs {
     /// The folders of `config.dirs`, reporting through `handle`.
     pub fn new(config: &EventLogConfig, handle: Handle) -> EventLogs {
         EventLogs {
-            paths: config.dirs.iter().map(ToString::to_string).collect(),
+            paths: folders(config),
             config: config.clone(),
             handle,
         }

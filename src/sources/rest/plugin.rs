@@ -1,5 +1,6 @@
 //! The REST source's registry entry ([`PLUGIN`]) and its collector ([`Rest`]).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -58,13 +59,11 @@ impl Plugin for RestPlugin {
         })
     }
     fn reportable(&self, part: &serde_json::Value) -> Vec<String> {
-        let p = RestPart::from_loaded(Some(part.clone()));
-        crate::sources::Part::to_json(&p)
-            .as_object()
-            .into_iter()
-            .flat_map(|targets| targets.values())
-            .filter_map(|apps| apps.as_object())
-            .flat_map(|apps| apps.keys().cloned())
+        // Unreadable: nothing is reportable (it is read again in full, as `RestPart` does).
+        serde_json::from_value::<super::positions::RestPositions>(part.clone())
+            .unwrap_or_default()
+            .into_values()
+            .flat_map(BTreeMap::into_keys)
             .collect()
     }
     // A reshard hands nothing over: the new shards read the done applications again once
