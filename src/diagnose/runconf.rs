@@ -207,6 +207,11 @@ impl Observer for Recorder<'_> {
     fn sql_plan(&self, app_id: &str, obs: &SqlPlanObs) {
         self.rec
             .shape(app_id, |s| s.plan(obs.execution_id, obs.plan));
+        let joins = obs.plan.joins;
+        self.rec.with(app_id, |r| {
+            r.shuffled_joins
+                .insert(obs.execution_id, joins[1].saturating_add(joins[2]));
+        });
         self.inner.sql_plan(app_id, obs)
     }
     fn streaming_progress(&self, app_id: &str, obs: &StreamingProgressObs) {

@@ -11,8 +11,9 @@ use crate::rules::human_bytes;
 pub const COVERED: &[(Kind, &str)] = &[
     (
         Kind::Skew,
-        "adaptive skew join (`spark.sql.adaptive.skewJoin.*`) where it was off or its factor \
-         missed the skew; salting the key (code)",
+        "where the stage's query joined by shuffle, adaptive skew join \
+         (`spark.sql.adaptive.skewJoin.*`) where it was off or its factor missed the skew; \
+         salting the key (code)",
     ),
     (
         Kind::Spill,
@@ -243,13 +244,18 @@ fn partitions(cx: &Cx<'_>) -> u64 {
         .unwrap_or(200)
 }
 
-/// A skewed stage: adaptive skew join where it was off; where it was on, a factor below the
-/// skew it missed; and, for what is not a sort-merge join, salting the key.
+/// A skewed stage: where its query joined by shuffle (sort-merge or shuffled hash), adaptive
+/// skew join where it was off, and where it was on, a factor below the skew it missed; and
+/// salting the key. A stage of a query with no shuffled join (an aggregation, an RDD, or the
+/// executors' slow first tasks) gets no setting: adaptive execution splits only join partitions.
 fn skew(cx: &Cx<'_>) -> Advice {
     let mut a = Advice::default();
     let ratio = cx.number("skew_ratio");
-    let sql = !cx.executions().is_empty();
-    if sql && !on(cx, "spark.sql.adaptive.enabled", true) {
+    let joins = cx
+        .executions()
+        .iter()
+        .any(|e| cx.run.shuffled_joins.get(e).is_some_and(|n| *n > 0));
+    if joins && !on(cx, "spark.sql.adaptive.enabled", true) {
         a.settings.push(cx.set(
             "spark.sql.adaptive.enabled",
             "true".into(),
@@ -258,13 +264,13 @@ fn skew(cx: &Cx<'_>) -> Advice {
                 join partitions"
             ),
         ));
-    } else if sql && !on(cx, "spark.sql.adaptive.skewJoin.enabled", true) {
+    } else if joins && !on(cx, "spark.sql.adaptive.skewJoin.enabled", true) {
         a.settings.push(cx.set(
             "spark.sql.adaptive.skewJoin.enabled",
             "true".into(),
             format!("its longest task ran {ratio:.1}x its median"),
         ));
-    } else if sql {
+    } else if joins {
         let factor = cx
             .value("spark.sql.adaptive.skewJoin.skewedPartitionFactor")
             .0

@@ -350,3 +350,32 @@ fn lost_executors_get_an_overhead_from_their_peak_process_memory() {
     let a = advice(&lost, &run);
     assert_eq!(a.settings[0].key, "spark.eventLog.logStageExecutorMetrics");
 }
+
+/// A skewed stage gets adaptive skew-join settings only when its query joined by shuffle: an
+/// aggregation's skew (or the executors' slow first tasks) is not what the skew join splits.
+#[test]
+fn skew_gets_skew_join_settings_only_where_its_query_joined_by_shuffle() {
+    let mut f = finding(Kind::Skew, "g", &[("skew_ratio", 6.0)]);
+    f.at.execution_id = Some(4);
+    let mut run = RunConf {
+        app: Some(props(&[])),
+        ..RunConf::default()
+    };
+    run.shuffled_joins.insert(4, 0);
+    let a = advice(&f, &run);
+    assert!(a.settings.is_empty(), "{a:?}");
+    assert_eq!(a.code.len(), 1, "{a:?}");
+
+    run.shuffled_joins.insert(4, 1);
+    let a = advice(&f, &run);
+    assert_eq!(a.settings.len(), 1, "{a:?}");
+    assert_eq!(
+        a.settings[0].key,
+        "spark.sql.adaptive.skewJoin.skewedPartitionFactor"
+    );
+    assert_eq!(a.settings[0].to_try, "4.0");
+
+    run.app = Some(props(&[("spark.sql.adaptive.enabled", "false")]));
+    let a = advice(&f, &run);
+    assert_eq!(a.settings[0].key, "spark.sql.adaptive.enabled", "{a:?}");
+}

@@ -19,6 +19,9 @@ pub struct RunConf {
     pub stage_execution: BTreeMap<u64, u64>,
     /// The SQL executions of each job group (its label value).
     pub group_executions: BTreeMap<String, BTreeSet<u64>>,
+    /// The shuffled joins (sort-merge and shuffled hash, the ones adaptive execution splits for
+    /// skew) in each SQL execution's final plan; an execution absent had no plan in the log.
+    pub shuffled_joins: BTreeMap<u64, u64>,
     /// Each stage's peaks over its executors and attempts (`SparkListenerStageExecutorMetrics`,
     /// the driver left out); absent where the log has none.
     pub stage_peaks: BTreeMap<u64, Peaks>,
