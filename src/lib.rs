@@ -9,7 +9,9 @@
 //! - [`cli`]: the commands and their arguments, plus the configuration keys' flags.
 //! - The core (`crates/core`, re-exported here under the same paths): [`config`],
 //!   [`location`], [`clock`], [`telemetry`], [`health`], [`filter`], [`model`] and [`shard`];
-//!   its map is the `//!` of `crates/core/src/lib.rs`. It cannot import anything below.
+//!   its map is the `//!` of `crates/core/src/lib.rs`. It cannot import anything below. The
+//!   sources' configuration sections live in their folders and are declared to it at start-up
+//!   ([`sources::declare_config`]).
 //! - [`sources`]: what reads Spark, one folder a source (a [`sources::Plugin`]) and one line
 //!   in [`sources::REGISTRY`]: [`sources::rest`] (the REST poller) and [`sources::eventlog`]
 //!   (the event-log reader), both reporting to a [`model::Observer`]; the framework gives each

@@ -2,6 +2,7 @@
 //! loop, wait for SIGTERM/SIGINT (or, with `lifecycle.exit_when_app_ends`, the application's
 //! end), then drain ([`spark_exporter::lifecycle::drain`]) and exit 0.
 
+use crate::sources::rest::config::SparkConfig;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,6 +30,8 @@ fn main() -> ExitCode {
     // let it through at once.
     signals::defer();
     spark_exporter::alloc::tune();
+    // The sources' configuration sections, before any key is read or listed.
+    spark_exporter::sources::declare_config();
     let (cli, overrides) = match Cli::parse_from(std::env::args_os()) {
         Ok(c) if matches!(c.0.command, Some(Command::Run) | None) => c,
         Ok(c) => {
@@ -133,7 +136,7 @@ fn diagnose_command(
         fail_on,
         request: diagnose::Request {
             event_logs: event_log,
-            spark_url: settings.spark.urls.first().cloned(),
+            spark_url: SparkConfig::of(&settings).urls.first().cloned(),
             app_id,
             ui_url,
             target_seconds: target_duration
@@ -486,7 +489,7 @@ impl DiagnoseArgs {
             }
         }
         if self.request.event_logs.is_empty() {
-            match settings.spark.urls.len() {
+            match SparkConfig::of(settings).urls.len() {
                 0 => p.push("--spark.url: give a driver or History Server, or --event-log".into()),
                 1 => {}
                 n => p.push(format!("--spark.url: diagnose reads one target, got {n}")),

@@ -154,6 +154,8 @@ impl Cli {
     /// one flag per configuration key it uses (`flags.rs`, from the key declarations), under
     /// its section's heading, and examples.
     pub fn build() -> clap::Command {
+        // The sources' keys are flags too.
+        crate::sources::declare_config();
         let kinds: Vec<&'static str> = crate::diagnose::report::Kind::ALL
             .iter()
             .map(|k| k.as_str())

@@ -16,6 +16,8 @@
 //! folder, removed afterwards, and read as above; `previous` is the name's applications the
 //! server lists that started before the run.
 
+use crate::sources::eventlog::config::EventLogConfig;
+use crate::sources::rest::config::SparkConfig;
 use std::sync::Arc;
 
 use std::path::{Path, PathBuf};
@@ -164,7 +166,11 @@ async fn one_run(settings: &Settings, req: &Request, what: &str) -> Result<Profi
 async fn list(settings: &Settings, location: &str) -> Result<Listed, CompareError> {
     let (s, l) = (Arc::new(settings.clone()), location.to_string());
     let listed = tokio::task::spawn_blocking(move || {
-        crate::sources::eventlog::list_logs(&l, &s.event_log, &Arc::new(Telemetry::default()))
+        crate::sources::eventlog::list_logs(
+            &l,
+            &EventLogConfig::of(&s),
+            &Arc::new(Telemetry::default()),
+        )
     })
     .await
     .map_err(|e| DiagnoseError::EventLog(e.to_string()))?;
@@ -254,8 +260,12 @@ async fn from_history(
         .app_id
         .clone()
         .ok_or_else(|| CompareError::Refused(format!("{url}: pick the run with --app-id")))?;
-    let client = Client::for_spark(&url, &settings.spark, Arc::new(Telemetry::default()))
-        .map_err(DiagnoseError::Rest)?;
+    let client = Client::for_spark(
+        &url,
+        &SparkConfig::of(settings),
+        Arc::new(Telemetry::default()),
+    )
+    .map_err(DiagnoseError::Rest)?;
     let dir = Scratch(std::env::temp_dir().join(format!(
         "spark-exporter-compare-{}-{}",
         std::process::id(),

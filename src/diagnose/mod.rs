@@ -23,6 +23,8 @@ pub mod review;
 pub mod runconf;
 pub mod unzip;
 
+use crate::sources::eventlog::config::EventLogConfig;
+use crate::sources::rest::config::SparkConfig;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -187,7 +189,7 @@ pub async fn profiled(
             },
             None if ids.is_empty() => Err(DiagnoseError::Empty(if source == "event_log" {
                 inputs.join(", ")
-                    + &crate::sources::eventlog::what_is_read(settings.event_log.depth)
+                    + &crate::sources::eventlog::what_is_read(EventLogConfig::of(&settings).depth)
             } else {
                 inputs.join(", ")
             })),
@@ -371,7 +373,13 @@ async fn read_logs(
             inner: &inner,
             rec: &rec,
         };
-        crate::sources::eventlog::ingest_paths_with(&p, &s.event_log, m.filter(), &obs, &t)
+        crate::sources::eventlog::ingest_paths_with(
+            &p,
+            &EventLogConfig::of(&s),
+            m.filter(),
+            &obs,
+            &t,
+        )
     })
     .await
     .map_err(|e| DiagnoseError::EventLog(e.to_string()))?
@@ -393,7 +401,7 @@ pub(crate) async fn rest_properties(
         #[serde(rename = "sparkProperties", default)]
         spark_properties: Vec<(String, String)>,
     }
-    let Ok(c) = Client::for_spark(url, &settings.spark, telemetry.clone()) else {
+    let Ok(c) = Client::for_spark(url, &SparkConfig::of(settings), telemetry.clone()) else {
         return;
     };
     let ids: Vec<String> = model.view(|v| v.apps().map(|a| a.id().to_string()).collect());
@@ -459,7 +467,7 @@ async fn list(
     telemetry: &Arc<Telemetry>,
     url: &str,
 ) -> Result<Vec<ApplicationInfo>, ClientError> {
-    let c = Client::for_spark(url, &settings.spark, telemetry.clone())?;
+    let c = Client::for_spark(url, &SparkConfig::of(settings), telemetry.clone())?;
     c.get("/api/v1/applications?limit=1000").await
 }
 

@@ -9,6 +9,8 @@
 //! diagnosed (not an event log, unreadable, a failing request, even a panic) is logged, counted
 //! and named in the review; it never stops it.
 
+use crate::sources::eventlog::config::EventLogConfig;
+use crate::sources::rest::config::SparkConfig;
 use std::sync::Arc;
 
 use regex::Regex;
@@ -158,7 +160,11 @@ async fn review_logs(settings: &Arc<Settings>, fold: &mut Fold<'_>) -> Result<()
         // Listing (and reading) blocks on the runtime for object stores: on the blocking pool.
         let (s, l) = (settings.clone(), location.clone());
         let listed = tokio::task::spawn_blocking(move || {
-            crate::sources::eventlog::list_logs(&l, &s.event_log, &Arc::new(Telemetry::default()))
+            crate::sources::eventlog::list_logs(
+                &l,
+                &EventLogConfig::of(&s),
+                &Arc::new(Telemetry::default()),
+            )
         })
         .await
         .map_err(|e| e.to_string())
@@ -220,7 +226,7 @@ pub(super) fn read_one(
         inner: &inner,
         rec: &recorded,
     };
-    crate::sources::eventlog::read_log(found, root, &s.event_log, &observer, &telemetry)
+    crate::sources::eventlog::read_log(found, root, &EventLogConfig::of(s), &observer, &telemetry)
         .map_err(|e| e.to_string())?;
     let apps = reviewed_of(&model, s, ui, &recorded, target);
     let errors: u64 = telemetry.snapshot().eventlog_errors.values().sum();
@@ -234,7 +240,7 @@ async fn review_rest(
     fold: &mut Fold<'_>,
 ) -> Result<(), DiagnoseError> {
     let telemetry = Arc::new(Telemetry::default());
-    let c = Client::for_spark(url, &settings.spark, telemetry.clone())?;
+    let c = Client::for_spark(url, &SparkConfig::of(settings), telemetry.clone())?;
     let apps: Vec<ApplicationInfo> = c.get("/api/v1/applications").await?;
     for info in apps {
         fold.counts.listed += 1;

@@ -148,11 +148,12 @@ mod tests {
     use super::*;
     use crate::model::obs::AppObs;
     use crate::model::Observer;
+    use crate::sources::rest::config::SparkConfig;
     use crate::telemetry::Telemetry;
 
     fn setup(urls: &[&str]) -> (Arc<Model>, Settings) {
         let mut s = Settings::default();
-        s.spark.urls = urls.iter().map(|u| u.to_string()).collect();
+        SparkConfig::of_mut(&mut s).urls = urls.iter().map(|u| u.to_string()).collect();
         let m = Model::new(&s, Arc::new(Telemetry::default()));
         (m, s)
     }

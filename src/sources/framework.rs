@@ -54,6 +54,10 @@ pub trait Plugin: Sync {
     fn title(&self) -> &'static str;
     /// What it reads.
     fn feed(&self) -> Feed;
+    /// Its section of the configuration (its keys, declared in its folder), if it has one.
+    fn config(&self) -> Option<&'static crate::config::Declared> {
+        None
+    }
     /// The places the settings give it (targets, folders), as shown; none: the exporter does
     /// not run it.
     fn places(&self, settings: &Settings) -> Vec<String>;

@@ -22,14 +22,19 @@
 pub mod eventlog;
 mod framework;
 pub mod parts;
-mod registry;
+pub mod registry;
 pub mod rest;
+
+#[cfg(test)]
+mod config_docs_tests;
+#[cfg(test)]
+mod config_tests;
 
 pub use framework::{
     BoxFuture, CollectError, Collector, Handle, OnceRead, OneShot, Plugin, Reshard,
 };
 pub use parts::{Part, Parts};
 pub use registry::{
-    configured, counting, fill_once, named, names, once, ready, source, spawn_all, status,
-    PlaceStatus, REGISTRY,
+    configured, counting, declare_config, fill_once, named, names, once, ready, source, spawn_all,
+    status, PlaceStatus, REGISTRY,
 };

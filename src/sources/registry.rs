@@ -18,6 +18,16 @@ use crate::telemetry::Telemetry;
 /// source goes at the end.
 pub static REGISTRY: &[&dyn Plugin] = &[&rest::plugin::PLUGIN, &eventlog::plugin::PLUGIN];
 
+/// Declare every source's configuration section to the core's configuration (once per
+/// process: later calls do nothing). `main` does it first; so does anything else that reads,
+/// lists or documents the configuration (tests).
+pub fn declare_config() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        crate::config::declare(REGISTRY.iter().filter_map(|p| p.config()).collect());
+    });
+}
+
 /// Source `name`'s number and feed: its place in [`REGISTRY`].
 ///
 /// # Panics

@@ -4,6 +4,7 @@
 //! event-log reader. Here a test-only source, a replay of recorded observations, is both, beside
 //! the real event-log collector, and the model counts what it reported once.
 
+use spark_exporter::sources::eventlog::config::EventLogConfig;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -105,7 +106,7 @@ async fn a_new_source_fills_once_beside_the_event_log_collector() {
     let collectors: Vec<Arc<dyn Collector>> = vec![
         Arc::new(
             EventLogs::new(
-                &settings.event_log,
+                &EventLogConfig::of(&settings),
                 sources::counting("event_log", telemetry.clone()),
             )
             .paths(vec![log.into()]),

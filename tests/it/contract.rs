@@ -16,6 +16,8 @@
 //! - health and status written: its output up on the status page;
 //! - the final state delivered after the flush, and the delivery task returns.
 
+use spark_exporter::sources::eventlog::config::EventLogConfig;
+use spark_exporter::sources::rest::config::SparkConfig;
 use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,9 +44,9 @@ const LISTED: &str = "app-contract";
 /// keeps the fixture alive.
 async fn source_fixture(name: &str) -> (Settings, &'static str, Box<dyn Any + Send>) {
     let mut s = Settings::default();
-    s.spark.urls = vec![];
-    s.spark.poll_interval = Duration::from_millis(100);
-    s.event_log.poll_interval = Duration::from_millis(50);
+    SparkConfig::of_mut(&mut s).urls = vec![];
+    SparkConfig::of_mut(&mut s).poll_interval = Duration::from_millis(100);
+    EventLogConfig::of_mut(&mut s).poll_interval = Duration::from_millis(50);
     // The fixtures' applications ended long ago.
     s.model.app_retention = Duration::from_secs(100 * 365 * 86_400);
     s.checkpoint.path = Some("unused".into());
@@ -53,7 +55,7 @@ async fn source_fixture(name: &str) -> (Settings, &'static str, Box<dyn Any + Se
             let mut app = AppData::generated(LISTED, 2);
             app.complete(2_000, 2_001);
             let server = FakeSpark::start(vec![app]).await;
-            s.spark.urls = vec![server.url.clone()];
+            SparkConfig::of_mut(&mut s).urls = vec![server.url.clone()];
             (s, LISTED, Box::new(server))
         }
         "event_log" => {
@@ -67,7 +69,7 @@ async fn source_fixture(name: &str) -> (Settings, &'static str, Box<dyn Any + Se
                 let f = f.unwrap();
                 std::fs::copy(f.path(), dst.join(f.file_name())).unwrap();
             }
-            s.event_log.dirs = vec![spark_exporter::location::Location::local(
+            EventLogConfig::of_mut(&mut s).dirs = vec![spark_exporter::location::Location::local(
                 dir.path().to_path_buf(),
             )];
             (s, LOGGED, Box::new(dir))
@@ -236,6 +238,7 @@ async fn sink_fixture(
         }
         other => panic!("sink {other} has no contract fixture: add one in tests/it/contract.rs"),
     };
+    spark_exporter::sources::declare_config();
     let mut s = spark_exporter::config::from_value_and_env(&tree, &|_| None).unwrap();
     model_settings(&mut s);
     (s, fixture)
@@ -245,7 +248,8 @@ async fn sink_fixture(
 async fn every_sink_passes_the_contract() {
     for sink in sinks::REGISTRY {
         let name = sink.name();
-        let (settings, fixture) = sink_fixture(name, |s| s.spark.urls = vec![]).await;
+        let (settings, fixture) =
+            sink_fixture(name, |s| SparkConfig::of_mut(s).urls = vec![]).await;
         let settings = Arc::new(settings);
         let place = sink
             .place(&settings)

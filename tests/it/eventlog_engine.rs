@@ -1,6 +1,7 @@
 //! The engine over real folders: rolling parts that appear, renames, deletions, unreadable
 //! folders, damaged input, and the async `run` loop. Checked through the self-metrics.
 
+use spark_exporter::sources::eventlog::config::EventLogConfig;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -185,7 +186,7 @@ fn damaged_lines_are_skipped_and_counted_by_kind() {
     text.extend_from_slice(b"garbage without newline at the end");
     std::fs::write(&f, text).unwrap();
     let mut settings = Settings::default();
-    settings.event_log.max_line_bytes = 2048;
+    EventLogConfig::of_mut(&mut settings).max_line_bytes = 2048;
     ingest_paths(
         &[f],
         &settings,
@@ -257,16 +258,16 @@ fn rolling_zstd_parts_split_from_a_real_log() {
 async fn run_follows_a_folder_until_shutdown() {
     let root = tempfile::tempdir().unwrap();
     let mut settings = Settings::default();
-    settings.event_log.dirs = vec![spark_exporter::location::Location::local(
+    EventLogConfig::of_mut(&mut settings).dirs = vec![spark_exporter::location::Location::local(
         root.path().to_path_buf(),
     )];
-    settings.event_log.poll_interval = Duration::from_millis(20);
+    EventLogConfig::of_mut(&mut settings).poll_interval = Duration::from_millis(20);
     let (m, t) = model();
     let stop = tokio_util::sync::CancellationToken::new();
     let observer = Arc::new(m.observer(spark_exporter::sources::source("event_log")));
     let filter = spark_exporter::filter::AppFilter::new(&settings);
     let task = tokio::spawn(run(
-        settings.event_log.clone(),
+        EventLogConfig::of(&settings).into_owned(),
         filter,
         spark_exporter::sources::counting("event_log", m.telemetry().clone()),
         observer,

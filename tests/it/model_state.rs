@@ -6,6 +6,7 @@
 //! keeps only its summary (`groups`, the default, and `app`).
 
 use crate::support;
+use spark_exporter::sources::rest::config::SparkConfig;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -156,7 +157,7 @@ async fn every_rest_fixtures_model_reads_back_the_same() {
         let server = FakeSpark::start(vec![AppData::from_dir(dir.to_str().unwrap())]).await;
         for level in LEVELS {
             let mut s = settings(level);
-            s.spark.urls = vec![server.url.clone()];
+            SparkConfig::of_mut(&mut s).urls = vec![server.url.clone()];
             let s = Arc::new(s);
             let m = model(&s);
             spark_exporter::sources::rest::poll_once(

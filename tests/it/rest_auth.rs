@@ -1,6 +1,7 @@
 //! Spark UIs behind an auth filter or HTTPS: basic auth from a password file, bearer tokens,
 //! extra headers and a custom CA, checked by a server that records what it was sent.
 
+use spark_exporter::sources::rest::config::SparkConfig;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -66,8 +67,8 @@ impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Io for T {}
 
 fn settings(url: &str) -> Settings {
     let mut s = Settings::default();
-    s.spark.urls = vec![url.to_string()];
-    s.spark.timeout = Duration::from_secs(5);
+    SparkConfig::of_mut(&mut s).urls = vec![url.to_string()];
+    SparkConfig::of_mut(&mut s).timeout = Duration::from_secs(5);
     s
 }
 
@@ -92,9 +93,9 @@ async fn basic_auth_from_a_password_file_and_extra_headers_are_sent() {
     let pw = dir.path().join("pw");
     std::fs::write(&pw, "s3cret\n").expect("write");
     let mut s = settings(&url);
-    s.spark.auth.username = Some("spark".into());
-    s.spark.auth.password_file = Some(pw.clone());
-    s.spark
+    SparkConfig::of_mut(&mut s).auth.username = Some("spark".into());
+    SparkConfig::of_mut(&mut s).auth.password_file = Some(pw.clone());
+    SparkConfig::of_mut(&mut s)
         .auth
         .headers
         .insert("X-Tenant".into(), "blue".into());
@@ -116,7 +117,7 @@ async fn basic_auth_from_a_password_file_and_extra_headers_are_sent() {
 async fn a_bearer_token_is_sent() {
     let (url, _) = server(|h| h.contains("authorization: bearer tok-123"), None).await;
     let mut s = settings(&url);
-    s.spark.auth.bearer_token = Some("tok-123".into());
+    SparkConfig::of_mut(&mut s).auth.bearer_token = Some("tok-123".into());
     poll(s).await.expect("accepted with the token");
     let (url, _) = server(|h| h.contains("authorization: bearer tok-123"), None).await;
     poll(settings(&url)).await.expect_err("rejected without it");
@@ -158,7 +159,7 @@ async fn https_with_a_custom_ca_bundle() {
     let ca_file = dir.path().join("ca.pem");
     std::fs::write(&ca_file, ca_cert.pem()).expect("write");
     let mut s = settings(&url);
-    s.spark.auth.ca_file = Some(ca_file);
+    SparkConfig::of_mut(&mut s).auth.ca_file = Some(ca_file);
     poll(s).await.expect("trusted with the CA bundle");
     assert!(!heads.lock().expect("lock").is_empty());
 }

@@ -2,6 +2,7 @@
 //! target down, and the next poll recovers by itself; a slow target never holds up the others.
 
 use crate::support;
+use spark_exporter::sources::rest::config::SparkConfig;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -36,7 +37,7 @@ async fn each_fault_is_counted_by_kind_and_the_next_poll_recovers() {
         let server = FakeSpark::start(vec![AppData::snapshot(9)]).await;
         let rec = Arc::new(Recorder::default());
         let mut s = settings(&[&server.url]);
-        s.spark.timeout = Duration::from_millis(500);
+        SparkConfig::of_mut(&mut s).timeout = Duration::from_millis(500);
         let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone()).unwrap();
         server.set_fault(fault, on);
         let started = Instant::now();
@@ -92,7 +93,7 @@ async fn a_timeout_ends_the_poll_instead_of_waiting_on_every_application() {
     );
     let rec = Arc::new(Recorder::default());
     let mut s = settings(&[&server.url]);
-    s.spark.timeout = Duration::from_millis(300);
+    SparkConfig::of_mut(&mut s).timeout = Duration::from_millis(300);
     let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone()).unwrap();
     let started = Instant::now();
     assert_eq!(p.poll().await.unwrap_err().kind(), "timeout");
@@ -149,7 +150,7 @@ async fn a_slow_target_does_not_delay_the_others_and_the_last_poll_is_bounded() 
     let slow = FakeSpark::start(vec![AppData::snapshot(9)]).await;
     slow.set_fault(FaultKind::Slow(Duration::from_secs(30)), "/api/v1/");
     let mut s = settings(&[&fast.url, &slow.url]);
-    s.spark.timeout = Duration::from_secs(2);
+    SparkConfig::of_mut(&mut s).timeout = Duration::from_secs(2);
     let rec = Arc::new(Recorder::default());
     let finish = CancellationToken::new();
     let targets = Targets::of(&s);
@@ -213,7 +214,7 @@ async fn a_driver_that_stays_unreachable_has_its_application_marked_gone_then_fo
     let server = FakeSpark::start(vec![AppData::snapshot(5)]).await;
     let rec = Arc::new(Recorder::default());
     let mut s = settings(&[&server.url]);
-    s.spark.timeout = Duration::from_millis(500);
+    SparkConfig::of_mut(&mut s).timeout = Duration::from_millis(500);
     let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone()).unwrap();
     p.poll().await.expect("first poll");
     server.set_fault(FaultKind::Status500, "/applications");

@@ -2,6 +2,7 @@
 //! filter, limit, completed applications read once), application attempts.
 
 use crate::support;
+use spark_exporter::sources::rest::config::SparkConfig;
 
 use std::sync::Arc;
 
@@ -54,8 +55,8 @@ async fn history_server_filters_limits_and_reads_completed_apps_once() {
     let server = FakeSpark::start(apps).await;
     let rec = Arc::new(Recorder::default());
     let mut s = settings(&[&server.url]);
-    s.spark.app_name_filter = spark_exporter::config::Pattern::new("^etl").ok();
-    s.spark.app_limit = 2;
+    SparkConfig::of_mut(&mut s).app_name_filter = spark_exporter::config::Pattern::new("^etl").ok();
+    SparkConfig::of_mut(&mut s).app_limit = 2;
     // These applications ended in 1970: within a retention that long.
     s.model.app_retention = std::time::Duration::from_secs(100 * 365 * 86_400);
     let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone()).unwrap();
@@ -133,7 +134,7 @@ async fn the_app_limit_prefers_running_then_newest() {
     for (limit, want) in [(1, vec!["r-new"]), (3, vec!["c-new", "r-new", "r-old"])] {
         let rec = Arc::new(Recorder::default());
         let mut s = settings(&[&server.url]);
-        s.spark.app_limit = limit;
+        SparkConfig::of_mut(&mut s).app_limit = limit;
         s.model.app_retention = std::time::Duration::from_secs(100 * 365 * 86_400);
         let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone()).unwrap();
         p.poll().await.unwrap();
@@ -164,7 +165,7 @@ async fn every_application_within_the_retention_is_followed_page_by_page() {
     let server = FakeSpark::start(apps).await;
     let rec = Arc::new(Recorder::default());
     let mut s = settings(&[&server.url]);
-    s.spark.app_limit = n;
+    SparkConfig::of_mut(&mut s).app_limit = n;
     let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone()).unwrap();
     assert_eq!(p.poll().await.unwrap().apps, n);
     rec.with(|c| {
@@ -182,7 +183,7 @@ async fn every_application_within_the_retention_is_followed_page_by_page() {
 
     // A limit below the listing: the newest are followed, the rest counted.
     let rec = Arc::new(Recorder::default());
-    s.spark.app_limit = 100;
+    SparkConfig::of_mut(&mut s).app_limit = 100;
     let mut p = TargetPoller::new(&server.url, &s, rec.clone(), rec.telemetry.clone()).unwrap();
     assert_eq!(p.poll().await.unwrap().apps, 100);
     rec.with(|c| assert!(c.apps.contains_key("app-00000") && !c.apps.contains_key("app-00100")));

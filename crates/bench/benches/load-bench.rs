@@ -20,6 +20,7 @@
 
 mod common;
 
+use spark_exporter::sources::rest::config::SparkConfig;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -549,7 +550,7 @@ type Built = (Arc<Model>, Arc<Settings>, Arc<Clock>, Vec<(u64, u64)>);
 
 fn build(scale: Scale) -> Built {
     let mut settings = Settings::default();
-    settings.spark.urls.clear();
+    SparkConfig::of_mut(&mut settings).urls.clear();
     let clock = Arc::new(Clock(AtomicI64::new(0)));
     let c = clock.clone();
     let model = Model::with_clock(

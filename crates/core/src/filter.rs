@@ -39,11 +39,11 @@ pub struct AppFilter {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Inner {
     /// `model.app_name_filter`.
     name: Option<Regex>,
-    /// `spark.app_name_filter` (REST listings only).
+    /// A listing's own filter (REST's `spark.app_name_filter`), set by [`AppFilter::listing`].
     listing: Option<Regex>,
     /// This exporter's shard.
     shard: Shard,
@@ -63,12 +63,22 @@ impl AppFilter {
         AppFilter {
             inner: Arc::new(Inner {
                 name: settings.model.app_name_filter.as_ref().map(|p| p.0.clone()),
-                listing: settings.spark.app_name_filter.as_ref().map(|p| p.0.clone()),
+                listing: None,
                 shard: settings.shard,
                 id_shard: settings.shard_by_app_id(),
                 by_name: settings.model.aggregate_by == AggregateBy::AppName,
                 max_age: settings.model.max_app_age,
             }),
+        }
+    }
+
+    /// This filter, with listings also narrowed by `pattern` (REST's `spark.app_name_filter`:
+    /// the source keeps its own section, the model does not know it).
+    pub fn listing(&self, pattern: Option<&crate::config::Pattern>) -> AppFilter {
+        let mut inner = (*self.inner).clone();
+        inner.listing = pattern.map(|p| p.0.clone());
+        AppFilter {
+            inner: Arc::new(inner),
         }
     }
 
@@ -190,10 +200,8 @@ mod tests {
 
     #[test]
     fn names_pass_the_model_filter_and_listings_both() {
-        let f = filter(|s| {
-            s.model.app_name_filter = crate::config::Pattern::new("^etl").ok();
-            s.spark.app_name_filter = crate::config::Pattern::new("nightly$").ok();
-        });
+        let f = filter(|s| s.model.app_name_filter = crate::config::Pattern::new("^etl").ok());
+        let f = f.listing(crate::config::Pattern::new("nightly$").ok().as_ref());
         assert!(f.matches_name("etl-hourly") && !f.matches_name("adhoc"));
         assert!(f.lists_name("etl-nightly"));
         assert!(!f.lists_name("etl-hourly"), "spark.app_name_filter");

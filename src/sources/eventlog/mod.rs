@@ -40,6 +40,7 @@ pub mod codec;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod codec;
 mod codec_error;
+pub mod config;
 #[cfg(feature = "internals")]
 pub mod discovery;
 #[cfg(not(feature = "internals"))]
@@ -70,10 +71,11 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{EventLogConfig, Settings};
+use crate::config::Settings;
 use crate::filter::AppFilter;
 use crate::model::Observer;
 use crate::telemetry::Telemetry;
+use config::EventLogConfig;
 
 pub use apply::{LogAppState, Out};
 pub use engine::Engine;
@@ -276,7 +278,13 @@ pub fn ingest_paths<P: AsRef<std::ffi::OsStr>>(
     telemetry: &Arc<Telemetry>,
 ) -> Result<(), EventLogError> {
     let filter = AppFilter::new(settings);
-    ingest_paths_with(paths, &settings.event_log, &filter, observer, telemetry)
+    ingest_paths_with(
+        paths,
+        &EventLogConfig::of(settings),
+        &filter,
+        observer,
+        telemetry,
+    )
 }
 
 /// [`ingest_paths`], reading only the logs of the applications `filter` follows.

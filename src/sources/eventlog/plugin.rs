@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use super::config::EventLogConfig;
 use super::positions::{from_part, LogPositions};
-use crate::config::{EventLogConfig, Settings};
+use crate::config::Settings;
 use crate::model::{Feed, ModelObserver, Source};
 use crate::sources::{
     BoxFuture, CollectError, Collector, Handle, OnceRead, OneShot, Plugin, Reshard,
@@ -32,11 +33,14 @@ impl Plugin for EventLogPlugin {
     fn feed(&self) -> Feed {
         Feed::Log
     }
+    fn config(&self) -> Option<&'static crate::config::Declared> {
+        Some(&super::config::SECTION)
+    }
     fn places(&self, settings: &Settings) -> Vec<String> {
-        folders(&settings.event_log)
+        folders(&EventLogConfig::of(settings))
     }
     fn build(&self, settings: &Settings, handle: Handle) -> Arc<dyn Collector> {
-        Arc::new(EventLogs::new(&settings.event_log, handle))
+        Arc::new(EventLogs::new(&EventLogConfig::of(settings), handle))
     }
     fn once(
         &self,
@@ -46,9 +50,11 @@ impl Plugin for EventLogPlugin {
     ) -> Option<OnceRead> {
         let paths = shot.paths.to_vec();
         (!paths.is_empty()).then(|| OnceRead {
-            collector: Arc::new(EventLogs::new(&settings.event_log, handle).paths(paths.clone())),
+            collector: Arc::new(
+                EventLogs::new(&EventLogConfig::of(settings), handle).paths(paths.clone()),
+            ),
             reads: paths,
-            hint: super::what_is_read(settings.event_log.depth),
+            hint: super::what_is_read(EventLogConfig::of(settings).depth),
         })
     }
     fn reportable(&self, part: &serde_json::Value) -> Vec<String> {

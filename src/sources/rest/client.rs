@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
-use crate::config::SparkAuthConfig;
+use super::config::SparkAuthConfig;
 use crate::telemetry::Telemetry;
 
 /// The headers every request carries: `Authorization` (basic or bearer) and the configured
@@ -51,7 +51,7 @@ fn auth_headers(auth: &SparkAuthConfig) -> Result<reqwest::header::HeaderMap, Cl
     Ok(h)
 }
 
-pub use crate::config::DEFAULT_MAX_BODY_BYTES;
+pub use super::config::DEFAULT_MAX_BODY_BYTES;
 
 /// ` Not Found`: a status code's reason phrase, when it has one.
 fn reason(status: u16) -> String {
@@ -224,7 +224,7 @@ impl Client {
     /// all read through one of these, so a setting means the same in each.
     pub fn for_spark(
         base: &str,
-        spark: &crate::config::SparkConfig,
+        spark: &super::config::SparkConfig,
         telemetry: Arc<Telemetry>,
     ) -> Result<Client, ClientError> {
         Self::with_auth(

@@ -20,6 +20,7 @@ pub mod api;
 pub(crate) mod api;
 mod app;
 pub mod client;
+pub mod config;
 #[cfg(feature = "internals")]
 pub mod convert;
 #[cfg(not(feature = "internals"))]

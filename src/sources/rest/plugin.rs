@@ -1,5 +1,6 @@
 //! The REST source's registry entry ([`PLUGIN`]) and its collector ([`Rest`]).
 
+use super::config::SparkConfig;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -31,8 +32,11 @@ impl Plugin for RestPlugin {
     fn feed(&self) -> Feed {
         Feed::Status
     }
+    fn config(&self) -> Option<&'static crate::config::Declared> {
+        Some(&super::config::SECTION)
+    }
     fn places(&self, settings: &Settings) -> Vec<String> {
-        settings.spark.urls.clone()
+        SparkConfig::of(settings).urls.clone()
     }
     fn build(&self, settings: &Settings, handle: Handle) -> Arc<dyn Collector> {
         let part = handle.keeps_parts().then(|| {
@@ -52,9 +56,9 @@ impl Plugin for RestPlugin {
     ) -> Option<OnceRead> {
         // With --event-log only, do not also poll the default UI URL.
         let asked = shot.paths.is_empty() || shot.urls_given;
-        (asked && !settings.spark.urls.is_empty()).then(|| OnceRead {
+        (asked && !SparkConfig::of(settings).urls.is_empty()).then(|| OnceRead {
             collector: Arc::new(Rest::new((&**settings).into(), handle)),
-            reads: settings.spark.urls.clone(),
+            reads: SparkConfig::of(settings).urls.clone(),
             hint: String::new(),
         })
     }
@@ -83,7 +87,7 @@ pub struct Rest {
 }
 
 impl Rest {
-    /// Every target of `settings.spark.urls`, reporting through `handle`.
+    /// Every target of `spark.urls`, reporting through `handle`.
     pub fn new(settings: RestSettings, handle: Handle) -> Rest {
         let targets = settings.spark.urls.clone();
         Rest {

@@ -2,6 +2,7 @@
 //! delays the others. A poll lists the target's applications, picks the ones to follow, and
 //! lets the per-application state (`app.rs`) read what changed in each.
 
+use super::config::SparkConfig;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
@@ -110,11 +111,11 @@ pub struct Targets {
 }
 
 impl Targets {
-    /// Every target of `settings.spark.urls`, the settings' own filter, and a handle nobody
+    /// Every target of `SparkConfig::of(&settings).urls`, the settings' own filter, and a handle nobody
     /// reads (tests, one-shot reads).
     pub fn of(settings: &Settings) -> Targets {
         Targets {
-            urls: settings.spark.urls.clone(),
+            urls: SparkConfig::of(settings).urls.clone(),
             filter: AppFilter::new(settings),
             handle: crate::sources::Handle::default(),
             part: None,
@@ -211,7 +212,8 @@ impl<O: Observer> TargetPoller<O> {
             telemetry,
             handle: crate::sources::Handle::default(),
             apps: BTreeMap::new(),
-            filter,
+            // The model's filter, and this source's own for listings (`spark.app_name_filter`).
+            filter: filter.listing(sp.app_name_filter.as_ref()),
             app_limit: sp.app_limit.max(1),
             summary_window_ms: i64::try_from(settings.stage_retention.as_millis())
                 .unwrap_or(i64::MAX),
@@ -628,7 +630,7 @@ fn first_poll_made<O: Observer>(
     }
 }
 
-/// One read of every target of `settings.spark.urls` ([`Mode::Once`]), concurrently, with the
+/// One read of every target of `SparkConfig::of(&settings).urls` ([`Mode::Once`]), concurrently, with the
 /// settings' own filter. Err if any target failed.
 pub async fn poll_once<O: Observer + 'static>(
     settings: Arc<Settings>,

@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use crate::config::{Settings, SparkConfig};
+use super::config::SparkConfig;
+use crate::config::Settings;
 
 /// The REST source's settings.
 #[derive(Debug, Clone)]
@@ -21,7 +22,7 @@ pub struct RestSettings {
 impl From<&Settings> for RestSettings {
     fn from(s: &Settings) -> RestSettings {
         RestSettings {
-            spark: s.spark.clone(),
+            spark: SparkConfig::of(s).into_owned(),
             app_retention: s.model.app_retention,
             stage_retention: s.model.stage_retention,
         }

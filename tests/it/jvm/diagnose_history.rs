@@ -11,6 +11,7 @@
 //! log) stay in `target/tmp/diagnose-hs-<pid>/`.
 
 use crate::support;
+use spark_exporter::sources::rest::config::SparkConfig;
 
 use std::path::Path;
 use std::process::Command;
@@ -93,7 +94,7 @@ fn a_real_history_server_gives_the_findings_of_the_event_logs_and_serves_every_l
     // A History Server replays an application's log at its first request: on a loaded machine
     // that takes longer than the default 5 s timeout.
     let mut settings = Settings::default();
-    settings.spark.timeout = Duration::from_secs(120);
+    SparkConfig::of_mut(&mut settings).timeout = Duration::from_secs(120);
     let mut links = 0;
     for app in apps() {
         let log = one(rt.block_on(diagnose(
@@ -149,7 +150,7 @@ fn a_real_history_server_gives_the_findings_of_the_event_logs_and_serves_every_l
     // `diagnose` and `--review` read with the configured body cap (issue 49: they used their
     // own): the History Server's answers are larger than 2 KiB, so both fail, naming it.
     let mut small = settings.clone();
-    small.spark.max_body_bytes = 2048;
+    SparkConfig::of_mut(&mut small).max_body_bytes = 2048;
     let e = rt
         .block_on(diagnose(
             &small,
@@ -172,7 +173,7 @@ fn a_real_history_server_gives_the_findings_of_the_event_logs_and_serves_every_l
         ))
     };
     let mut tiny = settings.clone();
-    tiny.spark.max_body_bytes = 256;
+    SparkConfig::of_mut(&mut tiny).max_body_bytes = 256;
     let e = review(&tiny).expect_err("a listing over spark.max_body_bytes");
     assert!(e.to_string().contains("spark.max_body_bytes"), "{e}");
     // At the default cap the same review reads all three.

@@ -6,6 +6,7 @@
 pub mod recorder;
 pub mod server;
 
+use spark_exporter::sources::rest::config::SparkConfig;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -169,7 +170,7 @@ impl AppData {
 /// Default settings pointed at `urls`, polling every 100 ms.
 pub fn settings(urls: &[&str]) -> Settings {
     let mut s = Settings::default();
-    s.spark.urls = urls.iter().map(|u| u.to_string()).collect();
-    s.spark.poll_interval = Duration::from_millis(100);
+    SparkConfig::of_mut(&mut s).urls = urls.iter().map(|u| u.to_string()).collect();
+    SparkConfig::of_mut(&mut s).poll_interval = Duration::from_millis(100);
     s
 }

@@ -18,9 +18,11 @@
 //! - the flags are built from the declarations by the binary's `cli/flags.rs` (clap's builder
 //!   API).
 //! - `docs.rs`: the reference tables.
-//! - The sections: `web.rs` (`web`, `log`), `spark.rs`, `event_log.rs`, `model.rs` (`model`,
-//!   `streaming`), `labels.rs` (`labels`, `histograms`), `otlp.rs`, `lifecycle.rs`
-//!   (`lifecycle`, `shard`), `cost.rs` (prices), `diagnose.rs`.
+//! - The sections: `web.rs` (`web`, `log`), `model.rs` (`model`, `streaming`), `labels.rs`
+//!   (`labels`, `histograms`), `otlp.rs`, `lifecycle.rs` (`lifecycle`, `shard`), `cost.rs`
+//!   (prices), `diagnose.rs`; and those declared outside the core (`section.rs`): each source's
+//!   (`spark`, `event_log`) lives in its folder in the binary, with its keys, and is read,
+//!   checked, printed and documented with these once declared (`declared.rs`).
 //!
 //! Every field is validated separately, so one run of `check-config` names every wrong field at
 //! once instead of stopping at the first.
@@ -30,9 +32,9 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 pub mod cost;
+pub mod declared;
 mod diagnose;
 pub mod docs;
-mod event_log;
 pub mod key;
 mod keys;
 mod labels;
@@ -40,29 +42,30 @@ mod lifecycle;
 mod model;
 mod otlp;
 pub mod otlp_env;
-mod parse;
+pub mod parse;
 pub mod print;
 mod reader;
+pub mod section;
 mod settings;
-mod spark;
 mod web;
 
 pub use cost::{CostConfig, Price};
+pub use declared::{declare, Declared};
 pub use diagnose::{DiagnoseConfig, Thresholds};
-pub use event_log::*;
 pub use key::ENV_PREFIX;
 pub use labels::*;
 pub use lifecycle::*;
 pub use model::*;
 pub use otlp::*;
 pub use parse::Pattern;
+pub use section::SectionConfig;
 pub use settings::Settings;
-pub use spark::*;
 pub use web::*;
 
-/// Every declared key, in the order they are read and documented.
+/// Every declared key, in the order they are read and documented: the core's and the
+/// declared sections' ([`declare`]).
 pub fn keys() -> impl Iterator<Item = &'static key::Key> + Clone {
-    keys::all()
+    keys::all(declared::declared())
 }
 
 /// Configuration errors: every invalid field, found in one pass.
@@ -168,13 +171,15 @@ pub fn from_value(v: &Value) -> Result<Settings, ConfigError> {
 
 /// The settings a merged tree gives (a wrong value keeps its default) and every problem found.
 fn read(v: &Value) -> (Settings, Vec<String>) {
-    let mut s = Settings::default();
+    let mut s = Settings::defaults();
     let mut r = reader::Reader::new(v);
     r.read_all(&mut s, keys());
     r.unknown_keys(keys());
     let index_given = r.get("shard.index").is_some();
     keys::check_shard(&mut s, index_given, &mut r.errors);
-    spark::check_auth(&s.spark.auth, &mut r.errors);
+    for d in declared::declared() {
+        (d.check)(&s, &mut r.errors);
+    }
     keys::check_cost(&s, &mut r.errors);
     (s, r.errors)
 }
@@ -189,7 +194,6 @@ mod tests {
     #[test]
     fn defaults_are_valid() {
         let s = from_value(&json!({})).unwrap();
-        assert_eq!(s.spark.urls, vec![DEFAULT_SPARK_URL.to_string()]);
         assert_eq!(s.web.telemetry_path, "/metrics");
     }
 
@@ -223,8 +227,6 @@ mod tests {
     fn every_wrong_field_is_listed() {
         let v = json!({
             "web": {"listen_address": "nope", "telemetry_path": "metrics"},
-            "spark": {"urls": ["ftp://x", "http://ok:4040"], "poll_interval": "0s", "timeout": "soon",
-                      "app_name_filter": "(" , "pol_interval": "1s"},
             "labels": {"rewrite_rules": [{"pattern": "["}]},
             "histograms": {"duration_buckets": [3, 1]},
             "model": {"summary_level": "stages", "summary_after": "later", "app_name_filter": "[",
@@ -239,11 +241,6 @@ mod tests {
         for k in [
             "web.listen_address",
             "web.telemetry_path",
-            "spark.urls[0]",
-            "spark.poll_interval",
-            "spark.timeout",
-            "spark.app_name_filter",
-            "spark.pol_interval: unknown",
             "labels.rewrite_rules[0].pattern",
             "histograms.duration_buckets",
             "bogus: unknown",
@@ -258,7 +255,7 @@ mod tests {
         ] {
             assert!(all.contains(k), "{k} missing from:\n{all}");
         }
-        assert_eq!(errs.len(), 18, "{all}");
+        assert_eq!(errs.len(), 13, "{all}");
     }
 
     #[test]
@@ -306,12 +303,5 @@ mod tests {
         let all = errs.join("\n");
         assert!(all.contains("model.summary_level"), "{all}");
         assert!(all.contains("OTEL_EXPORTER_OTLP_TIMEOUT"), "{all}");
-    }
-
-    #[test]
-    fn urls_are_normalised() {
-        let s = from_value(&json!({"spark": {"urls": "http://a:4040/api/v1/, http://b:18080"}}))
-            .unwrap();
-        assert_eq!(s.spark.urls, vec!["http://a:4040", "http://b:18080"]);
     }
 }

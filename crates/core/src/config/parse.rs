@@ -61,7 +61,7 @@ impl Serialize for Pattern {
 }
 
 /// Secrets (header values) print as `<redacted>`.
-pub(super) fn redact_values<S: serde::Serializer>(
+pub fn redact_values<S: serde::Serializer>(
     m: &BTreeMap<String, String>,
     s: S,
 ) -> Result<S::Ok, S::Error> {

@@ -113,7 +113,7 @@ mod tests {
     #[test]
     fn the_printed_configuration_reads_back_as_the_same_settings() {
         let mut s = Settings::default();
-        s.spark.urls = vec!["http://history:18080".into(), "http://a:4040".into()];
+        s.model.app_name_filter = crate::config::Pattern::new("^etl").ok();
         s.streaming
             .trigger_intervals
             .insert("orders: \"x\"".into(), std::time::Duration::from_secs(30));
@@ -138,11 +138,7 @@ mod tests {
     fn an_unset_key_says_what_applies() {
         let text = yaml(&Settings::default());
         assert!(
-            text.contains("discovery_interval: null  # unset: the poll interval"),
-            "{text}"
-        );
-        assert!(
-            text.contains("  urls: [\"http://localhost:4040\"]\n"),
+            text.contains("currency: null  # unset: none (required with cost.prices)"),
             "{text}"
         );
         assert!(text.contains("  rewrite_rules:\n    - pattern: "), "{text}");

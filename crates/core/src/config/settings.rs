@@ -5,12 +5,11 @@ use serde::Serialize;
 
 use super::cost::CostConfig;
 use super::diagnose::DiagnoseConfig;
-use super::event_log::EventLogConfig;
 use super::labels::{HistogramConfig, LabelsConfig};
 use super::lifecycle::{CheckpointConfig, LifecycleConfig};
 use super::model::{AggregateBy, ModelConfig, StreamingConfig};
 use super::otlp::OtlpConfig;
-use super::spark::SparkConfig;
+use super::section::{SectionConfig, Sections};
 use super::web::{LogConfig, WebConfig};
 
 /// The whole effective configuration.
@@ -20,10 +19,10 @@ pub struct Settings {
     pub web: WebConfig,
     /// Logging.
     pub log: LogConfig,
-    /// REST collector.
-    pub spark: SparkConfig,
-    /// Event-log tailer.
-    pub event_log: EventLogConfig,
+    /// The sections declared outside the core (the sources': `spark`, `event_log`), read
+    /// with [`Settings::section`]; printed where those sections were.
+    #[serde(flatten)]
+    pub sections: Sections,
     /// Retention.
     pub model: ModelConfig,
     /// Labels.
@@ -104,5 +103,21 @@ impl Settings {
         .unwrap_or_default();
         let h = twox_hash::XxHash32::oneshot(0x5e_c4_ec_4b, text.as_bytes());
         format!("{h:08x}")
+    }
+}
+
+impl Settings {
+    /// Section `T` as configured, or its default when the settings hold none (settings made
+    /// by hand, before any section was declared).
+    pub fn section<T: SectionConfig>(&self) -> std::borrow::Cow<'_, T> {
+        match self.sections.get::<T>() {
+            Some(t) => std::borrow::Cow::Borrowed(t),
+            None => std::borrow::Cow::Owned(T::default()),
+        }
+    }
+
+    /// Section `T`, to change (added at its default when missing).
+    pub fn section_mut<T: SectionConfig>(&mut self) -> &mut T {
+        self.sections.get_mut::<T>()
     }
 }

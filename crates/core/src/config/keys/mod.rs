@@ -4,25 +4,21 @@
 
 mod cost;
 mod diagnose;
-mod event_log;
 mod labels;
 mod lifecycle;
 mod model;
 mod otlp;
-mod spark;
 mod web;
 
 pub(crate) use cost::check_cost;
 pub(crate) use lifecycle::check_shard;
 
+use super::declared::Declared;
 use super::key::Key;
 
-/// Every section's keys, in the order they are read and documented (`diagnose.groups` after
-/// the thresholds it starts from).
+/// The core's sections after `web`, in the order they are read and documented
+/// (`diagnose.groups` after the thresholds it starts from).
 const SECTIONS: &[&[Key]] = &[
-    web::KEYS,
-    spark::KEYS,
-    event_log::KEYS,
     model::KEYS,
     cost::KEYS,
     labels::KEYS,
@@ -31,7 +27,11 @@ const SECTIONS: &[&[Key]] = &[
     diagnose::KEYS,
 ];
 
-/// Every declared key.
-pub fn all() -> impl Iterator<Item = &'static Key> + Clone {
-    SECTIONS.iter().flat_map(|s| s.iter())
+/// Every declared key: `web`'s, then the sections declared outside the core (the sources'),
+/// then the core's others.
+pub fn all(declared: &'static [&'static Declared]) -> impl Iterator<Item = &'static Key> + Clone {
+    web::KEYS
+        .iter()
+        .chain(declared.iter().flat_map(|d| d.keys.iter()))
+        .chain(SECTIONS.iter().flat_map(|s| s.iter()))
 }
