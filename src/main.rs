@@ -2,7 +2,6 @@
 //! loop, wait for SIGTERM/SIGINT (or, with `lifecycle.exit_when_app_ends`, the application's
 //! end), then drain ([`spark_exporter::lifecycle::drain`]) and exit 0.
 
-use crate::sources::rest::config::SparkConfig;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +13,7 @@ use spark_exporter::lifecycle::drain::Drain;
 use spark_exporter::lifecycle::{ending, Lifecycle};
 use spark_exporter::model::Model;
 use spark_exporter::sinks::{self, prometheus};
+use spark_exporter::sources::rest::config::SparkConfig;
 use spark_exporter::sources::{self, Parts};
 use spark_exporter::telemetry::Telemetry;
 use spark_exporter::webconfig::{self, WebSecurity};

@@ -16,8 +16,6 @@
 //! folder, removed afterwards, and read as above; `previous` is the name's applications the
 //! server lists that started before the run.
 
-use crate::sources::eventlog::config::EventLogConfig;
-use crate::sources::rest::config::SparkConfig;
 use std::sync::Arc;
 
 use std::path::{Path, PathBuf};
@@ -25,9 +23,11 @@ use std::path::{Path, PathBuf};
 use super::compare::{self, Comparison, Profile};
 use super::{profiled, DiagnoseError, Request};
 use crate::config::Settings;
+use crate::sources::eventlog::config::EventLogConfig;
 use crate::sources::eventlog::Listed;
 use crate::sources::rest::api::ApplicationInfo;
 use crate::sources::rest::client::Client;
+use crate::sources::rest::config::SparkConfig;
 use crate::telemetry::Telemetry;
 
 /// What to compare.

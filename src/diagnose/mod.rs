@@ -23,8 +23,6 @@ pub mod review;
 pub mod runconf;
 pub mod unzip;
 
-use crate::sources::eventlog::config::EventLogConfig;
-use crate::sources::rest::config::SparkConfig;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -32,8 +30,10 @@ use crate::config::Settings;
 use crate::model::details::StageDetail;
 use crate::model::view::AppView;
 use crate::model::Model;
+use crate::sources::eventlog::config::EventLogConfig;
 use crate::sources::rest::api::ApplicationInfo;
 use crate::sources::rest::client::{Client, ClientError};
+use crate::sources::rest::config::SparkConfig;
 use crate::sources::rest::PollError;
 use crate::sources::rest::Rest;
 use crate::sources::Collector;

@@ -9,8 +9,6 @@
 //! diagnosed (not an event log, unreadable, a failing request, even a panic) is logged, counted
 //! and named in the review; it never stops it.
 
-use crate::sources::eventlog::config::EventLogConfig;
-use crate::sources::rest::config::SparkConfig;
 use std::sync::Arc;
 
 use regex::Regex;
@@ -19,8 +17,10 @@ use super::links::Ui;
 use super::{read_rest, reviewed_of, DiagnoseError};
 use crate::config::Settings;
 use crate::model::Model;
+use crate::sources::eventlog::config::EventLogConfig;
 use crate::sources::rest::api::ApplicationInfo;
 use crate::sources::rest::client::Client;
+use crate::sources::rest::config::SparkConfig;
 use crate::telemetry::Telemetry;
 
 pub use spark_exporter_diagnose::review::{

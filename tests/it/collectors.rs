@@ -4,13 +4,13 @@
 //! event-log reader. Here a test-only source, a replay of recorded observations, is both, beside
 //! the real event-log collector, and the model counts what it reported once.
 
-use spark_exporter::sources::eventlog::config::EventLogConfig;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use spark_exporter::config::Settings;
 use spark_exporter::model::{AppObs, JobObs, JobStatus, Model, ModelObserver, Observer, Source};
+use spark_exporter::sources::eventlog::config::EventLogConfig;
 use spark_exporter::sources::eventlog::plugin::EventLogs;
 use spark_exporter::sources::{self, BoxFuture, CollectError, Collector};
 use spark_exporter::telemetry::Telemetry;

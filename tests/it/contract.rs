@@ -16,8 +16,6 @@
 //! - health and status written: its output up on the status page;
 //! - the final state delivered after the flush, and the delivery task returns.
 
-use spark_exporter::sources::eventlog::config::EventLogConfig;
-use spark_exporter::sources::rest::config::SparkConfig;
 use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,6 +25,8 @@ use spark_exporter::health::Health;
 use spark_exporter::lifecycle::Lifecycle;
 use spark_exporter::model::Model;
 use spark_exporter::sinks::{self, SinkEnv};
+use spark_exporter::sources::eventlog::config::EventLogConfig;
+use spark_exporter::sources::rest::config::SparkConfig;
 use spark_exporter::sources::{self, Parts, Plugin};
 use spark_exporter::telemetry::Telemetry;
 use tokio_util::sync::CancellationToken;

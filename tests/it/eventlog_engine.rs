@@ -1,7 +1,6 @@
 //! The engine over real folders: rolling parts that appear, renames, deletions, unreadable
 //! folders, damaged input, and the async `run` loop. Checked through the self-metrics.
 
-use spark_exporter::sources::eventlog::config::EventLogConfig;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,6 +8,7 @@ use std::time::Duration;
 
 use spark_exporter::config::Settings;
 use spark_exporter::model::Model;
+use spark_exporter::sources::eventlog::config::EventLogConfig;
 use spark_exporter::sources::eventlog::{ingest_paths, run, Engine, Out};
 use spark_exporter::telemetry::{Telemetry, TelemetrySnapshot};
 

@@ -6,7 +6,6 @@
 //! keeps only its summary (`groups`, the default, and `app`).
 
 use crate::support;
-use spark_exporter::sources::rest::config::SparkConfig;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,6 +13,7 @@ use std::sync::Arc;
 use spark_exporter::config::{Settings, SummaryLevel};
 use spark_exporter::model::Model;
 use spark_exporter::sinks::prometheus;
+use spark_exporter::sources::rest::config::SparkConfig;
 use spark_exporter::telemetry::Telemetry;
 use support::rest::{AppData, FakeSpark};
 

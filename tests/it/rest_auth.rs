@@ -1,12 +1,12 @@
 //! Spark UIs behind an auth filter or HTTPS: basic auth from a password file, bearer tokens,
 //! extra headers and a custom CA, checked by a server that records what it was sent.
 
-use spark_exporter::sources::rest::config::SparkConfig;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use spark_exporter::config::Settings;
 use spark_exporter::model::Model;
+use spark_exporter::sources::rest::config::SparkConfig;
 use spark_exporter::sources::rest::poll_once;
 use spark_exporter::telemetry::Telemetry;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -2,11 +2,11 @@
 //! target down, and the next poll recovers by itself; a slow target never holds up the others.
 
 use crate::support;
-use spark_exporter::sources::rest::config::SparkConfig;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use spark_exporter::sources::rest::config::SparkConfig;
 use spark_exporter::sources::rest::{poll_once, run, TargetPoller, Targets};
 use support::rest::*;
 use tokio_util::sync::CancellationToken;

@@ -2,11 +2,11 @@
 //! filter, limit, completed applications read once), application attempts.
 
 use crate::support;
-use spark_exporter::sources::rest::config::SparkConfig;
 
 use std::sync::Arc;
 
 use serde_json::json;
+use spark_exporter::sources::rest::config::SparkConfig;
 use spark_exporter::sources::rest::TargetPoller;
 use support::rest::*;
 

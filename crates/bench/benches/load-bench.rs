@@ -20,7 +20,6 @@
 
 mod common;
 
-use spark_exporter::sources::rest::config::SparkConfig;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -33,6 +32,7 @@ use spark_exporter::export::families::collect;
 use spark_exporter::model::*;
 use spark_exporter::server;
 use spark_exporter::sinks::prometheus;
+use spark_exporter::sources::rest::config::SparkConfig;
 use spark_exporter::telemetry::Telemetry;
 use tokio_util::sync::CancellationToken;
 

@@ -11,7 +11,6 @@
 //! log) stay in `target/tmp/diagnose-hs-<pid>/`.
 
 use crate::support;
-use spark_exporter::sources::rest::config::SparkConfig;
 
 use std::path::Path;
 use std::process::Command;
@@ -20,6 +19,7 @@ use std::time::Duration;
 use spark_exporter::config::Settings;
 use spark_exporter::diagnose::report::AppReport;
 use spark_exporter::diagnose::{diagnose, Request};
+use spark_exporter::sources::rest::config::SparkConfig;
 use support::diagnosis::{apps, assert_same_findings, event_log, fixture};
 use support::files::{artefact_dir, free_port, tail_file};
 use support::http::{get_json, get_url};

@@ -6,11 +6,11 @@
 pub mod recorder;
 pub mod server;
 
-use spark_exporter::sources::rest::config::SparkConfig;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use spark_exporter::config::Settings;
+use spark_exporter::sources::rest::config::SparkConfig;
 
 // Re-exported for the `rest_*` tests' `use support::rest::*` (unused in the other binaries).
 #[allow(unused_imports)]
