@@ -127,8 +127,15 @@ def test_config_sections_are_the_exporters():
     src = (ROOT / "crates" / "core" / "src" / "config" / "settings.rs").read_text()
     body = re.search(r"pub struct Settings \{(.*?)\n\}", src, re.S).group(1)
     # A field `check-config` does not print (`#[serde(skip)]`: the resolved OTLP push) is no
-    # section.
-    fields = {name for skip, name in re.findall(r"(#\[serde\(skip\)\]\s*)?pub (\w+):", body) if not skip}
+    # section; the flattened one holds the sections declared outside the core (each source's,
+    # named by its `SectionConfig::NAME` in its folder).
+    fields = {name for attr, name in re.findall(r"(#\[serde\((?:skip|flatten)\)\]\s*)?pub (\w+):", body)
+              if not attr}
+    declared = {m for f in (ROOT / "src" / "sources").rglob("*.rs")
+                for m in re.findall(r'impl SectionConfig for \w+ \{\s*const NAME: &\'static str = "(\w+)";',
+                                    f.read_text())}
+    assert declared, "no source declares a section"
+    fields |= declared
     assert fields and set(SCHEMA["properties"]["config"]["properties"]) == fields
     # fleet.config is merged over config: the same sections, each checked as config's
     fleet = SCHEMA["properties"]["fleet"]["properties"]["config"]["properties"]
